@@ -1,0 +1,25 @@
+/* Leveled logging to stderr, shared by client and server.
+ *
+ * The level comes from RPFS_LOG (error, warn, info, debug) or from
+ * rpfs_log_set_level(); one process-wide setting, because a log level is a
+ * property of the process, not of an object. */
+#ifndef RPFS_LOG_H
+#define RPFS_LOG_H
+
+enum rpfs_log_level { RPFS_LOG_ERROR, RPFS_LOG_WARN, RPFS_LOG_INFO, RPFS_LOG_DEBUG };
+
+void rpfs_log_set_level(enum rpfs_log_level level);
+int rpfs_log_enabled(enum rpfs_log_level level);
+void rpfs_log(enum rpfs_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_err(...) rpfs_log(RPFS_LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) rpfs_log(RPFS_LOG_WARN, __VA_ARGS__)
+#define log_info(...) rpfs_log(RPFS_LOG_INFO, __VA_ARGS__)
+#define log_dbg(...)                                          \
+	do {                                                  \
+		if (rpfs_log_enabled(RPFS_LOG_DEBUG))         \
+			rpfs_log(RPFS_LOG_DEBUG, __VA_ARGS__); \
+	} while (0)
+
+#endif

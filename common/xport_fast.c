@@ -1,0 +1,185 @@
+/* Fast RDMA Write ("PVFS over InfiniBand", section 4.2).
+ *
+ * Each side of a connection owns a pre-registered Fast RDMA buffer of
+ * fast_slots slots, announced in the handshake. A message of the fast path
+ * (header, body, data) is RDMA-written straight into a slot of the peer's
+ * buffer with immediate data naming (connection id, slot): the target learns
+ * of it from its completion queue, with no extra control message and no
+ * registration on the data path.
+ *
+ * The client allocates every slot, on both sides: a server slot for a write
+ * request (free again when its reply arrives) and one of its own slots for a
+ * read reply (free again once the data is copied out). So slots need no
+ * separate return messages.
+ *
+ * Writes go zero-copy from the user's buffer when it is already registered
+ * (a registration cache hit), else with one copy into the send buffer. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mraddr.h"
+#include "xport_priv.h"
+
+/* The user's pieces, if all are in registered memory and fit the iov limit. */
+static int zero_copy_iov(struct xp_conn *c, struct xp_call *call, struct iovec *iov,
+			 void **desc, size_t max)
+{
+	struct xp_fabric *fab = c->fab;
+	size_t n = 0;
+
+	if ((size_t)call->wr_cnt + 1 > max || !fab->rcache)
+		return 0;
+	call->priv.regions = calloc((size_t)call->wr_cnt, sizeof(void *));
+	if (!call->priv.regions)
+		return 0;
+	for (int i = 0; i < call->wr_cnt; i++) {
+		struct rcache_region *r;
+
+		if (!call->wr_iov[i].iov_len)
+			continue;
+		if (rcache_find(fab->rcache, call->wr_iov[i].iov_base, call->wr_iov[i].iov_len,
+				&r))
+			return 0;
+		call->priv.regions[call->priv.nregions++] = r;
+		iov[1 + n] = call->wr_iov[i];
+		desc[1 + n] = ((struct xp_mr *)r->handle)->desc;
+		n++;
+	}
+	return (int)n + 1;
+}
+
+static void drop_regions(struct xp_call *call, struct xp_fabric *fab)
+{
+	for (int i = 0; i < call->priv.nregions; i++)
+		rcache_put(fab->rcache, call->priv.regions[i]);
+	call->priv.nregions = 0;
+}
+
+int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *sb,
+		       size_t hdr_len)
+{
+	struct xp_fabric *fab = c->fab;
+	struct iovec iov[8];
+	void *desc[8];
+	struct fi_rma_iov rma;
+	struct fi_msg_rma msg = { 0 };
+	size_t total = hdr_len + call->priv.wr_len;
+	size_t lim = fab->iov_limit < 8 ? fab->iov_limit : 8;
+	int cnt, ret;
+
+	cnt = zero_copy_iov(c, call, iov, desc, lim);
+	if (cnt > 1) {
+		fab->stats.fast_zero_copy++;
+	} else {
+		drop_regions(call, fab);
+		xp_gather(sb->buf + hdr_len, call->wr_iov, call->wr_cnt);
+		cnt = 1;
+		hdr_len = total;
+	}
+	iov[0].iov_base = sb->buf;
+	iov[0].iov_len = hdr_len;
+	desc[0] = c->smr->desc;
+	if (xp_remote_target(c->peer_fast.addr, (uint64_t)call->priv.slot * c->peer_fast.slot_size,
+			     &rma.addr))
+		return -EINVAL;
+	rma.len = total;
+	rma.key = c->peer_fast.key;
+	msg.msg_iov = iov;
+	msg.desc = desc;
+	msg.iov_count = (size_t)cnt;
+	msg.rma_iov = &rma;
+	msg.rma_iov_count = 1;
+	msg.context = &sb->op.fictx;
+	msg.data = xp_imm(c->peer_id, call->priv.slot);
+	sb->op.done = xp_send_done; /* same bookkeeping as a send */
+	do {
+		ret = (int)fi_writemsg(c->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+		if (ret == -FI_EAGAIN)
+			xp_progress_locked(fab, 0);
+	} while (ret == -FI_EAGAIN && c->state != XP_CONN_BROKEN);
+	if (ret) {
+		xp_conn_fail(c, xp_errno(ret), "couldn't RDMA-write a fast message");
+		return xp_errno(ret);
+	}
+	c->posted++;
+	return 0;
+}
+
+int xp_fast_reply(struct xp_req *r, size_t msg_len)
+{
+	struct xp_conn *c = r->conn;
+	struct xp_sbuf *sb = r->sbuf;
+	struct fi_rma_iov rma;
+	struct iovec iov = { sb->buf, msg_len };
+	void *desc = c->smr->desc;
+	struct fi_msg_rma msg = { 0 };
+	int ret;
+
+	if (xp_remote_target(c->peer_fast.addr,
+			     (uint64_t)r->hdr.slot * c->peer_fast.slot_size, &rma.addr))
+		return -EINVAL;
+	rma.len = msg_len;
+	rma.key = c->peer_fast.key;
+	msg.msg_iov = &iov;
+	msg.desc = &desc;
+	msg.iov_count = 1;
+	msg.rma_iov = &rma;
+	msg.rma_iov_count = 1;
+	msg.context = &sb->op.fictx;
+	msg.data = xp_imm(c->peer_id, r->hdr.slot);
+	sb->op.done = xp_send_done;
+	do {
+		ret = (int)fi_writemsg(c->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+		if (ret == -FI_EAGAIN)
+			xp_progress_locked(c->fab, 0);
+	} while (ret == -FI_EAGAIN && c->state != XP_CONN_BROKEN);
+	if (ret) {
+		xp_conn_fail(c, xp_errno(ret), "couldn't RDMA-write a fast reply");
+		return xp_errno(ret);
+	}
+	c->posted++;
+	return 0;
+}
+
+/* An RDMA write with immediate data landed in one of our slots. */
+void xp_fast_arrival(struct xp_fabric *fab, uint64_t imm, struct xp_rbuf *rb)
+{
+	uint32_t id = (uint32_t)(imm >> XP_IMM_SLOT_BITS);
+	uint32_t slot = (uint32_t)(imm & ((1u << XP_IMM_SLOT_BITS) - 1));
+	struct xp_conn *c = xp_conn_by_id(fab, id);
+	struct proto_hdr h;
+	const char *msg;
+
+	if (rb && rb->op.conn != c) {
+		/* verbs: the receive it consumed tells the true connection. */
+		xp_conn_fail(rb->op.conn, -EPROTO, "immediate data names another connection");
+		return;
+	}
+	if (!c || c->state != XP_CONN_UP) {
+		log_warn("fast write for unknown or closed connection %u dropped", id);
+		return;
+	}
+	if (rb && xp_conn_post_recv(c, rb))
+		return;
+	if (slot >= c->nfast) {
+		xp_conn_fail(c, -EPROTO, "fast write names a slot out of range");
+		return;
+	}
+	msg = c->fast + (size_t)slot * c->slot_size;
+	if (proto_hdr_decode(msg, c->slot_size, &h) || h.path != XP_PATH_FAST ||
+	    h.slot != slot || !proto_data_fits(&h, c->slot_size)) {
+		xp_conn_fail(c, -EPROTO, "malformed fast message");
+		return;
+	}
+	if (fab->role == XP_SERVER) {
+		if (h.type != PROTO_REQ || h.dir != PROTO_DIR_WRITE || c->fast_busy[slot]) {
+			xp_conn_fail(c, -EPROTO, "unexpected fast request");
+			return;
+		}
+		xp_server_request(c, &h, msg, c->slot_size, NULL, (int)slot);
+		return;
+	}
+	xp_client_reply(c, &h, msg, c->slot_size);
+}
