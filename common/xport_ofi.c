@@ -7,7 +7,10 @@
  * FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY): local descriptors are
  * always passed, keys always read back with fi_mr_key, remote addresses
  * computed by mraddr.h. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,35 @@
 #include "xport_priv.h"
 
 #define XP_FI_VERSION FI_VERSION(1, 11)
+
+/* Debian's libfabric links libinfinipath and libpsm2, whose constructors
+ * install handlers for SIGSEGV, SIGABRT and friends that write a ".btr" file
+ * into the current directory and exit(1): a crash or a failed assert then
+ * looks like a normal exit to the parent (Check, mpiexec, a supervisor).
+ * Our constructor runs after theirs (they are our dependencies) and puts
+ * back the default action for any handler that lives in one of them. */
+__attribute__((constructor)) static void xp_restore_crash_signals(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa;
+		Dl_info info;
+		void *h;
+
+		if (sigaction(sigs[i], NULL, &sa))
+			continue;
+		h = (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+		if (h == (void *)SIG_DFL || h == (void *)SIG_IGN || !dladdr(h, &info) ||
+		    !info.dli_fname)
+			continue;
+		if (strstr(info.dli_fname, "infinipath") || strstr(info.dli_fname, "psm")) {
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = SIG_DFL;
+			sigaction(sigs[i], &sa, NULL);
+		}
+	}
+}
 
 int64_t xp_now_ns(void)
 {
