@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,9 @@ int xp_parse_size(const char *s, size_t *out)
 {
 	char *end;
 	unsigned long long v;
+	int shift = 0;
 
-	if (!s || !*s || *s == '-')
+	if (!s || !*s || strchr(s, '-') || isspace((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 0);
@@ -40,13 +42,16 @@ int xp_parse_size(const char *s, size_t *out)
 		return -EINVAL;
 	switch (toupper((unsigned char)*end)) {
 	case 'G':
-		v <<= 10;
+		shift += 10;
 		/* fall through */
 	case 'M':
-		v <<= 10;
+		shift += 10;
 		/* fall through */
 	case 'K':
-		v <<= 10;
+		shift += 10;
+		if (v > (SIZE_MAX >> shift))
+			return -EINVAL;
+		v <<= shift;
 		end++;
 		if (toupper((unsigned char)*end) == 'I')
 			end++;

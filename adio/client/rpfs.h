@@ -1,0 +1,146 @@
+/* librpfs: the rpfs client library.
+ *
+ * A client reads the cluster config, connects lazily to each server it
+ * needs (one transport connection per server, kept for the life of the
+ * client), and turns file operations into requests: metadata to the
+ * metadata server owning the path (or handle), data to the I/O servers that
+ * hold the stripes, one request per server for any list of pieces.
+ *
+ * Errors: every function returns 0 (or a byte count) on success and a
+ * negative errno on failure; rpfs_errmsg() then gives a message for the
+ * calling thread that names the server and the cause, e.g.
+ * "io server 2 (127.0.0.1:7102): no progress within 30000 ms". A client
+ * never blocks forever on a server: every operation is bounded by the
+ * transport timeout (timeout_ms).
+ *
+ * Thread-safe: a client and its files may be used from many threads. */
+#ifndef RPFS_H
+#define RPFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rpfs_client rpfs_client_t;
+typedef struct rpfs_file rpfs_file_t;
+typedef struct rpfs_request rpfs_request_t;
+
+enum { RPFS_TYPE_FILE = 1, RPFS_TYPE_DIR = 2 };
+
+struct rpfs_stat {
+	uint64_t handle;
+	uint32_t type;             /* RPFS_TYPE_* */
+	uint32_t mode, uid, gid;
+	int64_t atime, mtime, ctime; /* ns since the epoch */
+	uint64_t size;             /* files: logical size from the I/O servers */
+	uint64_t stripe_unit;
+	uint32_t stripe_count;
+	uint32_t first_server;     /* I/O server index of stripe 0 */
+};
+
+/* Layout for a new file; zero fields take the cluster defaults. */
+struct rpfs_create_opts {
+	uint64_t stripe_unit;
+	uint32_t stripe_count;
+	int32_t first_server;      /* -1: the metadata server picks (spreads files) */
+};
+
+/* A piece of a file: offset and length in the file (logical). */
+struct rpfs_seg {
+	uint64_t off;
+	uint64_t len;
+};
+
+#define RPFS_O_EXCL 1u        /* rpfs_create: fail with -EEXIST if it exists */
+
+/* config: a path, or NULL for RPFS_CONFIG, then /etc/rpfs/rpfs.conf. */
+int rpfs_init(const char *config, rpfs_client_t **out);
+void rpfs_finalize(rpfs_client_t *c);
+/* The last error message of the calling thread ("" if none). */
+const char *rpfs_errmsg(void);
+
+/* Servers of the cluster. */
+int rpfs_num_io_servers(rpfs_client_t *c);
+int rpfs_num_meta_servers(rpfs_client_t *c);
+/* Round trip to server index (in config order); *usec gets the time. */
+int rpfs_ping(rpfs_client_t *c, int server, double *usec);
+const char *rpfs_server_desc(rpfs_client_t *c, int server); /* "io server 1 (host:port)" */
+
+/* ---- namespace ---------------------------------------------------------- */
+int rpfs_mkdir(rpfs_client_t *c, const char *path, uint32_t mode);
+int rpfs_rmdir(rpfs_client_t *c, const char *path);
+int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st);
+int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode);
+/* Removes the metadata and every datafile. */
+int rpfs_remove(rpfs_client_t *c, const char *path);
+/* Calls fn for each entry of a directory (name only, no path); stops early
+ * when fn returns nonzero (that value is returned). */
+int rpfs_readdir(rpfs_client_t *c, const char *path,
+		 int (*fn)(const char *name, uint32_t type, void *arg), void *arg);
+struct rpfs_statfs {
+	uint64_t total, avail;     /* bytes over all I/O servers */
+	uint64_t files;            /* objects over all metadata servers */
+};
+int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st);
+
+/* ---- files -------------------------------------------------------------- */
+int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
+		const struct rpfs_create_opts *opts, rpfs_file_t **out);
+int rpfs_open(rpfs_client_t *c, const char *path, rpfs_file_t **out);
+/* Open from attributes another process looked up (e.g. broadcast by MPI
+ * rank 0), without any request: scalable opens. */
+int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out);
+void rpfs_close(rpfs_file_t *f);
+/* Attributes as opened (size is 0: use rpfs_getsize). */
+void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st);
+
+ssize_t rpfs_pwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off);
+/* Reads return len bytes: holes and bytes beyond the end read as zeros
+ * (use rpfs_getsize for the end of file). */
+ssize_t rpfs_pread(rpfs_file_t *f, void *buf, size_t len, uint64_t off);
+/* List I/O: memory pieces and file pieces of equal total length, any number
+ * of each; one request per I/O server (long lists are split over several
+ * messages transparently). Returns the bytes moved. */
+ssize_t rpfs_writev(rpfs_file_t *f, const struct iovec *mem, int nmem,
+		    const struct rpfs_seg *file, int nfile);
+ssize_t rpfs_readv(rpfs_file_t *f, const struct iovec *mem, int nmem,
+		   const struct rpfs_seg *file, int nfile);
+
+/* Nonblocking versions: the buffers and lists must stay valid until the
+ * request completes (the lists are copied; the memory is not). */
+int rpfs_ipwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off,
+		 rpfs_request_t **req);
+int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off, rpfs_request_t **req);
+int rpfs_iwritev(rpfs_file_t *f, const struct iovec *mem, int nmem,
+		 const struct rpfs_seg *file, int nfile, rpfs_request_t **req);
+int rpfs_ireadv(rpfs_file_t *f, const struct iovec *mem, int nmem,
+		const struct rpfs_seg *file, int nfile, rpfs_request_t **req);
+/* *done = 1 when complete; then *bytes (if not NULL) and the return value
+ * give the result and the request is freed. */
+int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes);
+/* Wait, return the result (bytes or negative errno) and free the request. */
+ssize_t rpfs_wait(rpfs_request_t *req);
+
+int rpfs_getsize(rpfs_file_t *f, uint64_t *size);
+int rpfs_truncate(rpfs_file_t *f, uint64_t size);
+/* Data written before this call survives a server crash once it returns. */
+int rpfs_sync(rpfs_file_t *f);
+
+/* Shared file pointer: atomically add delta to the file's counter on its
+ * metadata server, returning the old value. */
+int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old);
+/* Byte-range locks served by the metadata server (len 0: to the end).
+ * Blocks until granted (bounded by the timeout); owner-based, so several
+ * threads of one client may hold disjoint ranges. */
+int rpfs_lock(rpfs_file_t *f, uint64_t off, uint64_t len, int exclusive);
+int rpfs_unlock(rpfs_file_t *f, uint64_t off, uint64_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

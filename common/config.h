@@ -1,0 +1,71 @@
+/* Cluster configuration: one INI file shared by servers and clients.
+ *
+ *   [cluster]
+ *   stripe_unit = 1M          ; default for new files
+ *   stripe_count = 0          ; 0 = all I/O servers
+ *   key_file = /path/key      ; cluster key (authentication, later)
+ *
+ *   [server.0]                ; one section per server, any name after "server."
+ *   address = 127.0.0.1
+ *   port = 7100
+ *   roles = meta,io           ; meta and/or io
+ *   dir = /var/lib/rpfs/s0    ; storage directory (LMDB and datafiles)
+ *
+ *   [transport]               ; see params.h
+ *   inline_max = 4K
+ *
+ * Servers keep their order in the file: the n-th server with role io is I/O
+ * server n (layouts name I/O servers by this index), the n-th with role meta
+ * is metadata server n (paths hash onto this index). Clients find the file
+ * by an explicit path, then RPFS_CONFIG, then /etc/rpfs/rpfs.conf. */
+#ifndef RPFS_CONFIG_H
+#define RPFS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h"
+
+#define RPFS_ROLE_META 1u
+#define RPFS_ROLE_IO 2u
+#define RPFS_MAX_SERVERS 1024
+#define RPFS_DEFAULT_CONFIG "/etc/rpfs/rpfs.conf"
+
+struct rpfs_server_cfg {
+	char name[64];       /* section name after "server." */
+	char address[256];
+	char port[16];
+	unsigned roles;      /* RPFS_ROLE_* */
+	char dir[1024];
+	int io_index;        /* index among I/O servers, or -1 */
+	int meta_index;      /* index among metadata servers, or -1 */
+};
+
+struct rpfs_config {
+	char path[1024];     /* the file it came from */
+	uint64_t stripe_unit;
+	uint32_t stripe_count;
+	char key_file[1024];
+	struct rpfs_server_cfg *servers;
+	uint32_t nservers;
+	uint32_t *io;        /* server indexes of the I/O servers, in order */
+	uint32_t nio;
+	uint32_t *meta;      /* server indexes of the metadata servers, in order */
+	uint32_t nmeta;
+	struct xp_params xport;
+};
+
+/* Load path (NULL: RPFS_CONFIG, then RPFS_DEFAULT_CONFIG). On error returns
+ * a negative errno and writes a message naming the file, line and cause
+ * into why. Transport settings: defaults, then [transport], then RPFS_*. */
+int rpfs_config_load(const char *path, struct rpfs_config *cfg, char *why, size_t whylen);
+void rpfs_config_free(struct rpfs_config *cfg);
+/* Index of the server named name ("0" or "server.0"), or -1. */
+int rpfs_config_find(const struct rpfs_config *cfg, const char *name);
+/* Write a config file (used by `rpfs up`). Returns 0 or -errno. */
+int rpfs_config_write(const struct rpfs_config *cfg, const char *path);
+
+/* Metadata server index owning a path: a hash of the normalized path. */
+uint32_t rpfs_meta_for_path(const struct rpfs_config *cfg, const char *path);
+
+#endif

@@ -1,0 +1,798 @@
+/* File-service protocol (rpc.h): encoders and the bounds-checked decoder of
+ * the request and reply bodies exchanged between librpfs and rpfsd.
+ *
+ * Everything is little-endian and written field by field through the put/get
+ * helpers below, never by casting a struct onto the buffer, so the wire format
+ * does not depend on the compiler's padding or the host's byte order. The
+ * decoder is the server's only view of a request: it checks every length and
+ * count against the body before using it, and an accepted request satisfies
+ * the invariants listed with rpc_decode_req() below.
+ *
+ * Request bodies. Every request starts with the preamble
+ *
+ *   off size field
+ *   0   2    op        enum rpc_op
+ *   2   2    flags     CREATE: RPC_CREATE_EXCL; LOCK/UNLOCK: RPC_LOCK_*
+ *   4   4    reserved  written as 0, ignored by the decoder
+ *
+ * followed by the op's fields, in this order (path and name strings are
+ * "str": u16 length then that many bytes, no NUL):
+ *
+ *   op                          fields after the preamble               bytes
+ *   PING STATFS_META IO_STATFS  (none; trailing bytes are ignored)      0
+ *   RMDIR LOOKUP REMOVE         path str                                2+p
+ *   MKDIR                       path str, mode u32, uid u32, gid u32    2+p+12
+ *   CREATE                      path str, mode u32, uid u32, gid u32,   2+p+28
+ *                               stripe_unit u64, stripe_count u32,
+ *                               first_server i32 (-1 = server chooses)
+ *   SETATTR                     path str, mask u32, mode u32, uid u32,  2+p+32
+ *                               gid u32, atime i64, mtime i64
+ *   READDIR                     path str, cookie str (0..NAME_MAX,      2+p+2+c+4
+ *                               "" = from the start), max u32
+ *   GETATTR IO_SIZE IO_SYNC     handle u64                              8
+ *   IO_REMOVE
+ *   FETCH_ADD                   handle u64, delta i64                   16
+ *   LOCK UNLOCK                 handle u64, off u64, len u64, owner u64 32
+ *   IO_TRUNCATE                 handle u64, size u64                    16
+ *   IO_WRITE IO_READ            handle u64, nseg u32, pad u32 (0),      16+16*nseg
+ *                               nseg x { off u64, len u64 }
+ *
+ * Apart from the three bodyless ops, a body must end exactly after its last
+ * field: trailing bytes are -EPROTO (they would mean the peers disagree on
+ * the format). Write data travels beside the body in the transport call.
+ *
+ * Reply bodies (the transport status carries the result):
+ *
+ *   attr (80 bytes): handle u64 @0, type u32 @8, mode u32 @12, uid u32 @16,
+ *     gid u32 @20, atime i64 @24, mtime i64 @32, ctime i64 @40, layout:
+ *     stripe_unit u64 @48, stripe_count u32 @56, first_server u32 @60,
+ *     nservers u32 @64, zero padding @68..79
+ *   u64 (8 bytes): CREATE/LOOKUP handle, FETCH_ADD old value, IO_SIZE size
+ *   dirents: count u32, more u32, count x { type u32, name str }
+ *   statfs (24 bytes): total u64, avail u64, objects u64
+ *
+ * The fixed-size reply decoders (attr, u64, statfs) accept a longer body than
+ * they need (room to grow) but never a shorter one; dirents must be exact. */
+#include "rpc.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define RPC_LOCK_FLAGS (RPC_LOCK_EXCL | RPC_LOCK_WAIT)
+#define RPC_SET_ALL    (RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)
+
+/* ---- little-endian helpers --------------------------------------------- */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+/* A write cursor: once something does not fit, every later put is dropped
+ * and the encoder returns -E2BIG at the end, so encoders need one check. */
+struct wr {
+	uint8_t *p;
+	size_t cap, len;
+	int err;
+};
+
+static uint8_t *wr_room(struct wr *w, size_t n)
+{
+	uint8_t *at;
+
+	if (w->err || n > w->cap - w->len) {
+		w->err = -E2BIG;
+		return NULL;
+	}
+	at = w->p + w->len;
+	w->len += n;
+	return at;
+}
+
+static void wr_u16(struct wr *w, uint16_t v)
+{
+	uint8_t *at = wr_room(w, 2);
+
+	if (at)
+		put16(at, v);
+}
+
+static void wr_u32(struct wr *w, uint32_t v)
+{
+	uint8_t *at = wr_room(w, 4);
+
+	if (at)
+		put32(at, v);
+}
+
+static void wr_u64(struct wr *w, uint64_t v)
+{
+	uint8_t *at = wr_room(w, 8);
+
+	if (at)
+		put64(at, v);
+}
+
+static void wr_str(struct wr *w, const char *s, size_t n)
+{
+	uint8_t *at;
+
+	wr_u16(w, (uint16_t)n);
+	at = wr_room(w, n);
+	if (at)
+		memcpy(at, s, n);
+}
+
+static void wr_preamble(struct wr *w, void *buf, size_t cap, uint16_t op, uint16_t flags)
+{
+	w->p = buf;
+	w->cap = cap;
+	w->len = 0;
+	w->err = 0;
+	wr_u16(w, op);
+	wr_u16(w, flags);
+	wr_u32(w, 0);
+}
+
+static int wr_end(const struct wr *w)
+{
+	return w->err ? w->err : (int)w->len;
+}
+
+/* Bodies are far below 2 GiB; refusing larger caps keeps the int result
+ * of the encoders meaningful. */
+static size_t cap_clamp(size_t cap)
+{
+	return cap > (size_t)INT32_MAX ? (size_t)INT32_MAX : cap;
+}
+
+/* Client-side path check, with the errno a caller can report: a name or path
+ * too long is -ENAMETOOLONG, anything else malformed -EINVAL. */
+static int path_errno(const char *path)
+{
+	size_t comp = 0;
+
+	if (!path)
+		return -EINVAL;
+	if (rpc_path_ok(path))
+		return 0;
+	if (strnlen(path, RPC_PATH_MAX + 1) > RPC_PATH_MAX)
+		return -ENAMETOOLONG;
+	for (const char *c = path; *c; c++) {
+		comp = *c == '/' ? 0 : comp + 1;
+		if (comp > RPC_NAME_MAX)
+			return -ENAMETOOLONG;
+	}
+	return -EINVAL;
+}
+
+static int is_bodyless_op(uint16_t op)
+{
+	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS;
+}
+
+static int is_handle_op(uint16_t op)
+{
+	return op == RPC_GETATTR || op == RPC_IO_SIZE || op == RPC_IO_SYNC ||
+	       op == RPC_IO_REMOVE;
+}
+
+/* Also encodes the bodyless ops (PING, STATFS_META, IO_STATFS): path must be
+ * NULL for them. For the ops that only carry a path (RMDIR, LOOKUP, REMOVE)
+ * path is required. */
+int rpc_enc_path_op(void *buf, size_t cap, uint16_t op, uint16_t flags, const char *path)
+{
+	struct wr w;
+	int ret;
+
+	if (is_bodyless_op(op) && !path) {
+		wr_preamble(&w, buf, cap_clamp(cap), op, flags);
+		return wr_end(&w);
+	}
+	if (op != RPC_RMDIR && op != RPC_LOOKUP && op != RPC_REMOVE)
+		return -EINVAL;
+	ret = path_errno(path);
+	if (ret)
+		return ret;
+	wr_preamble(&w, buf, cap_clamp(cap), op, flags);
+	wr_str(&w, path, strlen(path));
+	return wr_end(&w);
+}
+
+int rpc_enc_mkdir(void *buf, size_t cap, const char *path, uint32_t mode, uint32_t uid,
+		  uint32_t gid)
+{
+	struct wr w;
+	int ret = path_errno(path);
+
+	if (ret)
+		return ret;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_MKDIR, 0);
+	wr_str(&w, path, strlen(path));
+	wr_u32(&w, mode);
+	wr_u32(&w, uid);
+	wr_u32(&w, gid);
+	return wr_end(&w);
+}
+
+int rpc_enc_create(void *buf, size_t cap, const char *path, uint32_t mode, uint32_t uid,
+		   uint32_t gid, uint16_t flags, uint64_t stripe_unit,
+		   uint32_t stripe_count, int32_t first_server)
+{
+	struct wr w;
+	int ret = path_errno(path);
+
+	if (ret)
+		return ret;
+	if ((flags & ~RPC_CREATE_EXCL) || first_server < -1)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_CREATE, flags);
+	wr_str(&w, path, strlen(path));
+	wr_u32(&w, mode);
+	wr_u32(&w, uid);
+	wr_u32(&w, gid);
+	wr_u64(&w, stripe_unit);
+	wr_u32(&w, stripe_count);
+	wr_u32(&w, (uint32_t)first_server);
+	return wr_end(&w);
+}
+
+int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint32_t mode,
+		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime)
+{
+	struct wr w;
+	int ret = path_errno(path);
+
+	if (ret)
+		return ret;
+	if (mask & ~RPC_SET_ALL)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_SETATTR, 0);
+	wr_str(&w, path, strlen(path));
+	wr_u32(&w, mask);
+	wr_u32(&w, mode);
+	wr_u32(&w, uid);
+	wr_u32(&w, gid);
+	wr_u64(&w, (uint64_t)atime);
+	wr_u64(&w, (uint64_t)mtime);
+	return wr_end(&w);
+}
+
+/* A directory entry name: 1..RPC_NAME_MAX bytes, no '/', not "." or "..". */
+static int name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > RPC_NAME_MAX)
+		return 0;
+	if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return 0;
+	return !memchr(s, '/', n) && !memchr(s, '\0', n);
+}
+
+int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
+		    uint32_t max)
+{
+	struct wr w;
+	size_t clen = cookie ? strnlen(cookie, RPC_NAME_MAX + 1) : 0;
+	int ret = path_errno(path);
+
+	if (ret)
+		return ret;
+	if (clen && !name_ok(cookie, clen))
+		return clen > RPC_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_READDIR, 0);
+	wr_str(&w, path, strlen(path));
+	wr_str(&w, cookie ? cookie : "", clen);
+	wr_u32(&w, max);
+	return wr_end(&w);
+}
+
+/* Also encodes the bodyless ops when given one of them (handle is then not
+ * sent). */
+int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle)
+{
+	struct wr w;
+
+	if (!is_handle_op(op) && !is_bodyless_op(op))
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), op, 0);
+	if (is_handle_op(op))
+		wr_u64(&w, handle);
+	return wr_end(&w);
+}
+
+int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, int64_t delta)
+{
+	struct wr w;
+
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_FETCH_ADD, 0);
+	wr_u64(&w, handle);
+	wr_u64(&w, (uint64_t)delta);
+	return wr_end(&w);
+}
+
+int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
+		 uint64_t off, uint64_t len, uint64_t owner)
+{
+	struct wr w;
+
+	if ((op != RPC_LOCK && op != RPC_UNLOCK) || (flags & ~RPC_LOCK_FLAGS))
+		return -EINVAL;
+	if (!len || len > UINT64_MAX - off)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), op, flags);
+	wr_u64(&w, handle);
+	wr_u64(&w, off);
+	wr_u64(&w, len);
+	wr_u64(&w, owner);
+	return wr_end(&w);
+}
+
+int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, uint64_t size)
+{
+	struct wr w;
+
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_TRUNCATE, 0);
+	wr_u64(&w, handle);
+	wr_u64(&w, size);
+	return wr_end(&w);
+}
+
+int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
+	       const struct rpc_seg *segs, uint32_t nseg)
+{
+	struct wr w;
+
+	if (op != RPC_IO_WRITE && op != RPC_IO_READ)
+		return -EINVAL;
+	if (nseg > rpc_io_max_segs(cap_clamp(cap)))
+		return -E2BIG;
+	for (uint32_t i = 0; i < nseg; i++)
+		if (!segs[i].len || segs[i].len > UINT64_MAX - segs[i].off)
+			return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), op, 0);
+	wr_u64(&w, handle);
+	wr_u32(&w, nseg);
+	wr_u32(&w, 0);
+	for (uint32_t i = 0; i < nseg; i++) {
+		wr_u64(&w, segs[i].off);
+		wr_u64(&w, segs[i].len);
+	}
+	return wr_end(&w);
+}
+
+uint32_t rpc_io_max_segs(size_t cap)
+{
+	size_t head = RPC_PREAMBLE + 16;
+	size_t n;
+
+	if (cap < head)
+		return 0;
+	n = (cap - head) / RPC_SEG_SIZE;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* ---- request decoding -------------------------------------------------- */
+
+/* A read cursor; like struct wr, the first short read poisons it. */
+struct rd {
+	const uint8_t *p;
+	size_t len, pos;
+	int err;
+};
+
+static const uint8_t *rd_take(struct rd *r, size_t n)
+{
+	const uint8_t *at;
+
+	if (r->err || n > r->len - r->pos) {
+		r->err = -EPROTO;
+		return NULL;
+	}
+	at = r->p + r->pos;
+	r->pos += n;
+	return at;
+}
+
+static uint32_t rd_u32(struct rd *r)
+{
+	const uint8_t *at = rd_take(r, 4);
+
+	return at ? get32(at) : 0;
+}
+
+static uint64_t rd_u64(struct rd *r)
+{
+	const uint8_t *at = rd_take(r, 8);
+
+	return at ? get64(at) : 0;
+}
+
+/* A string into dst (dstlen >= max + 1), NUL-terminated; -EPROTO if longer
+ * than max or holding a NUL. Returns its length. */
+static size_t rd_str(struct rd *r, char *dst, size_t max)
+{
+	const uint8_t *at = rd_take(r, 2);
+	size_t n;
+
+	if (!at)
+		return 0;
+	n = get16(at);
+	if (n > max) {
+		r->err = -EPROTO;
+		return 0;
+	}
+	at = rd_take(r, n);
+	if (!at)
+		return 0;
+	if (memchr(at, '\0', n)) {
+		r->err = -EPROTO;
+		return 0;
+	}
+	memcpy(dst, at, n);
+	dst[n] = '\0';
+	return n;
+}
+
+static void dec_path(struct rd *rd, struct rpc_req *r)
+{
+	rd_str(rd, r->path_buf, RPC_PATH_MAX);
+	if (!rd->err && !rpc_path_ok(r->path_buf))
+		rd->err = -EPROTO;
+	r->path = r->path_buf;
+}
+
+static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32_t maxseg)
+{
+	uint32_t pad;
+	size_t left;
+
+	r->handle = rd_u64(rd);
+	r->nseg = rd_u32(rd);
+	pad = rd_u32(rd);
+	if (rd->err)
+		return rd->err;
+	if (pad)
+		return -EPROTO;
+	/* The count must describe exactly the rest of the body. */
+	left = rd->len - rd->pos;
+	if (left % RPC_SEG_SIZE || left / RPC_SEG_SIZE != r->nseg)
+		return -EPROTO;
+	if (r->nseg > maxseg)
+		return -E2BIG;
+	for (uint32_t i = 0; i < r->nseg; i++) {
+		segs[i].off = rd_u64(rd);
+		segs[i].len = rd_u64(rd);
+		if (!segs[i].len || segs[i].len > UINT64_MAX - segs[i].off)
+			return -EPROTO;
+	}
+	r->segs = segs;
+	return rd->err;
+}
+
+/* On success (0) the request satisfies:
+ *   - op is one of enum rpc_op;
+ *   - path ops: r->path == r->path_buf and rpc_path_ok(r->path);
+ *   - READDIR: r->cookie is "" or a valid entry name;
+ *   - CREATE: flags only RPC_CREATE_EXCL, first_server >= -1;
+ *   - SETATTR: mask only RPC_SET_*;
+ *   - LOCK/UNLOCK: flags only RPC_LOCK_*, len > 0, off + len <= UINT64_MAX;
+ *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
+ *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
+ *   - the body had no bytes beyond its last field (bodyless ops excepted).
+ * Errors: -EPROTO for a malformed body; -E2BIG for a well-formed IO request
+ * with more than maxseg segments (a limit of the receiver, not a fault of
+ * the sender: the server should reply -E2BIG, not -EPROTO). */
+int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_seg *segs,
+		   uint32_t maxseg)
+{
+	struct rd rd = {buf, len, 0, 0};
+	const uint8_t *pre;
+	int ret = 0;
+
+	memset(r, 0, offsetof(struct rpc_req, path_buf));
+	memset(&r->mode, 0, sizeof(*r) - offsetof(struct rpc_req, mode));
+	r->path_buf[0] = '\0';
+	r->first_server = -1;
+	pre = rd_take(&rd, RPC_PREAMBLE);
+	if (!pre)
+		return -EPROTO;
+	r->op = get16(pre);
+	r->flags = get16(pre + 2);
+
+	switch (r->op) {
+	case RPC_PING:
+	case RPC_STATFS_META:
+	case RPC_IO_STATFS:
+		return 0;
+	case RPC_RMDIR:
+	case RPC_LOOKUP:
+	case RPC_REMOVE:
+		dec_path(&rd, r);
+		break;
+	case RPC_MKDIR:
+		dec_path(&rd, r);
+		r->mode = rd_u32(&rd);
+		r->uid = rd_u32(&rd);
+		r->gid = rd_u32(&rd);
+		break;
+	case RPC_CREATE:
+		dec_path(&rd, r);
+		r->mode = rd_u32(&rd);
+		r->uid = rd_u32(&rd);
+		r->gid = rd_u32(&rd);
+		r->stripe_unit = rd_u64(&rd);
+		r->stripe_count = rd_u32(&rd);
+		r->first_server = (int32_t)rd_u32(&rd);
+		if (!rd.err && ((r->flags & ~RPC_CREATE_EXCL) || r->first_server < -1))
+			ret = -EPROTO;
+		break;
+	case RPC_SETATTR:
+		dec_path(&rd, r);
+		r->mask = rd_u32(&rd);
+		r->mode = rd_u32(&rd);
+		r->uid = rd_u32(&rd);
+		r->gid = rd_u32(&rd);
+		r->atime = (int64_t)rd_u64(&rd);
+		r->mtime = (int64_t)rd_u64(&rd);
+		if (!rd.err && (r->mask & ~RPC_SET_ALL))
+			ret = -EPROTO;
+		break;
+	case RPC_READDIR: {
+		size_t n;
+
+		dec_path(&rd, r);
+		n = rd_str(&rd, r->cookie, RPC_NAME_MAX);
+		r->max = rd_u32(&rd);
+		if (!rd.err && n && !name_ok(r->cookie, n))
+			ret = -EPROTO;
+		break;
+	}
+	case RPC_GETATTR:
+	case RPC_IO_SIZE:
+	case RPC_IO_SYNC:
+	case RPC_IO_REMOVE:
+		r->handle = rd_u64(&rd);
+		break;
+	case RPC_FETCH_ADD:
+		r->handle = rd_u64(&rd);
+		r->delta = (int64_t)rd_u64(&rd);
+		break;
+	case RPC_LOCK:
+	case RPC_UNLOCK:
+		r->handle = rd_u64(&rd);
+		r->off = rd_u64(&rd);
+		r->len = rd_u64(&rd);
+		r->owner = rd_u64(&rd);
+		if (!rd.err && ((r->flags & ~RPC_LOCK_FLAGS) || !r->len ||
+				r->len > UINT64_MAX - r->off))
+			ret = -EPROTO;
+		break;
+	case RPC_IO_TRUNCATE:
+		r->handle = rd_u64(&rd);
+		r->size = rd_u64(&rd);
+		break;
+	case RPC_IO_WRITE:
+	case RPC_IO_READ:
+		ret = dec_io(&rd, r, segs, maxseg);
+		break;
+	default:
+		return -EPROTO;
+	}
+	if (!ret)
+		ret = rd.err;
+	if (!ret && rd.pos != rd.len)
+		ret = -EPROTO;
+	if (ret) {
+		r->nseg = 0;
+		r->segs = NULL;
+	}
+	return ret;
+}
+
+int rpc_path_ok(const char *path)
+{
+	size_t comp = 0;
+	size_t i;
+
+	if (!path || path[0] != '/')
+		return 0;
+	if (!path[1])
+		return 1; /* the root */
+	for (i = 1; path[i]; i++) {
+		if (i > RPC_PATH_MAX)
+			return 0;
+		if (path[i] != '/') {
+			if (++comp > RPC_NAME_MAX)
+				return 0;
+			continue;
+		}
+		/* End of a component: reject "" (a "//"), "." and "..". */
+		if (comp == 0 || (comp == 1 && path[i - 1] == '.') ||
+		    (comp == 2 && path[i - 1] == '.' && path[i - 2] == '.'))
+			return 0;
+		comp = 0;
+	}
+	if (i > RPC_PATH_MAX)
+		return 0;
+	/* The last component: empty means a trailing '/'. */
+	return !(comp == 0 || (comp == 1 && path[i - 1] == '.') ||
+		 (comp == 2 && path[i - 1] == '.' && path[i - 2] == '.'));
+}
+
+/* ---- replies ----------------------------------------------------------- */
+
+void rpc_enc_attr(void *buf, const struct rpc_attr *a)
+{
+	uint8_t *p = buf;
+
+	memset(p, 0, RPC_ATTR_SIZE);
+	put64(p + 0, a->handle);
+	put32(p + 8, a->type);
+	put32(p + 12, a->mode);
+	put32(p + 16, a->uid);
+	put32(p + 20, a->gid);
+	put64(p + 24, (uint64_t)a->atime);
+	put64(p + 32, (uint64_t)a->mtime);
+	put64(p + 40, (uint64_t)a->ctime);
+	put64(p + 48, a->layout.stripe_unit);
+	put32(p + 56, a->layout.stripe_count);
+	put32(p + 60, a->layout.first_server);
+	put32(p + 64, a->layout.nservers);
+}
+
+/* Rejects an unknown type and a file whose layout fails layout_check(): a
+ * client would divide by its stripe unit. */
+int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a)
+{
+	const uint8_t *p = buf;
+
+	if (len < RPC_ATTR_SIZE)
+		return -EPROTO;
+	memset(a, 0, sizeof(*a));
+	a->handle = get64(p + 0);
+	a->type = get32(p + 8);
+	a->mode = get32(p + 12);
+	a->uid = get32(p + 16);
+	a->gid = get32(p + 20);
+	a->atime = (int64_t)get64(p + 24);
+	a->mtime = (int64_t)get64(p + 32);
+	a->ctime = (int64_t)get64(p + 40);
+	a->layout.stripe_unit = get64(p + 48);
+	a->layout.stripe_count = get32(p + 56);
+	a->layout.first_server = get32(p + 60);
+	a->layout.nservers = get32(p + 64);
+	if (a->type == RPC_TYPE_FILE)
+		return layout_check(&a->layout) ? -EPROTO : 0;
+	return a->type == RPC_TYPE_DIR ? 0 : -EPROTO;
+}
+
+void rpc_enc_u64(void *buf, uint64_t v)
+{
+	put64(buf, v);
+}
+
+int rpc_dec_u64(const void *buf, size_t len, uint64_t *v)
+{
+	if (len < 8)
+		return -EPROTO;
+	*v = get64(buf);
+	return 0;
+}
+
+/* Returns the body length, -E2BIG if it does not fit cap, -EINVAL for a bad
+ * entry (invalid name or type) or more not 0/1. */
+int rpc_enc_dirents(void *buf, size_t cap, const struct rpc_dirent *e, uint32_t n,
+		    uint32_t more)
+{
+	struct wr w = {buf, cap_clamp(cap), 0, 0};
+
+	if (more > 1)
+		return -EINVAL;
+	wr_u32(&w, n);
+	wr_u32(&w, more);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = strnlen(e[i].name, RPC_NAME_MAX + 1);
+
+		if (!name_ok(e[i].name, len) ||
+		    (e[i].type != RPC_TYPE_FILE && e[i].type != RPC_TYPE_DIR))
+			return -EINVAL;
+		wr_u32(&w, e[i].type);
+		wr_str(&w, e[i].name, len);
+	}
+	return wr_end(&w);
+}
+
+/* -EPROTO for a malformed body, -E2BIG if it holds more than max entries. */
+int rpc_dec_dirents(const void *buf, size_t len, struct rpc_dirent *e, uint32_t max,
+		    uint32_t *n, uint32_t *more)
+{
+	struct rd rd = {buf, len, 0, 0};
+	uint32_t count, m;
+
+	*n = 0;
+	*more = 0;
+	count = rd_u32(&rd);
+	m = rd_u32(&rd);
+	if (rd.err || m > 1)
+		return -EPROTO;
+	/* Each entry takes at least 7 bytes: reject impossible counts first. */
+	if (count > (len - rd.pos) / 7)
+		return -EPROTO;
+	if (count > max)
+		return -E2BIG;
+	for (uint32_t i = 0; i < count; i++) {
+		size_t nl;
+
+		e[i].type = rd_u32(&rd);
+		nl = rd_str(&rd, e[i].name, RPC_NAME_MAX);
+		if (rd.err)
+			return rd.err;
+		if (!name_ok(e[i].name, nl) ||
+		    (e[i].type != RPC_TYPE_FILE && e[i].type != RPC_TYPE_DIR))
+			return -EPROTO;
+	}
+	if (rd.pos != rd.len)
+		return -EPROTO;
+	*n = count;
+	*more = m;
+	return 0;
+}
+
+void rpc_enc_statfs(void *buf, const struct rpc_statfs *s)
+{
+	uint8_t *p = buf;
+
+	put64(p + 0, s->total);
+	put64(p + 8, s->avail);
+	put64(p + 16, s->objects);
+}
+
+int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s)
+{
+	const uint8_t *p = buf;
+
+	if (len < RPC_STATFS_SIZE)
+		return -EPROTO;
+	s->total = get64(p + 0);
+	s->avail = get64(p + 8);
+	s->objects = get64(p + 16);
+	return 0;
+}

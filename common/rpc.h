@@ -1,0 +1,160 @@
+/* File-service protocol: the request and reply bodies that travel in
+ * transport calls (xport.h) between librpfs and rpfsd, and between servers.
+ *
+ * Every request body starts with a 8-byte preamble: op (u16), flags (u16),
+ * reserved (u32). The transport reply status carries the result (0 or a
+ * negative errno); reply bodies carry the result values. All fields are
+ * little-endian, encoded field by field; every decoder checks lengths,
+ * counts and string sizes before use and returns -EPROTO on a malformed
+ * body (the server then replies -EPROTO; it never trusts a count).
+ *
+ * Handles: 64-bit, the owning metadata server's index in the top 16 bits,
+ * so any server or client finds the owner of a handle without asking.
+ * Paths: absolute, normalized ("/a/b", no "//", ".", ".." or trailing "/"),
+ * at most RPC_PATH_MAX bytes; servers reject anything else. */
+#ifndef RPFS_RPC_H
+#define RPFS_RPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+
+#define RPC_PREAMBLE 8
+#define RPC_PATH_MAX 4095
+#define RPC_NAME_MAX 255
+#define RPC_HANDLE_META(h) ((uint32_t)((h) >> 48))
+
+enum rpc_op {
+	RPC_PING = 1,
+	/* metadata server */
+	RPC_MKDIR = 10,
+	RPC_RMDIR = 11,
+	RPC_CREATE = 12,
+	RPC_LOOKUP = 13,
+	RPC_GETATTR = 14,     /* by handle */
+	RPC_SETATTR = 15,
+	RPC_REMOVE = 16,      /* the metadata server removes the datafiles itself */
+	RPC_READDIR = 17,
+	RPC_FETCH_ADD = 18,   /* shared file pointer: atomic fetch-and-add */
+	RPC_LOCK = 19,        /* byte-range lock (atomic mode) */
+	RPC_UNLOCK = 20,
+	RPC_STATFS_META = 21,
+	/* I/O server */
+	RPC_IO_WRITE = 40,    /* list of datafile segments; data in the call */
+	RPC_IO_READ = 41,
+	RPC_IO_SIZE = 42,
+	RPC_IO_TRUNCATE = 43,
+	RPC_IO_SYNC = 44,
+	RPC_IO_REMOVE = 45,
+	RPC_IO_STATFS = 46,
+};
+
+enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
+
+/* RPC_CREATE flags */
+#define RPC_CREATE_EXCL 1u
+/* RPC_SETATTR mask */
+#define RPC_SET_MODE 1u
+#define RPC_SET_OWNER 2u
+#define RPC_SET_TIMES 4u
+/* RPC_LOCK flags */
+#define RPC_LOCK_EXCL 1u
+#define RPC_LOCK_WAIT 2u      /* block (server-side queue) instead of -EAGAIN */
+
+struct rpc_attr {
+	uint64_t handle;
+	uint32_t type;            /* enum rpc_type */
+	uint32_t mode;            /* permission bits */
+	uint32_t uid, gid;
+	int64_t atime, mtime, ctime; /* ns since the epoch */
+	struct rpfs_layout layout;   /* files only */
+};
+#define RPC_ATTR_SIZE 80
+
+struct rpc_seg {
+	uint64_t off;             /* datafile offset */
+	uint64_t len;
+};
+#define RPC_SEG_SIZE 16
+
+/* One request, decoded. Which fields are used depends on op. */
+struct rpc_req {
+	uint16_t op;
+	uint16_t flags;
+	/* path ops: MKDIR RMDIR CREATE LOOKUP SETATTR REMOVE READDIR */
+	const char *path;         /* points into the body, NUL-terminated copy */
+	char path_buf[RPC_PATH_MAX + 1];
+	uint32_t mode, uid, gid;  /* MKDIR CREATE SETATTR(mode/owner) */
+	int64_t atime, mtime;     /* SETATTR */
+	uint32_t mask;            /* SETATTR */
+	uint64_t stripe_unit;     /* CREATE: 0 = cluster default */
+	uint32_t stripe_count;    /* CREATE: 0 = cluster default */
+	int32_t first_server;     /* CREATE: -1 = server chooses */
+	char cookie[RPC_NAME_MAX + 1]; /* READDIR: resume after this name ("" = start) */
+	uint32_t max;             /* READDIR: entries wanted */
+	/* handle ops */
+	uint64_t handle;          /* GETATTR FETCH_ADD LOCK UNLOCK IO_* */
+	int64_t delta;            /* FETCH_ADD */
+	uint64_t off, len;        /* LOCK UNLOCK */
+	uint64_t owner;           /* LOCK UNLOCK: client-chosen lock owner id */
+	uint64_t size;            /* IO_TRUNCATE: datafile size */
+	/* IO_WRITE / IO_READ */
+	uint32_t nseg;
+	struct rpc_seg *segs;     /* points into a caller buffer (rpc_decode_req's segs) */
+};
+
+/* Encoders return the body length, or -E2BIG if it does not fit cap. */
+int rpc_enc_path_op(void *buf, size_t cap, uint16_t op, uint16_t flags, const char *path);
+int rpc_enc_mkdir(void *buf, size_t cap, const char *path, uint32_t mode, uint32_t uid,
+		  uint32_t gid);
+int rpc_enc_create(void *buf, size_t cap, const char *path, uint32_t mode, uint32_t uid,
+		   uint32_t gid, uint16_t flags, uint64_t stripe_unit, uint32_t stripe_count,
+		   int32_t first_server);
+int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint32_t mode,
+		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime);
+int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
+		    uint32_t max);
+int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle);
+int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, int64_t delta);
+int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
+		 uint64_t off, uint64_t len, uint64_t owner);
+int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, uint64_t size);
+int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
+	       const struct rpc_seg *segs, uint32_t nseg);
+/* Segments that fit an I/O request body of cap bytes. */
+uint32_t rpc_io_max_segs(size_t cap);
+
+/* Decode a request body. segs/maxseg: room for IO segments. -EPROTO on any
+ * inconsistency (unknown op, short body, bad path, count beyond the body). */
+int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_seg *segs,
+		   uint32_t maxseg);
+/* A path is absolute and normalized (see above). */
+int rpc_path_ok(const char *path);
+
+/* Reply bodies. */
+void rpc_enc_attr(void *buf, const struct rpc_attr *a);
+int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a);
+void rpc_enc_u64(void *buf, uint64_t v);
+int rpc_dec_u64(const void *buf, size_t len, uint64_t *v);
+
+/* READDIR reply: u32 count, u32 more (1 if entries remain), then count
+ * entries: u32 type, u16 name length, name bytes (no NUL). */
+struct rpc_dirent {
+	uint32_t type;
+	char name[RPC_NAME_MAX + 1];
+};
+int rpc_enc_dirents(void *buf, size_t cap, const struct rpc_dirent *e, uint32_t n,
+		    uint32_t more);
+int rpc_dec_dirents(const void *buf, size_t len, struct rpc_dirent *e, uint32_t max,
+		    uint32_t *n, uint32_t *more);
+
+/* STATFS replies: u64 total bytes, u64 free bytes, u64 objects. */
+struct rpc_statfs {
+	uint64_t total, avail, objects;
+};
+void rpc_enc_statfs(void *buf, const struct rpc_statfs *s);
+int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s);
+#define RPC_STATFS_SIZE 24
+
+#endif

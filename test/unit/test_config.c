@@ -1,0 +1,497 @@
+/* Cluster configuration specification (config.h): a sample file loads with
+ * its roles, indexes, defaults and transport section; every kind of mistake
+ * is -EINVAL with a message naming the file, the place and the cause; a
+ * written file loads back identically; RPFS_CONFIG is honoured; paths hash
+ * onto metadata servers stably. Check forks each test, so environment
+ * changes stay inside it. */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/config.h" /* not the autoconf config.h of the build dir */
+
+extern char **environ;
+
+static const char sample[] = "; a four-server cluster\n"
+			     "[cluster]\n"
+			     "stripe_unit = 64K\n"
+			     "stripe_count = 2\n"
+			     "key_file = /etc/rpfs/key\n"
+			     "\n"
+			     "[server.a]\n"
+			     "address = 127.0.0.1\n"
+			     "port = 7100\n"
+			     "roles = meta, io\n"
+			     "dir = /tmp/rpfs/a\n"
+			     "[server.b]\n"
+			     "address = 127.0.0.1\n"
+			     "port = 7101\n"
+			     "roles = io\n"
+			     "dir = /tmp/rpfs/b\n"
+			     "[server.c]\n"
+			     "address = localhost\n"
+			     "port = 7102\n"
+			     "roles = meta\n"
+			     "dir = /tmp/rpfs/c\n"
+			     "[server.3]\n"
+			     "address = ::1\n"
+			     "port = 7103\n"
+			     "roles = io,meta\n"
+			     "dir = /tmp/rpfs/d ; the fourth\n"
+			     "[transport]\n"
+			     "inline_max = 8K\n"
+			     "credits = 64\n";
+
+/* A minimal valid server, for error cases that change only one thing. */
+#define ONE_SERVER                                                                       \
+	"[server.0]\naddress = 127.0.0.1\nport = 7100\nroles = meta,io\ndir = /tmp/x\n"
+
+/* Drop every RPFS_* variable so the tests see the file alone (make check
+ * sets RPFS_PROVIDER). */
+static void clear_rpfs_env(void)
+{
+	char name[128];
+
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; *e; e++) {
+			if (!strncmp(*e, "RPFS_", 5)) {
+				snprintf(name, sizeof(name), "%.*s",
+					 (int)strcspn(*e, "="), *e);
+				unsetenv(name);
+				again = 1;
+				break;
+			}
+		}
+	}
+}
+
+static void write_temp(char *path, size_t len, const char *text)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, len, "/tmp/rpfs-config-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq((int)fwrite(text, 1, strlen(text), f), (int)strlen(text));
+	fclose(f);
+}
+
+static int load_text(const char *text, struct rpfs_config *cfg, char *why, size_t whylen)
+{
+	char path[64];
+	int ret;
+
+	write_temp(path, sizeof(path), text);
+	ret = rpfs_config_load(path, cfg, why, whylen);
+	unlink(path);
+	return ret;
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+START_TEST(sample_loads_with_servers_in_file_order)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(sample, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(cfg.nservers, 4);
+	ck_assert_str_eq(cfg.servers[0].name, "a");
+	ck_assert_str_eq(cfg.servers[2].address, "localhost");
+	ck_assert_str_eq(cfg.servers[3].name, "3");
+	ck_assert_str_eq(cfg.servers[3].address, "::1");
+	ck_assert_str_eq(cfg.servers[1].port, "7101");
+	ck_assert_str_eq(cfg.servers[3].dir, "/tmp/rpfs/d");
+	ck_assert_uint_eq(cfg.stripe_unit, 65536);
+	ck_assert_uint_eq(cfg.stripe_count, 2);
+	ck_assert_str_eq(cfg.key_file, "/etc/rpfs/key");
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(roles_give_io_and_meta_indexes_in_file_order)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(sample, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(cfg.servers[0].roles, RPFS_ROLE_META | RPFS_ROLE_IO);
+	ck_assert_uint_eq(cfg.servers[1].roles, RPFS_ROLE_IO);
+	ck_assert_uint_eq(cfg.servers[2].roles, RPFS_ROLE_META);
+	ck_assert_uint_eq(cfg.nio, 3);
+	ck_assert_uint_eq(cfg.io[0], 0);
+	ck_assert_uint_eq(cfg.io[1], 1);
+	ck_assert_uint_eq(cfg.io[2], 3);
+	ck_assert_uint_eq(cfg.nmeta, 3);
+	ck_assert_uint_eq(cfg.meta[0], 0);
+	ck_assert_uint_eq(cfg.meta[1], 2);
+	ck_assert_uint_eq(cfg.meta[2], 3);
+	ck_assert_int_eq(cfg.servers[0].io_index, 0);
+	ck_assert_int_eq(cfg.servers[1].io_index, 1);
+	ck_assert_int_eq(cfg.servers[2].io_index, -1);
+	ck_assert_int_eq(cfg.servers[3].io_index, 2);
+	ck_assert_int_eq(cfg.servers[1].meta_index, -1);
+	ck_assert_int_eq(cfg.servers[2].meta_index, 1);
+	ck_assert_int_eq(cfg.servers[3].meta_index, 2);
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(missing_cluster_section_gives_the_defaults)
+{
+	struct rpfs_config cfg;
+	struct xp_params d;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(ONE_SERVER, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(cfg.stripe_unit, 1 << 20);
+	ck_assert_uint_eq(cfg.stripe_count, 0);
+	ck_assert_str_eq(cfg.key_file, "");
+	xp_params_default(&d);
+	ck_assert_mem_eq(&cfg.xport, &d, sizeof(d));
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(transport_section_overrides_defaults)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(sample, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(cfg.xport.inline_max, 8192);
+	ck_assert_uint_eq(cfg.xport.credits, 64);
+	ck_assert_uint_eq(cfg.xport.fast_max, 65536); /* untouched default */
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(environment_overrides_the_transport_section)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	setenv("RPFS_CREDITS", "16", 1);
+	ck_assert_msg(load_text(sample, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(cfg.xport.credits, 16);
+	ck_assert_uint_eq(cfg.xport.inline_max, 8192);
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(missing_file_is_an_error_naming_it)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	ck_assert_int_eq(
+		rpfs_config_load("/nonexistent/rpfs.conf", &cfg, why, sizeof(why)),
+		-ENOENT);
+	ck_assert_ptr_nonnull(strstr(why, "/nonexistent/rpfs.conf"));
+}
+END_TEST
+
+/* ---- errors ------------------------------------------------------------- */
+
+static const struct {
+	const char *text;
+	const char *cause; /* must appear in the message */
+	const char *where; /* likewise: line or section */
+} bad_files[] = {
+	{"[cluster]\ncolour = blue\n" ONE_SERVER, "unknown key", ":2:"},
+	{ONE_SERVER "speed = 9\n", "unknown key", ":6:"},
+	{ONE_SERVER "[transport]\nwarp = 9\n", "unknown key", ":7:"},
+	{ONE_SERVER "[transport]\ncredits = lots\n", "bad value", ":7:"},
+	{ONE_SERVER "[nonsense]\n", "unknown section", ":6:"},
+	{"stripe_unit = 1M\n" ONE_SERVER, "outside any section", ":1:"},
+	{"[server.0]\nport = 7100\nroles = io,meta\ndir = /x\n", "missing address",
+	 "[server.0]"},
+	{"[server.0]\naddress = h\nroles = io,meta\ndir = /x\n", "missing port",
+	 "[server.0]"},
+	{"[server.0]\naddress = h\nport = 1\ndir = /x\n", "missing roles", "[server.0]"},
+	{"[server.0]\naddress = h\nport = 1\nroles = io,meta\n", "missing dir",
+	 "[server.0]"},
+	{ONE_SERVER "[server.e]\n", "missing address", "[server.e]"},
+	{ONE_SERVER "[server.0]\naddress = h\nport = 2\nroles = io\ndir = /y\n",
+	 "duplicate server name", ":6:"},
+	{"[server.0]\naddress = h\nport = 1\nroles = meta\ndir = /x\n", "no io server",
+	 ""},
+	{"[server.0]\naddress = h\nport = 1\nroles = io\ndir = /x\n", "no meta server",
+	 ""},
+	{"[server.0]\naddress = h\nport = 70000\nroles = io,meta\ndir = /x\n",
+	 "bad number", ":3:"},
+	{"[server.0]\naddress = h\nport = 0\nroles = io,meta\ndir = /x\n", "bad number",
+	 ":3:"},
+	{"[server.0]\naddress = h\nport = 71x\nroles = io,meta\ndir = /x\n", "bad number",
+	 ":3:"},
+	{"[cluster]\nstripe_unit = 0\n" ONE_SERVER, "bad number", ":2:"},
+	{"[cluster]\nstripe_unit = 1Q\n" ONE_SERVER, "bad number", ":2:"},
+	{"[cluster]\nstripe_count = -1\n" ONE_SERVER, "bad number", ":2:"},
+	{"[cluster]\nstripe_count = 99999999999\n" ONE_SERVER, "bad number", ":2:"},
+	{"[cluster]\nstripe_count = 2\n" ONE_SERVER, "stripe_count", "[cluster]"},
+	{"[server.0]\naddress = h\nport = 1\nroles = io,disk\ndir = /x\n",
+	 "unknown role 'disk'", ":4:"},
+	{"[server.0]\naddress = h\nport = 1\nroles = io,,meta\ndir = /x\n",
+	 "unknown role", ":4:"},
+	{ONE_SERVER "address = h2\n", "duplicate key", ":6:"},
+	{"[cluster]\n[cluster]\n" ONE_SERVER, "duplicate section", ":2:"},
+	{"[server.a/b]\n", "bad server name", ":1:"},
+	{"[server.]\n", "bad server name", ":1:"},
+	{ONE_SERVER "this is not ini\n", "syntax error", ":6:"},
+	{ONE_SERVER "[transport]\ninline_max = 1M\nfast_max = 64K\n", "[transport]", ""},
+};
+
+START_TEST(each_mistake_is_einval_naming_file_place_and_cause)
+{
+	struct rpfs_config cfg;
+	char why[512];
+
+	clear_rpfs_env();
+	for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(load_text(bad_files[i].text, &cfg, why, sizeof(why)) ==
+				      -EINVAL,
+			      "case %zu loaded: %s", i, bad_files[i].text);
+		ck_assert_msg(strstr(why, bad_files[i].cause) &&
+				      strstr(why, bad_files[i].where),
+			      "case %zu: message '%s' lacks '%s' or '%s'", i, why,
+			      bad_files[i].cause, bad_files[i].where);
+		ck_assert_msg(strstr(why, "/tmp/rpfs-config-"),
+			      "case %zu: no file in '%s'", i, why);
+		ck_assert_ptr_null(cfg.servers);
+	}
+}
+END_TEST
+
+START_TEST(overlong_line_is_refused_not_split)
+{
+	struct rpfs_config cfg;
+	char text[2048], why[512] = "";
+
+	clear_rpfs_env();
+	snprintf(text, sizeof(text),
+		 "[server.0]\naddress = h\nport = 1\nroles = io,meta\n"
+		 "dir = /%0600d\n",
+		 0);
+	ck_assert_int_eq(load_text(text, &cfg, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "line too long") && strstr(why, ":5:"), "%s", why);
+}
+END_TEST
+
+START_TEST(bad_environment_variable_is_einval)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	setenv("RPFS_CREDITS", "many", 1);
+	ck_assert_int_eq(load_text(ONE_SERVER, &cfg, why, sizeof(why)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "RPFS_"));
+}
+END_TEST
+
+/* ---- writing ------------------------------------------------------------ */
+
+static void assert_same_config(const struct rpfs_config *a, const struct rpfs_config *b)
+{
+	ck_assert_uint_eq(a->stripe_unit, b->stripe_unit);
+	ck_assert_uint_eq(a->stripe_count, b->stripe_count);
+	ck_assert_str_eq(a->key_file, b->key_file);
+	ck_assert_uint_eq(a->nservers, b->nservers);
+	ck_assert_mem_eq(a->servers, b->servers, a->nservers * sizeof(a->servers[0]));
+	ck_assert_uint_eq(a->nio, b->nio);
+	ck_assert_mem_eq(a->io, b->io, a->nio * sizeof(a->io[0]));
+	ck_assert_uint_eq(a->nmeta, b->nmeta);
+	ck_assert_mem_eq(a->meta, b->meta, a->nmeta * sizeof(a->meta[0]));
+	ck_assert_mem_eq(&a->xport, &b->xport, sizeof(a->xport));
+}
+
+START_TEST(written_file_loads_back_identically)
+{
+	struct rpfs_config a, b;
+	char path[] = "/tmp/rpfs-config-rt-XXXXXX";
+	char why[256] = "";
+	int fd;
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(sample, &a, why, sizeof(why)) == 0, "%s", why);
+	/* Settings that are not the defaults of anything. */
+	a.stripe_unit = 3 * 4096 + 1;
+	strcpy(a.xport.provider, "tcp");
+	a.xport.force_path = XP_PATH_FAST;
+	a.xport.timeout_ms = 1234;
+	a.xport.rcache_max_bytes = (size_t)3 << 30;
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(rpfs_config_write(&a, path), 0);
+	ck_assert_msg(rpfs_config_load(path, &b, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_str_eq(b.path, path);
+	assert_same_config(&a, &b);
+	unlink(path);
+	rpfs_config_free(&a);
+	rpfs_config_free(&b);
+}
+END_TEST
+
+START_TEST(write_refuses_a_value_that_would_not_load_back)
+{
+	struct rpfs_config a;
+	char path[] = "/tmp/rpfs-config-bad-XXXXXX";
+	char why[256] = "";
+	int fd;
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(sample, &a, why, sizeof(why)) == 0, "%s", why);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	strcpy(a.servers[1].dir, "/tmp/x ;y"); /* would read back as "/tmp/x" */
+	ck_assert_int_eq(rpfs_config_write(&a, path), -EINVAL);
+	strcpy(a.servers[1].dir, "/tmp/x\n[server.z]");
+	ck_assert_int_eq(rpfs_config_write(&a, path), -EINVAL);
+	strcpy(a.servers[1].dir, "");
+	ck_assert_int_eq(rpfs_config_write(&a, path), -EINVAL);
+	unlink(path);
+	rpfs_config_free(&a);
+}
+END_TEST
+
+/* ---- finding ------------------------------------------------------------ */
+
+START_TEST(rpfs_config_variable_names_the_file)
+{
+	struct rpfs_config cfg;
+	char path[64], why[256] = "";
+
+	clear_rpfs_env();
+	write_temp(path, sizeof(path), sample);
+	setenv("RPFS_CONFIG", path, 1);
+	ck_assert_msg(rpfs_config_load(NULL, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_str_eq(cfg.path, path);
+	ck_assert_uint_eq(cfg.nservers, 4);
+	rpfs_config_free(&cfg);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(explicit_path_wins_over_rpfs_config)
+{
+	struct rpfs_config cfg;
+	char path[64], why[256] = "";
+
+	clear_rpfs_env();
+	write_temp(path, sizeof(path), ONE_SERVER);
+	setenv("RPFS_CONFIG", "/nonexistent/rpfs.conf", 1);
+	ck_assert_msg(rpfs_config_load(path, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(cfg.nservers, 1);
+	rpfs_config_free(&cfg);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(find_accepts_name_or_section_name)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(sample, &cfg, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_int_eq(rpfs_config_find(&cfg, "a"), 0);
+	ck_assert_int_eq(rpfs_config_find(&cfg, "server.c"), 2);
+	ck_assert_int_eq(rpfs_config_find(&cfg, "3"), 3);
+	ck_assert_int_eq(rpfs_config_find(&cfg, "server.3"), 3);
+	ck_assert_int_eq(rpfs_config_find(&cfg, "d"), -1);
+	ck_assert_int_eq(rpfs_config_find(&cfg, "server."), -1);
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(meta_for_path_is_stable_and_in_range)
+{
+	struct rpfs_config cfg;
+	char why[256] = "", p[64];
+	unsigned hits[3] = {0};
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(sample, &cfg, why, sizeof(why)) == 0, "%s", why);
+	for (int i = 0; i < 3000; i++) {
+		uint32_t m;
+
+		snprintf(p, sizeof(p), "/dir/file.%d", i);
+		m = rpfs_meta_for_path(&cfg, p);
+		ck_assert_uint_lt(m, cfg.nmeta);
+		ck_assert_uint_eq(rpfs_meta_for_path(&cfg, p), m);
+		hits[m]++;
+	}
+	/* FNV-1a spreads names: every server gets a fair share. */
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_gt(hits[m], 700);
+	/* Fixed values: the hash must never change between versions, or
+	 * existing files would be looked up on the wrong server.
+	 * FNV-1a 64 of "/" is 0xaf63a24c860189fe; % 3 = 0. */
+	ck_assert_uint_eq(rpfs_meta_for_path(&cfg, "/"), 0xaf63a24c860189feull % 3);
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("load");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, sample_loads_with_servers_in_file_order);
+	tcase_add_test(tc, roles_give_io_and_meta_indexes_in_file_order);
+	tcase_add_test(tc, missing_cluster_section_gives_the_defaults);
+	tcase_add_test(tc, transport_section_overrides_defaults);
+	tcase_add_test(tc, environment_overrides_the_transport_section);
+	tcase_add_test(tc, missing_file_is_an_error_naming_it);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, each_mistake_is_einval_naming_file_place_and_cause);
+	tcase_add_test(tc, overlong_line_is_refused_not_split);
+	tcase_add_test(tc, bad_environment_variable_is_einval);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("write");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, written_file_loads_back_identically);
+	tcase_add_test(tc, write_refuses_a_value_that_would_not_load_back);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("find");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, rpfs_config_variable_names_the_file);
+	tcase_add_test(tc, explicit_path_wins_over_rpfs_config);
+	tcase_add_test(tc, find_accepts_name_or_section_name);
+	tcase_add_test(tc, meta_for_path_is_stable_and_in_range);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,386 @@
+/* Striping math specification (layout.h): the offset mapping against an
+ * independent oracle that deals stripes out one by one, the splitting of
+ * extents into per-stripe pieces, the datafile-size <-> logical-size round
+ * trip used by stat and truncate, and the layouts layout_check() refuses. */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "layout.h"
+
+#define LSEED 12345u
+
+/* Layouts every mapping test runs over: small and large stripe units, every
+ * count from 1 to 5, slot 0 not always on server 0. */
+static const struct rpfs_layout layouts[] = {
+	{1, 1, 0, 1},	    {1, 3, 2, 4},	{1, 5, 4, 5},	    {4096, 1, 3, 4},
+	{4096, 2, 1, 3},    {4096, 4, 0, 4},	{4096, 5, 6, 8},    {1 << 20, 1, 0, 1},
+	{1 << 20, 2, 1, 2}, {1 << 20, 3, 5, 7}, {1 << 20, 5, 2, 5}, {65536, 4, 9, 16},
+	{3000, 3, 1, 3}, /* not a power of two */
+};
+#define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
+
+static uint64_t rnd64(void)
+{
+	return ((uint64_t)(unsigned)rand() << 33) ^ ((uint64_t)(unsigned)rand() << 11) ^
+	       (uint64_t)(unsigned)rand();
+}
+
+/* The oracle: deal stripes round-robin with a rotating slot and per-slot fill
+ * counters, without the division formulas layout.c uses. */
+static void oracle_map(const struct rpfs_layout *l, uint64_t off, uint32_t *slot,
+		       uint64_t *local)
+{
+	uint64_t fill[8] = {0};
+	uint64_t start = 0;
+	uint32_t s = 0;
+
+	for (;;) {
+		if (off < start + l->stripe_unit) {
+			*slot = s;
+			*local = fill[s] + (off - start);
+			return;
+		}
+		fill[s] += l->stripe_unit;
+		start += l->stripe_unit;
+		if (++s == l->stripe_count)
+			s = 0;
+	}
+}
+
+/* ---- mapping ------------------------------------------------------------ */
+
+START_TEST(map_matches_the_oracle_byte_by_byte)
+{
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		const struct rpfs_layout *l = &layouts[i];
+		uint64_t fill[8] = {0};
+		uint64_t end;
+		uint32_t s = 0;
+		uint64_t in = 0;
+
+		if (l->stripe_unit > 4096)
+			continue;
+		end = 3 * l->stripe_unit * l->stripe_count + 7;
+		for (uint64_t off = 0; off < end; off++) {
+			uint32_t slot;
+			uint64_t local;
+
+			layout_map(l, off, &slot, &local);
+			ck_assert_uint_eq(slot, s);
+			ck_assert_uint_eq(local, fill[s]);
+			ck_assert_uint_eq(layout_logical(l, slot, local), off);
+			fill[s]++;
+			if (++in == l->stripe_unit) {
+				in = 0;
+				if (++s == l->stripe_count)
+					s = 0;
+			}
+		}
+	}
+}
+END_TEST
+
+START_TEST(map_matches_the_oracle_at_random_offsets)
+{
+	srand(LSEED);
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		const struct rpfs_layout *l = &layouts[i];
+
+		for (int t = 0; t < 2000; t++) {
+			uint64_t off = rnd64() % (200 * l->stripe_unit * l->stripe_count);
+			uint32_t slot, oslot;
+			uint64_t local, olocal;
+
+			layout_map(l, off, &slot, &local);
+			oracle_map(l, off, &oslot, &olocal);
+			ck_assert_uint_eq(slot, oslot);
+			ck_assert_uint_eq(local, olocal);
+			ck_assert_uint_eq(layout_logical(l, slot, local), off);
+		}
+	}
+}
+END_TEST
+
+START_TEST(logical_inverts_map_near_two_to_the_64)
+{
+	srand(LSEED + 1);
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		const struct rpfs_layout *l = &layouts[i];
+
+		for (int t = 0; t < 1000; t++) {
+			uint64_t off = UINT64_MAX - rnd64() % (1ull << 40);
+			uint32_t slot;
+			uint64_t local;
+
+			layout_map(l, off, &slot, &local);
+			ck_assert_uint_lt(slot, l->stripe_count);
+			ck_assert_uint_le(local, off);
+			ck_assert_uint_eq(layout_logical(l, slot, local), off);
+		}
+	}
+}
+END_TEST
+
+START_TEST(logical_saturates_instead_of_wrapping)
+{
+	struct rpfs_layout l = {1 << 20, 4, 0, 4};
+
+	ck_assert_uint_eq(layout_logical(&l, 3, UINT64_MAX), UINT64_MAX);
+	ck_assert_uint_eq(layout_logical(&l, 1, UINT64_MAX / 2), UINT64_MAX);
+}
+END_TEST
+
+START_TEST(server_wraps_from_first_server)
+{
+	struct rpfs_layout l = {4096, 3, 3, 4};
+
+	ck_assert_uint_eq(layout_server(&l, 0), 3);
+	ck_assert_uint_eq(layout_server(&l, 1), 0);
+	ck_assert_uint_eq(layout_server(&l, 2), 1);
+}
+END_TEST
+
+START_TEST(server_does_not_overflow_with_large_indexes)
+{
+	struct rpfs_layout l = {4096, 2, UINT32_MAX - 1, UINT32_MAX};
+
+	ck_assert_uint_eq(layout_server(&l, 0), UINT32_MAX - 1);
+	ck_assert_uint_eq(layout_server(&l, 1), 0);
+}
+END_TEST
+
+/* ---- split -------------------------------------------------------------- */
+
+/* Pieces cover [off, off + done) exactly, in logical order, each within one
+ * stripe unit and mapped as layout_map() maps its first byte. */
+static void check_pieces(const struct rpfs_layout *l, uint64_t off,
+			 const struct rpfs_piece *p, size_t n, uint64_t done)
+{
+	uint64_t pos = off;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t slot;
+		uint64_t local;
+
+		ck_assert_uint_eq(p[i].logical_off, pos);
+		ck_assert_uint_gt(p[i].len, 0);
+		ck_assert_uint_eq(p[i].logical_off / l->stripe_unit,
+				  (p[i].logical_off + p[i].len - 1) / l->stripe_unit);
+		layout_map(l, p[i].logical_off, &slot, &local);
+		ck_assert_uint_eq(p[i].slot, slot);
+		ck_assert_uint_eq(p[i].local_off, local);
+		pos += p[i].len;
+	}
+	ck_assert_uint_eq(pos - off, done);
+}
+
+START_TEST(split_covers_the_extent_in_order)
+{
+	static struct rpfs_piece p[4096];
+
+	srand(LSEED + 2);
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		const struct rpfs_layout *l = &layouts[i];
+
+		for (int t = 0; t < 300; t++) {
+			uint64_t off = rnd64() % (50 * l->stripe_unit * l->stripe_count);
+			uint64_t len = 1 + rnd64() % (20 * l->stripe_unit);
+			uint64_t done = 0;
+			size_t n;
+
+			if (t == 0)
+				off = 0;
+			if (l->stripe_unit == 1)
+				len %= 1000;
+			n = layout_split(l, off, len, p, 4096, &done);
+			ck_assert_uint_eq(done, len);
+			check_pieces(l, off, p, n, done);
+		}
+	}
+}
+END_TEST
+
+START_TEST(split_of_nothing_is_no_pieces)
+{
+	struct rpfs_piece p[2];
+	uint64_t done = 99;
+
+	ck_assert_uint_eq(layout_split(&layouts[4], 12345, 0, p, 2, &done), 0);
+	ck_assert_uint_eq(done, 0);
+}
+END_TEST
+
+START_TEST(split_stops_at_max_and_reports_done)
+{
+	const struct rpfs_layout l = {4096, 3, 0, 3};
+	struct rpfs_piece p[4];
+	uint64_t off = 1000, len = 10 * 4096, pos = 0, done;
+	size_t n;
+
+	n = layout_split(&l, off, len, p, 4, &done);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(done, (4096 - 1000) + 3 * 4096);
+	check_pieces(&l, off, p, n, done);
+	/* Resuming from done finishes the extent. */
+	while (pos < len) {
+		n = layout_split(&l, off + pos, len - pos, p, 4, &done);
+		ck_assert_uint_gt(n, 0);
+		check_pieces(&l, off + pos, p, n, done);
+		pos += done;
+	}
+	ck_assert_uint_eq(pos, len);
+}
+END_TEST
+
+START_TEST(split_of_an_extent_past_two_to_the_64_stops_short)
+{
+	const struct rpfs_layout l = {4096, 2, 0, 2};
+	struct rpfs_piece p[8];
+	uint64_t done;
+	size_t n;
+
+	n = layout_split(&l, UINT64_MAX - 100, 1000, p, 8, &done);
+	ck_assert_uint_lt(done, 1000);
+	check_pieces(&l, UINT64_MAX - 100, p, n, done);
+}
+END_TEST
+
+/* ---- sizes -------------------------------------------------------------- */
+
+START_TEST(local_sizes_give_back_the_file_size)
+{
+	srand(LSEED + 3);
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		const struct rpfs_layout *l = &layouts[i];
+
+		for (int t = 0; t < 2000; t++) {
+			uint64_t size = rnd64() % (30 * l->stripe_unit * l->stripe_count);
+			uint64_t sizes[8], sum = 0;
+
+			if (t < 3)
+				size = (uint64_t)t * l->stripe_unit;
+			for (uint32_t s = 0; s < l->stripe_count; s++) {
+				sizes[s] = layout_local_size(l, s, size);
+				sum += sizes[s];
+			}
+			ck_assert_uint_eq(sum, size);
+			ck_assert_uint_eq(layout_file_size(l, sizes), size);
+		}
+	}
+}
+END_TEST
+
+/* local_size counts the bytes of [0, size) the oracle puts on the slot. */
+START_TEST(local_size_counts_the_bytes_on_the_slot)
+{
+	const struct rpfs_layout l = {3, 3, 1, 4};
+
+	for (uint64_t size = 0; size < 60; size++) {
+		uint64_t count[3] = {0};
+
+		for (uint64_t off = 0; off < size; off++) {
+			uint32_t slot;
+			uint64_t local;
+
+			oracle_map(&l, off, &slot, &local);
+			count[slot]++;
+		}
+		for (uint32_t s = 0; s < 3; s++)
+			ck_assert_uint_eq(layout_local_size(&l, s, size), count[s]);
+	}
+}
+END_TEST
+
+START_TEST(file_size_is_zero_when_every_datafile_is_empty)
+{
+	uint64_t sizes[5] = {0};
+
+	ck_assert_uint_eq(layout_file_size(&layouts[2], sizes), 0);
+}
+END_TEST
+
+START_TEST(file_size_takes_the_furthest_byte_of_a_sparse_file)
+{
+	const struct rpfs_layout l = {4096, 3, 0, 3};
+	/* Only slot 1 has data: one byte at datafile offset 4096 (row 1). */
+	uint64_t sizes[3] = {0, 4097, 0};
+
+	ck_assert_uint_eq(layout_file_size(&l, sizes), (1 * 3 + 1) * 4096 + 1);
+}
+END_TEST
+
+/* ---- check -------------------------------------------------------------- */
+
+START_TEST(check_accepts_good_layouts)
+{
+	for (size_t i = 0; i < NLAYOUTS; i++)
+		ck_assert_int_eq(layout_check(&layouts[i]), 0);
+}
+END_TEST
+
+START_TEST(check_rejects_unusable_layouts)
+{
+	static const struct rpfs_layout bad[] = {
+		{0, 1, 0, 1},	 /* stripe unit 0 */
+		{4096, 0, 0, 1}, /* count 0 */
+		{4096, 3, 0, 2}, /* count > nservers */
+		{4096, 1, 2, 2}, /* first_server >= nservers */
+		{4096, 1, 0, 0}, /* no servers */
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(layout_check(&bad[i]), -EINVAL);
+	ck_assert_int_eq(layout_check(NULL), -EINVAL);
+}
+END_TEST
+
+static Suite *layout_suite(void)
+{
+	Suite *s = suite_create("layout");
+	TCase *tc = tcase_create("map");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, map_matches_the_oracle_byte_by_byte);
+	tcase_add_test(tc, map_matches_the_oracle_at_random_offsets);
+	tcase_add_test(tc, logical_inverts_map_near_two_to_the_64);
+	tcase_add_test(tc, logical_saturates_instead_of_wrapping);
+	tcase_add_test(tc, server_wraps_from_first_server);
+	tcase_add_test(tc, server_does_not_overflow_with_large_indexes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("split");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, split_covers_the_extent_in_order);
+	tcase_add_test(tc, split_of_nothing_is_no_pieces);
+	tcase_add_test(tc, split_stops_at_max_and_reports_done);
+	tcase_add_test(tc, split_of_an_extent_past_two_to_the_64_stops_short);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("size");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, local_sizes_give_back_the_file_size);
+	tcase_add_test(tc, local_size_counts_the_bytes_on_the_slot);
+	tcase_add_test(tc, file_size_is_zero_when_every_datafile_is_empty);
+	tcase_add_test(tc, file_size_takes_the_furthest_byte_of_a_sparse_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("check");
+	tcase_add_test(tc, check_accepts_good_layouts);
+	tcase_add_test(tc, check_rejects_unusable_layouts);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(layout_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

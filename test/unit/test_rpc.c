@@ -1,0 +1,951 @@
+/* File-service protocol specification (rpc.h): every encoder round-trips
+ * through the decoder; the decoder refuses truncated and overlong bodies,
+ * bad paths, counts beyond the body and unknown ops; and random or mutated
+ * bodies never crash it, while whatever it accepts satisfies the invariants
+ * the server relies on (see rpc_decode_req() in rpc.c). */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc.h"
+
+#define BUFSZ  8192
+#define MAXSEG 64
+
+static uint8_t buf[BUFSZ];
+static struct rpc_req req;
+static struct rpc_seg segs[MAXSEG];
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Raw body builder, to send what the encoders would refuse to write. */
+struct raw {
+	uint8_t b[BUFSZ];
+	size_t n;
+};
+
+static void raw_u16(struct raw *r, uint16_t v)
+{
+	r->b[r->n++] = (uint8_t)v;
+	r->b[r->n++] = (uint8_t)(v >> 8);
+}
+
+static void raw_u32(struct raw *r, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		r->b[r->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void raw_u64(struct raw *r, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		r->b[r->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void raw_bytes(struct raw *r, const void *p, size_t n)
+{
+	raw_u16(r, (uint16_t)n);
+	memcpy(r->b + r->n, p, n);
+	r->n += n;
+}
+
+static void raw_pre(struct raw *r, uint16_t op, uint16_t flags)
+{
+	r->n = 0;
+	raw_u16(r, op);
+	raw_u16(r, flags);
+	raw_u32(r, 0);
+}
+
+static int decode(const void *b, size_t n)
+{
+	return rpc_decode_req(b, n, &req, segs, MAXSEG);
+}
+
+/* Every proper prefix of a valid body is refused. */
+static void assert_prefixes_refused(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(decode(b, i) == -EPROTO, "prefix %zu of %zu accepted", i,
+			      n);
+}
+
+static void assert_trailing_byte_refused(size_t n)
+{
+	uint8_t copy[BUFSZ + 1];
+
+	memcpy(copy, buf, n);
+	copy[n] = 0;
+	ck_assert_int_eq(decode(copy, n + 1), -EPROTO);
+}
+
+/* ---- round trips -------------------------------------------------------- */
+
+START_TEST(path_op_round_trips)
+{
+	static const uint16_t ops[] = {RPC_RMDIR, RPC_LOOKUP, RPC_REMOVE};
+
+	for (size_t i = 0; i < 3; i++) {
+		int n = rpc_enc_path_op(buf, BUFSZ, ops[i], 0, "/a/b");
+
+		ck_assert_int_eq(n, RPC_PREAMBLE + 2 + 4);
+		ck_assert_int_eq(decode(buf, (size_t)n), 0);
+		ck_assert_uint_eq(req.op, ops[i]);
+		ck_assert_ptr_eq(req.path, req.path_buf);
+		ck_assert_str_eq(req.path, "/a/b");
+		assert_prefixes_refused(buf, (size_t)n);
+		assert_trailing_byte_refused((size_t)n);
+	}
+}
+END_TEST
+
+START_TEST(bodyless_ops_round_trip)
+{
+	static const uint16_t ops[] = {RPC_PING, RPC_STATFS_META, RPC_IO_STATFS};
+
+	for (size_t i = 0; i < 3; i++) {
+		int n = rpc_enc_path_op(buf, BUFSZ, ops[i], 0, NULL);
+
+		ck_assert_int_eq(n, RPC_PREAMBLE);
+		ck_assert_int_eq(decode(buf, (size_t)n), 0);
+		ck_assert_uint_eq(req.op, ops[i]);
+		ck_assert_ptr_null(req.path);
+		n = rpc_enc_handle_op(buf, BUFSZ, ops[i], 77);
+		ck_assert_int_eq(n, RPC_PREAMBLE);
+		assert_prefixes_refused(buf, (size_t)n);
+	}
+}
+END_TEST
+
+START_TEST(mkdir_round_trips)
+{
+	int n = rpc_enc_mkdir(buf, BUFSZ, "/d", 0755, 1000, 100);
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_MKDIR);
+	ck_assert_str_eq(req.path, "/d");
+	ck_assert_uint_eq(req.mode, 0755);
+	ck_assert_uint_eq(req.uid, 1000);
+	ck_assert_uint_eq(req.gid, 100);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+}
+END_TEST
+
+START_TEST(create_round_trips)
+{
+	int n = rpc_enc_create(buf, BUFSZ, "/d/f", 0644, 7, 8, RPC_CREATE_EXCL,
+			       (uint64_t)1 << 40, 4, -1);
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_CREATE);
+	ck_assert_uint_eq(req.flags, RPC_CREATE_EXCL);
+	ck_assert_str_eq(req.path, "/d/f");
+	ck_assert_uint_eq(req.mode, 0644);
+	ck_assert_uint_eq(req.uid, 7);
+	ck_assert_uint_eq(req.gid, 8);
+	ck_assert_uint_eq(req.stripe_unit, (uint64_t)1 << 40);
+	ck_assert_uint_eq(req.stripe_count, 4);
+	ck_assert_int_eq(req.first_server, -1);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+
+	n = rpc_enc_create(buf, BUFSZ, "/f", 0600, 0, 0, 0, 0, 0, 3);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_int_eq(req.first_server, 3);
+	ck_assert_uint_eq(req.flags, 0);
+}
+END_TEST
+
+START_TEST(setattr_round_trips)
+{
+	int n = rpc_enc_setattr(buf, BUFSZ, "/x", RPC_SET_MODE | RPC_SET_TIMES, 0600, 1,
+				2, -5, INT64_MAX);
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_SETATTR);
+	ck_assert_str_eq(req.path, "/x");
+	ck_assert_uint_eq(req.mask, RPC_SET_MODE | RPC_SET_TIMES);
+	ck_assert_uint_eq(req.mode, 0600);
+	ck_assert_uint_eq(req.uid, 1);
+	ck_assert_uint_eq(req.gid, 2);
+	ck_assert_int_eq(req.atime, -5);
+	ck_assert_int_eq(req.mtime, INT64_MAX);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+}
+END_TEST
+
+START_TEST(readdir_round_trips)
+{
+	int n = rpc_enc_readdir(buf, BUFSZ, "/", "after.me", 128);
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_READDIR);
+	ck_assert_str_eq(req.path, "/");
+	ck_assert_str_eq(req.cookie, "after.me");
+	ck_assert_uint_eq(req.max, 128);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+
+	n = rpc_enc_readdir(buf, BUFSZ, "/d", NULL, 1);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_str_eq(req.cookie, "");
+	n = rpc_enc_readdir(buf, BUFSZ, "/d", "", 1);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_str_eq(req.cookie, "");
+}
+END_TEST
+
+START_TEST(handle_ops_round_trip)
+{
+	static const uint16_t ops[] = {RPC_GETATTR, RPC_IO_SIZE, RPC_IO_SYNC,
+				       RPC_IO_REMOVE};
+
+	for (size_t i = 0; i < 4; i++) {
+		int n = rpc_enc_handle_op(buf, BUFSZ, ops[i], 0x0003000000000042ull);
+
+		ck_assert_int_eq(n, RPC_PREAMBLE + 8);
+		ck_assert_int_eq(decode(buf, (size_t)n), 0);
+		ck_assert_uint_eq(req.op, ops[i]);
+		ck_assert_uint_eq(req.handle, 0x0003000000000042ull);
+		ck_assert_uint_eq(RPC_HANDLE_META(req.handle), 3);
+		ck_assert_ptr_null(req.path);
+		assert_prefixes_refused(buf, (size_t)n);
+		assert_trailing_byte_refused((size_t)n);
+	}
+	ck_assert_int_eq(rpc_enc_handle_op(buf, BUFSZ, RPC_MKDIR, 1), -EINVAL);
+}
+END_TEST
+
+START_TEST(fetch_add_round_trips)
+{
+	int n = rpc_enc_fetch_add(buf, BUFSZ, 99, -4096);
+
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_FETCH_ADD);
+	ck_assert_uint_eq(req.handle, 99);
+	ck_assert_int_eq(req.delta, -4096);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+}
+END_TEST
+
+START_TEST(lock_round_trips)
+{
+	int n = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, RPC_LOCK_EXCL | RPC_LOCK_WAIT, 5, 100,
+			     200, 0xfeedull);
+
+	ck_assert_int_eq(n, RPC_PREAMBLE + 32);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_LOCK);
+	ck_assert_uint_eq(req.flags, RPC_LOCK_EXCL | RPC_LOCK_WAIT);
+	ck_assert_uint_eq(req.handle, 5);
+	ck_assert_uint_eq(req.off, 100);
+	ck_assert_uint_eq(req.len, 200);
+	ck_assert_uint_eq(req.owner, 0xfeed);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+
+	n = rpc_enc_lock(buf, BUFSZ, RPC_UNLOCK, 0, 5, 0, UINT64_MAX, 1);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_UNLOCK);
+	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 5, 1, UINT64_MAX, 1),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 5, 1, 0, 1), -EINVAL);
+	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 8, 5, 1, 1, 1), -EINVAL);
+}
+END_TEST
+
+START_TEST(truncate_round_trips)
+{
+	int n = rpc_enc_truncate(buf, BUFSZ, 12, (uint64_t)1 << 50);
+
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_TRUNCATE);
+	ck_assert_uint_eq(req.handle, 12);
+	ck_assert_uint_eq(req.size, (uint64_t)1 << 50);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+}
+END_TEST
+
+START_TEST(io_round_trips)
+{
+	struct rpc_seg in[5] = {
+		{0, 1}, {4096, 4096}, {1ull << 40, 65536}, {7, 3}, {UINT64_MAX - 1, 1},
+	};
+	int n = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 0x42, in, 5);
+
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16 + 5 * RPC_SEG_SIZE);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_WRITE);
+	ck_assert_uint_eq(req.handle, 0x42);
+	ck_assert_uint_eq(req.nseg, 5);
+	ck_assert_ptr_eq(req.segs, segs);
+	ck_assert_mem_eq(req.segs, in, sizeof(in));
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+
+	n = rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, NULL, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_READ);
+	ck_assert_uint_eq(req.nseg, 0);
+}
+END_TEST
+
+START_TEST(io_max_segs_fills_the_body_exactly)
+{
+	static struct rpc_seg in[300];
+	uint32_t max = rpc_io_max_segs(1024);
+
+	for (int i = 0; i < 300; i++)
+		in[i] = (struct rpc_seg){(uint64_t)i * 8192, 4096};
+	ck_assert_uint_eq(max, (1024 - RPC_PREAMBLE - 16) / RPC_SEG_SIZE);
+	ck_assert_int_le(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, in, max), 1024);
+	ck_assert_int_gt(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, in, max),
+			 1024 - RPC_SEG_SIZE);
+	ck_assert_int_eq(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, in, max + 1), -E2BIG);
+	ck_assert_uint_eq(rpc_io_max_segs(0), 0);
+	ck_assert_uint_eq(rpc_io_max_segs(RPC_PREAMBLE + 16), 0);
+	ck_assert_uint_eq(rpc_io_max_segs(RPC_PREAMBLE + 16 + RPC_SEG_SIZE), 1);
+}
+END_TEST
+
+START_TEST(encoders_report_e2big_below_their_length)
+{
+	struct rpc_seg s[2] = {{0, 1}, {9, 9}};
+	int full[6];
+
+	full[0] = rpc_enc_create(buf, BUFSZ, "/some/file", 0644, 1, 2, 0, 0, 0, -1);
+	full[1] = rpc_enc_readdir(buf, BUFSZ, "/some", "x", 9);
+	full[2] = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 1, s, 2);
+	full[3] = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 1, 2, 3, 4);
+	full[4] = rpc_enc_setattr(buf, BUFSZ, "/a", 0, 0, 0, 0, 0, 0);
+	full[5] = rpc_enc_path_op(buf, BUFSZ, RPC_LOOKUP, 0, "/a");
+	for (int cap = 0; cap < full[0]; cap++)
+		ck_assert_int_eq(rpc_enc_create(buf, (size_t)cap, "/some/file", 0644, 1,
+						2, 0, 0, 0, -1),
+				 -E2BIG);
+	for (int cap = 0; cap < full[1]; cap++)
+		ck_assert_int_eq(rpc_enc_readdir(buf, (size_t)cap, "/some", "x", 9),
+				 -E2BIG);
+	for (int cap = 0; cap < full[2]; cap++)
+		ck_assert_int_eq(rpc_enc_io(buf, (size_t)cap, RPC_IO_WRITE, 1, s, 2),
+				 -E2BIG);
+	for (int cap = 0; cap < full[3]; cap++)
+		ck_assert_int_eq(rpc_enc_lock(buf, (size_t)cap, RPC_LOCK, 0, 1, 2, 3, 4),
+				 -E2BIG);
+	for (int cap = 0; cap < full[4]; cap++)
+		ck_assert_int_eq(
+			rpc_enc_setattr(buf, (size_t)cap, "/a", 0, 0, 0, 0, 0, 0),
+			-E2BIG);
+	for (int cap = 0; cap < full[5]; cap++)
+		ck_assert_int_eq(rpc_enc_path_op(buf, (size_t)cap, RPC_LOOKUP, 0, "/a"),
+				 -E2BIG);
+}
+END_TEST
+
+START_TEST(encoding_is_little_endian_field_by_field)
+{
+	static const uint8_t want[] = {
+		RPC_FETCH_ADD, 0,    0,	   0,	 0,    0,    0,	   0,	 /* preamble */
+		0x08,	       0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* handle */
+		0xff,	       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* delta -1 */
+	};
+
+	ck_assert_int_eq(rpc_enc_fetch_add(buf, BUFSZ, 0x0102030405060708ull, -1),
+			 (int)sizeof(want));
+	ck_assert_mem_eq(buf, want, sizeof(want));
+}
+END_TEST
+
+/* ---- paths -------------------------------------------------------------- */
+
+START_TEST(path_table_good_and_bad)
+{
+	static char longname[RPC_NAME_MAX + 3], okname[RPC_NAME_MAX + 2];
+	static char longpath[RPC_PATH_MAX + 2], okpath[RPC_PATH_MAX + 1];
+	static const struct {
+		const char *p;
+		int ok;
+	} t[] = {
+		{"/", 1},      {"/a", 1},	{"/a/b/c", 1}, {"/.a", 1},   {"/a..", 1},
+		{"/...", 1},   {"/a.b/c d", 1}, {"", 0},       {"a", 0},     {"a/b", 0},
+		{"//", 0},     {"/a//b", 0},	{"/a/", 0},    {"/.", 0},    {"/..", 0},
+		{"/a/./b", 0}, {"/a/../b", 0},	{"/a/.", 0},   {"/a/..", 0}, {"/./", 0},
+		{"//a", 0},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(!!rpc_path_ok(t[i].p) == t[i].ok, "'%s'", t[i].p);
+	ck_assert(!rpc_path_ok(NULL));
+
+	okname[0] = '/';
+	memset(okname + 1, 'n', RPC_NAME_MAX);
+	ck_assert(rpc_path_ok(okname));
+	longname[0] = '/';
+	memset(longname + 1, 'n', RPC_NAME_MAX + 1);
+	ck_assert(!rpc_path_ok(longname));
+
+	/* /nnn...n/nnn...n up to exactly RPC_PATH_MAX bytes. */
+	for (size_t i = 0; i < RPC_PATH_MAX; i++)
+		okpath[i] = i % 100 == 0 ? '/' : 'p';
+	if (okpath[RPC_PATH_MAX - 1] == '/')
+		okpath[RPC_PATH_MAX - 1] = 'p';
+	ck_assert(rpc_path_ok(okpath));
+	memcpy(longpath, okpath, RPC_PATH_MAX);
+	longpath[RPC_PATH_MAX] = 'p';
+	ck_assert(!rpc_path_ok(longpath));
+}
+END_TEST
+
+START_TEST(encoders_refuse_bad_paths)
+{
+	static char longname[RPC_NAME_MAX + 3];
+
+	longname[0] = '/';
+	memset(longname + 1, 'n', RPC_NAME_MAX + 1);
+	ck_assert_int_eq(rpc_enc_path_op(buf, BUFSZ, RPC_LOOKUP, 0, "a/b"), -EINVAL);
+	ck_assert_int_eq(rpc_enc_path_op(buf, BUFSZ, RPC_LOOKUP, 0, NULL), -EINVAL);
+	ck_assert_int_eq(rpc_enc_mkdir(buf, BUFSZ, "/a/", 0, 0, 0), -EINVAL);
+	ck_assert_int_eq(rpc_enc_create(buf, BUFSZ, "/../x", 0, 0, 0, 0, 0, 0, -1),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_setattr(buf, BUFSZ, longname, 0, 0, 0, 0, 0, 0),
+			 -ENAMETOOLONG);
+	ck_assert_int_eq(rpc_enc_readdir(buf, BUFSZ, "/d", "a/b", 1), -EINVAL);
+	/* An op that carries no path only alone. */
+	ck_assert_int_eq(rpc_enc_path_op(buf, BUFSZ, RPC_GETATTR, 0, "/a"), -EINVAL);
+}
+END_TEST
+
+START_TEST(decoder_refuses_bad_paths)
+{
+	static const char *const bad[] = {"", "a", "/a/", "//a", "/a/./b", "/a/..", "/."};
+	struct raw r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		raw_pre(&r, RPC_LOOKUP, 0);
+		raw_bytes(&r, bad[i], strlen(bad[i]));
+		ck_assert_msg(decode(r.b, r.n) == -EPROTO, "'%s' accepted", bad[i]);
+	}
+	/* A NUL inside the path. */
+	raw_pre(&r, RPC_LOOKUP, 0);
+	raw_bytes(&r, "/a\0b", 4);
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	/* A length beyond RPC_PATH_MAX, with the bytes present. */
+	raw_pre(&r, RPC_LOOKUP, 0);
+	raw_u16(&r, RPC_PATH_MAX + 1);
+	r.b[r.n] = '/';
+	memset(r.b + r.n + 1, 'x', RPC_PATH_MAX);
+	r.n += RPC_PATH_MAX + 1;
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	/* A bad readdir cookie. */
+	raw_pre(&r, RPC_READDIR, 0);
+	raw_bytes(&r, "/d", 2);
+	raw_bytes(&r, "..", 2);
+	raw_u32(&r, 1);
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+}
+END_TEST
+
+/* ---- counts, flags, ops ------------------------------------------------- */
+
+static void raw_io(struct raw *r, uint32_t nseg, uint32_t present)
+{
+	raw_pre(r, RPC_IO_READ, 0);
+	raw_u64(r, 1);
+	raw_u32(r, nseg);
+	raw_u32(r, 0);
+	for (uint32_t i = 0; i < present; i++) {
+		raw_u64(r, i * 100);
+		raw_u64(r, 10);
+	}
+}
+
+START_TEST(io_count_beyond_the_body_is_refused)
+{
+	struct raw r;
+
+	raw_io(&r, 3, 2);
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	raw_io(&r, UINT32_MAX, 2);
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	raw_io(&r, 0x10000001u, 1); /* * 16 wraps to 16 in 32 bits */
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	raw_io(&r, 1, 2); /* fewer claimed than present */
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+}
+END_TEST
+
+START_TEST(io_more_segments_than_room_is_e2big)
+{
+	struct raw r;
+
+	raw_io(&r, MAXSEG + 1, MAXSEG + 1);
+	ck_assert_int_eq(decode(r.b, r.n), -E2BIG);
+	raw_io(&r, MAXSEG, MAXSEG);
+	ck_assert_int_eq(decode(r.b, r.n), 0);
+}
+END_TEST
+
+START_TEST(io_empty_or_wrapping_segment_is_refused)
+{
+	struct raw r;
+
+	raw_io(&r, 1, 0);
+	raw_u64(&r, 5);
+	raw_u64(&r, 0);
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	raw_io(&r, 1, 0);
+	raw_u64(&r, UINT64_MAX);
+	raw_u64(&r, 2);
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	/* And the encoder will not write them either. */
+	ck_assert_int_eq(
+		rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, &(struct rpc_seg){5, 0}, 1),
+		-EINVAL);
+}
+END_TEST
+
+START_TEST(unknown_op_is_refused)
+{
+	static const uint16_t ops[] = {0, 2, 9, 22, 39, 47, 0xffff};
+	struct raw r;
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		raw_pre(&r, ops[i], 0);
+		raw_u64(&r, 1);
+		ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+		raw_pre(&r, ops[i], 0);
+		ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	}
+}
+END_TEST
+
+START_TEST(unknown_flag_and_mask_bits_are_refused)
+{
+	struct raw r;
+	int n;
+
+	n = rpc_enc_create(buf, BUFSZ, "/f", 0, 0, 0, 0, 0, 0, -1);
+	buf[2] = 0x80;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	n = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 1, 0, 1, 1);
+	buf[2] = 0x04;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	raw_pre(&r, RPC_SETATTR, 0);
+	raw_bytes(&r, "/f", 2);
+	raw_u32(&r, 8);
+	for (int i = 0; i < 3; i++)
+		raw_u32(&r, 0);
+	raw_u64(&r, 0);
+	raw_u64(&r, 0);
+	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
+	/* first_server below -1 */
+	n = rpc_enc_create(buf, BUFSZ, "/f", 0, 0, 0, 0, 0, 0, -1);
+	buf[n - 4] = 0xfe;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+}
+END_TEST
+
+/* ---- replies ------------------------------------------------------------ */
+
+START_TEST(attr_round_trips)
+{
+	static const struct rpc_attr a = {
+		0x0001000000000007ull, RPC_TYPE_FILE,	  0644, 10, 20, -1, INT64_MAX,
+		1700000000000000000ll, {1 << 20, 3, 2, 4}};
+	struct rpc_attr b;
+
+	memset(buf, 0xaa, RPC_ATTR_SIZE + 8);
+	rpc_enc_attr(buf, &a);
+	ck_assert_uint_eq(buf[RPC_ATTR_SIZE], 0xaa); /* writes exactly 80 bytes */
+	ck_assert_uint_eq(buf[RPC_ATTR_SIZE - 1], 0);
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	for (size_t n = 0; n < RPC_ATTR_SIZE; n++)
+		ck_assert_int_eq(rpc_dec_attr(buf, n, &b), -EPROTO);
+	/* Fields at their documented offsets. */
+	ck_assert_uint_eq(buf[8], RPC_TYPE_FILE);
+	ck_assert_uint_eq(buf[50], 0x10);
+	ck_assert_uint_eq(buf[56], 3);
+	ck_assert_uint_eq(buf[60], 2);
+	ck_assert_uint_eq(buf[64], 4);
+}
+END_TEST
+
+START_TEST(attr_with_bad_type_or_layout_is_refused)
+{
+	struct rpc_attr a = {1, RPC_TYPE_FILE, 0644, 0, 0, 0, 0, 0, {0, 1, 0, 1}};
+	struct rpc_attr b;
+
+	rpc_enc_attr(buf, &a);
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), -EPROTO);
+	a.layout = (struct rpfs_layout){4096, 1, 0, 1};
+	a.type = 7;
+	rpc_enc_attr(buf, &a);
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), -EPROTO);
+	a.type = RPC_TYPE_DIR;
+	a.layout = (struct rpfs_layout){0, 0, 0, 0};
+	rpc_enc_attr(buf, &a);
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), 0);
+}
+END_TEST
+
+START_TEST(u64_and_statfs_round_trip)
+{
+	struct rpc_statfs s = {1ull << 40, 12345, 7}, t;
+	uint64_t v;
+
+	rpc_enc_u64(buf, 0x1122334455667788ull);
+	ck_assert_uint_eq(buf[0], 0x88);
+	ck_assert_int_eq(rpc_dec_u64(buf, 8, &v), 0);
+	ck_assert_uint_eq(v, 0x1122334455667788ull);
+	ck_assert_int_eq(rpc_dec_u64(buf, 7, &v), -EPROTO);
+	rpc_enc_statfs(buf, &s);
+	ck_assert_int_eq(rpc_dec_statfs(buf, RPC_STATFS_SIZE, &t), 0);
+	ck_assert_mem_eq(&s, &t, sizeof(s));
+	ck_assert_int_eq(rpc_dec_statfs(buf, RPC_STATFS_SIZE - 1, &t), -EPROTO);
+}
+END_TEST
+
+START_TEST(dirents_round_trip)
+{
+	static struct rpc_dirent e[3], d[3];
+	uint32_t n, more;
+	int len;
+
+	e[0].type = RPC_TYPE_DIR;
+	strcpy(e[0].name, "sub");
+	e[1].type = RPC_TYPE_FILE;
+	strcpy(e[1].name, ".hidden");
+	e[2].type = RPC_TYPE_FILE;
+	memset(e[2].name, 'z', RPC_NAME_MAX);
+	len = rpc_enc_dirents(buf, BUFSZ, e, 3, 1);
+	ck_assert_int_eq(len, 8 + 3 * 6 + 3 + 7 + RPC_NAME_MAX);
+	ck_assert_int_eq(rpc_dec_dirents(buf, (size_t)len, d, 3, &n, &more), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(more, 1);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(d[i].type, e[i].type);
+		ck_assert_str_eq(d[i].name, e[i].name);
+	}
+	for (int i = 0; i < len; i++)
+		ck_assert_int_eq(rpc_dec_dirents(buf, (size_t)i, d, 3, &n, &more),
+				 -EPROTO);
+	ck_assert_int_eq(rpc_dec_dirents(buf, (size_t)len, d, 2, &n, &more), -E2BIG);
+	for (int cap = 0; cap < len; cap++)
+		ck_assert_int_eq(rpc_enc_dirents(buf, (size_t)cap, e, 3, 1), -E2BIG);
+	strcpy(e[1].name, "..");
+	ck_assert_int_eq(rpc_enc_dirents(buf, BUFSZ, e, 3, 1), -EINVAL);
+}
+END_TEST
+
+START_TEST(dirents_count_beyond_the_body_is_refused)
+{
+	struct rpc_dirent d[4];
+	uint32_t n, more;
+	struct raw r = {.n = 0};
+
+	raw_u32(&r, 1000000);
+	raw_u32(&r, 0);
+	raw_u32(&r, RPC_TYPE_FILE);
+	raw_bytes(&r, "a", 1);
+	ck_assert_int_eq(rpc_dec_dirents(r.b, r.n, d, 4, &n, &more), -EPROTO);
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+/* ---- fuzz --------------------------------------------------------------- */
+
+static uint64_t fz_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t fz_next(void)
+{
+	/* xorshift64*: fast, reproducible, independent of rand(). */
+	fz_state ^= fz_state >> 12;
+	fz_state ^= fz_state << 25;
+	fz_state ^= fz_state >> 27;
+	return (uint32_t)((fz_state * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static const uint16_t fz_ops[] = {
+	RPC_PING,    RPC_MKDIR,	      RPC_RMDIR,       RPC_CREATE,    RPC_LOOKUP,
+	RPC_GETATTR, RPC_SETATTR,     RPC_REMOVE,      RPC_READDIR,   RPC_FETCH_ADD,
+	RPC_LOCK,    RPC_UNLOCK,      RPC_STATFS_META, RPC_IO_WRITE,  RPC_IO_READ,
+	RPC_IO_SIZE, RPC_IO_TRUNCATE, RPC_IO_SYNC,     RPC_IO_REMOVE, RPC_IO_STATFS,
+};
+#define NFZ_OPS (sizeof(fz_ops) / sizeof(fz_ops[0]))
+
+/* What the server may rely on after a successful decode. */
+static void assert_invariants(const struct rpc_req *r, size_t len)
+{
+	int known = 0;
+
+	for (size_t i = 0; i < NFZ_OPS; i++)
+		known |= r->op == fz_ops[i];
+	ck_assert(known);
+	ck_assert_uint_ge(len, RPC_PREAMBLE);
+	switch (r->op) {
+	case RPC_MKDIR:
+	case RPC_RMDIR:
+	case RPC_CREATE:
+	case RPC_LOOKUP:
+	case RPC_SETATTR:
+	case RPC_REMOVE:
+	case RPC_READDIR:
+		ck_assert_ptr_eq(r->path, r->path_buf);
+		ck_assert(rpc_path_ok(r->path));
+		ck_assert_uint_le(strlen(r->path), RPC_PATH_MAX);
+		ck_assert_uint_le(strlen(r->cookie), RPC_NAME_MAX);
+		ck_assert(!strchr(r->cookie, '/'));
+		ck_assert(r->op != RPC_CREATE || !(r->flags & ~RPC_CREATE_EXCL));
+		ck_assert(r->op != RPC_CREATE || r->first_server >= -1);
+		ck_assert(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
+		break;
+	case RPC_LOCK:
+	case RPC_UNLOCK:
+		ck_assert_uint_gt(r->len, 0);
+		ck_assert_uint_le(r->len, UINT64_MAX - r->off);
+		ck_assert(!(r->flags & ~(RPC_LOCK_EXCL | RPC_LOCK_WAIT)));
+		break;
+	case RPC_IO_WRITE:
+	case RPC_IO_READ:
+		ck_assert_uint_le(r->nseg, MAXSEG);
+		ck_assert_uint_eq(len,
+				  RPC_PREAMBLE + 16 + (size_t)r->nseg * RPC_SEG_SIZE);
+		ck_assert(r->nseg == 0 || r->segs == segs);
+		for (uint32_t i = 0; i < r->nseg; i++) {
+			ck_assert_uint_gt(r->segs[i].len, 0);
+			ck_assert_uint_le(r->segs[i].len, UINT64_MAX - r->segs[i].off);
+		}
+		break;
+	default:
+		ck_assert_ptr_null(r->path);
+		break;
+	}
+}
+
+/* A valid body of a random kind, for mutation. */
+static size_t fz_valid(uint8_t *b)
+{
+	struct rpc_seg s[4] = {{0, 1}, {100, 50}, {1 << 20, 4096}, {7, 7}};
+	int n;
+
+	switch (fz_next() % 9) {
+	case 0:
+		n = rpc_enc_create(b, BUFSZ, "/dir/file", 0644, 1, 2, RPC_CREATE_EXCL,
+				   65536, 2, 1);
+		break;
+	case 1:
+		n = rpc_enc_mkdir(b, BUFSZ, "/a/b", 0755, 0, 0);
+		break;
+	case 2:
+		n = rpc_enc_setattr(b, BUFSZ, "/x", RPC_SET_OWNER, 0, 3, 4, 5, 6);
+		break;
+	case 3:
+		n = rpc_enc_readdir(b, BUFSZ, "/", "name", 10);
+		break;
+	case 4:
+		n = rpc_enc_io(b, BUFSZ, fz_next() & 1 ? RPC_IO_READ : RPC_IO_WRITE, 9, s,
+			       1 + fz_next() % 4);
+		break;
+	case 5:
+		n = rpc_enc_lock(b, BUFSZ, RPC_LOCK, RPC_LOCK_WAIT, 1, 2, 3, 4);
+		break;
+	case 6:
+		n = rpc_enc_fetch_add(b, BUFSZ, 1, 2);
+		break;
+	case 7:
+		n = rpc_enc_truncate(b, BUFSZ, 1, 2);
+		break;
+	default:
+		n = rpc_enc_path_op(b, BUFSZ, RPC_LOOKUP, 0, "/l/o/o/k");
+		break;
+	}
+	ck_assert_int_gt(n, 0);
+	return (size_t)n;
+}
+
+START_TEST(random_bodies_never_crash_the_decoder)
+{
+	static uint8_t b[600];
+	unsigned accepted = 0;
+
+	for (int i = 0; i < 200000; i++) {
+		size_t len = fz_next() % sizeof(b);
+		int ret;
+
+		for (size_t j = 0; j < len; j++)
+			b[j] = (uint8_t)fz_next();
+		/* Mostly real ops with plausible small lengths, to get past the
+		 * first checks. */
+		if (len >= 4 && fz_next() % 4) {
+			uint16_t op = fz_ops[fz_next() % NFZ_OPS];
+
+			b[0] = (uint8_t)op;
+			b[1] = (uint8_t)(op >> 8);
+			b[2] = b[3] = 0;
+			if (len >= 10 && fz_next() % 2) {
+				b[8] = (uint8_t)(fz_next() % 40);
+				b[9] = 0;
+				b[10] = '/';
+			}
+		}
+		ret = decode(b, len);
+		ck_assert(ret == 0 || ret == -EPROTO || ret == -E2BIG);
+		if (ret == 0) {
+			accepted++;
+			assert_invariants(&req, len);
+		}
+	}
+	ck_assert_uint_gt(accepted, 0);
+}
+END_TEST
+
+START_TEST(mutated_bodies_never_crash_the_decoder)
+{
+	static uint8_t b[BUFSZ];
+	unsigned accepted = 0, refused = 0;
+
+	for (int i = 0; i < 100000; i++) {
+		size_t len = fz_valid(b);
+		int ret, flips = 1 + fz_next() % 4;
+
+		for (int f = 0; f < flips; f++) {
+			switch (fz_next() % 4) {
+			case 0: /* one random byte */
+				b[fz_next() % len] = (uint8_t)fz_next();
+				break;
+			case 1: /* one bit */
+				b[fz_next() % len] ^= (uint8_t)(1u << (fz_next() % 8));
+				break;
+			case 2: /* cut */
+				len = fz_next() % (len + 1);
+				if (!len)
+					len = 1;
+				break;
+			default: /* extend with garbage */
+				for (int k = fz_next() % 20; k > 0; k--)
+					b[len++] = (uint8_t)fz_next();
+				break;
+			}
+		}
+		ret = decode(b, len);
+		ck_assert(ret == 0 || ret == -EPROTO || ret == -E2BIG);
+		if (ret == 0) {
+			accepted++;
+			assert_invariants(&req, len);
+		} else {
+			refused++;
+		}
+	}
+	ck_assert_uint_gt(accepted, 0);
+	ck_assert_uint_gt(refused, 0);
+}
+END_TEST
+
+START_TEST(random_reply_bodies_never_crash_the_decoders)
+{
+	static uint8_t b[2048];
+	struct rpc_dirent d[8];
+	struct rpc_attr a;
+	struct rpc_statfs s;
+	uint32_t n, more;
+	uint64_t v;
+
+	for (int i = 0; i < 100000; i++) {
+		size_t len = fz_next() % sizeof(b);
+
+		for (size_t j = 0; j < len; j++)
+			b[j] = (uint8_t)fz_next();
+		if (len >= 8 && fz_next() % 2) {
+			b[0] = (uint8_t)(fz_next() % 10);
+			b[1] = b[2] = b[3] = 0;
+			b[4] = (uint8_t)(fz_next() % 2);
+			b[5] = b[6] = b[7] = 0;
+		}
+		if (rpc_dec_dirents(b, len, d, 8, &n, &more) == 0) {
+			ck_assert_uint_le(n, 8);
+			ck_assert_uint_le(more, 1);
+			for (uint32_t k = 0; k < n; k++)
+				ck_assert_uint_le(strlen(d[k].name), RPC_NAME_MAX);
+		}
+		if (rpc_dec_attr(b, len, &a) == 0 && a.type == RPC_TYPE_FILE)
+			ck_assert_int_eq(layout_check(&a.layout), 0);
+		rpc_dec_statfs(b, len, &s);
+		rpc_dec_u64(b, len, &v);
+	}
+}
+END_TEST
+
+static Suite *rpc_suite(void)
+{
+	Suite *s = suite_create("rpc");
+	TCase *tc = tcase_create("round trip");
+
+	tcase_add_test(tc, path_op_round_trips);
+	tcase_add_test(tc, bodyless_ops_round_trip);
+	tcase_add_test(tc, mkdir_round_trips);
+	tcase_add_test(tc, create_round_trips);
+	tcase_add_test(tc, setattr_round_trips);
+	tcase_add_test(tc, readdir_round_trips);
+	tcase_add_test(tc, handle_ops_round_trip);
+	tcase_add_test(tc, fetch_add_round_trips);
+	tcase_add_test(tc, lock_round_trips);
+	tcase_add_test(tc, truncate_round_trips);
+	tcase_add_test(tc, io_round_trips);
+	tcase_add_test(tc, io_max_segs_fills_the_body_exactly);
+	tcase_add_test(tc, encoders_report_e2big_below_their_length);
+	tcase_add_test(tc, encoding_is_little_endian_field_by_field);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("refusals");
+	tcase_add_test(tc, path_table_good_and_bad);
+	tcase_add_test(tc, encoders_refuse_bad_paths);
+	tcase_add_test(tc, decoder_refuses_bad_paths);
+	tcase_add_test(tc, io_count_beyond_the_body_is_refused);
+	tcase_add_test(tc, io_more_segments_than_room_is_e2big);
+	tcase_add_test(tc, io_empty_or_wrapping_segment_is_refused);
+	tcase_add_test(tc, unknown_op_is_refused);
+	tcase_add_test(tc, unknown_flag_and_mask_bits_are_refused);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("replies");
+	tcase_add_test(tc, attr_round_trips);
+	tcase_add_test(tc, attr_with_bad_type_or_layout_is_refused);
+	tcase_add_test(tc, u64_and_statfs_round_trip);
+	tcase_add_test(tc, dirents_round_trip);
+	tcase_add_test(tc, dirents_count_beyond_the_body_is_refused);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fuzz");
+	/* Generous: the same loops run under ASan+UBSan. */
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, random_bodies_never_crash_the_decoder);
+	tcase_add_test(tc, mutated_bodies_never_crash_the_decoder);
+	tcase_add_test(tc, random_reply_bodies_never_crash_the_decoders);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(rpc_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
