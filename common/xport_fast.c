@@ -178,6 +178,10 @@ void xp_fast_arrival(struct xp_fabric *fab, uint64_t imm, struct xp_rbuf *rb)
 			xp_conn_fail(c, -EPROTO, "unexpected fast request");
 			return;
 		}
+		/* The client spent a credit on this write whether or not the
+		 * provider consumed a receive for it (verbs does, tcp does not):
+		 * give it back the same way on both. */
+		c->ret_credits++;
 		xp_server_request(c, &h, msg, c->slot_size, NULL, (int)slot);
 		return;
 	}

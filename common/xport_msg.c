@@ -251,9 +251,11 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 	dir = wr ? PROTO_DIR_WRITE : rd ? PROTO_DIR_READ : PROTO_DIR_NONE;
 
 	pthread_mutex_lock(&fab->lock);
-	ret = xp_conn_error(c);
-	if (ret)
+	if (xp_conn_error(c)) {
+		/* xp_conn_error() tells why. */
+		ret = -ENOTCONN;
 		goto out;
+	}
 	path = choose_path(c, call, dir, wr + rd);
 	if (path < 0) {
 		ret = path;
@@ -281,6 +283,8 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 	call->priv.rd_cap = rd;
 	call->priv.deadline_ns = xp_now_ns() + (int64_t)fab->params.timeout_ms * 1000000;
 	fab->stats.calls[path]++;
+	if (!c->inflight)
+		c->last_reply_ns = xp_now_ns();
 	c->inflight++;
 	if (c->waitq_tail)
 		c->waitq_tail->priv.next = call;
@@ -429,6 +433,7 @@ void xp_client_reply(struct xp_conn *c, const struct proto_hdr *h, const char *m
 		       h->body_len < call->rep_max ? h->body_len : call->rep_max);
 	call->status = h->status;
 	c->credits += h->credits;
+	c->last_reply_ns = xp_now_ns();
 	if (fast && call->priv.wr_len)
 		c->peer_slots[c->npeer_slots++] = call->priv.slot;
 	else if (fast && call->priv.rd_cap)
@@ -483,6 +488,7 @@ void xp_recv_done(struct xp_op *op, int status, const struct fi_cq_data_entry *e
 		}
 		c->credits += h.credits;
 		c->acks++;
+		c->last_reply_ns = xp_now_ns();
 		if (!xp_conn_post_recv(c, rb))
 			xp_conn_dispatch(c);
 		return;

@@ -7,7 +7,9 @@
  * FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY): local descriptors are
  * always passed, keys always read back with fi_mr_key, remote addresses
  * computed by mraddr.h. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>

@@ -142,6 +142,7 @@ struct xp_conn {
 	uint32_t *my_slots;  /* free slots of our fast buffer */
 	uint32_t nmy_slots;
 	uint32_t inflight;
+	int64_t last_reply_ns; /* client: when the peer last answered */
 
 	/* Server: requests being served (for timeouts and teardown). */
 	struct xp_req *reqs;

@@ -115,7 +115,7 @@ static int poll_eq(struct xp_fabric *fab)
 			struct fi_eq_err_entry err = { 0 };
 
 			if (fi_eq_readerr(fab->eq, &err, 0) > 0 && err.fid && err.fid->context &&
-			    err.fid != &fab->pep->fid) {
+			    (!fab->pep || err.fid != &fab->pep->fid)) {
 				struct xp_conn *c = err.fid->context;
 				int code = err.err ? -err.err : -ECONNREFUSED;
 
@@ -154,6 +154,9 @@ void xp_sweep_timeouts(struct xp_fabric *fab)
 		} else if (fab->role == XP_CLIENT) {
 			for (uint32_t t = 0; t < c->max_req && !expired; t++)
 				expired = c->calls[t] && now > c->calls[t]->priv.deadline_ns;
+			/* Queued calls wait for credits or slots, which only replies
+			 * bring back: no reply for a whole timeout is a dead peer. */
+			expired |= c->waitq && now - c->last_reply_ns > limit;
 		} else {
 			/* A client that stopped answering RMA stalls our buffers. */
 			for (struct xp_req *r = c->reqs; r && !expired; r = r->next)
