@@ -1,0 +1,396 @@
+/* The client object: cluster config, the transport fabric, and connections.
+ *
+ * rpfs_init reads the config and opens the fabric but connects to nothing:
+ * a connection to a server is made on first use and kept for the life of
+ * the client (DESIGN §3), so a program touching one file of a large cluster
+ * talks to the few servers that hold it. A connection that breaks (timeout,
+ * server restart) fails the calls on it; the next use makes a new one.
+ *
+ * Every request in librpfs goes through rpfsc_run: start one call per
+ * server, wait for all, and turn the first failure into a message naming
+ * the server and the cause. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_priv.h"
+#include "log.h"
+
+/* ---- servers ------------------------------------------------------------ */
+
+int rpfs_num_io_servers(rpfs_client_t *c)
+{
+	return (int)c->cfg.nio;
+}
+
+int rpfs_num_meta_servers(rpfs_client_t *c)
+{
+	return (int)c->cfg.nmeta;
+}
+
+int rpfsc_io_srv(struct rpfs_client *c, uint32_t idx)
+{
+	return idx < c->cfg.nio ? (int)c->cfg.io[idx] : -1;
+}
+
+int rpfsc_meta_srv(struct rpfs_client *c, uint32_t idx)
+{
+	return idx < c->cfg.nmeta ? (int)c->cfg.meta[idx] : -1;
+}
+
+const char *rpfsc_desc(struct rpfs_client *c, int srv, enum rpfsc_role role)
+{
+	const struct rpfs_server_cfg *s = &c->cfg.servers[srv];
+
+	if (role == RPFSC_IO && s->io_index >= 0)
+		return c->io_desc[s->io_index];
+	if (role == RPFSC_META && s->meta_index >= 0)
+		return c->meta_desc[s->meta_index];
+	return c->srv[srv].desc;
+}
+
+const char *rpfs_server_desc(rpfs_client_t *c, int server)
+{
+	if (server < 0 || (uint32_t)server >= c->cfg.nservers)
+		return "no such server";
+	return c->srv[server].desc;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void link_unref(struct rpfsc_link *l)
+{
+	if (--l->refs == 0) {
+		xp_conn_close(l->conn);
+		free(l);
+	}
+}
+
+int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
+		   struct rpfsc_link **out)
+{
+	struct rpfsc_server *s = &c->srv[srv];
+	const struct rpfs_server_cfg *sc = &c->cfg.servers[srv];
+	struct rpfsc_link *l;
+	char why[256] = "";
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->link && xp_conn_error(s->link->conn)) {
+		/* Broken: users still holding it keep it alive until they let go. */
+		log_info("%s: reconnecting", rpfsc_desc(c, srv, role));
+		link_unref(s->link);
+		s->link = NULL;
+	}
+	if (!s->link) {
+		l = calloc(1, sizeof(*l));
+		if (!l) {
+			ret = -ENOMEM;
+			rpfsc_err_set("%s: out of memory", rpfsc_desc(c, srv, role));
+			goto unlock;
+		}
+		/* Holding the server's lock while connecting: threads that want
+		 * the same server wait for this attempt rather than pile on. */
+		ret = xp_connect(c->fab, sc->address, sc->port, &l->conn, why,
+				 sizeof(why));
+		if (ret) {
+			free(l);
+			rpfsc_err_server(rpfsc_desc(c, srv, role), "couldn't connect",
+					 ret, c->cfg.xport.timeout_ms, true);
+			if (why[0])
+				log_dbg("%s", why);
+			goto unlock;
+		}
+		l->refs = 1;
+		s->link = l;
+	}
+	s->link->refs++;
+	*out = s->link;
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+void rpfsc_link_put(struct rpfs_client *c, int srv, struct rpfsc_link *l)
+{
+	struct rpfsc_server *s = &c->srv[srv];
+
+	pthread_mutex_lock(&s->lock);
+	link_unref(l);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- calls -------------------------------------------------------------- */
+
+int rpfsc_call_error(struct rpfs_client *c, int srv, enum rpfsc_role role,
+		     struct rpfsc_link *l, const char *what, int err)
+{
+	/* A broken connection means the wire failed the call, not the server:
+	 * the cause is the transport's, and the subject adds nothing. */
+	bool transport = l && xp_conn_error(l->conn) != 0;
+
+	return rpfsc_err_server(rpfsc_desc(c, srv, role), transport ? NULL : what, err,
+				c->cfg.xport.timeout_ms, transport);
+}
+
+int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n)
+{
+	int first = 0, ret;
+
+	for (int i = 0; i < n; i++) {
+		struct rpfsc_op *op = &ops[i];
+
+		op->started = false;
+		op->link = NULL;
+		op->call.status = 0;
+		if (first)
+			continue;
+		ret = rpfsc_link_get(c, op->srv, op->role, &op->link);
+		if (ret) {
+			op->call.status = ret;
+			first = ret;
+			continue;
+		}
+		memset(&op->call, 0, sizeof(op->call));
+		op->call.req = op->body;
+		op->call.req_len = op->body_len;
+		op->call.rep = op->rep;
+		op->call.rep_max = op->rep_max;
+		ret = xp_call_start(op->link->conn, &op->call);
+		if (ret) {
+			op->call.status = ret;
+			first = rpfsc_call_error(c, op->srv, op->role, op->link, op->what,
+						 ret);
+			continue;
+		}
+		op->started = true;
+	}
+	for (int i = 0; i < n; i++) {
+		struct rpfsc_op *op = &ops[i];
+
+		if (op->started) {
+			ret = xp_call_wait(&op->call);
+			if (ret && !first)
+				first = rpfsc_call_error(c, op->srv, op->role, op->link,
+							 op->what, ret);
+		}
+		if (op->link)
+			rpfsc_link_put(c, op->srv, op->link);
+		op->link = NULL;
+	}
+	return first;
+}
+
+int rpfsc_call1(struct rpfs_client *c, int srv, enum rpfsc_role role, const char *what,
+		const void *body, size_t body_len, void *rep, size_t rep_max,
+		size_t *rep_len)
+{
+	struct rpfsc_op op = {
+		.srv = srv,
+		.role = role,
+		.what = what,
+		.body = body,
+		.body_len = body_len,
+		.rep = rep,
+		.rep_max = rep_max,
+	};
+	int ret = rpfsc_run(c, &op, 1);
+
+	if (rep_len)
+		*rep_len = op.call.rep_len;
+	return ret;
+}
+
+/* ---- paths -------------------------------------------------------------- */
+
+int rpfsc_path_norm(const char *path, char *out)
+{
+	size_t n = 0;
+	const char *p = path;
+
+	if (!path || path[0] != '/') {
+		rpfsc_err_set("%s: not an absolute path", path ? path : "(null)");
+		return -EINVAL;
+	}
+	while (*p) {
+		const char *name;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		name = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - name);
+		if (len == 0 || (len == 1 && name[0] == '.'))
+			continue;
+		if (len == 2 && name[0] == '.' && name[1] == '.') {
+			/* ".." of the root is the root, as in POSIX. */
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;
+			continue;
+		}
+		if (len > RPC_NAME_MAX || n + 1 + len > RPC_PATH_MAX) {
+			rpfsc_err_set("%s: name too long", path);
+			return -ENAMETOOLONG;
+		}
+		out[n++] = '/';
+		memcpy(out + n, name, len);
+		n += len;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+	return 0;
+}
+
+/* ---- init and finalize -------------------------------------------------- */
+
+static uint64_t make_lock_owner(void)
+{
+	uint64_t v = 0;
+	struct timespec ts;
+
+	/* Owners must differ between clients of the whole cluster. */
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_nsec ^
+		    ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)&v;
+	}
+	return v ? v : 1;
+}
+
+static char *desc_dup(const char *role, int idx, const struct rpfs_server_cfg *s)
+{
+	char buf[400];
+
+	snprintf(buf, sizeof(buf), "%s server %d (%s:%s)", role, idx, s->address,
+		 s->port);
+	return strdup(buf);
+}
+
+static void client_free(struct rpfs_client *c)
+{
+	if (c->srv) {
+		for (uint32_t i = 0; i < c->cfg.nservers; i++) {
+			if (c->srv[i].link)
+				link_unref(c->srv[i].link);
+			pthread_mutex_destroy(&c->srv[i].lock);
+		}
+	}
+	for (uint32_t i = 0; c->io_desc && i < c->cfg.nio; i++)
+		free(c->io_desc[i]);
+	for (uint32_t i = 0; c->meta_desc && i < c->cfg.nmeta; i++)
+		free(c->meta_desc[i]);
+	free(c->io_desc);
+	free(c->meta_desc);
+	free(c->srv);
+	if (c->fab)
+		xp_fabric_close(c->fab);
+	rpfs_config_free(&c->cfg);
+	free(c);
+}
+
+int rpfs_init(const char *config, rpfs_client_t **out)
+{
+	struct rpfs_client *c;
+	struct rpc_seg seg = {0, 1};
+	char why[512] = "";
+	uint8_t body[64];
+	int ret;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		rpfsc_err_set("out of memory");
+		return -ENOMEM;
+	}
+	ret = rpfs_config_load(config, &c->cfg, why, sizeof(why));
+	if (ret) {
+		rpfsc_err_set("%s", why[0] ? why : strerror(-ret));
+		free(c);
+		return ret;
+	}
+	if (!c->cfg.nio || !c->cfg.nmeta) {
+		rpfsc_err_set("%s: needs at least one metadata and one I/O server",
+			      c->cfg.path);
+		ret = -EINVAL;
+		goto fail;
+	}
+	c->srv = calloc(c->cfg.nservers, sizeof(*c->srv));
+	c->io_desc = calloc(c->cfg.nio, sizeof(char *));
+	c->meta_desc = calloc(c->cfg.nmeta, sizeof(char *));
+	if (!c->srv || !c->io_desc || !c->meta_desc)
+		goto nomem;
+	for (uint32_t i = 0; i < c->cfg.nservers; i++) {
+		const struct rpfs_server_cfg *s = &c->cfg.servers[i];
+
+		pthread_mutex_init(&c->srv[i].lock, NULL);
+		if (s->io_index >= 0)
+			snprintf(c->srv[i].desc, sizeof(c->srv[i].desc),
+				 "io server %d (%s:%s)", s->io_index, s->address,
+				 s->port);
+		else if (s->meta_index >= 0)
+			snprintf(c->srv[i].desc, sizeof(c->srv[i].desc),
+				 "meta server %d (%s:%s)", s->meta_index, s->address,
+				 s->port);
+		else
+			snprintf(c->srv[i].desc, sizeof(c->srv[i].desc),
+				 "server %s (%s:%s)", s->name, s->address, s->port);
+	}
+	for (uint32_t i = 0; i < c->cfg.nio; i++)
+		if (!(c->io_desc[i] =
+			      desc_dup("io", (int)i, &c->cfg.servers[c->cfg.io[i]])))
+			goto nomem;
+	for (uint32_t i = 0; i < c->cfg.nmeta; i++)
+		if (!(c->meta_desc[i] =
+			      desc_dup("meta", (int)i, &c->cfg.servers[c->cfg.meta[i]])))
+			goto nomem;
+
+	/* The I/O body size for n segments is header + n * RPC_SEG_SIZE;
+	 * learn the header from the encoder rather than restate the format. */
+	ret = rpc_enc_io(body, sizeof(body), RPC_IO_READ, 0, &seg, 1);
+	if (ret < RPC_SEG_SIZE) {
+		rpfsc_err_set("internal error: can't encode an I/O request (%d)", ret);
+		ret = -EINVAL;
+		goto fail;
+	}
+	c->io_hdr = (size_t)ret - RPC_SEG_SIZE;
+	c->io_max_segs = rpc_io_max_segs(RPFSC_IO_BODY_CAP);
+	if (!c->io_max_segs) {
+		rpfsc_err_set("internal error: no room for I/O segments");
+		ret = -EINVAL;
+		goto fail;
+	}
+	c->lock_owner = make_lock_owner();
+
+	ret = xp_fabric_open(&c->cfg.xport, XP_CLIENT, &c->fab);
+	if (ret) {
+		rpfsc_err_set("can't open the %s fabric: %s",
+			      c->cfg.xport.provider[0] ? c->cfg.xport.provider
+						       : "default",
+			      strerror(-ret));
+		c->fab = NULL;
+		goto fail;
+	}
+	*out = c;
+	return 0;
+nomem:
+	rpfsc_err_set("out of memory");
+	ret = -ENOMEM;
+fail:
+	client_free(c);
+	return ret;
+}
+
+void rpfs_finalize(rpfs_client_t *c)
+{
+	if (c)
+		client_free(c);
+}

@@ -1,0 +1,162 @@
+/* librpfs internals shared by the files of adio/client/.
+ *
+ *   client.c     the client object: config, transport fabric, one lazily made
+ *                connection per server ("links"), and the call helpers every
+ *                other file goes through
+ *   namespace.c  path operations on the metadata servers
+ *   file.c       open files: attributes, size, truncate, sync, locks
+ *   listio.c     list I/O: any memory list x any file list -> one request
+ *                per I/O server (split over several calls only when long)
+ *   request.c    the nonblocking rpfs_i* requests on top of listio.c
+ *   errmsg.c     the per-thread last error message and errno texts
+ *
+ * Servers are named three ways: by config index (order in the config file,
+ * what rpfs_ping takes), and by role index ("io server N", the index layouts
+ * use; "meta server N", the index path hashes and handles use). Connections
+ * are per config index, so a server with both roles has one connection. */
+#ifndef RPFS_CLIENT_PRIV_H
+#define RPFS_CLIENT_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpfs.h"
+/* By path: the name "config.h" is autoconf's too, and a build directory
+ * (-I., searched first) holding one would shadow the cluster config. */
+#include "../../common/config.h"
+#include "layout.h"
+#include "rpc.h"
+#include "xport.h"
+
+/* Largest I/O request body we build. The transport gives every receive
+ * buffer and Fast RDMA slot 4 KiB beyond the largest payload for header,
+ * body and descriptors; staying well inside that keeps a body with its
+ * data (inline, fast) or its descriptors (bulk) within one message. */
+#define RPFSC_IO_BODY_CAP 3584
+/* Largest data of one I/O call: big transfers to one server still go as a
+ * few calls in flight at once rather than one registration of gigabytes. */
+#define RPFSC_IO_CALL_MAX (64u << 20)
+/* Metadata request bodies: a path plus fixed fields. */
+#define RPFSC_META_BODY_CAP (RPC_PATH_MAX + 1 + 256)
+
+enum rpfsc_role { RPFSC_ANY = 0, RPFSC_META = 1, RPFSC_IO = 2 };
+
+/* A connection with a reference count: a broken one is replaced in the
+ * table at once but closed only when its last user lets go, so a thread
+ * never sees its connection freed under a call it is making. */
+struct rpfsc_link {
+	struct xp_conn *conn;
+	int refs;
+};
+
+struct rpfsc_server {
+	pthread_mutex_t lock;	 /* link and connecting */
+	struct rpfsc_link *link; /* NULL until first use */
+	char desc[400];		 /* "io server 1 (127.0.0.1:7101)" */
+};
+
+struct rpfs_client {
+	struct rpfs_config cfg;
+	struct xp_fabric *fab;
+	struct rpfsc_server *srv; /* cfg.nservers, by config index */
+	char **io_desc;		  /* cfg.nio: "io server N (host:port)" */
+	char **meta_desc;	  /* cfg.nmeta */
+	uint64_t lock_owner;	  /* this client's byte-range lock owner id */
+	size_t io_hdr;		  /* IO_WRITE/IO_READ body bytes before the segments */
+	uint32_t io_max_segs;	  /* segments per I/O body of RPFSC_IO_BODY_CAP */
+};
+
+struct rpfs_file {
+	struct rpfs_client *c;
+	struct rpc_attr attr; /* as opened; layout.nservers = cluster I/O servers */
+	char *path;	      /* for messages; NULL when opened from attributes */
+};
+
+/* ---- client.c ----------------------------------------------------------- */
+
+/* Config index of I/O server / metadata server idx. */
+int rpfsc_io_srv(struct rpfs_client *c, uint32_t idx);
+int rpfsc_meta_srv(struct rpfs_client *c, uint32_t idx);
+/* Description of server srv (config index) in role (for messages). */
+const char *rpfsc_desc(struct rpfs_client *c, int srv, enum rpfsc_role role);
+
+/* Connection to server srv, connecting or reconnecting if needed. On
+ * failure sets the error message (naming the server) and returns -errno. */
+int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
+		   struct rpfsc_link **out);
+void rpfsc_link_put(struct rpfs_client *c, int srv, struct rpfsc_link *l);
+
+/* One call of a batch sent to several servers at once. */
+struct rpfsc_op {
+	int srv;	      /* config index */
+	enum rpfsc_role role; /* for messages */
+	const char *what;     /* path or other subject for messages, or NULL */
+	const void *body;
+	size_t body_len;
+	void *rep;
+	size_t rep_max;
+	/* out */
+	struct xp_call call; /* call.status, call.rep_len */
+	struct rpfsc_link *link;
+	bool started;
+};
+
+/* Start every op, wait for all, and return 0 or the first error (with its
+ * message set). Each op's own result stays in op->call.status. */
+int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n);
+/* One call to one server: rpfsc_run of one op. *rep_len may be NULL. */
+int rpfsc_call1(struct rpfs_client *c, int srv, enum rpfsc_role role, const char *what,
+		const void *body, size_t body_len, void *rep, size_t rep_max,
+		size_t *rep_len);
+
+/* Record the failure of a finished call (transport or server) as the
+ * thread's message; returns err. */
+int rpfsc_call_error(struct rpfs_client *c, int srv, enum rpfsc_role role,
+		     struct rpfsc_link *l, const char *what, int err);
+
+/* Normalize an absolute path into out (RPC_PATH_MAX + 1 bytes): no "//",
+ * ".", "..", or trailing "/". -EINVAL if relative, -ENAMETOOLONG. */
+int rpfsc_path_norm(const char *path, char *out);
+
+/* ---- namespace.c -------------------------------------------------------- */
+
+/* LOOKUP path (normalized into norm) on its metadata server. */
+int rpfsc_lookup(struct rpfs_client *c, const char *path, char *norm, struct rpc_attr *a);
+
+/* ---- file.c --------------------------------------------------------------- */
+
+void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st);
+
+/* Layout of an attribute with nservers filled in and checked. */
+int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a);
+/* Logical size of a file from its I/O servers (IO_SIZE in parallel). */
+int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
+		    uint64_t *size);
+
+/* ---- listio.c ----------------------------------------------------------- */
+
+struct rpfsc_io;
+/* Build and start the calls of one list I/O; 0 with *out, or -errno (then
+ * nothing is in flight). A zero-length access gives an io with no calls. */
+int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int nmem,
+		   const struct rpfs_seg *file, int nfile, struct rpfsc_io **out);
+/* 1 when every call is done, else 0 (drives progress, never blocks). */
+int rpfsc_io_test(struct rpfsc_io *io);
+/* Wait for every call, free io, and return the bytes moved or the first
+ * error (message set for the calling thread). */
+ssize_t rpfsc_io_finish(struct rpfsc_io *io);
+
+/* ---- errmsg.c ----------------------------------------------------------- */
+
+void rpfsc_err_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "what: cause" after the server description; what may be NULL. */
+int rpfsc_err_server(const char *desc, const char *what, int err, int timeout_ms,
+		     bool transport);
+/* Text for a negative errno; transport failures read differently (a
+ * timeout is "no progress within N ms", not a server's ETIMEDOUT). */
+const char *rpfsc_strerror(int err, int timeout_ms, bool transport, char *buf,
+			   size_t len);
+
+#endif

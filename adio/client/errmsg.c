@@ -1,0 +1,74 @@
+/* Error messages: the calling thread's last failure, as rpfs_errmsg() shows.
+ *
+ * Return values carry the errno; the message carries what an operator needs
+ * to act on it: which server ("meta server 0 (127.0.0.1:7100)"), about what
+ * (a path), and the cause. Thread-local, like errno, because a client is
+ * shared by threads and each wants the story of its own failure. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client_priv.h"
+
+static _Thread_local char errbuf[1024];
+
+const char *rpfs_errmsg(void)
+{
+	return errbuf;
+}
+
+void rpfsc_err_set(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+}
+
+const char *rpfsc_strerror(int err, int timeout_ms, bool transport, char *buf, size_t len)
+{
+	int e = err < 0 ? -err : err;
+
+	if (transport) {
+		/* The transport fails a call for a reason on the wire, and the
+		 * connection goes with it; say so rather than quote errno. */
+		switch (e) {
+		case ETIMEDOUT:
+			snprintf(buf, len, "no progress within %d ms", timeout_ms);
+			return buf;
+		case ECONNRESET:
+		case ECONNABORTED:
+		case EPIPE:
+			snprintf(buf, len, "connection lost (%s)", strerror(e));
+			return buf;
+		case ECONNREFUSED:
+			snprintf(buf, len, "connection refused");
+			return buf;
+		case EPROTO:
+			snprintf(buf, len, "protocol error, connection closed");
+			return buf;
+		default:
+			break;
+		}
+	} else if (e == EPROTO) {
+		snprintf(buf, len, "malformed request or reply");
+		return buf;
+	}
+	snprintf(buf, len, "%s", strerror(e));
+	return buf;
+}
+
+int rpfsc_err_server(const char *desc, const char *what, int err, int timeout_ms,
+		     bool transport)
+{
+	char cause[128];
+
+	rpfsc_strerror(err, timeout_ms, transport, cause, sizeof(cause));
+	if (what && *what)
+		rpfsc_err_set("%s: %s: %s", desc, what, cause);
+	else
+		rpfsc_err_set("%s: %s", desc, cause);
+	return err;
+}

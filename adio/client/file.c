@@ -1,0 +1,364 @@
+/* Open files: create/open, attributes, and the operations that concern a
+ * whole file rather than a range of its data.
+ *
+ * A file is its attributes (handle, layout), nothing more: opening asks the
+ * metadata server once, rpfs_open_attr asks no one (attributes broadcast by
+ * MPI rank 0), and data then goes straight to the I/O servers (listio.c).
+ * The logical size is never stored: as in PVFS2, it is rebuilt from the
+ * datafile sizes of the file's I/O servers (IO_SIZE to each, in parallel),
+ * and truncate sets each datafile to the size its slot has at that logical
+ * size. Shared file pointers and byte-range locks are served by the
+ * metadata server that owns the handle (top 16 bits of the handle). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_priv.h"
+
+void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->handle = a->handle;
+	st->type = a->type == RPC_TYPE_DIR ? RPFS_TYPE_DIR : RPFS_TYPE_FILE;
+	st->mode = a->mode;
+	st->uid = a->uid;
+	st->gid = a->gid;
+	st->atime = a->atime;
+	st->mtime = a->mtime;
+	st->ctime = a->ctime;
+	if (a->type == RPC_TYPE_FILE) {
+		st->stripe_unit = a->layout.stripe_unit;
+		st->stripe_count = a->layout.stripe_count;
+		st->first_server = a->layout.first_server;
+	}
+}
+
+int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a)
+{
+	/* Slots wrap modulo the cluster's I/O servers; a layout made for more
+	 * servers than this client knows would address servers it lacks. */
+	if (!a->layout.nservers)
+		a->layout.nservers = c->cfg.nio;
+	if (a->layout.nservers > c->cfg.nio || layout_check(&a->layout))
+		return -EINVAL;
+	return 0;
+}
+
+static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char *path,
+		    rpfs_file_t **out)
+{
+	struct rpfs_file *f = calloc(1, sizeof(*f));
+	char what[64];
+
+	if (!path) {
+		snprintf(what, sizeof(what), "handle %#" PRIx64, a->handle);
+		path = what;
+	}
+	if (f)
+		f->path = strdup(path);
+	if (!f || !f->path) {
+		free(f);
+		rpfsc_err_set("%s: out of memory", path);
+		return -ENOMEM;
+	}
+	f->c = c;
+	f->attr = *a;
+	*out = f;
+	return 0;
+}
+
+int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
+		const struct rpfs_create_opts *opts, rpfs_file_t **out)
+{
+	char norm[RPC_PATH_MAX + 1];
+	uint8_t body[RPFSC_META_BODY_CAP];
+	uint8_t rep[256];
+	struct rpc_attr a;
+	size_t rep_len;
+	int srv, len, ret;
+
+	*out = NULL;
+	ret = rpfsc_path_norm(path, norm);
+	if (ret)
+		return ret;
+	srv = rpfsc_meta_srv(c, rpfs_meta_for_path(&c->cfg, norm));
+	len = rpc_enc_create(body, sizeof(body), norm, mode & 07777, (uint32_t)getuid(),
+			     (uint32_t)getgid(),
+			     (flags & RPFS_O_EXCL) ? RPC_CREATE_EXCL : 0,
+			     opts ? opts->stripe_unit : 0, opts ? opts->stripe_count : 0,
+			     opts ? opts->first_server : -1);
+	if (len < 0) {
+		rpfsc_err_set("%s: can't encode the request: %s", norm, strerror(-len));
+		return len;
+	}
+	ret = rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, rep, sizeof(rep),
+			  &rep_len);
+	if (ret)
+		return ret;
+	if (rpc_dec_attr(rep, rep_len, &a) || rpfsc_attr_layout(c, &a))
+		return rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_META), norm, -EPROTO, 0,
+					false);
+	if (a.type != RPC_TYPE_FILE) {
+		/* Without EXCL an existing name answers with its attributes. */
+		rpfsc_err_set("%s: %s", norm, strerror(EISDIR));
+		return -EISDIR;
+	}
+	return file_new(c, &a, norm, out);
+}
+
+int rpfs_open(rpfs_client_t *c, const char *path, rpfs_file_t **out)
+{
+	char norm[RPC_PATH_MAX + 1];
+	struct rpc_attr a;
+	int ret;
+
+	*out = NULL;
+	ret = rpfsc_lookup(c, path, norm, &a);
+	if (ret)
+		return ret;
+	if (a.type != RPC_TYPE_FILE) {
+		rpfsc_err_set("%s: %s", norm, strerror(EISDIR));
+		return -EISDIR;
+	}
+	return file_new(c, &a, norm, out);
+}
+
+int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out)
+{
+	struct rpc_attr a = {0};
+
+	*out = NULL;
+	if (st->type != RPFS_TYPE_FILE) {
+		rpfsc_err_set("handle %#" PRIx64 ": %s", st->handle, strerror(EISDIR));
+		return -EISDIR;
+	}
+	a.handle = st->handle;
+	a.type = RPC_TYPE_FILE;
+	a.mode = st->mode;
+	a.uid = st->uid;
+	a.gid = st->gid;
+	a.atime = st->atime;
+	a.mtime = st->mtime;
+	a.ctime = st->ctime;
+	a.layout.stripe_unit = st->stripe_unit;
+	a.layout.stripe_count = st->stripe_count;
+	a.layout.first_server = st->first_server;
+	a.layout.nservers = c->cfg.nio;
+	if (RPC_HANDLE_META(a.handle) >= c->cfg.nmeta || rpfsc_attr_layout(c, &a)) {
+		rpfsc_err_set("handle %#" PRIx64 ": attributes don't fit this cluster "
+			      "(%u metadata, %u I/O servers)",
+			      st->handle, c->cfg.nmeta, c->cfg.nio);
+		return -EINVAL;
+	}
+	return file_new(c, &a, NULL, out);
+}
+
+void rpfs_close(rpfs_file_t *f)
+{
+	if (!f)
+		return;
+	free(f->path);
+	free(f);
+}
+
+void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st)
+{
+	rpfsc_attr_to_stat(&f->attr, st);
+}
+
+/* ---- per-datafile operations -------------------------------------------- */
+
+/* One request per slot of the layout, all in flight at once: IO_SIZE
+ * (sizes[] gets each datafile's size), IO_TRUNCATE to the slot's share of
+ * size, or IO_SYNC. */
+static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
+		    uint16_t op, uint64_t size, uint64_t *sizes)
+{
+	uint32_t n = a->layout.stripe_count;
+	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
+	uint8_t(*body)[32] = calloc(n, sizeof(*body));
+	uint8_t(*rep)[16] = calloc(n, sizeof(*rep));
+	int ret = 0;
+
+	if (!ops || !body || !rep) {
+		ret = -ENOMEM;
+		rpfsc_err_set("%s: out of memory", what);
+		goto out;
+	}
+	for (uint32_t s = 0; s < n; s++) {
+		int len =
+			op == RPC_IO_TRUNCATE
+				? rpc_enc_truncate(body[s], sizeof(body[s]), a->handle,
+						   layout_local_size(&a->layout, s, size))
+				: rpc_enc_handle_op(body[s], sizeof(body[s]), op,
+						    a->handle);
+
+		if (len < 0) {
+			ret = len;
+			rpfsc_err_set("%s: can't encode the request: %s", what,
+				      strerror(-len));
+			goto out;
+		}
+		ops[s].srv = rpfsc_io_srv(c, layout_server(&a->layout, s));
+		ops[s].role = RPFSC_IO;
+		ops[s].what = what;
+		ops[s].body = body[s];
+		ops[s].body_len = (size_t)len;
+		ops[s].rep = rep[s];
+		ops[s].rep_max = sizeof(rep[s]);
+	}
+	ret = rpfsc_run(c, ops, (int)n);
+	if (ret || !sizes)
+		goto out;
+	for (uint32_t s = 0; s < n; s++) {
+		if (rpc_dec_u64(rep[s], ops[s].call.rep_len, &sizes[s])) {
+			ret = rpfsc_err_server(rpfsc_desc(c, ops[s].srv, RPFSC_IO), what,
+					       -EPROTO, 0, false);
+			goto out;
+		}
+	}
+out:
+	free(ops);
+	free(body);
+	free(rep);
+	return ret;
+}
+
+int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
+		    uint64_t *size)
+{
+	uint64_t *sizes = calloc(a->layout.stripe_count, sizeof(*sizes));
+	int ret;
+
+	if (!sizes) {
+		rpfsc_err_set("%s: out of memory", what);
+		return -ENOMEM;
+	}
+	ret = per_slot(c, a, what, RPC_IO_SIZE, 0, sizes);
+	if (!ret)
+		*size = layout_file_size(&a->layout, sizes);
+	free(sizes);
+	return ret;
+}
+
+int rpfs_getsize(rpfs_file_t *f, uint64_t *size)
+{
+	return rpfsc_file_size(f->c, &f->attr, f->path, size);
+}
+
+int rpfs_truncate(rpfs_file_t *f, uint64_t size)
+{
+	return per_slot(f->c, &f->attr, f->path, RPC_IO_TRUNCATE, size, NULL);
+}
+
+int rpfs_sync(rpfs_file_t *f)
+{
+	return per_slot(f->c, &f->attr, f->path, RPC_IO_SYNC, 0, NULL);
+}
+
+/* ---- shared file pointer and locks -------------------------------------- */
+
+static int handle_meta(rpfs_file_t *f)
+{
+	return rpfsc_meta_srv(f->c, RPC_HANDLE_META(f->attr.handle));
+}
+
+int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old)
+{
+	uint8_t body[32], rep[16];
+	int srv = handle_meta(f);
+	size_t rep_len;
+	uint64_t v;
+	int len, ret;
+
+	if (srv < 0) {
+		rpfsc_err_set("%s: handle names no metadata server", f->path);
+		return -EINVAL;
+	}
+	len = rpc_enc_fetch_add(body, sizeof(body), f->attr.handle, delta);
+	if (len < 0) {
+		rpfsc_err_set("%s: can't encode the request: %s", f->path,
+			      strerror(-len));
+		return len;
+	}
+	ret = rpfsc_call1(f->c, srv, RPFSC_META, f->path, body, (size_t)len, rep,
+			  sizeof(rep), &rep_len);
+	if (ret)
+		return ret;
+	if (rpc_dec_u64(rep, rep_len, &v))
+		return rpfsc_err_server(rpfsc_desc(f->c, srv, RPFSC_META), f->path,
+					-EPROTO, 0, false);
+	*old = (int64_t)v;
+	return 0;
+}
+
+static int lock_call(rpfs_file_t *f, uint16_t op, uint16_t flags, uint64_t off,
+		     uint64_t len)
+{
+	uint8_t body[64];
+	int srv = handle_meta(f);
+	int blen;
+
+	if (srv < 0) {
+		rpfsc_err_set("%s: handle names no metadata server", f->path);
+		return -EINVAL;
+	}
+	/* len 0 means "to the end of the file", whatever its size becomes. */
+	if (!len)
+		len = UINT64_MAX - off;
+	blen = rpc_enc_lock(body, sizeof(body), op, flags, f->attr.handle, off, len,
+			    f->c->lock_owner);
+	if (blen < 0) {
+		rpfsc_err_set("%s: bad lock range [%" PRIu64 ", +%" PRIu64 ")", f->path,
+			      off, len);
+		return blen;
+	}
+	return rpfsc_call1(f->c, srv, RPFSC_META, f->path, body, (size_t)blen, NULL, 0,
+			   NULL);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int rpfs_lock(rpfs_file_t *f, uint64_t off, uint64_t len, int exclusive)
+{
+	/* The server never queues a waiter (a dead client would hold up the
+	 * queue): a conflict is -EAGAIN and the client retries with backoff,
+	 * for a bounded time, so a lock leaked by a crashed holder gives an
+	 * error rather than a hang. */
+	int64_t limit = 10 * (int64_t)f->c->cfg.xport.timeout_ms;
+	int64_t start = now_ms();
+	long delay_us = 50;
+	int ret;
+
+	for (;;) {
+		ret = lock_call(f, RPC_LOCK, exclusive ? RPC_LOCK_EXCL : 0, off, len);
+		if (ret != -EAGAIN)
+			return ret;
+		if (now_ms() - start > limit) {
+			rpfsc_err_set("%s: %s: lock [%" PRIu64 ", +%" PRIu64
+				      ") still held by another owner after %" PRId64
+				      " ms",
+				      rpfsc_desc(f->c, handle_meta(f), RPFSC_META),
+				      f->path, off, len, limit);
+			return -ETIMEDOUT;
+		}
+		usleep((useconds_t)delay_us);
+		if (delay_us < 20000)
+			delay_us *= 2;
+	}
+}
+
+int rpfs_unlock(rpfs_file_t *f, uint64_t off, uint64_t len)
+{
+	return lock_call(f, RPC_UNLOCK, 0, off, len);
+}

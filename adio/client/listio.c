@@ -1,0 +1,521 @@
+/* List I/O: the core of the data path (DESIGN §4, "one request per server").
+ *
+ * An access is a list of memory pieces and a list of file pieces of the
+ * same total length; byte k of the memory stream goes to byte k of the file
+ * stream. Both lists are walked in step, each overlap is cut at stripe
+ * boundaries (layout_split), and every resulting piece, now contiguous in
+ * memory, in the file, and on one server slot, is appended to that slot's
+ * request: a datafile segment (merged with the previous one when adjacent)
+ * and a memory piece (likewise merged). The server moves the data stream of
+ * a request, which is its segments' bytes in order, to or from the memory
+ * pieces in the same order, so a noncontiguous MPI access costs one request
+ * per server however many pieces it has.
+ *
+ * A request is split over several calls to the same server only when it
+ * must be: more segments than one request body holds (rpc_io_max_segs), more
+ * memory pieces than a bulk call can describe (xp_call_max_desc), or more
+ * data than RPFSC_IO_CALL_MAX. Every call to every server is started before
+ * any is waited for, so servers work in parallel; the transport picks each
+ * call's path (inline, Fast RDMA Write, bulk) by its size. As in MPI, file
+ * pieces that overlap within one write land in an unspecified order. */
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_priv.h"
+
+/* One call: a run of a slot's segments and memory pieces. */
+struct iochunk {
+	uint32_t slot;
+	size_t seg0, nseg;
+	size_t iov0, niov;
+	uint64_t bytes;
+};
+
+/* Everything bound for one slot of the layout. */
+struct slotlist {
+	int srv; /* config index, -1 until first used */
+	struct rpfsc_link *link;
+	struct rpc_seg *segs;
+	size_t nseg, capseg;
+	struct iovec *iov;
+	size_t niov, capiov;
+	size_t cur; /* open chunk (index into io->ch), or NO_CHUNK */
+};
+#define NO_CHUNK SIZE_MAX
+
+struct rpfsc_io {
+	struct rpfs_file *f;
+	bool write;
+	uint64_t total;
+	struct slotlist *sl;
+	uint32_t nslots;
+	struct iochunk *ch;
+	size_t nch, capch;
+	struct xp_call *calls; /* one per chunk, stable while in flight */
+	uint8_t *bodies;
+	size_t nstarted; /* calls[0 .. nstarted) are in flight or done */
+	size_t ntested;	 /* calls[0 .. ntested) are known done */
+	size_t bytecap;	 /* data per call */
+};
+
+static int oom(struct rpfsc_io *io)
+{
+	rpfsc_err_set("%s: out of memory", io->f->path);
+	return -ENOMEM;
+}
+
+/* Room for need elements in p; the (possibly moved) array, or NULL. */
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *np;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	np = realloc(p, n * size);
+	if (np)
+		*cap = n;
+	return np;
+}
+
+/* Would a call of nseg segments, niov memory pieces and bytes data go? */
+static bool call_fits(struct rpfsc_io *io, struct slotlist *sl, size_t nseg, size_t niov,
+		      uint64_t bytes)
+{
+	struct rpfs_client *c = io->f->c;
+	const struct xp_params *p = &c->cfg.xport;
+	bool bulk = p->force_path == XP_PATH_BULK ||
+		    (p->force_path == XP_PATH_AUTO && bytes > p->fast_max);
+	int maxdesc;
+
+	if (nseg > c->io_max_segs || bytes > io->bytecap)
+		return false;
+	if (!bulk)
+		return true;
+	/* Bulk calls describe each memory piece in the request message. */
+	maxdesc = xp_call_max_desc(sl->link->conn, c->io_hdr + nseg * RPC_SEG_SIZE);
+	return maxdesc > 0 && niov <= (size_t)maxdesc;
+}
+
+static int open_chunk(struct rpfsc_io *io, struct slotlist *sl, uint32_t slot)
+{
+	struct iochunk *ch = grow(io->ch, &io->capch, io->nch + 1, sizeof(*io->ch));
+
+	if (!ch)
+		return -ENOMEM;
+	io->ch = ch;
+	ch = &io->ch[io->nch];
+	ch->slot = slot;
+	ch->seg0 = sl->nseg;
+	ch->nseg = 0;
+	ch->iov0 = sl->niov;
+	ch->niov = 0;
+	ch->bytes = 0;
+	sl->cur = io->nch++;
+	return 0;
+}
+
+static int slot_get(struct rpfsc_io *io, uint32_t slot, struct slotlist **out)
+{
+	struct rpfs_client *c = io->f->c;
+	struct slotlist *sl = &io->sl[slot];
+	int ret;
+
+	if (sl->srv < 0) {
+		sl->srv = rpfsc_io_srv(c, layout_server(&io->f->attr.layout, slot));
+		if (sl->srv < 0) {
+			rpfsc_err_set("%s: layout names I/O server %u of %u", io->f->path,
+				      layout_server(&io->f->attr.layout, slot),
+				      c->cfg.nio);
+			return -EINVAL;
+		}
+		/* Connect now: how many pieces a bulk call holds depends on
+		 * the server's receive buffers. */
+		ret = rpfsc_link_get(c, sl->srv, RPFSC_IO, &sl->link);
+		if (ret) {
+			sl->srv = -1;
+			return ret;
+		}
+	}
+	*out = sl;
+	return 0;
+}
+
+/* Append len bytes at datafile offset local of slot, from/to memory addr. */
+static int add_piece(struct rpfsc_io *io, uint32_t slot, uint64_t local, char *addr,
+		     uint64_t len)
+{
+	struct slotlist *sl;
+	int ret = slot_get(io, slot, &sl);
+
+	if (ret)
+		return ret;
+	while (len) {
+		struct iochunk *ch;
+		struct rpc_seg *ls;
+		struct iovec *li;
+		bool mseg, miov;
+		uint64_t n;
+
+		if (sl->cur == NO_CHUNK && open_chunk(io, sl, slot))
+			return oom(io);
+		ch = &io->ch[sl->cur];
+		if (ch->bytes >= io->bytecap) {
+			sl->cur = NO_CHUNK;
+			continue;
+		}
+		n = io->bytecap - ch->bytes < len ? io->bytecap - ch->bytes : len;
+		ls = ch->nseg ? &sl->segs[sl->nseg - 1] : NULL;
+		li = ch->niov ? &sl->iov[sl->niov - 1] : NULL;
+		mseg = ls && ls->off + ls->len == local;
+		miov = li && (char *)li->iov_base + li->iov_len == addr;
+		if (!call_fits(io, sl, ch->nseg + !mseg, ch->niov + !miov,
+			       ch->bytes + n)) {
+			if (!ch->nseg) {
+				rpfsc_err_set("%s: %s: one piece does not fit a request",
+					      rpfsc_desc(io->f->c, sl->srv, RPFSC_IO),
+					      io->f->path);
+				return -E2BIG;
+			}
+			sl->cur = NO_CHUNK;
+			continue;
+		}
+		if (mseg) {
+			ls->len += n;
+		} else {
+			struct rpc_seg *ns =
+				grow(sl->segs, &sl->capseg, sl->nseg + 1, sizeof(*ns));
+
+			if (!ns)
+				return oom(io);
+			sl->segs = ns;
+			sl->segs[sl->nseg].off = local;
+			sl->segs[sl->nseg].len = n;
+			sl->nseg++;
+			ch->nseg++;
+		}
+		if (miov) {
+			li->iov_len += n;
+		} else {
+			struct iovec *ni =
+				grow(sl->iov, &sl->capiov, sl->niov + 1, sizeof(*ni));
+
+			if (!ni)
+				return oom(io);
+			sl->iov = ni;
+			sl->iov[sl->niov].iov_base = addr;
+			sl->iov[sl->niov].iov_len = n;
+			sl->niov++;
+			ch->niov++;
+		}
+		ch->bytes += n;
+		local += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Walk the memory and file lists in step and distribute the pieces. */
+static int map_lists(struct rpfsc_io *io, const struct iovec *mem, int nmem,
+		     const struct rpfs_seg *file, int nfile)
+{
+	const struct rpfs_layout *l = &io->f->attr.layout;
+	struct rpfs_piece pc[64];
+	int mi = 0;
+	size_t moff = 0;
+
+	for (int fi = 0; fi < nfile; fi++) {
+		uint64_t fpos = file[fi].off, flen = file[fi].len;
+
+		while (flen) {
+			uint64_t n, done = 0;
+			char *base;
+
+			while (mi < nmem && moff == mem[mi].iov_len) {
+				mi++;
+				moff = 0;
+			}
+			/* Totals were checked, so the memory can't run out first. */
+			assert(mi < nmem);
+			n = mem[mi].iov_len - moff < flen ? mem[mi].iov_len - moff : flen;
+			base = (char *)mem[mi].iov_base + moff;
+			while (done < n) {
+				uint64_t d;
+				size_t k = layout_split(l, fpos + done, n - done, pc, 64,
+							&d);
+
+				for (size_t i = 0; i < k; i++) {
+					int ret = add_piece(
+						io, pc[i].slot, pc[i].local_off,
+						base + (pc[i].logical_off - fpos),
+						pc[i].len);
+
+					if (ret)
+						return ret;
+				}
+				/* check_lists() ruled out extents past 2^64. */
+				assert(k > 0);
+				done += d;
+			}
+			fpos += n;
+			flen -= n;
+			moff += (size_t)n;
+		}
+	}
+	return 0;
+}
+
+static int check_lists(struct rpfsc_io *io, const struct iovec *mem, int nmem,
+		       const struct rpfs_seg *file, int nfile)
+{
+	uint64_t mt = 0, ft = 0;
+
+	if (nmem < 0 || nfile < 0 || (nmem && !mem) || (nfile && !file))
+		goto inval;
+	for (int i = 0; i < nmem; i++) {
+		if (mem[i].iov_len > SSIZE_MAX - mt)
+			goto inval;
+		mt += mem[i].iov_len;
+	}
+	for (int i = 0; i < nfile; i++) {
+		if (file[i].len > UINT64_MAX - file[i].off ||
+		    file[i].len > SSIZE_MAX - ft)
+			goto inval;
+		ft += file[i].len;
+	}
+	if (mt != ft) {
+		rpfsc_err_set("%s: memory list has %lu bytes, file list %lu", io->f->path,
+			      (unsigned long)mt, (unsigned long)ft);
+		return -EINVAL;
+	}
+	io->total = mt;
+	return 0;
+inval:
+	rpfsc_err_set("%s: invalid memory or file list (negative count, or lengths "
+		      "beyond the 64-bit range)",
+		      io->f->path);
+	return -EINVAL;
+}
+
+static void io_free(struct rpfsc_io *io)
+{
+	struct rpfs_client *c = io->f->c;
+
+	for (uint32_t s = 0; s < io->nslots; s++) {
+		struct slotlist *sl = &io->sl[s];
+
+		if (sl->link)
+			rpfsc_link_put(c, sl->srv, sl->link);
+		free(sl->segs);
+		free(sl->iov);
+	}
+	free(io->sl);
+	free(io->ch);
+	free(io->calls);
+	free(io->bodies);
+	free(io);
+}
+
+/* Data read past what the server produced reads as zeros (rpfs.h). */
+static void zero_tail(const struct iovec *iov, size_t cnt, size_t skip)
+{
+	for (size_t i = 0; i < cnt; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		memset((char *)iov[i].iov_base + skip, 0, iov[i].iov_len - skip);
+		skip = 0;
+	}
+}
+
+/* Wait for the started calls; the first failure (in call order) is the
+ * result, with its message. */
+static ssize_t io_collect(struct rpfsc_io *io)
+{
+	struct rpfs_client *c = io->f->c;
+	int first = 0;
+
+	for (size_t i = 0; i < io->nstarted; i++) {
+		struct iochunk *ch = &io->ch[i];
+		struct slotlist *sl = &io->sl[ch->slot];
+		struct xp_call *call = &io->calls[i];
+		int ret = xp_call_wait(call);
+
+		if (ret) {
+			if (!first)
+				first = rpfsc_call_error(c, sl->srv, RPFSC_IO, sl->link,
+							 io->f->path, ret);
+			continue;
+		}
+		if (!io->write && call->rd_len < ch->bytes)
+			zero_tail(&sl->iov[ch->iov0], ch->niov, call->rd_len);
+	}
+	return first ? first : (ssize_t)io->total;
+}
+
+static int io_launch(struct rpfsc_io *io)
+{
+	struct rpfs_client *c = io->f->c;
+	size_t body_total = 0, off = 0;
+
+	io->calls = calloc(io->nch ? io->nch : 1, sizeof(*io->calls));
+	for (size_t i = 0; i < io->nch; i++)
+		body_total += c->io_hdr + io->ch[i].nseg * RPC_SEG_SIZE;
+	io->bodies = malloc(body_total ? body_total : 1);
+	if (!io->calls || !io->bodies) {
+		rpfsc_err_set("%s: out of memory", io->f->path);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < io->nch; i++) {
+		struct iochunk *ch = &io->ch[i];
+		struct slotlist *sl = &io->sl[ch->slot];
+		struct xp_call *call = &io->calls[i];
+		size_t cap = c->io_hdr + ch->nseg * RPC_SEG_SIZE;
+		int len, ret;
+
+		len = rpc_enc_io(
+			io->bodies + off, cap, io->write ? RPC_IO_WRITE : RPC_IO_READ,
+			io->f->attr.handle, &sl->segs[ch->seg0], (uint32_t)ch->nseg);
+		if (len < 0) {
+			rpfsc_err_set("%s: can't encode an I/O request: %s", io->f->path,
+				      strerror(-len));
+			return len;
+		}
+		call->req = io->bodies + off;
+		call->req_len = (size_t)len;
+		off += cap;
+		if (io->write) {
+			call->wr_iov = &sl->iov[ch->iov0];
+			call->wr_cnt = (int)ch->niov;
+		} else {
+			call->rd_iov = &sl->iov[ch->iov0];
+			call->rd_cnt = (int)ch->niov;
+		}
+		ret = xp_call_start(sl->link->conn, call);
+		if (ret)
+			return rpfsc_call_error(c, sl->srv, RPFSC_IO, sl->link,
+						io->f->path, ret);
+		io->nstarted++;
+	}
+	return 0;
+}
+
+int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int nmem,
+		   const struct rpfs_seg *file, int nfile, struct rpfsc_io **out)
+{
+	const struct xp_params *p = &f->c->cfg.xport;
+	struct rpfsc_io *io = calloc(1, sizeof(*io));
+	int ret;
+
+	*out = NULL;
+	if (!io) {
+		rpfsc_err_set("%s: out of memory", f->path);
+		return -ENOMEM;
+	}
+	io->f = f;
+	io->write = write;
+	io->nslots = f->attr.layout.stripe_count;
+	/* A forced path takes only what that path carries. */
+	io->bytecap = p->force_path == XP_PATH_INLINE ? p->inline_max
+		      : p->force_path == XP_PATH_FAST ? p->fast_max
+						      : RPFSC_IO_CALL_MAX;
+	if (!io->bytecap)
+		io->bytecap = RPFSC_IO_CALL_MAX;
+	io->sl = calloc(io->nslots, sizeof(*io->sl));
+	if (!io->sl) {
+		free(io);
+		rpfsc_err_set("%s: out of memory", f->path);
+		return -ENOMEM;
+	}
+	for (uint32_t s = 0; s < io->nslots; s++) {
+		io->sl[s].srv = -1;
+		io->sl[s].cur = NO_CHUNK;
+	}
+	ret = check_lists(io, mem, nmem, file, nfile);
+	if (ret)
+		goto fail;
+	ret = map_lists(io, mem, nmem, file, nfile);
+	if (ret)
+		goto fail;
+	ret = io_launch(io);
+	if (ret)
+		goto fail;
+	*out = io;
+	return 0;
+fail:
+	/* Calls already under way finish before their memory goes. */
+	if (io->nstarted) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", rpfs_errmsg());
+		io_collect(io);
+		rpfsc_err_set("%s", msg);
+	}
+	io_free(io);
+	return ret;
+}
+
+int rpfsc_io_test(struct rpfsc_io *io)
+{
+	while (io->ntested < io->nstarted) {
+		if (!xp_call_test(&io->calls[io->ntested]))
+			return 0;
+		io->ntested++;
+	}
+	return 1;
+}
+
+ssize_t rpfsc_io_finish(struct rpfsc_io *io)
+{
+	ssize_t ret = io_collect(io);
+
+	io_free(io);
+	return ret;
+}
+
+/* ---- blocking entry points ---------------------------------------------- */
+
+static ssize_t io_sync(rpfs_file_t *f, bool write, const struct iovec *mem, int nmem,
+		       const struct rpfs_seg *file, int nfile)
+{
+	struct rpfsc_io *io;
+	int ret = rpfsc_io_start(f, write, mem, nmem, file, nfile, &io);
+
+	return ret ? ret : rpfsc_io_finish(io);
+}
+
+ssize_t rpfs_writev(rpfs_file_t *f, const struct iovec *mem, int nmem,
+		    const struct rpfs_seg *file, int nfile)
+{
+	return io_sync(f, true, mem, nmem, file, nfile);
+}
+
+ssize_t rpfs_readv(rpfs_file_t *f, const struct iovec *mem, int nmem,
+		   const struct rpfs_seg *file, int nfile)
+{
+	return io_sync(f, false, mem, nmem, file, nfile);
+}
+
+ssize_t rpfs_pwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = {(void *)buf, len};
+	struct rpfs_seg seg = {off, len};
+
+	return io_sync(f, true, &iov, 1, &seg, 1);
+}
+
+ssize_t rpfs_pread(rpfs_file_t *f, void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = {buf, len};
+	struct rpfs_seg seg = {off, len};
+
+	return io_sync(f, false, &iov, 1, &seg, 1);
+}
