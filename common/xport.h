@@ -164,7 +164,8 @@ typedef void (*xp_conn_fn)(struct xp_conn *c, int up, void *arg);
 int xp_listen(struct xp_fabric *fab, const char *host, const char *port, xp_req_fn handler,
 	      void *arg);
 int xp_listen_port(struct xp_fabric *fab);
-/* Optional: told when a connection comes up or goes down. */
+/* Optional: told when a connection comes up or goes down (not for the
+ * connections xp_fabric_close tears down). */
 void xp_set_conn_handler(struct xp_fabric *fab, xp_conn_fn fn, void *arg);
 
 const void *xp_req_body(const struct xp_req *r, size_t *len);

@@ -207,7 +207,8 @@ void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 		xp_req_abort_all(c);
 	if (fab->role == XP_SERVER) {
 		c->closing = true;
-		if (fab->conn_fn && c->hello_done)
+		/* Not while the fabric closes: its owner is tearing down. */
+		if (fab->conn_fn && c->hello_done && !fab->closing)
 			fab->conn_fn(c, 0, fab->conn_arg);
 	}
 	xp_conn_maybe_free(c);

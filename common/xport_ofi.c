@@ -286,6 +286,7 @@ void xp_fabric_close(struct xp_fabric *fab)
 	if (!fab)
 		return;
 	pthread_mutex_lock(&fab->lock);
+	fab->closing = true;
 	for (uint32_t i = 0; i < fab->nconns; i++) {
 		struct xp_conn *c = fab->conns[i];
 
@@ -403,8 +404,10 @@ int xp_fabric_post(struct xp_fabric *fab, void (*fn)(void *arg), void *arg)
 		fab->posts = p;
 	fab->posts_tail = p;
 	pthread_mutex_unlock(&fab->post_lock);
+	/* Queued either way: a failed wake-up only delays it to the next
+	 * progress call (EAGAIN means a wake-up is already pending). */
 	if (write(fab->post_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		return -errno;
+		log_warn("couldn't wake progress: %s", strerror(errno));
 	return 0;
 }
 

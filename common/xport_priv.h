@@ -217,6 +217,7 @@ struct xp_fabric {
 	struct xp_call *done_calls; /* callbacks to run outside dispatch */
 	int depth;              /* nesting of progress calls (reap at depth 0) */
 	bool need_reap;
+	bool closing;           /* xp_fabric_close under way */
 	int64_t next_sweep_ns;
 	struct xp_stats stats;
 };

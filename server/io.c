@@ -1,0 +1,670 @@
+/* rpfsd role io: datafiles, list I/O and the pipelined bulk path.
+ *
+ * Each file handle has one datafile, DIR/data/<16 hex digits of the
+ * handle>: the name is made from the number alone, so no request can name
+ * a path outside the storage directory. Datafiles are opened lazily and
+ * kept in an LRU cache of descriptors; a read or size of a handle that has
+ * no datafile yet sees an empty file, and bytes past a datafile's end read
+ * as zeros, as in a sparse file.
+ *
+ * IO_WRITE and IO_READ carry a list of datafile segments; the request's
+ * data stream is the segments' bytes in order (list I/O: one request per
+ * server however scattered the access). Small requests (inline and fast
+ * paths) already have their data in a message buffer, so one worker job
+ * does all of the pwrites or preads. Bulk requests go through
+ * xp_req_pipeline: each chunk of the stream is mapped onto the segments and
+ * stored or loaded by a worker while the transport moves the next chunk,
+ * so network and disk overlap (double buffering). Every failed or short
+ * pread/pwrite reaches the client as an errno in the reply status. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proto.h"
+#include "server.h"
+
+#define IO_FD_CACHE 256
+#define IO_HASH	    512
+
+struct fdent {
+	uint64_t handle;
+	int fd;
+	int refs;
+	bool created;  /* new since the last sync: sync the directory */
+	bool detached; /* removed while in use: the last user closes */
+	struct fdent *hnext;
+	struct fdent *prev, *next; /* LRU, most recent first */
+};
+
+struct iosrv {
+	char dir[1100]; /* DIR/data */
+	int dirfd;
+	pthread_mutex_t lock;
+	struct fdent *hash[IO_HASH];
+	struct fdent *lru_head, *lru_tail;
+	unsigned nopen;
+	atomic_long nfiles;
+};
+
+/* A bulk chunk handed to a worker. */
+struct chunk_job {
+	struct sched_job job;
+	struct srv_op *op;
+	struct xp_chunk *ch;
+};
+
+/* ---- descriptor cache ------------------------------------------------------ */
+
+static unsigned fd_hash(uint64_t h)
+{
+	return (unsigned)((h ^ (h >> 17) ^ (h >> 48)) % IO_HASH);
+}
+
+static void datafile_name(uint64_t handle, char *buf, size_t len)
+{
+	snprintf(buf, len, "%016" PRIx64, handle);
+}
+
+static void lru_unlink(struct iosrv *io, struct fdent *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		io->lru_head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		io->lru_tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_push(struct iosrv *io, struct fdent *e)
+{
+	e->prev = NULL;
+	e->next = io->lru_head;
+	if (io->lru_head)
+		io->lru_head->prev = e;
+	else
+		io->lru_tail = e;
+	io->lru_head = e;
+}
+
+static void hash_remove(struct iosrv *io, struct fdent *e)
+{
+	struct fdent **pp = &io->hash[fd_hash(e->handle)];
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = e->hnext;
+}
+
+static struct fdent *lookup(struct iosrv *io, uint64_t handle)
+{
+	struct fdent *e;
+
+	for (e = io->hash[fd_hash(handle)]; e; e = e->hnext)
+		if (e->handle == handle)
+			return e;
+	return NULL;
+}
+
+/* Under the lock: close idle descriptors beyond the cache size. Busy ones
+ * stay; the cache may run over while every entry is in use. */
+static void evict(struct iosrv *io)
+{
+	struct fdent *e = io->lru_tail;
+
+	while (io->nopen > IO_FD_CACHE && e) {
+		struct fdent *prev = e->prev;
+
+		if (!e->refs) {
+			lru_unlink(io, e);
+			hash_remove(io, e);
+			/* Whether the directory entry is durable is asked again at
+			 * the next sync through a fresh descriptor; sync it now. */
+			if (e->created)
+				fsync(io->dirfd);
+			close(e->fd);
+			free(e);
+			io->nopen--;
+		}
+		e = prev;
+	}
+}
+
+/* A referenced descriptor for handle's datafile; -ENOENT if it has none
+ * and create is false. */
+static int fd_get(struct iosrv *io, uint64_t handle, bool create, struct fdent **out)
+{
+	char name[32];
+	struct fdent *e;
+	bool created = false;
+	int fd;
+
+	pthread_mutex_lock(&io->lock);
+	e = lookup(io, handle);
+	if (e) {
+		e->refs++;
+		lru_unlink(io, e);
+		lru_push(io, e);
+		pthread_mutex_unlock(&io->lock);
+		*out = e;
+		return 0;
+	}
+	pthread_mutex_unlock(&io->lock);
+
+	/* Open outside the lock: other handles' I/O need not wait for it. */
+	datafile_name(handle, name, sizeof(name));
+	fd = openat(io->dirfd, name, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		fd = openat(io->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			created = true;
+		else if (errno == EEXIST)
+			fd = openat(io->dirfd, name, O_RDWR | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		int err = -errno;
+
+		if (err != -ENOENT)
+			log_warn("rpfsd: couldn't open datafile %s/%s: %s", io->dir, name,
+				 strerror(-err));
+		return err;
+	}
+	if (created)
+		atomic_fetch_add(&io->nfiles, 1);
+
+	pthread_mutex_lock(&io->lock);
+	e = lookup(io, handle);
+	if (e) {
+		/* Another worker opened it meanwhile: share theirs. */
+		close(fd);
+		e->created |= created;
+	} else {
+		e = calloc(1, sizeof(*e));
+		if (!e) {
+			pthread_mutex_unlock(&io->lock);
+			close(fd);
+			return -ENOMEM;
+		}
+		e->handle = handle;
+		e->fd = fd;
+		e->created = created;
+		e->hnext = io->hash[fd_hash(handle)];
+		io->hash[fd_hash(handle)] = e;
+		lru_push(io, e);
+		io->nopen++;
+	}
+	e->refs++;
+	lru_unlink(io, e);
+	lru_push(io, e);
+	evict(io);
+	pthread_mutex_unlock(&io->lock);
+	*out = e;
+	return 0;
+}
+
+static void fd_put(struct iosrv *io, struct fdent *e)
+{
+	pthread_mutex_lock(&io->lock);
+	if (--e->refs == 0 && e->detached) {
+		close(e->fd);
+		free(e);
+	} else {
+		evict(io);
+	}
+	pthread_mutex_unlock(&io->lock);
+}
+
+int io_remove_handle(struct srv *s, uint64_t handle)
+{
+	struct iosrv *io = s->io;
+	char name[32];
+	struct fdent *e;
+	int ret = 0;
+
+	pthread_mutex_lock(&io->lock);
+	e = lookup(io, handle);
+	if (e) {
+		hash_remove(io, e);
+		lru_unlink(io, e);
+		e->hnext = NULL;
+		io->nopen--;
+		if (e->refs) {
+			e->detached = true;
+		} else {
+			close(e->fd);
+			free(e);
+		}
+	}
+	pthread_mutex_unlock(&io->lock);
+	datafile_name(handle, name, sizeof(name));
+	if (unlinkat(io->dirfd, name, 0)) {
+		if (errno != ENOENT) {
+			ret = -errno;
+			log_warn("rpfsd: couldn't remove datafile %s/%s: %s", io->dir,
+				 name, strerror(-ret));
+		}
+	} else {
+		atomic_fetch_sub(&io->nfiles, 1);
+	}
+	return ret;
+}
+
+/* ---- storage steps ----------------------------------------------------------- */
+
+static int pwrite_full(int fd, const char *buf, uint64_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Bytes past the end of the datafile read as zeros. */
+static int pread_full(int fd, char *buf, uint64_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			memset(buf, 0, len);
+			return 0;
+		}
+		buf += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Store (write) or load (read) the stream range [off, off + len) through
+ * buf: map it onto the segments. For a read, room beyond the segments'
+ * total reads as zeros. */
+static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uint64_t len)
+{
+	struct iosrv *io = op->s->io;
+	struct fdent *e = NULL;
+	uint32_t lo = 0, hi = op->q.nseg;
+	int ret;
+
+	ret = fd_get(io, op->q.handle, write, &e);
+	if (ret == -ENOENT && !write) {
+		memset(buf, 0, len);
+		return 0;
+	}
+	if (ret)
+		return ret;
+	/* First segment ending after off. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (op->seg_end[mid] > off)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	for (uint32_t i = lo; i < op->q.nseg && len; i++) {
+		const struct rpc_seg *sg = &op->segs[i];
+		uint64_t start = op->seg_end[i] - sg->len;
+		uint64_t skip = off - start;
+		uint64_t n = sg->len - skip < len ? sg->len - skip : len;
+
+		if (!sg->len)
+			continue;
+		ret = write ? pwrite_full(e->fd, buf, n, sg->off + skip)
+			    : pread_full(e->fd, buf, n, sg->off + skip);
+		if (ret)
+			break;
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	if (!ret && len) {
+		/* Only reads offer room beyond the stream (checked at dispatch). */
+		memset(buf, 0, len);
+	}
+	fd_put(io, e);
+	if (ret)
+		log_warn("rpfsd: %s of datafile %016" PRIx64 " failed: %s",
+			 write ? "write" : "read", op->q.handle, strerror(-ret));
+	return ret;
+}
+
+/* ---- requests ------------------------------------------------------------------ */
+
+static void chunk_run(struct sched_job *job)
+{
+	struct chunk_job *cj = (struct chunk_job *)job;
+	struct xp_chunk *ch = cj->ch;
+	int ret;
+
+	ret = stream_io(cj->op, cj->op->q.op == RPC_IO_WRITE, ch->buf, ch->off, ch->len);
+	free(cj);
+	xp_chunk_done(ch, ret);
+}
+
+/* Progress thread: the pipeline has a chunk for storage. */
+static void chunk_io(struct xp_chunk *ch, void *ctx)
+{
+	struct srv_op *op = ctx;
+	struct chunk_job *cj = malloc(sizeof(*cj));
+
+	if (!cj) {
+		xp_chunk_done(ch, -ENOMEM);
+		return;
+	}
+	cj->job.run = chunk_run;
+	cj->op = op;
+	cj->ch = ch;
+	sched_submit_urgent(op, &cj->job);
+}
+
+static void pipe_finish(struct xp_req *r, int status, void *ctx)
+{
+	struct srv_op *op = ctx;
+
+	(void)r;
+	op->status = status;
+	if (!status && op->q.op == RPC_IO_READ)
+		op->rd_len = op->total;
+	sched_bulk_done(op);
+	srv_op_finish(op);
+}
+
+static void bulk_start(struct srv_op *op)
+{
+	int ret = xp_req_pipeline(op->r, chunk_io, pipe_finish, op);
+
+	if (ret) {
+		/* Not started: the request is still ours to answer. */
+		op->status = ret;
+		sched_bulk_done(op);
+		srv_op_finish(op);
+	}
+}
+
+static int do_size(struct srv_op *op)
+{
+	struct iosrv *io = op->s->io;
+	struct fdent *e;
+	struct stat st;
+	int ret;
+
+	ret = fd_get(io, op->q.handle, false, &e);
+	if (ret == -ENOENT) {
+		rpc_enc_u64(op->rep, 0);
+		op->rep_len = 8;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	ret = fstat(e->fd, &st) ? -errno : 0;
+	fd_put(io, e);
+	if (ret)
+		return ret;
+	rpc_enc_u64(op->rep, (uint64_t)st.st_size);
+	op->rep_len = 8;
+	return 0;
+}
+
+static int do_truncate(struct srv_op *op)
+{
+	struct iosrv *io = op->s->io;
+	struct fdent *e;
+	int ret;
+
+	if (op->q.size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	ret = fd_get(io, op->q.handle, true, &e);
+	if (ret)
+		return ret;
+	ret = ftruncate(e->fd, (off_t)op->q.size) ? -errno : 0;
+	fd_put(io, e);
+	return ret;
+}
+
+static int do_sync(struct srv_op *op)
+{
+	struct iosrv *io = op->s->io;
+	struct fdent *e;
+	bool created;
+	int ret;
+
+	ret = fd_get(io, op->q.handle, false, &e);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	ret = fdatasync(e->fd) ? -errno : 0;
+	pthread_mutex_lock(&io->lock);
+	created = e->created;
+	e->created = false;
+	pthread_mutex_unlock(&io->lock);
+	/* A new datafile survives a crash only once its name does too. */
+	if (!ret && created && fsync(io->dirfd))
+		ret = -errno;
+	fd_put(io, e);
+	if (ret)
+		log_warn("rpfsd: sync of datafile %016" PRIx64 " failed: %s",
+			 op->q.handle, strerror(-ret));
+	return ret;
+}
+
+static int do_statfs(struct srv_op *op)
+{
+	struct rpc_statfs sf;
+	struct statvfs sv;
+
+	if (statvfs(op->s->io->dir, &sv))
+		return -errno;
+	sf.total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	sf.avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	sf.objects = (uint64_t)atomic_load(&op->s->io->nfiles);
+	rpc_enc_statfs(op->rep, &sf);
+	op->rep_len = RPC_STATFS_SIZE;
+	return 0;
+}
+
+/* Worker: one whole request. */
+static void io_run(struct sched_job *job)
+{
+	struct srv_op *op = (struct srv_op *)job;
+	int ret;
+
+	switch (op->q.op) {
+	case RPC_IO_WRITE:
+		ret = stream_io(op, true, (char *)xp_req_wr_data(op->r), 0, op->total);
+		break;
+	case RPC_IO_READ:
+		ret = stream_io(op, false, xp_req_rd_buf(op->r), 0, op->total);
+		if (!ret)
+			op->rd_len = op->total;
+		break;
+	case RPC_IO_SIZE:
+		ret = do_size(op);
+		break;
+	case RPC_IO_TRUNCATE:
+		ret = do_truncate(op);
+		break;
+	case RPC_IO_SYNC:
+		ret = do_sync(op);
+		break;
+	case RPC_IO_REMOVE:
+		ret = io_remove_handle(op->s, op->q.handle);
+		break;
+	case RPC_IO_STATFS:
+		ret = do_statfs(op);
+		break;
+	default:
+		ret = -EOPNOTSUPP;
+		break;
+	}
+	op->status = ret;
+	srv_op_complete(op);
+}
+
+/* Check the segment list against the data the request moves, and build
+ * the stream offsets. -EINVAL for an inconsistent request. */
+static int check_segs(struct srv_op *op)
+{
+	uint64_t total = 0;
+
+	op->seg_end = calloc(op->q.nseg ? op->q.nseg : 1, sizeof(*op->seg_end));
+	if (!op->seg_end)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < op->q.nseg; i++) {
+		const struct rpc_seg *sg = &op->segs[i];
+
+		if (sg->off > (uint64_t)INT64_MAX ||
+		    sg->len > (uint64_t)INT64_MAX - sg->off)
+			return -EFBIG;
+		if (total + sg->len < total)
+			return -EINVAL;
+		total += sg->len;
+		op->seg_end[i] = total;
+	}
+	op->total = total;
+	if (op->q.op == RPC_IO_WRITE) {
+		if (xp_req_data_len(op->r) != total)
+			return -EINVAL;
+		if (total && xp_req_dir(op->r) != PROTO_DIR_WRITE)
+			return -EINVAL;
+	} else {
+		/* The room offered may exceed the segments; never fall short. */
+		if (xp_req_data_len(op->r) < total)
+			return -EINVAL;
+		if (total && xp_req_dir(op->r) != PROTO_DIR_READ)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+void io_dispatch(struct srv_op *op)
+{
+	int ret;
+
+	op->job.run = io_run;
+	if (op->q.op != RPC_IO_WRITE && op->q.op != RPC_IO_READ) {
+		sched_submit(op);
+		return;
+	}
+	ret = check_segs(op);
+	if (ret) {
+		log_dbg("rpfsd: rejecting I/O request from %s: %s",
+			xp_conn_peer(op->conn), strerror(-ret));
+		op->status = ret;
+		srv_op_finish(op);
+		return;
+	}
+	if (!op->total) {
+		srv_op_finish(op);
+		return;
+	}
+	if (op->q.op == RPC_IO_WRITE ? xp_req_wr_data(op->r) != NULL
+				     : xp_req_rd_buf(op->r) != NULL)
+		sched_submit(op);
+	else
+		sched_bulk(op, bulk_start);
+}
+
+/* ---- life cycle ------------------------------------------------------------------ */
+
+static long count_datafiles(int dirfd)
+{
+	int fd = dup(dirfd);
+	struct dirent *de;
+	long n = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+int io_open(struct srv *s)
+{
+	struct iosrv *io = calloc(1, sizeof(*io));
+	int ret;
+
+	if (!io)
+		return -ENOMEM;
+	snprintf(io->dir, sizeof(io->dir), "%s/data", s->me->dir);
+	if (mkdir(io->dir, 0700) && errno != EEXIST) {
+		ret = -errno;
+		log_err("rpfsd: couldn't create %s: %s", io->dir, strerror(-ret));
+		goto err_free;
+	}
+	io->dirfd = open(io->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (io->dirfd < 0) {
+		ret = -errno;
+		log_err("rpfsd: couldn't open %s: %s", io->dir, strerror(-ret));
+		goto err_free;
+	}
+	pthread_mutex_init(&io->lock, NULL);
+	atomic_store(&io->nfiles, count_datafiles(io->dirfd));
+	s->io = io;
+	return 0;
+
+err_free:
+	free(io);
+	return ret;
+}
+
+void io_close(struct srv *s)
+{
+	struct iosrv *io = s->io;
+	struct fdent *e, *next;
+	bool created = false;
+
+	if (!io)
+		return;
+	/* Clean shutdown: what was written is on disk before we say goodbye. */
+	for (e = io->lru_head; e; e = next) {
+		next = e->next;
+		if (fdatasync(e->fd))
+			log_warn("rpfsd: sync of datafile %016" PRIx64 " failed: %s",
+				 e->handle, strerror(errno));
+		created |= e->created;
+		close(e->fd);
+		free(e);
+	}
+	if (created)
+		fsync(io->dirfd);
+	close(io->dirfd);
+	pthread_mutex_destroy(&io->lock);
+	free(io);
+	s->io = NULL;
+}

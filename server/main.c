@@ -1,0 +1,338 @@
+/* rpfsd: the rpfs server daemon, metadata and/or I/O roles per the config.
+ *
+ *   rpfsd --config FILE --name NAME [--foreground|--daemon] [--pidfile F]
+ *         [--log-level L]
+ *
+ * Start-up is a ladder (config, storage directory, roles, workers, the
+ * listening fabric) and every rung that fails says why and exits non-zero:
+ * 2 for a bad command line or config, 1 for anything else. With --daemon the
+ * parent returns only once the server listens (or failed), so scripts can
+ * start servers one after another.
+ *
+ * Shutdown on SIGTERM or SIGINT: new requests are refused with -ESHUTDOWN,
+ * requests in flight get up to RPFSD_DRAIN_MS to finish, then the threads
+ * stop, open datafiles are fdatasync'ed, LMDB is closed, and the exit status
+ * is 0. The signals are taken by sigwait in the main thread only (blocked
+ * before any thread exists), so no handler runs inside the transport. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server.h"
+
+#define RPFSD_DRAIN_MS 10000
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
+		   "             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
+		   "\n"
+		   "Serve the roles (meta, io) that FILE gives server NAME (its section\n"
+		   "name after \"server.\", or its index in the file).\n");
+}
+
+static int parse_level(const char *s, enum rpfs_log_level *out)
+{
+	static const char *const names[] = {"error", "warn", "info", "debug"};
+
+	for (int i = 0; i < 4; i++) {
+		if (!strcmp(s, names[i])) {
+			*out = (enum rpfs_log_level)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+	char buf[1024];
+	size_t len = strlen(path);
+
+	if (!len || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int find_server(const struct rpfs_config *cfg, const char *name)
+{
+	int i = rpfs_config_find(cfg, name);
+	char *end;
+	long n;
+
+	if (i >= 0)
+		return i;
+	n = strtol(name, &end, 10);
+	if (*name && !*end && n >= 0 && n < (long)cfg->nservers)
+		return (int)n;
+	return -1;
+}
+
+/* Fork; the parent waits for the child's word through a pipe and exits
+ * with its status. Returns the write end in the child. */
+static int daemonize(void)
+{
+	int pfd[2], nul;
+	pid_t pid;
+	char c = 1;
+
+	if (pipe(pfd)) {
+		perror("rpfsd: pipe");
+		exit(1);
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("rpfsd: fork");
+		exit(1);
+	}
+	if (pid > 0) {
+		close(pfd[1]);
+		if (read(pfd[0], &c, 1) != 1)
+			c = 1;
+		_exit(c);
+	}
+	close(pfd[0]);
+	setsid();
+	/* Paths from the config may be relative: stay where we were started. */
+	nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		if (nul > 2)
+			close(nul);
+	}
+	return pfd[1];
+}
+
+static void notify(int fd, char status)
+{
+	if (fd >= 0) {
+		if (write(fd, &status, 1) != 1)
+			log_warn("rpfsd: couldn't tell the parent process we are up");
+		close(fd);
+	}
+}
+
+static int write_pidfile(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", (int)getpid());
+	if (fclose(f))
+		return -errno;
+	return 0;
+}
+
+static void roles_str(unsigned roles, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", roles & RPFS_ROLE_META ? "meta" : "",
+		 (roles & RPFS_ROLE_META) && (roles & RPFS_ROLE_IO) ? "," : "",
+		 roles & RPFS_ROLE_IO ? "io" : "");
+}
+
+/* Wait for the requests in flight, at most RPFSD_DRAIN_MS. */
+static bool drain(struct srv *s)
+{
+	struct timespec tick = {0, 10 * 1000 * 1000};
+
+	for (int waited = 0; waited < RPFSD_DRAIN_MS; waited += 10) {
+		if (!atomic_load(&s->live_ops))
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return !atomic_load(&s->live_ops);
+}
+
+static void shutdown_server(struct srv *s)
+{
+	bool clean = true;
+
+	atomic_store(&s->draining, 1);
+	if (s->progress_running && !drain(s)) {
+		log_warn("rpfsd %s: %ld requests still running after %d ms: stopping "
+			 "anyway",
+			 s->me->name, atomic_load(&s->live_ops), RPFSD_DRAIN_MS);
+		clean = false;
+	}
+	srv_progress_stop(s);
+	sched_stop(s);
+	io_close(s);
+	meta_close(s);
+	peer_fini(s);
+	/* Unfinished ops still point into the fabric: leave it to exit. */
+	if (s->fab && clean && !atomic_load(&s->live_ops)) {
+		/* Closing reports the connections still open as going down;
+		 * the state that would hear it is gone. */
+		xp_set_conn_handler(s->fab, NULL, NULL);
+		xp_fabric_close(s->fab);
+	}
+	s->fab = NULL;
+	place_fini(s);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"name", required_argument, NULL, 'n'},
+		{"foreground", no_argument, NULL, 'f'},
+		{"daemon", no_argument, NULL, 'd'},
+		{"pidfile", required_argument, NULL, 'p'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config = NULL, *name = NULL, *pidfile = NULL;
+	struct srv *s = NULL;
+	bool daemon_mode = false;
+	char why[512] = "", roles[16];
+	enum rpfs_log_level level;
+	sigset_t set;
+	int notify_fd = -1, opt, ret, sig, status = 1;
+
+	while ((opt = getopt_long(argc, argv, "c:n:fdp:l:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'f':
+			daemon_mode = false;
+			break;
+		case 'd':
+			daemon_mode = true;
+			break;
+		case 'p':
+			pidfile = optarg;
+			break;
+		case 'l':
+			if (parse_level(optarg, &level)) {
+				fprintf(stderr, "rpfsd: unknown log level '%s'\n",
+					optarg);
+				return 2;
+			}
+			rpfs_log_set_level(level);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || !name) {
+		fprintf(stderr, "rpfsd: %s\n",
+			optind < argc ? "unexpected argument" : "--name is required");
+		usage(stderr);
+		return 2;
+	}
+
+	/* Before any thread: every thread inherits the mask, and sigwait
+	 * below is the only taker. A client that vanishes mid-write must not
+	 * kill the server. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		fprintf(stderr, "rpfsd: out of memory\n");
+		return 1;
+	}
+	ret = rpfs_config_load(config, &s->cfg, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "rpfsd: couldn't load the configuration: %s\n",
+			why[0] ? why : strerror(-ret));
+		free(s);
+		return 2;
+	}
+	s->self = find_server(&s->cfg, name);
+	if (s->self < 0) {
+		fprintf(stderr, "rpfsd: no server '%s' in %s\n", name, s->cfg.path);
+		status = 2;
+		goto out_cfg;
+	}
+	s->me = &s->cfg.servers[s->self];
+	if (!(s->me->roles & (RPFS_ROLE_META | RPFS_ROLE_IO))) {
+		fprintf(stderr,
+			"rpfsd: server '%s' in %s has no roles (want meta and/or io)\n",
+			s->me->name, s->cfg.path);
+		status = 2;
+		goto out_cfg;
+	}
+	ret = make_dirs(s->me->dir);
+	if (ret) {
+		fprintf(stderr, "rpfsd: couldn't create storage directory %s: %s\n",
+			s->me->dir, strerror(-ret));
+		goto out_cfg;
+	}
+	if (daemon_mode)
+		notify_fd = daemonize();
+
+	place_init(s);
+	ret = peer_init(s);
+	if (!ret && (s->me->roles & RPFS_ROLE_META))
+		ret = meta_open(s);
+	if (!ret && (s->me->roles & RPFS_ROLE_IO))
+		ret = io_open(s);
+	if (!ret)
+		ret = sched_start(s);
+	if (!ret)
+		ret = srv_progress_start(s);
+	if (ret) {
+		log_err("rpfsd %s: couldn't start: %s", s->me->name, strerror(-ret));
+		shutdown_server(s);
+		notify(notify_fd, 1);
+		goto out_cfg;
+	}
+	if (pidfile && (ret = write_pidfile(pidfile)))
+		log_warn("rpfsd: couldn't write pid file %s: %s", pidfile,
+			 strerror(-ret));
+	roles_str(s->me->roles, roles, sizeof(roles));
+	log_info("rpfsd %s ready on %s:%d roles=%s", s->me->name, s->me->address, s->port,
+		 roles);
+	notify(notify_fd, 0);
+
+	do {
+		ret = sigwait(&set, &sig);
+	} while (ret == EINTR);
+	log_info("rpfsd %s: %s, shutting down", s->me->name, strsignal(sig));
+	shutdown_server(s);
+	if (pidfile)
+		unlink(pidfile);
+	log_info("rpfsd %s: stopped", s->me->name);
+	status = 0;
+
+out_cfg:
+	rpfs_config_free(&s->cfg);
+	free(s);
+	return status;
+}

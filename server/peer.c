@@ -1,0 +1,160 @@
+/* rpfsd as a client of the other servers.
+ *
+ * A metadata server sometimes needs another server: the parent directory
+ * of a new file may be owned by another metadata server (paths are spread
+ * by hash), RMDIR must know that no other metadata server holds a child,
+ * and REMOVE deletes the file's datafiles on its I/O servers. Those calls
+ * come from worker threads and block; they go through one XP_CLIENT fabric
+ * of this server (thread-safe: whoever waits drives its progress), opened
+ * on first use, with one connection per peer made lazily and kept. A
+ * broken connection is replaced on the next call (and the call retried
+ * once, since every peer op the server sends is idempotent); the broken
+ * one is closed only at exit, because another worker may still hold it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "server.h"
+
+struct peer {
+	pthread_mutex_t lock; /* held while connecting */
+	struct xp_conn *conn;
+};
+
+struct peers {
+	pthread_mutex_t lock; /* fabric open, dead list */
+	struct xp_fabric *fab;
+	struct xp_conn **dead;
+	size_t ndead, capdead;
+	struct peer *p; /* one per configured server */
+};
+
+int peer_init(struct srv *s)
+{
+	struct peers *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return -ENOMEM;
+	ps->p = calloc(s->cfg.nservers, sizeof(*ps->p));
+	if (!ps->p) {
+		free(ps);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&ps->lock, NULL);
+	for (uint32_t i = 0; i < s->cfg.nservers; i++)
+		pthread_mutex_init(&ps->p[i].lock, NULL);
+	s->peers = ps;
+	return 0;
+}
+
+void peer_fini(struct srv *s)
+{
+	struct peers *ps = s->peers;
+
+	if (!ps)
+		return;
+	for (uint32_t i = 0; i < s->cfg.nservers; i++) {
+		if (ps->p[i].conn)
+			xp_conn_close(ps->p[i].conn);
+		pthread_mutex_destroy(&ps->p[i].lock);
+	}
+	for (size_t i = 0; i < ps->ndead; i++)
+		xp_conn_close(ps->dead[i]);
+	if (ps->fab)
+		xp_fabric_close(ps->fab);
+	pthread_mutex_destroy(&ps->lock);
+	free(ps->dead);
+	free(ps->p);
+	free(ps);
+	s->peers = NULL;
+}
+
+static int open_fabric(struct srv *s, struct peers *ps)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&ps->lock);
+	if (!ps->fab) {
+		ret = xp_fabric_open(&s->cfg.xport, XP_CLIENT, &ps->fab);
+		if (ret)
+			log_err("rpfsd: couldn't open a client fabric to reach other "
+				"servers: %s",
+				strerror(-ret));
+	}
+	pthread_mutex_unlock(&ps->lock);
+	return ret;
+}
+
+/* Keep a broken connection until exit: other workers may still use it. */
+static void retire(struct peers *ps, struct xp_conn *c)
+{
+	pthread_mutex_lock(&ps->lock);
+	if (ps->ndead == ps->capdead) {
+		size_t cap = ps->capdead ? 2 * ps->capdead : 8;
+		struct xp_conn **d = realloc(ps->dead, cap * sizeof(*d));
+
+		if (!d) {
+			/* Leak it rather than free it under another thread. */
+			pthread_mutex_unlock(&ps->lock);
+			return;
+		}
+		ps->dead = d;
+		ps->capdead = cap;
+	}
+	ps->dead[ps->ndead++] = c;
+	pthread_mutex_unlock(&ps->lock);
+}
+
+static int get_conn(struct srv *s, uint32_t server, struct xp_conn **out)
+{
+	struct peers *ps = s->peers;
+	struct peer *p = &ps->p[server];
+	const struct rpfs_server_cfg *sc = &s->cfg.servers[server];
+	char why[256] = "";
+	int ret = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->conn && xp_conn_error(p->conn)) {
+		retire(ps, p->conn);
+		p->conn = NULL;
+	}
+	if (!p->conn) {
+		ret = xp_connect(ps->fab, sc->address, sc->port, &p->conn, why,
+				 sizeof(why));
+		if (ret) {
+			p->conn = NULL;
+			log_warn("rpfsd: couldn't reach server %s (%s:%s): %s", sc->name,
+				 sc->address, sc->port, why[0] ? why : strerror(-ret));
+		}
+	}
+	*out = p->conn;
+	pthread_mutex_unlock(&p->lock);
+	return ret;
+}
+
+int peer_call(struct srv *s, uint32_t server, struct xp_call *call)
+{
+	struct xp_conn *c;
+	int ret;
+
+	if (server >= s->cfg.nservers)
+		return -EINVAL;
+	ret = open_fabric(s, s->peers);
+	if (ret)
+		return ret;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct xp_call again = *call;
+
+		ret = get_conn(s, server, &c);
+		if (ret)
+			return ret;
+		ret = xp_call(c, call);
+		/* A kept connection to a server that restarted breaks on first
+		 * use: try once more on a fresh one. */
+		if (!ret || !xp_conn_error(c) || attempt)
+			break;
+		*call = again;
+	}
+	return ret;
+}

@@ -1,0 +1,339 @@
+/* rpfsd's request manager: who gets a worker next, and how many bulk
+ * transfers each client may have running.
+ *
+ * Blocking work (pread/pwrite, LMDB, fdatasync, calls to other servers)
+ * runs on a pool of worker threads (RPFS_SERVER_WORKERS, default 4). Each
+ * connection has its own FIFO queue, and connections with work wait in a
+ * ring served round-robin: a worker takes one job from the connection at
+ * the head and puts the connection back at the tail, so a client with a
+ * thousand queued requests delays another client's request by at most one
+ * job per worker. Chunks of running bulk transfers go in a second queue
+ * per connection that is served first: their request has already started,
+ * and the pipeline only overlaps network and storage while chunks flow.
+ *
+ * Bulk pipelines take buffers from the transport's shared pool; each
+ * connection may run at most RPFS_SERVER_BULK_PER_CONN (default 2) at once
+ * and the rest wait, in order, so one client streaming gigabytes cannot
+ * take the whole pool.
+ *
+ * The connection records are created, counted and freed on the progress
+ * thread only (one reference per live op); the queues are shared with the
+ * workers under one mutex. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "server.h"
+
+#define SCHED_HASH	  256
+#define SCHED_MAX_WORKERS 64
+
+struct sched_conn {
+	struct xp_conn *conn;
+	struct sched_conn *hnext; /* hash chain (progress thread) */
+	int refs;		  /* live ops (progress thread) */
+	bool down;
+	/* bulk (progress thread) */
+	uint32_t active_bulk;
+	struct srv_op *bulk_head, *bulk_tail;
+	/* queues (under sched->lock) */
+	struct sched_job *head, *tail;	 /* requests, FIFO */
+	struct sched_job *uhead, *utail; /* chunks of running requests */
+	bool in_ring;
+	struct sched_conn *ring_next;
+};
+
+struct sched {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct sched_conn *ring_head, *ring_tail;
+	bool stop;
+	int nthreads;
+	pthread_t thr[SCHED_MAX_WORKERS];
+	struct srv *s;
+	uint32_t bulk_cap;
+	struct sched_conn *hash[SCHED_HASH];
+};
+
+struct worker_arg {
+	struct srv *s;
+	int index;
+};
+
+static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtoul(v, &end, 10);
+	if (*end || n < lo || n > hi) {
+		log_warn("rpfsd: ignoring %s=%s (want %u..%u), using %u", name, v, lo, hi,
+			 def);
+		return def;
+	}
+	return (unsigned)n;
+}
+
+static unsigned conn_hash(const struct xp_conn *c)
+{
+	uintptr_t v = (uintptr_t)c;
+
+	return (unsigned)((v >> 4) ^ (v >> 12)) % SCHED_HASH;
+}
+
+/* ---- connection records (progress thread) -------------------------------- */
+
+struct sched_conn *sched_conn_get(struct srv *s, struct xp_conn *c)
+{
+	struct sched *sd = s->sched;
+	unsigned h = conn_hash(c);
+	struct sched_conn *sc;
+
+	for (sc = sd->hash[h]; sc; sc = sc->hnext)
+		if (sc->conn == c && !sc->down)
+			break;
+	if (!sc) {
+		sc = calloc(1, sizeof(*sc));
+		if (!sc)
+			return NULL;
+		sc->conn = c;
+		sc->hnext = sd->hash[h];
+		sd->hash[h] = sc;
+	}
+	sc->refs++;
+	return sc;
+}
+
+static void conn_unhash(struct sched *sd, struct sched_conn *sc)
+{
+	struct sched_conn **pp = &sd->hash[conn_hash(sc->conn)];
+
+	while (*pp && *pp != sc)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = sc->hnext;
+}
+
+void sched_conn_put(struct srv *s, struct sched_conn *sc)
+{
+	if (--sc->refs > 0)
+		return;
+	/* No op holds it, so no job of it is queued: the workers are done
+	 * with it. A live connection keeps no record while idle either. */
+	conn_unhash(s->sched, sc);
+	free(sc);
+}
+
+void sched_conn_down(struct srv *s, struct xp_conn *c)
+{
+	struct sched *sd = s->sched;
+
+	if (!sd)
+		return;
+	/* Its ops still finish (their replies go nowhere) and release the
+	 * record; marking it keeps a new connection at a reused address from
+	 * sharing it. */
+	for (struct sched_conn *sc = sd->hash[conn_hash(c)]; sc; sc = sc->hnext)
+		if (sc->conn == c)
+			sc->down = true;
+}
+
+/* ---- queues -------------------------------------------------------------- */
+
+static void ring_add(struct sched *sd, struct sched_conn *sc)
+{
+	if (sc->in_ring)
+		return;
+	sc->in_ring = true;
+	sc->ring_next = NULL;
+	if (sd->ring_tail)
+		sd->ring_tail->ring_next = sc;
+	else
+		sd->ring_head = sc;
+	sd->ring_tail = sc;
+}
+
+static void job_append(struct sched_job **head, struct sched_job **tail,
+		       struct sched_job *job)
+{
+	job->next = NULL;
+	if (*tail)
+		(*tail)->next = job;
+	else
+		*head = job;
+	*tail = job;
+}
+
+void sched_submit(struct srv_op *op)
+{
+	struct sched *sd = op->s->sched;
+
+	pthread_mutex_lock(&sd->lock);
+	job_append(&op->sc->head, &op->sc->tail, &op->job);
+	ring_add(sd, op->sc);
+	pthread_cond_signal(&sd->cond);
+	pthread_mutex_unlock(&sd->lock);
+}
+
+void sched_submit_urgent(struct srv_op *op, struct sched_job *job)
+{
+	struct sched *sd = op->s->sched;
+
+	pthread_mutex_lock(&sd->lock);
+	job_append(&op->sc->uhead, &op->sc->utail, job);
+	ring_add(sd, op->sc);
+	pthread_cond_signal(&sd->cond);
+	pthread_mutex_unlock(&sd->lock);
+}
+
+/* Under the lock: the next job, round-robin over connections. */
+static struct sched_job *take_job(struct sched *sd)
+{
+	struct sched_conn *sc = sd->ring_head;
+	struct sched_job *job;
+
+	if (!sc)
+		return NULL;
+	sd->ring_head = sc->ring_next;
+	if (!sd->ring_head)
+		sd->ring_tail = NULL;
+	sc->in_ring = false;
+	if (sc->uhead) {
+		job = sc->uhead;
+		sc->uhead = job->next;
+		if (!sc->uhead)
+			sc->utail = NULL;
+	} else {
+		job = sc->head;
+		sc->head = job->next;
+		if (!sc->head)
+			sc->tail = NULL;
+	}
+	if (sc->head || sc->uhead)
+		ring_add(sd, sc);
+	return job;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker_arg *wa = arg;
+	struct sched *sd = wa->s->sched;
+
+	place_bind_worker(wa->s, wa->index);
+	free(wa);
+	pthread_mutex_lock(&sd->lock);
+	for (;;) {
+		struct sched_job *job = take_job(sd);
+
+		if (!job) {
+			if (sd->stop)
+				break;
+			pthread_cond_wait(&sd->cond, &sd->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&sd->lock);
+		job->run(job);
+		pthread_mutex_lock(&sd->lock);
+	}
+	pthread_mutex_unlock(&sd->lock);
+	return NULL;
+}
+
+/* ---- bulk pipelines (progress thread) -------------------------------------- */
+
+void sched_bulk(struct srv_op *op, void (*start)(struct srv_op *op))
+{
+	struct sched_conn *sc = op->sc;
+
+	op->bulk_start = start;
+	if (sc->active_bulk < op->s->sched->bulk_cap) {
+		sc->active_bulk++;
+		start(op);
+		return;
+	}
+	op->bulk_next = NULL;
+	if (sc->bulk_tail)
+		sc->bulk_tail->bulk_next = op;
+	else
+		sc->bulk_head = op;
+	sc->bulk_tail = op;
+}
+
+void sched_bulk_done(struct srv_op *op)
+{
+	struct sched_conn *sc = op->sc;
+	struct srv_op *next = sc->bulk_head;
+
+	sc->active_bulk--;
+	if (!next)
+		return;
+	sc->bulk_head = next->bulk_next;
+	if (!sc->bulk_head)
+		sc->bulk_tail = NULL;
+	sc->active_bulk++;
+	next->bulk_start(next);
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+int sched_start(struct srv *s)
+{
+	struct sched *sd = calloc(1, sizeof(*sd));
+	int ret = 0;
+
+	if (!sd)
+		return -ENOMEM;
+	pthread_mutex_init(&sd->lock, NULL);
+	pthread_cond_init(&sd->cond, NULL);
+	sd->s = s;
+	sd->bulk_cap = env_uint("RPFS_SERVER_BULK_PER_CONN", 2, 1, 64);
+	s->nworkers = (int)env_uint("RPFS_SERVER_WORKERS", 4, 1, SCHED_MAX_WORKERS);
+	s->sched = sd;
+	for (int i = 0; i < s->nworkers; i++) {
+		struct worker_arg *wa = malloc(sizeof(*wa));
+
+		if (!wa) {
+			ret = -ENOMEM;
+			break;
+		}
+		wa->s = s;
+		wa->index = i;
+		ret = -pthread_create(&sd->thr[i], NULL, worker_main, wa);
+		if (ret) {
+			free(wa);
+			break;
+		}
+		sd->nthreads++;
+	}
+	if (ret) {
+		log_err("rpfsd: couldn't start %d worker threads: %s", s->nworkers,
+			strerror(-ret));
+		sched_stop(s);
+	}
+	return ret;
+}
+
+void sched_stop(struct srv *s)
+{
+	struct sched *sd = s->sched;
+
+	if (!sd)
+		return;
+	/* Workers finish what is queued, then leave. */
+	pthread_mutex_lock(&sd->lock);
+	sd->stop = true;
+	pthread_cond_broadcast(&sd->cond);
+	pthread_mutex_unlock(&sd->lock);
+	for (int i = 0; i < sd->nthreads; i++)
+		pthread_join(sd->thr[i], NULL);
+	/* Records of ops that never finished (a bounded shutdown gave up on
+	 * them) stay allocated: the process is about to exit. */
+	pthread_cond_destroy(&sd->cond);
+	pthread_mutex_destroy(&sd->lock);
+	free(sd);
+	s->sched = NULL;
+}

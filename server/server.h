@@ -1,0 +1,154 @@
+/* rpfsd internals: the state shared by the server's files.
+ *
+ *   main.c       command line, config, storage directory, signals, shutdown
+ *   progress.c   the server fabric and its progress thread; decodes each
+ *                request and routes it (PING at once, lock and counter ops
+ *                on the progress thread, everything else to sched.c)
+ *   sched.c      the request manager: worker threads for blocking work,
+ *                per-connection FIFO queues served round-robin, a cap on
+ *                the bulk pipelines each connection may have running
+ *   meta.c       role meta: namespace and attributes in LMDB, byte-range
+ *                locks, fetch-and-add counters
+ *   io.c         role io: one datafile per handle, pread/pwrite, pipelined
+ *                bulk transfers
+ *   peer.c       this server as a client of the others (parent lookups,
+ *                datafile removal)
+ *   placement.c  binding of the progress thread and workers with hwloc
+ *
+ * Threads: the progress thread owns the transport (every xp_req_* call but
+ * xp_chunk_done happens there); workers do pread/pwrite, LMDB and fsync and
+ * hand results back with xp_fabric_post. An op (struct srv_op) is one
+ * request from decoding to reply. */
+#ifndef RPFS_SERVER_H
+#define RPFS_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/config.h" /* not the autoconf config.h of the build dir */
+#include "rpc.h"
+#include "xport.h"
+
+/* Largest reply body the server produces (READDIR fills up to this). A
+ * client's receive buffers hold inline_max + 4096 bytes, header included,
+ * so this fits whatever inline_max is. */
+#define SRV_REPLY_CAP 4000
+
+struct sched;
+struct sched_conn;
+struct meta;
+struct iosrv;
+struct peers;
+struct place;
+
+struct srv {
+	struct rpfs_config cfg;
+	int self; /* index in cfg.servers */
+	const struct rpfs_server_cfg *me;
+	int nworkers;
+
+	struct xp_fabric *fab; /* server side */
+	int port;
+	pthread_t progress_thr;
+	bool progress_running;
+	atomic_int stop_progress;
+	atomic_int draining;  /* shutting down: refuse new requests */
+	atomic_long live_ops; /* requests not yet replied to */
+
+	struct sched *sched;
+	struct meta *meta; /* NULL unless role meta */
+	struct iosrv *io;  /* NULL unless role io */
+	struct peers *peers;
+	struct place *place;
+};
+
+/* A job for a worker thread. */
+struct sched_job {
+	struct sched_job *next;
+	void (*run)(struct sched_job *job);
+};
+
+/* One request, from its decoding to its reply. */
+struct srv_op {
+	struct sched_job job; /* the blocking part, run by a worker */
+	struct srv *s;
+	struct xp_req *r;
+	struct xp_conn *conn;
+	struct sched_conn *sc;
+	struct srv_op *bulk_next; /* sched.c: waiting for a bulk slot */
+	void (*bulk_start)(struct srv_op *op);
+
+	int status;	/* reply status */
+	size_t rep_len; /* reply body bytes in rep */
+	size_t rd_len;	/* read data bytes */
+
+	/* IO_READ / IO_WRITE: segments and the end of each in the data stream */
+	struct rpc_seg *segs;
+	uint64_t *seg_end;
+	uint64_t total;
+
+	struct rpc_req q; /* decoded body (q.path points into q) */
+	uint8_t rep[SRV_REPLY_CAP];
+};
+
+/* progress.c */
+int srv_progress_start(struct srv *s);
+void srv_progress_stop(struct srv *s);
+/* Reply and free the op: on the progress thread only. */
+void srv_op_finish(struct srv_op *op);
+/* From a worker: hand the op back to the progress thread to be finished. */
+void srv_op_complete(struct srv_op *op);
+
+/* sched.c */
+int sched_start(struct srv *s);
+void sched_stop(struct srv *s);
+/* Progress thread: queue op->job on its connection's FIFO. */
+void sched_submit(struct srv_op *op);
+/* Any thread: run job for op's connection, ahead of its waiting requests
+ * (bulk chunks belong to requests already started). */
+void sched_submit_urgent(struct srv_op *op, struct sched_job *job);
+/* Progress thread: start op->bulk_start now, or once the connection has
+ * fewer than its cap of running pipelines; sched_bulk_done when it ends. */
+void sched_bulk(struct srv_op *op, void (*start)(struct srv_op *op));
+void sched_bulk_done(struct srv_op *op);
+/* Progress thread: the connection record (created on first use), and its
+ * release when an op ends or the connection goes down. */
+struct sched_conn *sched_conn_get(struct srv *s, struct xp_conn *c);
+void sched_conn_put(struct srv *s, struct sched_conn *sc);
+void sched_conn_down(struct srv *s, struct xp_conn *c);
+
+/* meta.c */
+int meta_open(struct srv *s);
+void meta_close(struct srv *s);
+bool meta_is_fast(uint16_t op);
+/* Progress thread: FETCH_ADD, LOCK, UNLOCK (in memory, never blocking). */
+void meta_fast(struct srv_op *op);
+/* Worker: every other metadata op. */
+void meta_run(struct sched_job *job);
+void meta_conn_down(struct srv *s, struct xp_conn *c);
+
+/* io.c */
+int io_open(struct srv *s);
+void io_close(struct srv *s);
+/* Progress thread: start an I/O op (bulk pipeline or worker job). */
+void io_dispatch(struct srv_op *op);
+/* Worker: remove the datafile of handle (for a local REMOVE). */
+int io_remove_handle(struct srv *s, uint64_t handle);
+
+/* peer.c: blocking calls to other servers, from workers. */
+int peer_init(struct srv *s);
+void peer_fini(struct srv *s);
+int peer_call(struct srv *s, uint32_t server, struct xp_call *call);
+
+/* placement.c */
+void place_init(struct srv *s);
+void place_bind_progress(struct srv *s);
+void place_bind_worker(struct srv *s, int i);
+void place_fini(struct srv *s);
+
+/* Nanoseconds since the epoch (file times). */
+int64_t srv_now_ns(void);
+
+#endif
