@@ -237,7 +237,7 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 {
 	struct xp_fabric *fab = c->fab;
 	size_t wr, rd;
-	int dir, path, ret;
+	int dir, path, ret = 0;
 
 	memset(&call->priv, 0, sizeof(call->priv));
 	call->priv.conn = c;

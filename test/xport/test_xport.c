@@ -1,0 +1,1584 @@
+/* Transport specification (xport.h), client side, against a memsrv running
+ * in a forked child process.
+ *
+ * The server must be another process: on the tcp provider an RDMA
+ * operation completes only while its target polls, and a separate process
+ * is also what lets a test kill -9 or SIGSTOP the server under live calls.
+ * Each test gets a fresh server (forked before the client opens its
+ * fabric, so the child inherits no libfabric state) and a fresh client
+ * connection. The provider comes from RPFS_PROVIDER (default tcp).
+ *
+ * What is specified: every data path moves exactly the bytes asked for,
+ * contiguous or scattered, at every size around the thresholds; the path
+ * choice; flow control under many calls in flight; the registration cache
+ * (hits, and fresh registrations when memory is unmapped and mapped again);
+ * failures: a killed or stopped server, no listener, a body too large, a
+ * server-side error status; and clean shutdown. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MAP_FIXED_NOREPLACE, prctl */
+#endif
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memsrv.h"
+#include "params.h"
+#include "regcache.h"
+#include "xport.h"
+
+/* Room for a 64 MiB transfer at an odd offset, and for 200 calls of up to
+ * 256 KiB each in their own places. */
+#define AREA_SIZE ((size_t)80 << 20)
+#define BIG	  ((size_t)64 << 20)
+#define ODD_OFF	  12345
+#define GUARD	  64
+#define MAX_IOV	  8
+
+static pid_t srv_pid = -1;
+static char srv_port[16];
+static struct xp_fabric *fab;
+static struct xp_conn *conn;
+static struct xp_params cparams; /* the client's settings */
+
+/* ---- helpers: time, data ------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Deterministic bytes, different for every seed, so a stale copy of an
+ * earlier transfer never passes for the current one. */
+static void fill(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 0x1234567;
+	unsigned char *p = buf;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(p + i, &x, 8);
+	}
+	for (; i < len; i++)
+		p[i] = (unsigned char)(x >> (8 * (i % 8)));
+}
+
+/* Offset of the first differing byte, or -1. */
+static long first_diff(const void *a, const void *b, size_t len)
+{
+	const unsigned char *x = a, *y = b;
+
+	if (!memcmp(a, b, len))
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return (long)i;
+	return -1;
+}
+
+static int guard_intact(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != 0xee)
+			return 0;
+	return 1;
+}
+
+static void *xalloc(size_t len)
+{
+	void *p = malloc(len);
+
+	ck_assert_msg(p != NULL, "out of memory for %zu bytes", len);
+	return p;
+}
+
+/* ---- helpers: server child ------------------------------------------------ */
+
+static void test_params(struct xp_params *p)
+{
+	const char *prov = getenv("RPFS_PROVIDER");
+
+	xp_params_default(p);
+	snprintf(p->provider, sizeof(p->provider), "%s", prov && *prov ? prov : "tcp");
+}
+
+/* Fork a memsrv; returns when it listens. */
+static void server_spawn(const struct xp_params *p, const struct memsrv_opts *o)
+{
+	pid_t parent = getpid();
+	char line[64];
+	size_t got = 0;
+	int fds[2];
+
+	ck_assert_int_eq(pipe(fds), 0);
+	srv_pid = fork();
+	ck_assert_int_ge(srv_pid, 0);
+	if (srv_pid == 0) {
+		close(fds[0]);
+		/* Check kills a test that times out or fails with no teardown:
+		 * take the server down with it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(3);
+		_exit(memsrv_run_forever_opts(p, AREA_SIZE, o, fds[1]) ? 2 : 0);
+	}
+	close(fds[1]);
+	while (got < sizeof(line) - 1 && (!got || line[got - 1] != '\n')) {
+		struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+		ssize_t n;
+
+		ck_assert_msg(poll(&pfd, 1, 30000) == 1, "memsrv did not start in 30 s");
+		n = read(fds[0], line + got, sizeof(line) - 1 - got);
+		if (n <= 0) {
+			int st = 0;
+
+			waitpid(srv_pid, &st, 0);
+			srv_pid = -1;
+			ck_abort_msg("memsrv exited before listening (status %#x)", st);
+		}
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	line[got] = 0;
+	ck_assert_msg(sscanf(line, "port %15[0-9]", srv_port) == 1, "memsrv said '%s'",
+		      line);
+}
+
+/* SIGTERM, wait up to wait_ms; returns the wait status, or -1 if it had to
+ * be killed. */
+static int server_stop(int wait_ms)
+{
+	int st = 0, ret = -1;
+	int64_t end = now_ms() + wait_ms;
+
+	if (srv_pid <= 0)
+		return 0;
+	kill(srv_pid, SIGCONT);
+	kill(srv_pid, SIGTERM);
+	while (now_ms() < end) {
+		if (waitpid(srv_pid, &st, WNOHANG) == srv_pid) {
+			ret = st;
+			break;
+		}
+		usleep(10000);
+	}
+	if (ret < 0) {
+		kill(srv_pid, SIGKILL);
+		waitpid(srv_pid, &st, 0);
+	}
+	srv_pid = -1;
+	return ret;
+}
+
+/* SIGSTOP the server and wait until it really is stopped: kill() returns
+ * before the child stops, and a request that slips in meanwhile would be
+ * served. */
+static void server_pause(void)
+{
+	char path[64], buf[512], *rp;
+	int64_t end = now_ms() + 5000;
+
+	ck_assert_int_eq(kill(srv_pid, SIGSTOP), 0);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)srv_pid);
+	while (now_ms() < end) {
+		FILE *f = fopen(path, "r");
+		size_t n = 0;
+
+		if (f) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = 0;
+		/* "pid (comm) S ...": the state follows the last ')'. */
+		rp = strrchr(buf, ')');
+		if (rp && (rp[2] == 'T' || rp[2] == 't'))
+			return;
+		usleep(1000);
+	}
+	ck_abort_msg("memsrv did not stop within 5 s of SIGSTOP");
+}
+
+static void client_open(const struct xp_params *p)
+{
+	char why[256] = "";
+	int ret;
+
+	cparams = *p;
+	ret = xp_fabric_open(p, XP_CLIENT, &fab);
+	ck_assert_msg(ret == 0, "client fabric (%s): %s", p->provider, strerror(-ret));
+	ret = xp_connect(fab, "127.0.0.1", srv_port, &conn, why, sizeof(why));
+	ck_assert_msg(ret == 0, "connect to 127.0.0.1:%s: %s (%s)", srv_port, why,
+		      strerror(-ret));
+}
+
+/* Server and client with the same settings. */
+static void start_with(const struct xp_params *p, const struct memsrv_opts *o)
+{
+	server_spawn(p, o);
+	client_open(p);
+}
+
+static void setup_default(void)
+{
+	struct xp_params p;
+
+	test_params(&p);
+	start_with(&p, NULL);
+}
+
+static void teardown_all(void)
+{
+	if (conn)
+		xp_conn_close(conn);
+	conn = NULL;
+	if (fab)
+		xp_fabric_close(fab);
+	fab = NULL;
+	server_stop(5000);
+}
+
+/* ---- helpers: calls -------------------------------------------------------- */
+
+/* A call with its request body and memory pieces; never copied (the call
+ * points into it). */
+struct op {
+	struct xp_call call;
+	uint8_t req[MEMSRV_REQ_SIZE];
+	struct iovec iov[MAX_IOV];
+};
+
+static void op_init(struct op *o, uint32_t opcode, uint64_t off, uint64_t len, int path)
+{
+	struct memsrv_req q = {.op = opcode, .off = off, .len = len};
+
+	memset(o, 0, sizeof(*o));
+	memsrv_req_encode(o->req, &q);
+	o->call.req = o->req;
+	o->call.req_len = MEMSRV_REQ_SIZE;
+	o->call.path = path;
+}
+
+static size_t iov_total(const struct iovec *iov, int cnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+static void op_putv(struct op *o, uint64_t off, const struct iovec *iov, int cnt,
+		    int path)
+{
+	op_init(o, MEMSRV_PUT, off, iov_total(iov, cnt), path);
+	memcpy(o->iov, iov, sizeof(*iov) * (size_t)cnt);
+	o->call.wr_iov = o->iov;
+	o->call.wr_cnt = cnt;
+}
+
+static void op_getv(struct op *o, uint64_t off, uint64_t len, const struct iovec *iov,
+		    int cnt, int path)
+{
+	op_init(o, MEMSRV_GET, off, len, path);
+	memcpy(o->iov, iov, sizeof(*iov) * (size_t)cnt);
+	o->call.rd_iov = o->iov;
+	o->call.rd_cnt = cnt;
+}
+
+static void op_put(struct op *o, uint64_t off, const void *buf, size_t len, int path)
+{
+	struct iovec v = {(void *)buf, len};
+
+	op_putv(o, off, &v, 1, path);
+}
+
+static void op_get(struct op *o, uint64_t off, void *buf, size_t len, int path)
+{
+	struct iovec v = {buf, len};
+
+	op_getv(o, off, len, &v, 1, path);
+}
+
+static int put_sync(uint64_t off, const void *buf, size_t len, int path, int *used)
+{
+	struct op o;
+	int ret;
+
+	op_put(&o, off, buf, len, path);
+	ret = xp_call(conn, &o.call);
+	if (used)
+		*used = o.call.used_path;
+	return ret;
+}
+
+static int get_sync(uint64_t off, void *buf, size_t len, int path, int *used,
+		    size_t *rd_len)
+{
+	struct op o;
+	int ret;
+
+	op_get(&o, off, buf, len, path);
+	ret = xp_call(conn, &o.call);
+	if (used)
+		*used = o.call.used_path;
+	if (rd_len)
+		*rd_len = o.call.rd_len;
+	return ret;
+}
+
+static int server_stats(struct memsrv_stats *st)
+{
+	uint8_t body[MEMSRV_STATS_SIZE];
+	struct op o;
+	int ret;
+
+	op_init(&o, MEMSRV_STATS, 0, 0, XP_PATH_AUTO);
+	o.call.rep = body;
+	o.call.rep_max = sizeof(body);
+	ret = xp_call(conn, &o.call);
+	if (ret)
+		return ret;
+	return memsrv_stats_decode(body, o.call.rep_len, st);
+}
+
+/* PUT len fresh bytes at off on path, GET them back into another buffer,
+ * compare; the bytes after the read room must stay untouched. */
+static void round_trip(int path, size_t len, uint64_t off, char *src, char *dst,
+		       uint64_t seed)
+{
+	const char *name = xp_path_name(path);
+	size_t rd_len = 0;
+	int ret, used = -1;
+	long diff;
+
+	fill(src, len, seed);
+	memset(dst, 0xee, len + GUARD);
+	ret = put_sync(off, src, len, path, &used);
+	ck_assert_msg(ret == 0, "%s PUT of %zu bytes: %s", name, len, strerror(-ret));
+	if (path != XP_PATH_AUTO)
+		ck_assert_msg(used == path, "%s PUT of %zu bytes went %s", name, len,
+			      xp_path_name(used));
+	ret = get_sync(off, dst, len, path, &used, &rd_len);
+	ck_assert_msg(ret == 0, "%s GET of %zu bytes: %s", name, len, strerror(-ret));
+	if (path != XP_PATH_AUTO)
+		ck_assert_msg(used == path, "%s GET of %zu bytes went %s", name, len,
+			      xp_path_name(used));
+	ck_assert_msg(rd_len == len, "%s GET of %zu bytes: rd_len %zu", name, len,
+		      rd_len);
+	diff = first_diff(src, dst, len);
+	ck_assert_msg(diff < 0, "%s round trip of %zu bytes differs at byte %ld", name,
+		      len, diff);
+	ck_assert_msg(guard_intact(dst + len, GUARD),
+		      "%s GET of %zu bytes wrote past the read room", name, len);
+}
+
+/* Sizes around every threshold, odd sizes, and one large transfer. */
+/* clang-format off */
+static const size_t sizes[] = {
+	1, 2, 3, 7, 63, 64, 65, 511, 1000,
+	4095, 4096, 4097, 8191, 12345,
+	65535, 65536, 65537, 100003,
+	(1 << 20) - 1, 1 << 20, (1 << 20) + 1, (3 << 20) + 17,
+	BIG
+};
+/* clang-format on */
+
+static void path_moves_data(int path)
+{
+	size_t limit = path == XP_PATH_INLINE ? cparams.inline_max
+		       : path == XP_PATH_FAST ? cparams.fast_max
+					      : BIG;
+	char *src = xalloc(BIG + GUARD), *dst = xalloc(BIG + GUARD);
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if (sizes[i] > limit)
+			continue;
+		round_trip(path, sizes[i], ODD_OFF, src, dst, (uint64_t)path << 32 | i);
+		n++;
+	}
+	/* The threshold itself, whatever the settings. */
+	if (path == XP_PATH_INLINE || path == XP_PATH_FAST)
+		round_trip(path, limit, ODD_OFF, src, dst, 999);
+	ck_assert_int_gt(n, 0);
+	free(src);
+	free(dst);
+}
+
+/* ---- (a) every path moves exactly the bytes asked for ---------------------- */
+
+START_TEST(inline_path_moves_data_of_every_size_up_to_inline_max)
+{
+	path_moves_data(XP_PATH_INLINE);
+}
+END_TEST
+
+START_TEST(fast_path_moves_data_of_every_size_up_to_fast_max)
+{
+	path_moves_data(XP_PATH_FAST);
+}
+END_TEST
+
+START_TEST(bulk_path_moves_data_of_every_size)
+{
+	path_moves_data(XP_PATH_BULK);
+}
+END_TEST
+
+START_TEST(auto_path_moves_data_of_every_size)
+{
+	path_moves_data(XP_PATH_AUTO);
+}
+END_TEST
+
+/* Inline up to inline_max, fast up to fast_max, bulk beyond: exactly at
+ * the thresholds, for writes and reads. */
+START_TEST(auto_path_picks_by_size_at_the_thresholds)
+{
+	const size_t im = cparams.inline_max, fm = cparams.fast_max;
+	const struct {
+		size_t len;
+		int path;
+	} cases[] = {
+		{1, XP_PATH_INLINE},	{im - 1, XP_PATH_INLINE}, {im, XP_PATH_INLINE},
+		{im + 1, XP_PATH_FAST}, {fm - 1, XP_PATH_FAST},	  {fm, XP_PATH_FAST},
+		{fm + 1, XP_PATH_BULK}, {1 << 20, XP_PATH_BULK},
+	};
+	char *src = xalloc((1 << 20) + GUARD), *dst = xalloc((1 << 20) + GUARD);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = cases[i].len, rd_len;
+		int used = -1, ret;
+
+		fill(src, len, i);
+		ret = put_sync(0, src, len, XP_PATH_AUTO, &used);
+		ck_assert_msg(ret == 0, "PUT %zu: %s", len, strerror(-ret));
+		ck_assert_msg(used == cases[i].path, "PUT of %zu bytes went %s, not %s",
+			      len, xp_path_name(used), xp_path_name(cases[i].path));
+		ret = get_sync(0, dst, len, XP_PATH_AUTO, &used, &rd_len);
+		ck_assert_msg(ret == 0, "GET %zu: %s", len, strerror(-ret));
+		ck_assert_msg(used == cases[i].path, "GET of %zu bytes went %s, not %s",
+			      len, xp_path_name(used), xp_path_name(cases[i].path));
+		ck_assert_int_eq(memcmp(src, dst, len), 0);
+	}
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* params.force_path overrides the size rule for calls that leave path AUTO. */
+START_TEST(force_path_setting_applies_to_auto_calls)
+{
+	struct xp_params p;
+	char src[100], dst[100];
+	int used = -1;
+
+	test_params(&p);
+	p.force_path = XP_PATH_BULK;
+	start_with(&p, NULL);
+	fill(src, sizeof(src), 5);
+	ck_assert_int_eq(put_sync(0, src, sizeof(src), XP_PATH_AUTO, &used), 0);
+	ck_assert_msg(used == XP_PATH_BULK, "went %s", xp_path_name(used));
+	ck_assert_int_eq(get_sync(0, dst, sizeof(dst), XP_PATH_AUTO, &used, NULL), 0);
+	ck_assert_msg(used == XP_PATH_BULK, "went %s", xp_path_name(used));
+	ck_assert_int_eq(memcmp(src, dst, sizeof(src)), 0);
+}
+END_TEST
+
+START_TEST(stats_count_calls_by_path)
+{
+	struct xp_stats a, b;
+	char *buf = xalloc(1 << 20);
+
+	fill(buf, 1 << 20, 1);
+	xp_fabric_stats(fab, &a);
+	ck_assert_int_eq(put_sync(0, buf, 100, XP_PATH_AUTO, NULL), 0);
+	ck_assert_int_eq(put_sync(0, buf, 10000, XP_PATH_AUTO, NULL), 0);
+	ck_assert_int_eq(put_sync(0, buf, 10000, XP_PATH_AUTO, NULL), 0);
+	ck_assert_int_eq(get_sync(0, buf, 1 << 20, XP_PATH_AUTO, NULL, NULL), 0);
+	xp_fabric_stats(fab, &b);
+	ck_assert_uint_eq(b.calls[XP_PATH_INLINE] - a.calls[XP_PATH_INLINE], 1);
+	ck_assert_uint_eq(b.calls[XP_PATH_FAST] - a.calls[XP_PATH_FAST], 2);
+	ck_assert_uint_eq(b.calls[XP_PATH_BULK] - a.calls[XP_PATH_BULK], 1);
+	free(buf);
+}
+END_TEST
+
+START_TEST(zero_length_put_and_get_succeed)
+{
+	struct op o;
+	char c = 'x';
+
+	op_init(&o, MEMSRV_PUT, 100, 0, XP_PATH_AUTO);
+	ck_assert_int_eq(xp_call(conn, &o.call), 0);
+	op_get(&o, 100, &c, 0, XP_PATH_AUTO);
+	ck_assert_int_eq(xp_call(conn, &o.call), 0);
+	ck_assert_uint_eq(o.call.rd_len, 0);
+	ck_assert_int_eq(c, 'x');
+}
+END_TEST
+
+/* The reply's rd_len is what the server produced, not the room offered. */
+START_TEST(read_reports_bytes_produced_when_less_than_room)
+{
+	static const struct {
+		int path;
+		size_t len, room;
+	} cases[] = {
+		{XP_PATH_INLINE, 1000, 4096},
+		{XP_PATH_FAST, 5000, 65536},
+		{XP_PATH_BULK, 100003, 300000},
+	};
+	char *src = xalloc(300000), *dst = xalloc(300000);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct iovec v = {dst, cases[i].room};
+		struct op o;
+
+		fill(src, cases[i].len, 40 + i);
+		ck_assert_int_eq(put_sync(0, src, cases[i].len, cases[i].path, NULL), 0);
+		memset(dst, 0xee, cases[i].room);
+		op_getv(&o, 0, cases[i].len, &v, 1, cases[i].path);
+		ck_assert_int_eq(xp_call(conn, &o.call), 0);
+		ck_assert_msg(o.call.rd_len == cases[i].len,
+			      "%s: rd_len %zu, expected %zu", xp_path_name(cases[i].path),
+			      o.call.rd_len, cases[i].len);
+		ck_assert_int_eq(memcmp(src, dst, cases[i].len), 0);
+	}
+	free(src);
+	free(dst);
+}
+END_TEST
+
+START_TEST(reply_body_reaches_the_caller)
+{
+	struct memsrv_stats st;
+	char buf[10];
+
+	fill(buf, sizeof(buf), 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(put_sync(0, buf, sizeof(buf), XP_PATH_AUTO, NULL), 0);
+	ck_assert_int_eq(server_stats(&st), 0);
+	ck_assert_uint_eq(st.puts, 3);
+	ck_assert_uint_eq(st.bytes_in, 3 * sizeof(buf));
+	ck_assert_uint_eq(st.errors, 0);
+}
+END_TEST
+
+START_TEST(nop_round_trips)
+{
+	struct op o;
+
+	for (int i = 0; i < 100; i++) {
+		op_init(&o, MEMSRV_NOP, 0, 0, XP_PATH_AUTO);
+		ck_assert_int_eq(xp_call(conn, &o.call), 0);
+		ck_assert_int_eq(o.call.status, 0);
+		ck_assert_uint_eq(o.call.rep_len, 0);
+	}
+}
+END_TEST
+
+/* ---- (b) noncontiguous memory ------------------------------------------------ */
+
+/* Scatter-gather: write from pieces of one layout, read into another. */
+static void pieces_move_data(int path, const size_t *wr, int nwr, const size_t *rd,
+			     int nrd)
+{
+	struct iovec wv[MAX_IOV], rv[MAX_IOV];
+	size_t total = 0, rtotal = 0, at;
+	char *expect, *got;
+	struct op o;
+	long diff;
+	int ret;
+
+	for (int i = 0; i < nwr; i++) {
+		/* Separate allocations, each with its own odd length. */
+		wv[i].iov_base = xalloc(wr[i]);
+		wv[i].iov_len = wr[i];
+		fill(wv[i].iov_base, wr[i], (uint64_t)path * 100 + (uint64_t)i);
+		total += wr[i];
+	}
+	for (int i = 0; i < nrd; i++) {
+		rv[i].iov_base = xalloc(rd[i] + GUARD);
+		rv[i].iov_len = rd[i];
+		memset(rv[i].iov_base, 0xee, rd[i] + GUARD);
+		rtotal += rd[i];
+	}
+	ck_assert_uint_eq(total, rtotal);
+	expect = xalloc(total);
+	got = xalloc(total);
+	for (int i = 0, n = 0; i < nwr; n += (int)wr[i], i++)
+		memcpy(expect + n, wv[i].iov_base, wr[i]);
+
+	op_putv(&o, ODD_OFF, wv, nwr, path);
+	ret = xp_call(conn, &o.call);
+	ck_assert_msg(ret == 0, "%s PUT of %d pieces: %s", xp_path_name(path), nwr,
+		      strerror(-ret));
+	if (path != XP_PATH_AUTO)
+		ck_assert_int_eq(o.call.used_path, path);
+	op_getv(&o, ODD_OFF, total, rv, nrd, path);
+	ret = xp_call(conn, &o.call);
+	ck_assert_msg(ret == 0, "%s GET into %d pieces: %s", xp_path_name(path), nrd,
+		      strerror(-ret));
+	if (path != XP_PATH_AUTO)
+		ck_assert_int_eq(o.call.used_path, path);
+	ck_assert_uint_eq(o.call.rd_len, total);
+	at = 0;
+	for (int i = 0; i < nrd; i++) {
+		memcpy(got + at, rv[i].iov_base, rd[i]);
+		ck_assert_msg(guard_intact((char *)rv[i].iov_base + rd[i], GUARD),
+			      "%s GET wrote past piece %d", xp_path_name(path), i);
+		at += rd[i];
+	}
+	diff = first_diff(expect, got, total);
+	ck_assert_msg(diff < 0, "%s scatter-gather of %zu bytes differs at byte %ld",
+		      xp_path_name(path), total, diff);
+	for (int i = 0; i < nwr; i++)
+		free(wv[i].iov_base);
+	for (int i = 0; i < nrd; i++)
+		free(rv[i].iov_base);
+	free(expect);
+	free(got);
+}
+
+START_TEST(inline_path_gathers_and_scatters_pieces)
+{
+	static const size_t wr[] = {1, 100, 1023, 7, 2000}; /* 3131 */
+	static const size_t rd[] = {2000, 3, 1128};
+
+	pieces_move_data(XP_PATH_INLINE, wr, 5, rd, 3);
+}
+END_TEST
+
+START_TEST(fast_path_gathers_and_scatters_pieces)
+{
+	static const size_t wr[] = {3, 4097, 30000, 17, 12345, 1}; /* 46463 */
+	static const size_t rd[] = {12345, 1, 30000, 4117};
+
+	pieces_move_data(XP_PATH_FAST, wr, 6, rd, 4);
+}
+END_TEST
+
+START_TEST(bulk_path_gathers_and_scatters_pieces)
+{
+	static const size_t wr[] = {1, 65537, 1000003, 4095, 300001, 7}; /* 1369644 */
+	static const size_t rd[] = {300001, 7, 1000003, 1, 4095, 65537};
+
+	pieces_move_data(XP_PATH_BULK, wr, 6, rd, 6);
+}
+END_TEST
+
+/* Pieces smaller than a chunk and larger than one, crossing chunk edges. */
+START_TEST(bulk_path_moves_pieces_larger_than_a_chunk)
+{
+	static const size_t wr[] = {(3 << 20) + 5, 17, (1 << 20) - 3};
+	static const size_t rd[] = {1 << 20, (2 << 20) + 1, (1 << 20) + 18};
+
+	pieces_move_data(XP_PATH_BULK, wr, 3, rd, 3);
+}
+END_TEST
+
+START_TEST(auto_path_gathers_and_scatters_pieces)
+{
+	static const size_t small[] = {10, 20, 30};
+	static const size_t mid[] = {5000, 6000, 7000};
+	static const size_t big[] = {70000, 1, 80000};
+
+	pieces_move_data(XP_PATH_AUTO, small, 3, small, 3);
+	pieces_move_data(XP_PATH_AUTO, mid, 3, mid, 3);
+	pieces_move_data(XP_PATH_AUTO, big, 3, big, 3);
+}
+END_TEST
+
+START_TEST(call_with_both_write_and_read_data_is_refused)
+{
+	char a[16], b[16];
+	struct iovec wv = {a, sizeof(a)}, rv = {b, sizeof(b)};
+	struct op o;
+
+	op_putv(&o, 0, &wv, 1, XP_PATH_AUTO);
+	o.call.rd_iov = &rv;
+	o.call.rd_cnt = 1;
+	ck_assert_int_eq(xp_call_start(conn, &o.call), -EINVAL);
+	/* and the connection is still fine */
+	ck_assert_int_eq(put_sync(0, a, sizeof(a), XP_PATH_AUTO, NULL), 0);
+}
+END_TEST
+
+/* ---- (c) many calls in flight ---------------------------------------------- */
+
+#define NFLIGHT	      200
+#define FLIGHT_STRIDE (256 << 10)
+#define FAST_RUN      40
+
+struct flight {
+	struct op o;
+	char *src, *dst;
+	size_t len;
+	int path;
+	int cb_runs;
+};
+
+static void flight_cb(struct xp_call *call)
+{
+	struct flight *f = call->arg;
+
+	f->cb_runs++;
+}
+
+static struct flight *flights_make(uint64_t seed)
+{
+	struct flight *fl = calloc(NFLIGHT, sizeof(*fl));
+	uint64_t x = seed;
+
+	ck_assert_ptr_nonnull(fl);
+	for (int i = 0; i < NFLIGHT; i++) {
+		struct flight *f = &fl[i];
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		/* A run of fast calls first: more than the fast slots while
+		 * credits are still left, so slots (not credits) run out. */
+		switch (i < FAST_RUN ? 1 : i % 4) {
+		case 0:
+			f->path = XP_PATH_INLINE;
+			f->len = 1 + (x >> 33) % cparams.inline_max;
+			break;
+		case 1:
+			f->path = XP_PATH_FAST;
+			f->len = cparams.inline_max + 1 +
+				 (x >> 33) % (cparams.fast_max - cparams.inline_max);
+			break;
+		case 2:
+			f->path = XP_PATH_BULK;
+			f->len = cparams.fast_max + 1 +
+				 (x >> 33) % (FLIGHT_STRIDE - cparams.fast_max);
+			break;
+		default:
+			f->path = XP_PATH_AUTO;
+			f->len = 1 + (x >> 33) % FLIGHT_STRIDE;
+			break;
+		}
+		f->src = xalloc(f->len);
+		f->dst = xalloc(f->len);
+		fill(f->src, f->len, seed + (uint64_t)i);
+		memset(f->dst, 0xee, f->len);
+	}
+	return fl;
+}
+
+static void flights_free(struct flight *fl)
+{
+	for (int i = 0; i < NFLIGHT; i++) {
+		free(fl[i].src);
+		free(fl[i].dst);
+	}
+	free(fl);
+}
+
+/* Start every call before waiting for any. */
+static void flights_run(struct flight *fl, int put)
+{
+	for (int i = 0; i < NFLIGHT; i++) {
+		struct flight *f = &fl[i];
+		uint64_t off = (uint64_t)i * FLIGHT_STRIDE;
+		int ret;
+
+		if (put)
+			op_put(&f->o, off, f->src, f->len, f->path);
+		else
+			op_get(&f->o, off, f->dst, f->len, f->path);
+		f->o.call.cb = flight_cb;
+		f->o.call.arg = f;
+		f->cb_runs = 0;
+		ret = xp_call_start(conn, &f->o.call);
+		ck_assert_msg(ret == 0, "start of call %d (%s, %zu bytes): %s", i,
+			      xp_path_name(f->path), f->len, strerror(-ret));
+	}
+	for (int i = 0; i < NFLIGHT; i++) {
+		struct flight *f = &fl[i];
+		int ret = xp_call_wait(&f->o.call);
+
+		ck_assert_msg(ret == 0, "%s call %d (%s, %zu bytes): %s",
+			      put ? "PUT" : "GET", i, xp_path_name(f->path), f->len,
+			      strerror(-ret));
+		ck_assert_int_eq(xp_call_test(&f->o.call), 1);
+		if (f->path != XP_PATH_AUTO)
+			ck_assert_int_eq(f->o.call.used_path, f->path);
+	}
+}
+
+START_TEST(many_calls_in_flight_queue_for_credits_and_slots_and_all_complete)
+{
+	struct flight *fl = flights_make(77);
+	struct xp_stats st;
+
+	flights_run(fl, 1);
+	flights_run(fl, 0);
+	for (int i = 0; i < NFLIGHT; i++) {
+		long diff = first_diff(fl[i].src, fl[i].dst, fl[i].len);
+
+		ck_assert_msg(diff < 0, "call %d (%s, %zu bytes) differs at byte %ld", i,
+			      xp_path_name(fl[i].path), fl[i].len, diff);
+		ck_assert_uint_eq(fl[i].o.call.rd_len, fl[i].len);
+	}
+	xp_fabric_stats(fab, &st);
+	/* 200 calls against 32 credits and 16 fast slots must have waited. */
+	ck_assert_msg(st.credit_waits > 0, "no call waited for a credit");
+	ck_assert_msg(st.slot_waits > 0, "no call waited for a fast slot");
+	ck_assert_int_eq(xp_conn_error(conn), 0);
+	flights_free(fl);
+}
+END_TEST
+
+START_TEST(completion_callback_runs_exactly_once_per_call)
+{
+	struct flight *fl = flights_make(78);
+
+	flights_run(fl, 1);
+	/* More progress must not run a callback again. */
+	for (int i = 0; i < 5; i++)
+		xp_progress(fab, 10);
+	for (int i = 0; i < NFLIGHT; i++)
+		ck_assert_msg(fl[i].cb_runs == 1, "callback of call %d ran %d times", i,
+			      fl[i].cb_runs);
+	flights_free(fl);
+}
+END_TEST
+
+/* A client fabric may be used from many threads at once. */
+#define NTHREADS      4
+#define THREAD_ROUNDS 40
+
+struct worker {
+	pthread_t thr;
+	int id;
+	int failures;
+	char msg[160];
+};
+
+static void *thread_round_trips(void *arg)
+{
+	static const size_t tsizes[] = {10, 4096, 5000, 65536, 70000, 1 << 20};
+	struct worker *w = arg;
+	size_t max = 1 << 20;
+	char *src = malloc(max), *dst = malloc(max);
+	uint64_t base = (uint64_t)w->id * (8 << 20);
+
+	if (!src || !dst) {
+		w->failures++;
+		goto out;
+	}
+	for (int r = 0; r < THREAD_ROUNDS && !w->failures; r++) {
+		size_t len = tsizes[(size_t)(r + w->id) % 6];
+		size_t rd_len = 0;
+		int ret;
+
+		fill(src, len, (uint64_t)w->id << 20 | (uint64_t)r);
+		ret = put_sync(base, src, len, XP_PATH_AUTO, NULL);
+		if (!ret)
+			ret = get_sync(base, dst, len, XP_PATH_AUTO, NULL, &rd_len);
+		if (ret || rd_len != len || memcmp(src, dst, len)) {
+			snprintf(w->msg, sizeof(w->msg),
+				 "thread %d round %d (%zu bytes): %s, rd_len %zu", w->id,
+				 r, len, ret ? strerror(-ret) : "data differs", rd_len);
+			w->failures++;
+		}
+	}
+out:
+	free(src);
+	free(dst);
+	return NULL;
+}
+
+START_TEST(calls_from_several_threads_on_one_connection_all_complete)
+{
+	struct worker w[NTHREADS];
+
+	for (int i = 0; i < NTHREADS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].id = i;
+		ck_assert_int_eq(
+			pthread_create(&w[i].thr, NULL, thread_round_trips, &w[i]), 0);
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(w[i].thr, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		ck_assert_msg(w[i].failures == 0, "%s", w[i].msg);
+}
+END_TEST
+
+/* ---- bulk pipeline with slow storage ------------------------------------------- */
+
+/* While one chunk is in (slow) storage the next is already moving. */
+START_TEST(bulk_write_overlaps_chunks_with_slow_storage)
+{
+	struct memsrv_opts o = {.delay_us = 20000};
+	struct memsrv_stats st;
+	struct xp_params p;
+	size_t len = (size_t)8 << 20;
+	char *src, *dst;
+
+	test_params(&p);
+	start_with(&p, &o);
+	src = xalloc(len);
+	dst = xalloc(len);
+	fill(src, len, 11);
+	ck_assert_int_eq(put_sync(0, src, len, XP_PATH_BULK, NULL), 0);
+	ck_assert_int_eq(server_stats(&st), 0);
+	ck_assert_uint_ge(st.chunks, 2);
+	ck_assert_msg(st.max_busy_chunks >= 2,
+		      "chunks never overlapped (pipeline_depth %u, %llu chunks)",
+		      (unsigned)p.pipeline_depth, (unsigned long long)st.chunks);
+	ck_assert_int_eq(get_sync(0, dst, len, XP_PATH_BULK, NULL, NULL), 0);
+	ck_assert_int_eq(memcmp(src, dst, len), 0);
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* Chunks completed from the server's worker thread (xp_chunk_done from
+ * another thread), and inline/fast replies handed back with xp_fabric_post. */
+START_TEST(every_path_works_with_storage_in_a_worker_thread)
+{
+	struct memsrv_opts o = {.worker = 1};
+	struct xp_params p;
+	static const size_t wsizes[] = {100,   4096,	       30000,	  65536,
+					65537, (3 << 20) + 17, (16 << 20)};
+	char *src = xalloc((16 << 20) + GUARD), *dst = xalloc((16 << 20) + GUARD);
+
+	test_params(&p);
+	start_with(&p, &o);
+	for (size_t i = 0; i < sizeof(wsizes) / sizeof(wsizes[0]); i++)
+		round_trip(XP_PATH_AUTO, wsizes[i], ODD_OFF, src, dst, 500 + i);
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* ---- (d, e) registration cache ------------------------------------------------- */
+
+START_TEST(bulk_from_the_same_buffer_hits_the_registration_cache)
+{
+	size_t len = 1 << 20;
+	char *buf = xalloc(len);
+	struct xp_stats a, b, c;
+
+	fill(buf, len, 21);
+	xp_fabric_stats(fab, &a);
+	ck_assert_int_eq(put_sync(0, buf, len, XP_PATH_BULK, NULL), 0);
+	xp_fabric_stats(fab, &b);
+	ck_assert_int_eq(put_sync(0, buf, len, XP_PATH_BULK, NULL), 0);
+	xp_fabric_stats(fab, &c);
+	ck_assert_msg(b.rcache_misses > a.rcache_misses, "first use was not a miss");
+	ck_assert_msg(c.rcache_hits > b.rcache_hits, "second use was not a hit");
+	ck_assert_uint_eq(c.rcache_misses, b.rcache_misses);
+	free(buf);
+}
+END_TEST
+
+/* Memory unmapped and mapped again at the same address is new memory: the
+ * cache must not serve the old registration (on verbs it would pin the old
+ * pages and send stale data). */
+START_TEST(bulk_after_unmap_and_remap_at_same_address_sends_new_contents)
+{
+	size_t len = 4 << 20;
+	char *first, *again, *dst = xalloc(len);
+	struct xp_stats a, b;
+	int same;
+
+	first = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		     0);
+	ck_assert_ptr_ne(first, MAP_FAILED);
+	fill(first, len, 31);
+	ck_assert_int_eq(put_sync(0, first, len, XP_PATH_BULK, NULL), 0);
+	ck_assert_int_eq(munmap(first, len), 0);
+
+	again = mmap(first, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (again == MAP_FAILED)
+		again = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(again, MAP_FAILED);
+	same = again == first;
+	fill(again, len, 32);
+
+	xp_fabric_stats(fab, &a);
+	ck_assert_int_eq(put_sync(0, again, len, XP_PATH_BULK, NULL), 0);
+	xp_fabric_stats(fab, &b);
+	if (same && rcache_hooks_active())
+		ck_assert_msg(b.rcache_misses > a.rcache_misses,
+			      "remapped buffer reused the old registration");
+
+	memset(dst, 0xee, len);
+	ck_assert_int_eq(get_sync(0, dst, len, XP_PATH_BULK, NULL, NULL), 0);
+	ck_assert_msg(first_diff(again, dst, len) < 0,
+		      "server holds the old contents (same address: %d)", same);
+	munmap(again, len);
+	free(dst);
+}
+END_TEST
+
+/* The same for a buffer freed and allocated again through malloc. */
+START_TEST(bulk_after_free_and_malloc_sends_new_contents)
+{
+	size_t len = (8 << 20) + 4096; /* large enough for malloc to use mmap */
+	char *a = xalloc(len), *b, *dst = xalloc(len);
+
+	fill(a, len, 41);
+	ck_assert_int_eq(put_sync(0, a, len, XP_PATH_BULK, NULL), 0);
+	free(a);
+	b = xalloc(len);
+	fill(b, len, 42);
+	ck_assert_int_eq(put_sync(0, b, len, XP_PATH_BULK, NULL), 0);
+	ck_assert_int_eq(get_sync(0, dst, len, XP_PATH_BULK, NULL, NULL), 0);
+	ck_assert_msg(first_diff(b, dst, len) < 0, "server holds the old contents");
+	free(b);
+	free(dst);
+}
+END_TEST
+
+/* ---- (f, g) failing servers ----------------------------------------------------- */
+
+#define FAIL_TIMEOUT_MS 2000
+#define SLACK_MS	3000
+
+static void drive(int ms)
+{
+	int64_t end = now_ms() + ms;
+
+	while (now_ms() < end)
+		xp_progress(fab, 20);
+}
+
+/* Every pending call completes with an error, in bounded time; later calls
+ * fail at once; nothing hangs. Storage takes 400 ms a step, so at the kill
+ * (200 ms in) no call can have finished on its own. */
+START_TEST(killed_server_fails_every_pending_call_and_later_calls)
+{
+	struct memsrv_opts o = {.delay_us = 400000};
+	struct xp_params p;
+	enum { NCALLS = 8 };
+	struct op ops[NCALLS];
+	size_t lens[NCALLS] = {32 << 20, 8 << 20, 30000, 40000, 50000, 100, 200, 300};
+	int paths[NCALLS] = {XP_PATH_BULK,   XP_PATH_BULK,  XP_PATH_FAST,
+			     XP_PATH_FAST,   XP_PATH_FAST,  XP_PATH_INLINE,
+			     XP_PATH_INLINE, XP_PATH_INLINE};
+	char *bufs[NCALLS];
+	int64_t t0;
+	int st = 0, ret;
+
+	test_params(&p);
+	p.timeout_ms = FAIL_TIMEOUT_MS;
+	start_with(&p, &o);
+	for (int i = 0; i < NCALLS; i++) {
+		bufs[i] = xalloc(lens[i]);
+		fill(bufs[i], lens[i], 60 + (uint64_t)i);
+		if (i == 1)
+			op_get(&ops[i], 40 << 20, bufs[i], lens[i], paths[i]);
+		else
+			op_put(&ops[i], (uint64_t)i << 20, bufs[i], lens[i], paths[i]);
+		ret = xp_call_start(conn, &ops[i].call);
+		ck_assert_msg(ret == 0, "start %d: %s", i, strerror(-ret));
+	}
+	/* Let the requests reach the server and the transfers get under way. */
+	drive(200);
+	for (int i = 0; i < NCALLS; i++)
+		ck_assert_msg(!xp_call_test(&ops[i].call),
+			      "call %d (%s) finished too soon", i,
+			      xp_path_name(paths[i]));
+
+	ck_assert_int_eq(kill(srv_pid, SIGKILL), 0);
+	waitpid(srv_pid, &st, 0);
+	srv_pid = -1;
+	t0 = now_ms();
+	for (int i = 0; i < NCALLS; i++) {
+		ret = xp_call_wait(&ops[i].call);
+		ck_assert_msg(ret < 0, "call %d (%s) succeeded after the server died", i,
+			      xp_path_name(paths[i]));
+		ck_assert_int_eq(ops[i].call.status, ret);
+	}
+	ck_assert_msg(now_ms() - t0 <= FAIL_TIMEOUT_MS + SLACK_MS,
+		      "pending calls took %lld ms to fail", (long long)(now_ms() - t0));
+	ck_assert_msg(xp_conn_error(conn) < 0, "connection still looks usable");
+
+	/* Later calls fail at start, or complete with an error, without a hang. */
+	t0 = now_ms();
+	for (int i = 0; i < 3; i++) {
+		struct op later;
+
+		op_put(&later, 0, bufs[5], lens[5], XP_PATH_AUTO);
+		ret = xp_call_start(conn, &later.call);
+		if (ret == 0)
+			ret = xp_call_wait(&later.call);
+		ck_assert_msg(ret < 0, "a call on a dead connection succeeded");
+	}
+	ck_assert_int_le(now_ms() - t0, FAIL_TIMEOUT_MS + SLACK_MS);
+	/* Closing with failed calls must release their registrations cleanly. */
+	xp_conn_close(conn);
+	conn = NULL;
+	xp_fabric_close(fab);
+	fab = NULL;
+	for (int i = 0; i < NCALLS; i++)
+		free(bufs[i]);
+}
+END_TEST
+
+START_TEST(call_on_broken_connection_is_refused_with_enotconn)
+{
+	struct xp_params p;
+	struct op o;
+	char buf[10] = "x";
+	int st, ret;
+
+	test_params(&p);
+	p.timeout_ms = FAIL_TIMEOUT_MS;
+	start_with(&p, NULL);
+	ck_assert_int_eq(put_sync(0, buf, sizeof(buf), XP_PATH_AUTO, NULL), 0);
+	kill(srv_pid, SIGKILL);
+	waitpid(srv_pid, &st, 0);
+	srv_pid = -1;
+	/* Drive progress until the transport has noticed. */
+	for (int64_t end = now_ms() + FAIL_TIMEOUT_MS + SLACK_MS;
+	     !xp_conn_error(conn) && now_ms() < end;)
+		xp_progress(fab, 20);
+	ck_assert_msg(xp_conn_error(conn) < 0, "server death went unnoticed");
+	op_put(&o, 0, buf, sizeof(buf), XP_PATH_AUTO);
+	ret = xp_call_start(conn, &o.call);
+	ck_assert_msg(ret == -ENOTCONN, "start on a broken connection: %d (%s)", ret,
+		      strerror(-ret));
+}
+END_TEST
+
+/* A server that stops answering without closing (SIGSTOP: the kernel still
+ * accepts its TCP traffic) is caught by the timeout. */
+START_TEST(stopped_server_times_out_a_call)
+{
+	struct xp_params p;
+	struct xp_stats st;
+	char buf[100];
+	struct op o;
+	int64_t t0, took;
+	int ret;
+
+	test_params(&p);
+	p.timeout_ms = FAIL_TIMEOUT_MS;
+	start_with(&p, NULL);
+	fill(buf, sizeof(buf), 71);
+	ck_assert_int_eq(put_sync(0, buf, sizeof(buf), XP_PATH_AUTO, NULL), 0);
+	server_pause();
+
+	op_put(&o, 0, buf, sizeof(buf), XP_PATH_AUTO);
+	t0 = now_ms();
+	ret = xp_call(conn, &o.call);
+	took = now_ms() - t0;
+	ck_assert_msg(ret == -ETIMEDOUT, "call to a stopped server: %d (%s)", ret,
+		      strerror(-ret));
+	ck_assert_msg(took >= FAIL_TIMEOUT_MS * 3 / 4,
+		      "timed out after %lld ms, before %d", (long long)took,
+		      FAIL_TIMEOUT_MS);
+	ck_assert_msg(took <= FAIL_TIMEOUT_MS + SLACK_MS, "timed out after %lld ms",
+		      (long long)took);
+	xp_fabric_stats(fab, &st);
+	ck_assert_uint_ge(st.timeouts, 1);
+	kill(srv_pid, SIGCONT);
+}
+END_TEST
+
+START_TEST(stopped_server_times_out_a_bulk_call)
+{
+	struct xp_params p;
+	size_t len = 4 << 20;
+	char *buf = xalloc(len);
+	int64_t t0, took;
+	int ret;
+
+	test_params(&p);
+	p.timeout_ms = FAIL_TIMEOUT_MS;
+	start_with(&p, NULL);
+	fill(buf, len, 72);
+	server_pause();
+	t0 = now_ms();
+	ret = get_sync(0, buf, len, XP_PATH_BULK, NULL, NULL);
+	took = now_ms() - t0;
+	ck_assert_msg(ret == -ETIMEDOUT, "bulk call to a stopped server: %d (%s)", ret,
+		      strerror(-ret));
+	ck_assert_msg(took <= FAIL_TIMEOUT_MS + SLACK_MS, "timed out after %lld ms",
+		      (long long)took);
+	kill(srv_pid, SIGCONT);
+	free(buf);
+}
+END_TEST
+
+/* After a call has failed the caller owns its buffer again: a server that
+ * wakes up late must not write into it (the transport has to break the
+ * connection or otherwise fence the peer's access to that memory). */
+START_TEST(late_data_after_a_timeout_never_lands_in_the_caller_buffer)
+{
+	struct xp_params p;
+	size_t blen = 4 << 20, flen = 30000;
+	char *bbuf = xalloc(blen), *fbuf = xalloc(flen), *src = xalloc(blen);
+	struct op b, f;
+
+	test_params(&p);
+	p.timeout_ms = FAIL_TIMEOUT_MS;
+	start_with(&p, NULL);
+	fill(src, blen, 73);
+	ck_assert_int_eq(put_sync(0, src, blen, XP_PATH_BULK, NULL), 0);
+	server_pause();
+	op_get(&b, 0, bbuf, blen, XP_PATH_BULK);
+	op_get(&f, 0, fbuf, flen, XP_PATH_FAST);
+	ck_assert_int_eq(xp_call_start(conn, &b.call), 0);
+	ck_assert_int_eq(xp_call_start(conn, &f.call), 0);
+	ck_assert_int_eq(xp_call_wait(&b.call), -ETIMEDOUT);
+	ck_assert_int_eq(xp_call_wait(&f.call), -ETIMEDOUT);
+
+	memset(bbuf, 0xab, blen);
+	memset(fbuf, 0xab, flen);
+	ck_assert_int_eq(kill(srv_pid, SIGCONT), 0);
+	drive(1000);
+	for (size_t i = 0; i < blen; i++)
+		ck_assert_msg((unsigned char)bbuf[i] == 0xab,
+			      "bulk read landed after its timeout (byte %zu)", i);
+	for (size_t i = 0; i < flen; i++)
+		ck_assert_msg((unsigned char)fbuf[i] == 0xab,
+			      "fast read landed after its timeout (byte %zu)", i);
+	free(bbuf);
+	free(fbuf);
+	free(src);
+}
+END_TEST
+
+/* SIGTERM with a client connected: memsrv stops cleanly (no crash in
+ * teardown of live connections), and the client sees an error, not a hang. */
+START_TEST(server_stops_cleanly_with_a_client_connected)
+{
+	struct xp_params p;
+	char buf[5000];
+	int st, ret;
+
+	test_params(&p);
+	p.timeout_ms = FAIL_TIMEOUT_MS;
+	start_with(&p, NULL);
+	fill(buf, sizeof(buf), 81);
+	ck_assert_int_eq(put_sync(0, buf, sizeof(buf), XP_PATH_AUTO, NULL), 0);
+	st = server_stop(10000);
+	ck_assert_msg(st >= 0, "memsrv did not stop within 10 s of SIGTERM");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "memsrv ended with status %#x", st);
+	ret = put_sync(0, buf, sizeof(buf), XP_PATH_AUTO, NULL);
+	ck_assert_msg(ret < 0, "a call to a stopped server succeeded");
+}
+END_TEST
+
+/* ---- (h) connecting --------------------------------------------------------- */
+
+/* A port on loopback that nobody listens on (bound, then released). */
+static int unused_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	ck_assert_int_ge(fd, 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+START_TEST(connect_without_listener_fails_quickly_naming_the_address)
+{
+	struct xp_params p;
+	char port[16], why[256] = "";
+	struct xp_conn *c = NULL;
+	int64_t t0;
+	int ret;
+
+	test_params(&p);
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, &fab), 0);
+	snprintf(port, sizeof(port), "%d", unused_port());
+	t0 = now_ms();
+	ret = xp_connect(fab, "127.0.0.1", port, &c, why, sizeof(why));
+	ck_assert_msg(ret < 0, "connect to a closed port succeeded");
+	ck_assert_msg(now_ms() - t0 < 5000, "refusal took %lld ms",
+		      (long long)(now_ms() - t0));
+	ck_assert_msg(strstr(why, "127.0.0.1") && strstr(why, port),
+		      "reason does not name 127.0.0.1:%s: '%s'", port, why);
+}
+END_TEST
+
+START_TEST(connect_to_unknown_host_fails_naming_it)
+{
+	struct xp_params p;
+	char why[256] = "";
+	struct xp_conn *c = NULL;
+	int ret;
+
+	test_params(&p);
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, &fab), 0);
+	ret = xp_connect(fab, "no-such-host.invalid", "7000", &c, why, sizeof(why));
+	ck_assert_msg(ret < 0, "connect to an unknown host succeeded");
+	ck_assert_msg(strstr(why, "no-such-host.invalid"),
+		      "reason does not name the host: '%s'", why);
+}
+END_TEST
+
+START_TEST(connection_names_its_peer_and_provider)
+{
+	const char *peer = xp_conn_peer(conn);
+
+	ck_assert_ptr_nonnull(peer);
+	ck_assert_msg(strstr(peer, "127.0.0.1") && strstr(peer, srv_port), "peer '%s'",
+		      peer);
+	ck_assert_ptr_nonnull(xp_fabric_provider(fab));
+	ck_assert_msg(strstr(xp_fabric_provider(fab), cparams.provider), "provider '%s'",
+		      xp_fabric_provider(fab));
+	ck_assert_int_eq(xp_conn_error(conn), 0);
+}
+END_TEST
+
+/* ---- (i) limits ------------------------------------------------------------- */
+
+START_TEST(request_body_too_large_for_a_message_is_refused_with_e2big)
+{
+	size_t len = (size_t)32 << 20;
+	uint8_t *body = calloc(1, len);
+	struct memsrv_req q = {.op = MEMSRV_NOP};
+	struct op o;
+
+	ck_assert_ptr_nonnull(body);
+	memsrv_req_encode(body, &q);
+	op_init(&o, MEMSRV_NOP, 0, 0, XP_PATH_AUTO);
+	o.call.req = body;
+	o.call.req_len = len;
+	ck_assert_int_eq(xp_call_start(conn, &o.call), -E2BIG);
+	/* Refused before anything was sent: the connection goes on. */
+	op_init(&o, MEMSRV_NOP, 0, 0, XP_PATH_AUTO);
+	ck_assert_int_eq(xp_call(conn, &o.call), 0);
+	free(body);
+}
+END_TEST
+
+/* xp_call_max_desc tells the truth: at the largest body that leaves room
+ * for n descriptors, n pieces go through and n + 1 are refused. */
+START_TEST(max_desc_matches_what_start_accepts)
+{
+	size_t lo = MEMSRV_REQ_SIZE, hi = (size_t)16 << 20, piece = 100000;
+	struct iovec v[MAX_IOV];
+	uint8_t *body;
+	struct memsrv_req q;
+	struct op o;
+	int n;
+
+	ck_assert_int_ge(xp_call_max_desc(conn, MEMSRV_REQ_SIZE), 1);
+	ck_assert_int_lt(xp_call_max_desc(conn, hi), 1);
+	/* Largest body with room for at least one descriptor. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (xp_call_max_desc(conn, mid) >= 1)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	n = xp_call_max_desc(conn, lo);
+	ck_assert_int_ge(n, 1);
+	ck_assert_int_lt(n, MAX_IOV);
+	body = calloc(1, lo);
+	ck_assert_ptr_nonnull(body);
+	for (int i = 0; i <= n; i++) {
+		v[i].iov_base = xalloc(piece);
+		v[i].iov_len = piece;
+	}
+	q = (struct memsrv_req){.op = MEMSRV_PUT, .off = 0, .len = (uint64_t)n * piece};
+	memsrv_req_encode(body, &q);
+	op_putv(&o, 0, v, n, XP_PATH_BULK);
+	o.call.req = body;
+	o.call.req_len = lo;
+	ck_assert_int_eq(xp_call(conn, &o.call), 0);
+
+	q.len = (uint64_t)(n + 1) * piece;
+	memsrv_req_encode(body, &q);
+	op_putv(&o, 0, v, n + 1, XP_PATH_BULK);
+	o.call.req = body;
+	o.call.req_len = lo;
+	ck_assert_int_eq(xp_call_start(conn, &o.call), -E2BIG);
+	for (int i = 0; i <= n; i++)
+		free(v[i].iov_base);
+	free(body);
+}
+END_TEST
+
+/* ---- (j) server errors --------------------------------------------------------- */
+
+/* The server refuses a range outside its area; the status reaches the
+ * caller on every path and the connection stays usable. */
+START_TEST(server_error_status_reaches_caller_and_connection_stays_usable)
+{
+	static const int paths[] = {XP_PATH_INLINE, XP_PATH_FAST, XP_PATH_BULK};
+	static const size_t lens[] = {100, 20000, 1 << 20};
+	char *src = xalloc((1 << 20) + GUARD), *dst = xalloc((1 << 20) + GUARD);
+
+	for (int i = 0; i < 3; i++) {
+		size_t len = lens[i];
+		uint64_t bad[] = {AREA_SIZE - len + 1, AREA_SIZE, UINT64_MAX - 10};
+
+		fill(src, len, 90 + (uint64_t)i);
+		for (int j = 0; j < 3; j++) {
+			int ret = put_sync(bad[j], src, len, paths[i], NULL);
+
+			ck_assert_msg(ret == -EINVAL, "%s PUT at %llu: %d (%s)",
+				      xp_path_name(paths[i]), (unsigned long long)bad[j],
+				      ret, strerror(-ret));
+			ret = get_sync(bad[j], dst, len, paths[i], NULL, NULL);
+			ck_assert_msg(ret == -EINVAL, "%s GET at %llu: %d (%s)",
+				      xp_path_name(paths[i]), (unsigned long long)bad[j],
+				      ret, strerror(-ret));
+		}
+		ck_assert_int_eq(xp_conn_error(conn), 0);
+		round_trip(paths[i], len, AREA_SIZE - len, src, dst, 95 + (uint64_t)i);
+	}
+	free(src);
+	free(dst);
+}
+END_TEST
+
+START_TEST(unknown_operation_status_reaches_caller)
+{
+	struct op o;
+
+	op_init(&o, 99, 0, 0, XP_PATH_AUTO);
+	ck_assert_int_eq(xp_call(conn, &o.call), -EOPNOTSUPP);
+	ck_assert_int_eq(o.call.status, -EOPNOTSUPP);
+	op_init(&o, MEMSRV_NOP, 0, 0, XP_PATH_AUTO);
+	ck_assert_int_eq(xp_call(conn, &o.call), 0);
+}
+END_TEST
+
+/* ---- suite ------------------------------------------------------------------- */
+
+static TCase *tcase_default(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup_default, teardown_all);
+	tcase_set_timeout(tc, 120);
+	return tc;
+}
+
+static TCase *tcase_own_setup(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, NULL, teardown_all);
+	tcase_set_timeout(tc, 120);
+	return tc;
+}
+
+static Suite *xport_suite(void)
+{
+	Suite *s = suite_create("xport");
+	TCase *tc;
+
+	tc = tcase_default("paths");
+	tcase_add_test(tc, inline_path_moves_data_of_every_size_up_to_inline_max);
+	tcase_add_test(tc, fast_path_moves_data_of_every_size_up_to_fast_max);
+	tcase_add_test(tc, bulk_path_moves_data_of_every_size);
+	tcase_add_test(tc, auto_path_moves_data_of_every_size);
+	tcase_add_test(tc, auto_path_picks_by_size_at_the_thresholds);
+	tcase_add_test(tc, stats_count_calls_by_path);
+	tcase_add_test(tc, zero_length_put_and_get_succeed);
+	tcase_add_test(tc, read_reports_bytes_produced_when_less_than_room);
+	tcase_add_test(tc, reply_body_reaches_the_caller);
+	tcase_add_test(tc, nop_round_trips);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_default("pieces");
+	tcase_add_test(tc, inline_path_gathers_and_scatters_pieces);
+	tcase_add_test(tc, fast_path_gathers_and_scatters_pieces);
+	tcase_add_test(tc, bulk_path_gathers_and_scatters_pieces);
+	tcase_add_test(tc, bulk_path_moves_pieces_larger_than_a_chunk);
+	tcase_add_test(tc, auto_path_gathers_and_scatters_pieces);
+	tcase_add_test(tc, call_with_both_write_and_read_data_is_refused);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_default("concurrency");
+	tcase_add_test(tc,
+		       many_calls_in_flight_queue_for_credits_and_slots_and_all_complete);
+	tcase_add_test(tc, completion_callback_runs_exactly_once_per_call);
+	tcase_add_test(tc, calls_from_several_threads_on_one_connection_all_complete);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_own_setup("pipeline");
+	tcase_add_test(tc, force_path_setting_applies_to_auto_calls);
+	tcase_add_test(tc, bulk_write_overlaps_chunks_with_slow_storage);
+	tcase_add_test(tc, every_path_works_with_storage_in_a_worker_thread);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_default("rcache");
+	tcase_add_test(tc, bulk_from_the_same_buffer_hits_the_registration_cache);
+	tcase_add_test(tc, bulk_after_unmap_and_remap_at_same_address_sends_new_contents);
+	tcase_add_test(tc, bulk_after_free_and_malloc_sends_new_contents);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_own_setup("failures");
+	tcase_add_test(tc, killed_server_fails_every_pending_call_and_later_calls);
+	tcase_add_test(tc, call_on_broken_connection_is_refused_with_enotconn);
+	tcase_add_test(tc, stopped_server_times_out_a_call);
+	tcase_add_test(tc, stopped_server_times_out_a_bulk_call);
+	tcase_add_test(tc, late_data_after_a_timeout_never_lands_in_the_caller_buffer);
+	tcase_add_test(tc, server_stops_cleanly_with_a_client_connected);
+	tcase_add_test(tc, connect_without_listener_fails_quickly_naming_the_address);
+	tcase_add_test(tc, connect_to_unknown_host_fails_naming_it);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_default("limits");
+	tcase_add_test(tc, connection_names_its_peer_and_provider);
+	tcase_add_test(tc, request_body_too_large_for_a_message_is_refused_with_e2big);
+	tcase_add_test(tc, max_desc_matches_what_start_accepts);
+	tcase_add_test(tc,
+		       server_error_status_reaches_caller_and_connection_stays_usable);
+	tcase_add_test(tc, unknown_operation_status_reaches_caller);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(xport_suite());
+	int failed;
+
+	/* Each test forks its own server and leaves global state behind when
+	 * it fails: Check must fork each test, unless CK_FORK=no asks for a
+	 * debugger-friendly run. */
+	if (!getenv("CK_FORK"))
+		srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
