@@ -1,0 +1,69 @@
+#!/bin/sh
+# CLI smoke test: `rpfs up` a two-server cluster in a temporary directory,
+# copy a 20 MiB file in and out, check stat/ls/rm/ping/df, `rpfs down`.
+# Run by `make check` from the top build directory (./rpfs, ./rpfsd).
+set -u
+
+RPFS=${RPFS:-./rpfs}
+TMP=$(mktemp -d /tmp/rpfs-cli-XXXXXX) || exit 1
+D=$TMP/cluster
+fail=0
+
+cleanup() {
+	"$RPFS" down --dir "$D" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+check() { # description, command...
+	what=$1
+	shift
+	if "$@" >"$TMP/out" 2>&1; then
+		echo "ok   $what"
+	else
+		echo "FAIL $what"
+		sed 's/^/     /' "$TMP/out"
+		fail=1
+	fi
+}
+
+check "rpfs up -n 2" "$RPFS" up -n 2 --dir "$D" || true
+cat "$TMP/out"
+grep -q "export RPFS_CONFIG=$D/rpfs.conf" "$TMP/out" || { echo "FAIL no export line"; exit 1; }
+export RPFS_CONFIG="$D/rpfs.conf"
+
+check "key file is 32 bytes, mode 0600" \
+	sh -c "test \$(stat -c %s '$D/cluster.key') = 32 && test \$(stat -c %a '$D/cluster.key') = 600"
+check "rpfs ping" "$RPFS" ping
+head -c 20971520 /dev/urandom >"$TMP/in"
+check "rpfs mkdir /d" "$RPFS" mkdir rpfs:/d
+check "rpfs cp local -> rpfs" "$RPFS" cp "$TMP/in" rpfs:/d/big
+grep -q "copied 20971520 bytes" "$TMP/out" || { echo "FAIL cp message"; cat "$TMP/out"; fail=1; }
+check "rpfs cp rpfs -> local" "$RPFS" cp rpfs:/d/big "$TMP/back"
+check "round trip is identical" cmp "$TMP/in" "$TMP/back"
+check "rpfs cp rpfs -> rpfs" "$RPFS" cp rpfs:/d/big rpfs:/d/copy
+check "rpfs cat" sh -c "'$RPFS' cat /d/copy | cmp - '$TMP/in'"
+check "rpfs stat" "$RPFS" stat /d/big
+cat "$TMP/out"
+grep -q "size: 20971520" "$TMP/out" || { echo "FAIL stat size"; fail=1; }
+grep -q "layout: stripe unit 1048576, stripe count 2" "$TMP/out" || { echo "FAIL stat layout"; fail=1; }
+grep -q "io server 1 (127.0.0.1:" "$TMP/out" || { echo "FAIL stat server list"; fail=1; }
+check "rpfs ls -l /d" "$RPFS" ls -l /d
+grep -q "20971520.* big" "$TMP/out" || { echo "FAIL ls -l"; cat "$TMP/out"; fail=1; }
+check "rpfs df" "$RPFS" df
+check "rpfs rm" "$RPFS" rm /d/big /d/copy
+check "rpfs ls after rm is empty" sh -c "test -z \"\$('$RPFS' ls /d)\""
+check "rpfs rmdir" "$RPFS" rmdir /d
+if "$RPFS" stat /d >"$TMP/out" 2>&1; then
+	echo "FAIL stat of a removed directory succeeded"
+	fail=1
+else
+	echo "ok   stat of a removed directory fails: $(cat "$TMP/out")"
+fi
+check "rpfs down" "$RPFS" down --dir "$D"
+cat "$TMP/out"
+if ls "$D"/rpfsd.*.pid >/dev/null 2>&1; then
+	echo "FAIL pidfiles left after down"
+	fail=1
+fi
+exit $fail

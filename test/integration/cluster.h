@@ -1,0 +1,61 @@
+/* A set of rpfsd servers on loopback for integration tests.
+ *
+ * cl_start() makes a temporary directory under /tmp (one per cluster), finds
+ * free ports by binding port 0, writes the cluster config with
+ * rpfs_config_write(), starts one `rpfsd --foreground` per server and waits
+ * until each answers rpfs_ping. Tests then stop (SIGTERM), kill -9 and
+ * restart single servers to check failure behaviour, and cl_destroy() stops
+ * everything and removes the directory.
+ *
+ * The servers are children of the test process and get SIGTERM when it
+ * dies (PR_SET_PDEATHSIG), so a failed or timed-out test leaves no daemons
+ * behind. The ping that checks a server is up runs in a forked child, so the
+ * test process holds no libfabric state of ours and may itself fork clients.
+ *
+ * rpfsd is $RPFSD, else ./rpfsd (automake runs tests from the top build
+ * directory, where the server is built). */
+#ifndef RPFS_TEST_CLUSTER_H
+#define RPFS_TEST_CLUSTER_H
+
+#include <stdint.h>
+
+struct cluster;
+
+/* Check ends a test whose assertion fails with _exit, so cl_destroy does not
+ * run: main() calls cl_session_begin() before the tests and
+ * cl_session_end() after them, which removes every temporary directory a
+ * test of this run left behind (their servers die with the test). */
+void cl_session_begin(void);
+void cl_session_end(void);
+
+struct cl_opts {
+	int nservers;		/* all are I/O servers */
+	int nmeta;		/* the first nmeta are also metadata servers (0: 1) */
+	uint64_t stripe_unit;	/* 0: 64 KiB, so that small tests cross servers */
+	int timeout_ms;		/* transport timeout, 0: the default */
+	const char *force_path; /* NULL, "inline", "fast" or "bulk" */
+};
+
+/* Start a cluster; NULL on failure (the reason and the server log tails are
+ * printed on stderr). */
+struct cluster *cl_start(const struct cl_opts *o);
+/* Stop every server and remove the temporary directory. */
+void cl_destroy(struct cluster *cl);
+
+const char *cl_config(const struct cluster *cl);     /* config file path */
+const char *cl_dir(const struct cluster *cl, int i); /* server i's storage dir */
+int cl_port(const struct cluster *cl, int i);
+int cl_nservers(const struct cluster *cl);
+
+/* SIGTERM and wait (bounded); returns 0 if it exited cleanly with status 0. */
+int cl_stop(struct cluster *cl, int i);
+/* SIGKILL and reap. */
+int cl_kill(struct cluster *cl, int i);
+/* Send any signal (SIGSTOP/SIGCONT to simulate a hung server). */
+int cl_signal(struct cluster *cl, int i, int sig);
+/* Start server i again (same port and directory) and wait until pingable. */
+int cl_restart(struct cluster *cl, int i);
+int cl_stop_all(struct cluster *cl);
+int cl_start_all(struct cluster *cl);
+
+#endif

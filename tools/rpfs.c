@@ -1,0 +1,1394 @@
+/* rpfs: the command-line tool.
+ *
+ * Two kinds of commands. `rpfs up` and `rpfs down` manage a local server
+ * set on loopback: up writes a cluster config and key into a directory,
+ * starts one rpfsd daemon per server and waits until each answers a ping;
+ * down stops them through their pidfiles. The other commands (ls, stat,
+ * mkdir, rmdir, rm, cp, cat, df, ping) are clients of any cluster through
+ * librpfs; they find the config by --config, --dir, $RPFS_CONFIG, then the
+ * default directory ($RPFS_DIR or ~/.rpfs).
+ *
+ * cp moves 8 MiB blocks with two in flight (rpfs_ipread/rpfs_ipwrite), so
+ * reading block i overlaps writing block i-1 on either side.
+ *
+ * Errors print the library's message (rpfs_errmsg(), which names the
+ * server and the cause) and exit with status 1. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/config.h" /* not the autoconf config.h of the build dir */
+#include "rpfs.h"
+
+#define CP_BLOCK     (8u << 20) /* cp/cat block */
+#define UP_WAIT_MS   20000	/* each server must answer a ping within this */
+#define DOWN_WAIT_MS 10000	/* then SIGKILL */
+#define DEFAULT_PORT 7100	/* where `rpfs up` starts looking for free ports */
+#define PORT_SCAN    2000
+
+struct opts {
+	int nservers;
+	int port;
+	int longfmt;
+	const char *dir;
+	const char *config;
+	uint64_t stripe_unit;
+};
+
+static const char usage_text[] =
+	"usage: rpfs COMMAND [options] [args]\n"
+	"\n"
+	"Local server set (loopback):\n"
+	"  up [-n N] [--dir D] [--port P] [--stripe-unit S]\n"
+	"        write D/rpfs.conf and a cluster key, start N rpfsd daemons (default 2)\n"
+	"        on 127.0.0.1 at consecutive free ports from P (default: the first\n"
+	"        free run from 7100), wait until each answers. Server 0 has roles\n"
+	"        meta,io, the others io (a single server is meta,io). Storage in\n"
+	"        D/s0, D/s1, ...; default D is $RPFS_DIR or ~/.rpfs.\n"
+	"  down [--dir D]       stop the servers started by up (SIGTERM, then SIGKILL)\n"
+	"\n"
+	"Client commands (paths are in rpfs; 'rpfs:' prefix optional):\n"
+	"  ls [-l] [PATH]       list a directory\n"
+	"  stat PATH            attributes and layout\n"
+	"  mkdir PATH...        rmdir PATH...        rm PATH...\n"
+	"  cp SRC DST           copy; mark the rpfs side(s) with 'rpfs:/path'\n"
+	"  cat PATH             write a file to stdout\n"
+	"  df                   capacity per server and in total\n"
+	"  ping                 round trip to every server\n"
+	"\n"
+	"The config comes from --config FILE, --dir D (D/rpfs.conf), $RPFS_CONFIG,\n"
+	"then $RPFS_DIR/rpfs.conf or ~/.rpfs/rpfs.conf.\n";
+
+static void usage(FILE *to, int status)
+{
+	fputs(usage_text, to);
+	exit(status);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rpfs: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Report a failed library call: the errno text and the library's message,
+ * which names the server and cause. */
+static void die_rpfs(int err, const char *what, const char *path)
+{
+	const char *m = rpfs_errmsg();
+
+	if (m && *m)
+		die("%s %s: %s (%s)", what, path ? path : "", strerror(-err), m);
+	die("%s %s: %s", what, path ? path : "", strerror(-err));
+}
+
+/* snprintf for paths and names: a result that does not fit is an error,
+ * never a silently shortened path. */
+static int fmt(char *out, size_t len, const char *f, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fmt(char *out, size_t len, const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(out, len, f, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		die("name too long: %s...", out);
+	return n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- directories, config ------------------------------------------------ */
+
+static const char *default_dir(void)
+{
+	static char buf[PATH_MAX];
+	const char *d = getenv("RPFS_DIR");
+	const char *home = getenv("HOME");
+
+	if (d && *d)
+		return d;
+	fmt(buf, sizeof(buf), "%s/.rpfs", home && *home ? home : ".");
+	return buf;
+}
+
+/* Explicit options win over the environment. */
+static const char *config_path(const struct opts *o)
+{
+	static char buf[PATH_MAX];
+	const char *env = getenv("RPFS_CONFIG");
+
+	if (o->config)
+		return o->config;
+	if (!o->dir && env && *env)
+		return env;
+	fmt(buf, sizeof(buf), "%s/rpfs.conf", o->dir ? o->dir : default_dir());
+	return buf;
+}
+
+static rpfs_client_t *connect_cluster(const struct opts *o)
+{
+	const char *path = config_path(o);
+	rpfs_client_t *c;
+	int ret;
+
+	if (access(path, R_OK))
+		die("no cluster config at %s (start one with `rpfs up`, or give "
+		    "--config)",
+		    path);
+	ret = rpfs_init(path, &c);
+	if (ret)
+		die_rpfs(ret, "init with config", path);
+	return c;
+}
+
+static void load_config(const char *path, struct rpfs_config *cfg)
+{
+	char why[512] = "";
+	int ret = rpfs_config_load(path, cfg, why, sizeof(why));
+
+	if (ret)
+		die("%s: %s", path, *why ? why : strerror(-ret));
+}
+
+/* "rpfs:/a//b/../c" -> "/a/c": servers take normalized absolute paths. */
+static void rpath(const char *in, char *out, size_t outlen)
+{
+	char tmp[PATH_MAX];
+	char *save = NULL, *tok;
+	size_t len = 0;
+
+	if (!strncasecmp(in, "rpfs:", 5))
+		in += 5;
+	fmt(tmp, sizeof(tmp), "%s", in);
+	out[0] = 0;
+	for (tok = strtok_r(tmp, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			char *slash = strrchr(out, '/');
+
+			if (slash)
+				*slash = 0;
+			len = strlen(out);
+			continue;
+		}
+		if (len + strlen(tok) + 2 > outlen)
+			die("path too long: %s", in);
+		len += (size_t)fmt(out + len, outlen - len, "/%s", tok);
+	}
+	if (!out[0])
+		fmt(out, outlen, "/");
+}
+
+static int is_rpfs(const char *p)
+{
+	return !strncasecmp(p, "rpfs:", 5);
+}
+
+/* ---- processes and ports ------------------------------------------------ */
+
+static int port_free(int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int ok;
+
+	if (fd < 0)
+		return 0;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = !bind(fd, (struct sockaddr *)&a, sizeof(a));
+	close(fd);
+	return ok;
+}
+
+/* Whether a socket listens on port; read from /proc so that the server
+ * does not see a probe connection. */
+static int port_listening(int port)
+{
+	static const char *files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	char line[512];
+	int found = 0;
+
+	for (size_t f = 0; f < 2 && !found; f++) {
+		FILE *fp = fopen(files[f], "r");
+
+		if (!fp)
+			continue;
+		while (!found && fgets(line, sizeof(line), fp)) {
+			char local[128];
+			unsigned st;
+			char *colon;
+
+			if (sscanf(line, " %*d: %127s %*s %x", local, &st) != 2)
+				continue;
+			colon = strrchr(local, ':');
+			if (colon && st == 0x0A &&
+			    (int)strtol(colon + 1, NULL, 16) == port)
+				found = 1;
+		}
+		fclose(fp);
+	}
+	return found;
+}
+
+static int executable(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+/* $RPFSD, else next to this program (in a libtool build tree the program
+ * runs from .libs/, the server's wrapper is one level up), else PATH. */
+static int find_rpfsd(char *out, size_t outlen)
+{
+	const char *env = getenv("RPFSD");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		fmt(out, outlen, "%s", env);
+		return executable(out) ? 0 : -ENOENT;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *dir;
+		size_t dl;
+
+		exe[n] = 0;
+		dir = dirname(exe);
+		dl = strlen(dir);
+		if (dl >= 6 && !strcmp(dir + dl - 6, "/.libs")) {
+			fmt(out, outlen, "%.*s/rpfsd", (int)(dl - 6), dir);
+			if (executable(out))
+				return 0;
+		}
+		fmt(out, outlen, "%s/rpfsd", dir);
+		if (executable(out))
+			return 0;
+	}
+	const char *path = getenv("PATH");
+	char buf[8192], *save = NULL;
+
+	fmt(buf, sizeof(buf), "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		fmt(out, outlen, "%s/rpfsd", *d ? d : ".");
+		if (executable(out))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* The pid in pidfile if that process is alive and is an rpfsd (a stale
+ * pidfile may name a recycled pid); else 0. */
+static pid_t rpfsd_pid(const char *pidfile)
+{
+	char buf[64], proc[64], cmd[4096];
+	long pid;
+	ssize_t n;
+	int fd = open(pidfile, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	pid = strtol(buf, NULL, 10);
+	if (pid <= 0 || kill((pid_t)pid, 0))
+		return 0;
+	fmt(proc, sizeof(proc), "/proc/%ld/cmdline", pid);
+	fd = open(proc, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	cmd[n] = 0; /* argv[0] only */
+	return strstr(cmd, "rpfsd") ? (pid_t)pid : 0;
+}
+
+static void server_file(char *out, size_t outlen, const char *dir, const char *name,
+			const char *ext)
+{
+	fmt(out, outlen, "%s/rpfsd.%s.%s", dir, name, ext);
+}
+
+/* Pidfiles "rpfsd.NAME.pid" in dir, whatever the config says now. */
+static int list_pidfiles(const char *dir, char names[][64], int max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		size_t l = strlen(e->d_name);
+
+		if (l > 10 && !strncmp(e->d_name, "rpfsd.", 6) &&
+		    !strcmp(e->d_name + l - 4, ".pid") && l - 10 < 64)
+			fmt(names[n++], 64, "%.*s", (int)(l - 10), e->d_name + 6);
+	}
+	closedir(d);
+	return n;
+}
+
+/* SIGTERM every server with a live pidfile in dir, wait, SIGKILL stragglers.
+ * Returns how many were running. */
+static int stop_servers(const char *dir, int verbose)
+{
+	static char names[RPFS_MAX_SERVERS][64];
+	pid_t pids[RPFS_MAX_SERVERS];
+	char pf[PATH_MAX];
+	int n = list_pidfiles(dir, names, RPFS_MAX_SERVERS), running = 0, left;
+	double deadline;
+
+	for (int i = 0; i < n; i++) {
+		server_file(pf, sizeof(pf), dir, names[i], "pid");
+		pids[i] = rpfsd_pid(pf);
+		if (pids[i] && !kill(pids[i], SIGTERM))
+			running++;
+		else
+			pids[i] = 0;
+	}
+	deadline = now_s() + DOWN_WAIT_MS / 1e3;
+	do {
+		left = 0;
+		for (int i = 0; i < n; i++) {
+			if (pids[i] && kill(pids[i], 0) && errno == ESRCH)
+				pids[i] = 0;
+			left += pids[i] != 0;
+		}
+		if (left)
+			sleep_ms(20);
+	} while (left && now_s() < deadline);
+	for (int i = 0; i < n; i++) {
+		if (pids[i]) {
+			fprintf(stderr,
+				"rpfs: server.%s (pid %d) ignored SIGTERM for %d s: "
+				"killed\n",
+				names[i], (int)pids[i], DOWN_WAIT_MS / 1000);
+			kill(pids[i], SIGKILL);
+		}
+		server_file(pf, sizeof(pf), dir, names[i], "pid");
+		unlink(pf);
+	}
+	if (verbose && running)
+		printf("stopped %d server%s in %s\n", running, running == 1 ? "" : "s",
+		       dir);
+	else if (verbose)
+		printf("no servers running in %s\n", dir);
+	return running;
+}
+
+static void print_log_tail(const char *log)
+{
+	char buf[1536];
+	int fd = open(log, O_RDONLY);
+	off_t end;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	end = lseek(fd, 0, SEEK_END);
+	lseek(fd, end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0,
+	      SEEK_SET);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		fprintf(stderr, "--- last lines of %s ---\n%s%s", log, buf,
+			buf[n - 1] == '\n' ? "" : "\n");
+	}
+}
+
+/* ---- up / down ---------------------------------------------------------- */
+
+static int write_key(const char *path)
+{
+	unsigned char key[32];
+	int fd, ret = 0;
+
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return -EIO;
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, key, sizeof(key)) != (ssize_t)sizeof(key) || fchmod(fd, 0600))
+		ret = -EIO;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+static int choose_ports(const struct opts *o, int n)
+{
+	if (o->port) {
+		for (int i = 0; i < n; i++)
+			if (!port_free(o->port + i))
+				die("port %d on 127.0.0.1 is in use (asked for %d..%d)",
+				    o->port + i, o->port, o->port + n - 1);
+		return o->port;
+	}
+	for (int p = DEFAULT_PORT; p + n <= DEFAULT_PORT + PORT_SCAN; p++) {
+		int i;
+
+		for (i = 0; i < n && port_free(p + i); i++)
+			;
+		if (i == n)
+			return p;
+		p += i; /* skip past the busy one */
+	}
+	die("no %d consecutive free ports in %d..%d (give --port)", n, DEFAULT_PORT,
+	    DEFAULT_PORT + PORT_SCAN);
+}
+
+static void write_cluster_config(const char *dir, const char *conf, int n, int port0,
+				 uint64_t su)
+{
+	struct rpfs_config cfg;
+	int ret;
+
+	memset(&cfg, 0, sizeof(cfg));
+	fmt(cfg.path, sizeof(cfg.path), "%s", conf);
+	cfg.stripe_unit = su;
+	cfg.stripe_count = 0;
+	fmt(cfg.key_file, sizeof(cfg.key_file), "%s/cluster.key", dir);
+	xp_params_default(&cfg.xport);
+	cfg.servers = calloc((size_t)n, sizeof(*cfg.servers));
+	cfg.io = calloc((size_t)n, sizeof(*cfg.io));
+	cfg.meta = calloc(1, sizeof(*cfg.meta));
+	if (!cfg.servers || !cfg.io || !cfg.meta)
+		die("out of memory");
+	cfg.nservers = (uint32_t)n;
+	for (int i = 0; i < n; i++) {
+		struct rpfs_server_cfg *s = &cfg.servers[i];
+
+		fmt(s->name, sizeof(s->name), "%d", i);
+		fmt(s->address, sizeof(s->address), "127.0.0.1");
+		fmt(s->port, sizeof(s->port), "%d", port0 + i);
+		fmt(s->dir, sizeof(s->dir), "%s/s%d", dir, i);
+		if (mkdir(s->dir, 0700) && errno != EEXIST)
+			die("mkdir %s: %s", s->dir, strerror(errno));
+		s->roles = RPFS_ROLE_IO | (i == 0 ? RPFS_ROLE_META : 0);
+		s->io_index = i;
+		s->meta_index = i == 0 ? 0 : -1;
+		cfg.io[cfg.nio++] = (uint32_t)i;
+	}
+	cfg.meta[cfg.nmeta++] = 0;
+	ret = write_key(cfg.key_file);
+	if (ret)
+		die("writing the cluster key %s: %s", cfg.key_file, strerror(-ret));
+	ret = rpfs_config_write(&cfg, conf);
+	if (ret)
+		die("writing %s: %s", conf, strerror(-ret));
+	free(cfg.servers);
+	free(cfg.io);
+	free(cfg.meta);
+}
+
+/* Run `rpfsd --daemon` in the background; its first process exits once
+ * the daemon is detached. Returns the pid of that first process, or -errno. */
+static pid_t spawn_daemon(const char *rpfsd, const char *conf, const char *dir, int i)
+{
+	char name[16], pf[PATH_MAX], log[PATH_MAX];
+	pid_t pid;
+
+	fmt(name, sizeof(name), "%d", i);
+	server_file(pf, sizeof(pf), dir, name, "pid");
+	server_file(log, sizeof(log), dir, name, "log");
+	unlink(pf);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (nul >= 0)
+			dup2(nul, 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		setsid();
+		execl(rpfsd, "rpfsd", "--config", conf, "--name", name, "--daemon",
+		      "--pidfile", pf, (char *)NULL);
+		fprintf(stderr, "rpfs: couldn't run %s: %s\n", rpfsd, strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Reap the first process of a daemon start. Returns 0 (or still running
+ * after the bound: the ping wait decides), or -EIO with the cause printed. */
+static int reap_daemon(pid_t pid, const char *dir, int i, double deadline)
+{
+	char name[16], log[PATH_MAX];
+	int status;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < deadline)
+		sleep_ms(10);
+	if (r == 0)
+		return 0;
+	if (r < 0)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fmt(name, sizeof(name), "%d", i);
+		server_file(log, sizeof(log), dir, name, "log");
+		fprintf(stderr, "rpfs: server.%d: rpfsd exited with status %d\n", i,
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		print_log_tail(log);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Wait until every server answers a ping. A client whose connection attempt
+ * failed is replaced, so that no broken connection is reused. */
+static int wait_servers_up(const char *conf, const char *dir, int n, int port0)
+{
+	double deadline = now_s() + UP_WAIT_MS / 1e3;
+	int *up = calloc((size_t)n, sizeof(int));
+	int nup = 0, ret = 0, bad = -1;
+	char why[512] = "not listening";
+
+	if (!up)
+		die("out of memory");
+	while (nup < n && now_s() < deadline) {
+		rpfs_client_t *c = NULL;
+
+		for (int i = 0; i < n; i++) {
+			char pf[PATH_MAX], name[16];
+			double us;
+
+			if (up[i])
+				continue;
+			fmt(name, sizeof(name), "%d", i);
+			server_file(pf, sizeof(pf), dir, name, "pid");
+			if (!access(pf, F_OK) && !rpfsd_pid(pf)) {
+				bad = i;
+				fmt(why, sizeof(why), "the daemon exited");
+				goto out;
+			}
+			if (!port_listening(port0 + i)) {
+				bad = i;
+				fmt(why, sizeof(why), "not listening on port %d",
+				    port0 + i);
+				continue;
+			}
+			if (!c && (ret = rpfs_init(conf, &c))) {
+				/* Not a server's fault: no retry helps. */
+				fprintf(stderr,
+					"rpfs: can't start a client with %s: %s\n", conf,
+					rpfs_errmsg());
+				free(up);
+				return ret;
+			}
+			ret = rpfs_ping(c, i, &us);
+			if (ret) {
+				snprintf(why, sizeof(why), "%s", rpfs_errmsg());
+				bad = i;
+				rpfs_finalize(c);
+				c = NULL;
+				continue;
+			}
+			up[i] = 1;
+			nup++;
+		}
+		if (c)
+			rpfs_finalize(c);
+		if (nup < n)
+			sleep_ms(50);
+	}
+out:
+	free(up);
+	if (nup == n)
+		return 0;
+	char log[PATH_MAX], name[16];
+
+	fmt(name, sizeof(name), "%d", bad);
+	server_file(log, sizeof(log), dir, name, "log");
+	fprintf(stderr,
+		"rpfs: server.%d (127.0.0.1:%d) did not come up within %d s: %s\n", bad,
+		port0 + bad, UP_WAIT_MS / 1000, why);
+	print_log_tail(log);
+	return -ETIMEDOUT;
+}
+
+static int cmd_up(const struct opts *o, int argc, char **argv)
+{
+	char dir[PATH_MAX], conf[PATH_MAX], rpfsd[PATH_MAX];
+	static char names[RPFS_MAX_SERVERS][64];
+	int n = o->nservers, port0;
+	const char *d = o->dir ? o->dir : default_dir();
+
+	if (argc > 1)
+		n = atoi(argv[1]); /* `rpfs up 4` also works */
+	if (n < 1 || n > 256)
+		die("up: the number of servers must be 1..256");
+	if (find_rpfsd(rpfsd, sizeof(rpfsd)))
+		die("up: rpfsd not found ($RPFSD, next to rpfs, or on PATH)");
+	if (mkdir(d, 0700) && errno != EEXIST)
+		die("mkdir %s: %s", d, strerror(errno));
+	if (!realpath(d, dir))
+		die("%s: %s", d, strerror(errno));
+
+	int nold = list_pidfiles(dir, names, RPFS_MAX_SERVERS);
+
+	for (int i = 0; i < nold; i++) {
+		char pf[PATH_MAX];
+
+		server_file(pf, sizeof(pf), dir, names[i], "pid");
+		if (rpfsd_pid(pf))
+			die("servers are already running in %s (rpfs down --dir %s)", dir,
+			    dir);
+	}
+	fmt(conf, sizeof(conf), "%s/rpfs.conf", dir);
+	port0 = choose_ports(o, n);
+	write_cluster_config(dir, conf, n, port0, o->stripe_unit);
+
+	/* Start them all at once: each daemon takes a while to get ready. */
+	pid_t *first = calloc((size_t)n, sizeof(*first));
+	double deadline = now_s() + UP_WAIT_MS / 1e3;
+	int failed = -1;
+
+	if (!first)
+		die("out of memory");
+	for (int i = 0; i < n; i++) {
+		first[i] = spawn_daemon(rpfsd, conf, dir, i);
+		if (first[i] < 0)
+			die("up: can't fork: %s", strerror((int)-first[i]));
+	}
+	for (int i = 0; i < n; i++)
+		if (reap_daemon(first[i], dir, i, deadline) && failed < 0)
+			failed = i;
+	free(first);
+	if (failed >= 0) {
+		stop_servers(dir, 0);
+		die("up: server.%d (127.0.0.1:%d) failed to start; stopped the others",
+		    failed, port0 + failed);
+	}
+	if (wait_servers_up(conf, dir, n, port0)) {
+		stop_servers(dir, 0);
+		die("up: stopped the other servers");
+	}
+	for (int i = 0; i < n; i++)
+		printf("server.%d  127.0.0.1:%d  %-8s %s/s%d\n", i, port0 + i,
+		       i == 0 ? "meta,io" : "io", dir, i);
+	printf("config: %s\n", conf);
+	printf("export RPFS_CONFIG=%s\n", conf);
+	return 0;
+}
+
+static int cmd_down(const struct opts *o)
+{
+	char dir[PATH_MAX];
+	const char *d = o->dir ? o->dir : default_dir();
+
+	if (!realpath(d, dir)) {
+		printf("no servers running in %s\n", d);
+		return 0;
+	}
+	stop_servers(dir, 1);
+	return 0;
+}
+
+/* ---- namespace commands ------------------------------------------------- */
+
+static void mode_string(const struct rpfs_stat *st, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+
+	out[0] = st->type == RPFS_TYPE_DIR ? 'd' : '-';
+	for (int i = 0; i < 9; i++)
+		out[i + 1] = st->mode & (1u << (8 - i)) ? rwx[i] : '-';
+	out[10] = 0;
+}
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int collect(const char *name, uint32_t type, void *arg)
+{
+	struct names *nm = arg;
+
+	(void)type;
+	if (nm->n == nm->cap) {
+		size_t cap = nm->cap ? nm->cap * 2 : 64;
+		char **v = realloc(nm->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		nm->v = v;
+		nm->cap = cap;
+	}
+	nm->v[nm->n] = strdup(name);
+	if (!nm->v[nm->n])
+		return -ENOMEM;
+	nm->n++;
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void print_entry(const char *name, const struct rpfs_stat *st, int longfmt)
+{
+	char mode[11], when[32];
+	time_t t = (time_t)(st->mtime / 1000000000);
+	struct tm tm;
+
+	if (!longfmt) {
+		printf("%s%s\n", name, st && st->type == RPFS_TYPE_DIR ? "/" : "");
+		return;
+	}
+	mode_string(st, mode);
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
+	printf("%s %5u %5u %12llu %s %s%s\n", mode, st->uid, st->gid,
+	       (unsigned long long)st->size, when, name,
+	       st->type == RPFS_TYPE_DIR ? "/" : "");
+}
+
+static int cmd_ls(const struct opts *o, int argc, char **argv)
+{
+	rpfs_client_t *c = connect_cluster(o);
+	char path[PATH_MAX];
+	struct rpfs_stat st;
+	struct names nm = {0};
+	int ret;
+
+	rpath(argc > 1 ? argv[1] : "/", path, sizeof(path));
+	ret = rpfs_stat(c, path, &st);
+	if (ret)
+		die_rpfs(ret, "ls", path);
+	if (st.type != RPFS_TYPE_DIR) {
+		print_entry(path, &st, o->longfmt);
+		rpfs_finalize(c);
+		return 0;
+	}
+	ret = rpfs_readdir(c, path, collect, &nm);
+	if (ret)
+		die_rpfs(ret, "ls", path);
+	qsort(nm.v, nm.n, sizeof(*nm.v), cmp_names);
+	for (size_t i = 0; i < nm.n; i++) {
+		char full[PATH_MAX];
+		struct rpfs_stat est;
+
+		if (!o->longfmt) {
+			printf("%s\n", nm.v[i]);
+		} else {
+			fmt(full, sizeof(full), "%s/%s", strcmp(path, "/") ? path : "",
+			    nm.v[i]);
+			ret = rpfs_stat(c, full, &est);
+			if (ret)
+				die_rpfs(ret, "stat", full);
+			print_entry(nm.v[i], &est, 1);
+		}
+		free(nm.v[i]);
+	}
+	free(nm.v);
+	rpfs_finalize(c);
+	return 0;
+}
+
+static void fmt_time(int64_t ns, char *out, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	size_t n;
+
+	localtime_r(&t, &tm);
+	n = strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
+	fmt(out + n, len - n, ".%09lld", (long long)(ns % 1000000000));
+}
+
+static int cmd_stat(const struct opts *o, int argc, char **argv)
+{
+	struct rpfs_config cfg;
+	rpfs_client_t *c;
+	char path[PATH_MAX], mode[11], t[64];
+	struct rpfs_stat st;
+	int ret;
+
+	if (argc < 2)
+		die("stat: which path?");
+	c = connect_cluster(o);
+	rpath(argv[1], path, sizeof(path));
+	ret = rpfs_stat(c, path, &st);
+	if (ret)
+		die_rpfs(ret, "stat", path);
+	mode_string(&st, mode);
+	printf("  path: %s\n", path);
+	printf("  type: %s\n", st.type == RPFS_TYPE_DIR ? "directory" : "file");
+	printf("  mode: %04o (%s)  uid %u  gid %u\n", st.mode & 07777, mode, st.uid,
+	       st.gid);
+	if (st.type != RPFS_TYPE_DIR)
+		printf("  size: %llu\n", (unsigned long long)st.size);
+	printf("handle: 0x%016llx\n", (unsigned long long)st.handle);
+	fmt_time(st.mtime, t, sizeof(t));
+	printf(" mtime: %s\n", t);
+	fmt_time(st.ctime, t, sizeof(t));
+	printf(" ctime: %s\n", t);
+	if (st.type == RPFS_TYPE_DIR) {
+		rpfs_finalize(c);
+		return 0;
+	}
+	printf("layout: stripe unit %llu, stripe count %u, first server %u\n",
+	       (unsigned long long)st.stripe_unit, st.stripe_count, st.first_server);
+	load_config(config_path(o), &cfg);
+	for (uint32_t k = 0; k < st.stripe_count && cfg.nio; k++) {
+		uint32_t io = (st.first_server + k) % cfg.nio;
+		const struct rpfs_server_cfg *s = &cfg.servers[cfg.io[io]];
+
+		printf("  slot %u: io server %u (%s:%s)\n", k, io, s->address, s->port);
+	}
+	rpfs_config_free(&cfg);
+	rpfs_finalize(c);
+	return 0;
+}
+
+static int cmd_each(const struct opts *o, int argc, char **argv, const char *what)
+{
+	rpfs_client_t *c;
+	char path[PATH_MAX];
+
+	if (argc < 2)
+		die("%s: which path?", what);
+	c = connect_cluster(o);
+	for (int i = 1; i < argc; i++) {
+		int ret;
+
+		rpath(argv[i], path, sizeof(path));
+		if (!strcmp(what, "mkdir"))
+			ret = rpfs_mkdir(c, path, 0755);
+		else if (!strcmp(what, "rmdir"))
+			ret = rpfs_rmdir(c, path);
+		else
+			ret = rpfs_remove(c, path);
+		if (ret)
+			die_rpfs(ret, what, path);
+	}
+	rpfs_finalize(c);
+	return 0;
+}
+
+/* ---- cp / cat ----------------------------------------------------------- */
+
+struct endpoint {
+	const char *name; /* for messages */
+	rpfs_file_t *f;	  /* rpfs side, or NULL */
+	int fd;		  /* local side */
+};
+
+struct slot {
+	char *buf;
+	size_t len;
+	uint64_t off;
+	rpfs_request_t *rd, *wr;
+};
+
+static ssize_t full_read(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static ssize_t full_write(int fd, const char *buf, size_t len)
+{
+	size_t put = 0;
+
+	while (put < len) {
+		ssize_t n = write(fd, buf + put, len - put);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		put += (size_t)n;
+	}
+	return (ssize_t)put;
+}
+
+static void progress(uint64_t done, uint64_t total, double t0)
+{
+	int width = 30, fill = total ? (int)(done * (uint64_t)width / total) : width;
+	double secs = now_s() - t0;
+
+	fprintf(stderr, "\r[%.*s%*s] %3d%%  %8.1f MB/s", fill,
+		"##############################", width - fill, "",
+		total ? (int)(done * 100 / total) : 100,
+		secs > 0 ? done / secs / 1e6 : 0.0);
+}
+
+/* Start moving a slot: the read side (sync for local files). */
+static int start_read(struct endpoint *src, struct slot *s)
+{
+	if (src->f)
+		return rpfs_ipread(src->f, s->buf, s->len, s->off, &s->rd);
+	ssize_t n = full_read(src->fd, s->buf, s->len);
+
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == s->len ? 0 : -EIO; /* the local file shrank */
+}
+
+static int finish_read(struct slot *s)
+{
+	ssize_t n = 0;
+
+	if (s->rd) {
+		n = rpfs_wait(s->rd);
+		s->rd = NULL;
+	}
+	return n < 0 ? (int)n : 0;
+}
+
+static int start_write(struct endpoint *dst, struct slot *s)
+{
+	if (dst->f)
+		return rpfs_ipwrite(dst->f, s->buf, s->len, s->off, &s->wr);
+	ssize_t n = full_write(dst->fd, s->buf, s->len);
+
+	return n < 0 ? (int)n : 0;
+}
+
+static int finish_write(struct slot *s)
+{
+	ssize_t n = 0;
+
+	if (s->wr) {
+		n = rpfs_wait(s->wr);
+		s->wr = NULL;
+	}
+	return n < 0 ? (int)n : 0;
+}
+
+/* Copy size bytes: block i is read into one slot while block i-1 is
+ * written from the other. Returns 0 or -errno (and *side the failing
+ * endpoint's name). */
+static int copy_blocks(struct endpoint *src, struct endpoint *dst, uint64_t size, int bar,
+		       const char **side)
+{
+	struct slot sl[2] = {{0}};
+	uint64_t nblocks = (size + CP_BLOCK - 1) / CP_BLOCK, done = 0;
+	double t0 = now_s();
+	int ret = 0;
+
+	for (int k = 0; k < 2; k++)
+		if (posix_memalign((void **)&sl[k].buf, 4096, CP_BLOCK))
+			return -ENOMEM;
+	for (uint64_t i = 0; i <= nblocks && !ret; i++) {
+		struct slot *cur = &sl[i % 2], *prev = &sl[(i + 1) % 2];
+
+		if (i < nblocks) {
+			*side = dst->name;
+			ret = finish_write(cur);
+			if (ret)
+				break;
+			cur->off = i * CP_BLOCK;
+			cur->len = size - cur->off < CP_BLOCK ? (size_t)(size - cur->off)
+							      : CP_BLOCK;
+			*side = src->name;
+			ret = start_read(src, cur);
+			if (ret)
+				break;
+		}
+		if (i > 0) {
+			*side = src->name;
+			ret = finish_read(prev);
+			if (ret)
+				break;
+			*side = dst->name;
+			ret = start_write(dst, prev);
+			done += prev->len;
+			if (bar)
+				progress(done, size, t0);
+		}
+	}
+	/* Nothing may still point into the buffers when they are freed. */
+	for (int k = 0; k < 2; k++) {
+		int r = finish_read(&sl[k]);
+		int w = finish_write(&sl[k]);
+
+		if (!ret && (r || w)) {
+			ret = r ? r : w;
+			*side = r ? src->name : dst->name;
+		}
+		free(sl[k].buf);
+	}
+	if (bar)
+		fputc('\n', stderr);
+	return ret;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s && s[1] ? s + 1 : s ? "" : p;
+}
+
+static int cmd_cp(const struct opts *o, int argc, char **argv)
+{
+	struct endpoint src = {.fd = -1}, dst = {.fd = -1};
+	char spath[PATH_MAX], dpath[PATH_MAX];
+	const char *side = "";
+	rpfs_client_t *c;
+	uint64_t size = 0;
+	struct rpfs_stat st;
+	double t0, secs;
+	int ret;
+
+	if (argc != 3)
+		die("usage: rpfs cp SRC DST (mark the rpfs side(s) with rpfs:)");
+	if (!is_rpfs(argv[1]) && !is_rpfs(argv[2]))
+		die("cp: neither %s nor %s is an rpfs path (write rpfs:/path)", argv[1],
+		    argv[2]);
+	c = connect_cluster(o);
+
+	if (is_rpfs(argv[1])) {
+		rpath(argv[1], spath, sizeof(spath));
+		ret = rpfs_open(c, spath, &src.f);
+		if (ret)
+			die_rpfs(ret, "cp: open", spath);
+		ret = rpfs_getsize(src.f, &size);
+		if (ret)
+			die_rpfs(ret, "cp: size of", spath);
+	} else {
+		struct stat lst;
+
+		fmt(spath, sizeof(spath), "%s", argv[1]);
+		src.fd = open(spath, O_RDONLY);
+		if (src.fd < 0 || fstat(src.fd, &lst))
+			die("cp: %s: %s", spath, strerror(errno));
+		if (!S_ISREG(lst.st_mode))
+			die("cp: %s is not a regular file", spath);
+		size = (uint64_t)lst.st_size;
+	}
+	src.name = spath;
+
+	if (is_rpfs(argv[2])) {
+		rpath(argv[2], dpath, sizeof(dpath));
+		if (!rpfs_stat(c, dpath, &st) && st.type == RPFS_TYPE_DIR) {
+			size_t l = strlen(dpath);
+
+			fmt(dpath + l, sizeof(dpath) - l, "%s%s", l > 1 ? "/" : "",
+			    base_name(spath));
+		}
+		if (src.f && !strcmp(spath, dpath))
+			die("cp: %s and %s are the same file", argv[1], argv[2]);
+		ret = rpfs_create(c, dpath, 0644, 0, NULL, &dst.f);
+		if (ret)
+			die_rpfs(ret, "cp: create", dpath);
+	} else {
+		struct stat lst;
+
+		fmt(dpath, sizeof(dpath), "%s", argv[2]);
+		if (!stat(dpath, &lst) && S_ISDIR(lst.st_mode)) {
+			size_t l = strlen(dpath);
+
+			fmt(dpath + l, sizeof(dpath) - l, "/%s", base_name(spath));
+		}
+		dst.fd = open(dpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (dst.fd < 0)
+			die("cp: %s: %s", dpath, strerror(errno));
+	}
+	dst.name = dpath;
+
+	t0 = now_s();
+	ret = copy_blocks(&src, &dst, size, isatty(2), &side);
+	if (ret)
+		die_rpfs(ret, "cp:", side);
+	if (dst.f) {
+		/* An older, longer file keeps no tail; the copy is durable when cp
+		 * says so. */
+		ret = rpfs_truncate(dst.f, size);
+		if (ret)
+			die_rpfs(ret, "cp: truncate", dpath);
+		ret = rpfs_sync(dst.f);
+		if (ret)
+			die_rpfs(ret, "cp: sync", dpath);
+		rpfs_close(dst.f);
+	} else if (fsync(dst.fd) || close(dst.fd)) {
+		die("cp: %s: %s", dpath, strerror(errno));
+	}
+	if (src.f)
+		rpfs_close(src.f);
+	else
+		close(src.fd);
+	secs = now_s() - t0;
+	printf("copied %llu bytes in %.3f s (%.1f MB/s)\n", (unsigned long long)size,
+	       secs, secs > 0 ? size / secs / 1e6 : 0.0);
+	rpfs_finalize(c);
+	return 0;
+}
+
+static int cmd_cat(const struct opts *o, int argc, char **argv)
+{
+	struct endpoint src = {.fd = -1}, dst = {.fd = 1, .name = "stdout"};
+	char path[PATH_MAX];
+	const char *side = "";
+	rpfs_client_t *c;
+	uint64_t size;
+	int ret;
+
+	if (argc < 2)
+		die("cat: which path?");
+	c = connect_cluster(o);
+	for (int i = 1; i < argc; i++) {
+		rpath(argv[i], path, sizeof(path));
+		src.name = path;
+		ret = rpfs_open(c, path, &src.f);
+		if (ret)
+			die_rpfs(ret, "cat: open", path);
+		ret = rpfs_getsize(src.f, &size);
+		if (ret)
+			die_rpfs(ret, "cat: size of", path);
+		ret = copy_blocks(&src, &dst, size, 0, &side);
+		if (ret)
+			die_rpfs(ret, "cat:", side);
+		rpfs_close(src.f);
+	}
+	rpfs_finalize(c);
+	return 0;
+}
+
+/* ---- df / ping ---------------------------------------------------------- */
+
+static void human(uint64_t b, char *out, size_t len)
+{
+	static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)b;
+	int i = 0;
+
+	while (v >= 1024 && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	fmt(out, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+static int cmd_df(const struct opts *o)
+{
+	rpfs_client_t *c = connect_cluster(o);
+	struct rpfs_config cfg;
+	struct rpfs_statfs sf;
+	char a[32], b[32];
+	int ret;
+
+	load_config(config_path(o), &cfg);
+	/* The protocol reports capacity summed over the I/O servers; per server
+	 * the file system under a local storage directory is shown. */
+	printf("%-34s %12s %12s  %s\n", "server", "size", "avail", "dir");
+	for (uint32_t k = 0; k < cfg.nio; k++) {
+		const struct rpfs_server_cfg *s = &cfg.servers[cfg.io[k]];
+		struct statvfs vf;
+		char who[300];
+
+		fmt(who, sizeof(who), "io server %u (%s:%s)", k, s->address, s->port);
+		if (!statvfs(s->dir, &vf)) {
+			human((uint64_t)vf.f_blocks * vf.f_frsize, a, sizeof(a));
+			human((uint64_t)vf.f_bavail * vf.f_frsize, b, sizeof(b));
+		} else {
+			fmt(a, sizeof(a), "-");
+			fmt(b, sizeof(b), "-");
+		}
+		printf("%-34s %12s %12s  %s\n", who, a, b, s->dir);
+	}
+	ret = rpfs_statfs(c, &sf);
+	if (ret)
+		die_rpfs(ret, "df", "");
+	human(sf.total, a, sizeof(a));
+	human(sf.avail, b, sizeof(b));
+	printf("%-34s %12s %12s  %llu objects\n", "total (reported by the servers)", a, b,
+	       (unsigned long long)sf.files);
+	rpfs_config_free(&cfg);
+	rpfs_finalize(c);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The first ping also makes the connection; the round trip reported is the
+ * median of the next few. */
+static int cmd_ping(const struct opts *o)
+{
+	rpfs_client_t *c = connect_cluster(o);
+	struct rpfs_config cfg;
+	int failed = 0;
+
+	load_config(config_path(o), &cfg);
+	for (uint32_t i = 0; i < cfg.nservers; i++) {
+		const char *desc = rpfs_server_desc(c, (int)i);
+		double first = 0, us[7];
+		int ret = rpfs_ping(c, (int)i, &first);
+
+		for (int k = 0; k < 7 && !ret; k++)
+			ret = rpfs_ping(c, (int)i, &us[k]);
+		if (ret) {
+			printf("%-36s FAILED: %s\n", desc, rpfs_errmsg());
+			failed++;
+			continue;
+		}
+		qsort(us, 7, sizeof(us[0]), cmp_double);
+		printf("%-36s %9.1f us  (first, with connect: %.1f us)\n", desc, us[3],
+		       first);
+	}
+	rpfs_config_free(&cfg);
+	rpfs_finalize(c);
+	return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"dir", required_argument, NULL, 'd'},
+		{"port", required_argument, NULL, 'p'},
+		{"config", required_argument, NULL, 'c'},
+		{"stripe-unit", required_argument, NULL, 's'},
+		{"long", no_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20};
+	const char *cmd;
+	size_t sz;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:lh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'n':
+			o.nservers = atoi(optarg);
+			break;
+		case 'd':
+			o.dir = optarg;
+			break;
+		case 'p':
+			o.port = atoi(optarg);
+			if (o.port <= 0 || o.port > 65535)
+				die("bad port %s", optarg);
+			break;
+		case 'c':
+			o.config = optarg;
+			break;
+		case 's':
+			if (xp_parse_size(optarg, &sz) || !sz)
+				die("bad stripe unit %s", optarg);
+			o.stripe_unit = sz;
+			break;
+		case 'l':
+			o.longfmt = 1;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage(stderr, 2);
+	cmd = argv[0];
+	/* A peer that disappears must give an error, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (!strcmp(cmd, "up"))
+		return cmd_up(&o, argc, argv);
+	if (!strcmp(cmd, "down"))
+		return cmd_down(&o);
+	if (!strcmp(cmd, "ls"))
+		return cmd_ls(&o, argc, argv);
+	if (!strcmp(cmd, "stat"))
+		return cmd_stat(&o, argc, argv);
+	if (!strcmp(cmd, "mkdir") || !strcmp(cmd, "rmdir") || !strcmp(cmd, "rm"))
+		return cmd_each(&o, argc, argv, cmd);
+	if (!strcmp(cmd, "cp"))
+		return cmd_cp(&o, argc, argv);
+	if (!strcmp(cmd, "cat"))
+		return cmd_cat(&o, argc, argv);
+	if (!strcmp(cmd, "df"))
+		return cmd_df(&o);
+	if (!strcmp(cmd, "ping"))
+		return cmd_ping(&o);
+	if (!strcmp(cmd, "help"))
+		usage(stdout, 0);
+	fprintf(stderr, "rpfs: unknown command '%s'\n", cmd);
+	usage(stderr, 2);
+}
