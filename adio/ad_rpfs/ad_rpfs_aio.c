@@ -1,0 +1,258 @@
+/* ad_rpfs_aio.c: nonblocking I/O, truly asynchronous.
+ *
+ * Each operation is posted with librpfs' nonblocking calls (rpfs_ipread,
+ * rpfs_ipwrite, rpfs_ireadv, rpfs_iwritev) and returned to MPI as an MPICH
+ * extended generalized request: MPI's progress engine calls our poll
+ * function (rpfs_test) from MPI_Test/MPI_Wait, and our wait function
+ * (rpfs_wait) when MPI blocks, so the transfer overlaps the program's
+ * computation. The strided variants build the same single list as the
+ * blocking path (ad_rpfs_io_list.c); librpfs copies the lists, so only the
+ * file list of a read is kept, for the end-of-file count.
+ *
+ * Atomic mode needs the range locked for the whole operation; there the
+ * strided calls run the blocking path and return a completed request, as
+ * ROMIO itself does for contiguous accesses. */
+#include "ad_rpfs.h"
+
+#include "mpiu_greq.h"
+
+#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
+
+typedef struct ADIOI_RPFS_aio {
+	MPI_Request greq;
+	rpfs_request_t *req;
+	ADIO_File fd;
+	int is_read;
+	int done;
+	ADIO_Offset nbytes;    /* result: bytes for MPI's status */
+	int error_code;	       /* result: MPI error code */
+	struct rpfs_seg *segs; /* reads: file pieces, for the EOF count */
+	int nsegs;
+	struct rpfs_seg one;
+} ADIOI_RPFS_aio;
+
+static MPIX_Grequest_class ADIOI_RPFS_greq_class = 0;
+
+static void finish(ADIOI_RPFS_aio *a, ssize_t ret)
+{
+	static char myname[] = "ADIOI_RPFS_AIO";
+
+	a->done = 1;
+	a->req = NULL;
+	if (ret < 0) {
+		a->nbytes = 0;
+		a->error_code = ADIOI_RPFS_Err(
+			myname, __LINE__, (int)ret,
+			a->is_read ? "nonblocking read" : "nonblocking write", NULL);
+	} else {
+		a->nbytes = ret;
+		a->error_code = MPI_SUCCESS;
+		if (a->is_read && ret > 0)
+			a->nbytes = ADIOI_RPFS_Read_count(a->fd, a->segs, a->nsegs, ret);
+	}
+	MPI_Grequest_complete(a->greq);
+}
+
+static int ADIOI_RPFS_aio_poll_fn(void *extra_state, MPI_Status *status)
+{
+	ADIOI_RPFS_aio *a = extra_state;
+	ssize_t bytes = 0;
+	int done = 0, ret;
+
+	if (a->done)
+		return MPI_SUCCESS;
+	ret = rpfs_test(a->req, &done, &bytes);
+	if (done)
+		finish(a, ret < 0 ? ret : bytes);
+	return MPI_SUCCESS;
+}
+
+/* MPI blocks on these requests: wait on each in turn; the transfers are
+ * in flight together, so this costs the longest one, not their sum. */
+static int ADIOI_RPFS_aio_wait_fn(int count, void **array_of_states, double timeout,
+				  MPI_Status *status)
+{
+	for (int i = 0; i < count; i++) {
+		ADIOI_RPFS_aio *a = array_of_states[i];
+		if (!a->done)
+			finish(a, rpfs_wait(a->req));
+	}
+	return MPI_SUCCESS;
+}
+
+static int ADIOI_RPFS_aio_query_fn(void *extra_state, MPI_Status *status)
+{
+	ADIOI_RPFS_aio *a = extra_state;
+
+	MPI_Status_set_elements_x(status, MPI_BYTE, a->nbytes);
+	MPI_Status_set_cancelled(status, 0);
+	status->MPI_SOURCE = MPI_UNDEFINED;
+	status->MPI_TAG = MPI_UNDEFINED;
+	return a->error_code;
+}
+
+static int ADIOI_RPFS_aio_free_fn(void *extra_state)
+{
+	ADIOI_RPFS_aio *a = extra_state;
+
+	if (!a->done && a->req != NULL)
+		rpfs_wait(a->req);
+	if (a->segs != NULL && a->segs != &a->one)
+		ADIOI_Free(a->segs);
+	ADIOI_Free(a);
+	return MPI_SUCCESS;
+}
+
+static void make_request(ADIOI_RPFS_aio *a, ADIO_Request *request)
+{
+	if (ADIOI_RPFS_greq_class == 0)
+		MPIX_Grequest_class_create(ADIOI_RPFS_aio_query_fn,
+					   ADIOI_RPFS_aio_free_fn, MPIU_Greq_cancel_fn,
+					   ADIOI_RPFS_aio_poll_fn, ADIOI_RPFS_aio_wait_fn,
+					   &ADIOI_RPFS_greq_class);
+	MPIX_Grequest_class_allocate(ADIOI_RPFS_greq_class, a, request);
+	memcpy(&a->greq, request, sizeof(*request));
+}
+
+static void icontig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+		    int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+		    int *error_code, int is_read)
+{
+	static char myname[] = "ADIOI_RPFS_ICONTIG";
+	ADIOI_RPFS_fs *fs = fd->fs_ptr;
+	ADIOI_RPFS_aio *a;
+	MPI_Count datatype_size;
+	ADIO_Offset len, off;
+	int ret;
+
+	MPI_Type_size_x(datatype, &datatype_size);
+	len = datatype_size * (ADIO_Offset)count;
+	off = (file_ptr_type == ADIO_EXPLICIT_OFFSET) ? offset : fd->fp_ind;
+
+	if (len == 0) {
+		MPIO_Completed_request_create(&fd, 0, error_code, request);
+		return;
+	}
+	a = ADIOI_Calloc(1, sizeof(*a));
+	a->fd = fd;
+	a->is_read = is_read;
+	a->one.off = (uint64_t)off;
+	a->one.len = (uint64_t)len;
+	a->segs = &a->one;
+	a->nsegs = 1;
+	if (is_read)
+		ret = rpfs_ipread(fs->file, buf, (size_t)len, (uint64_t)off, &a->req);
+	else
+		ret = rpfs_ipwrite(fs->file, buf, (size_t)len, (uint64_t)off, &a->req);
+	if (ret < 0) {
+		*error_code =
+			ADIOI_RPFS_Err(myname, __LINE__, ret,
+				       is_read ? "rpfs_ipread" : "rpfs_ipwrite", NULL);
+		ADIOI_Free(a);
+		return;
+	}
+	if (!is_read) {
+		fd->dirty_write = 1;
+		ADIOI_RPFS_Wrote(fd, off + len);
+	}
+	make_request(a, request);
+	if (file_ptr_type == ADIO_INDIVIDUAL)
+		fd->fp_ind = off + len;
+	fd->fp_sys_posn = -1;
+	*error_code = MPI_SUCCESS;
+}
+
+void ADIOI_RPFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			    int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+			    int *error_code)
+{
+	icontig(fd, buf, count, datatype, file_ptr_type, offset, request, error_code, 1);
+}
+
+void ADIOI_RPFS_IwriteContig(ADIO_File fd, const void *buf, int count,
+			     MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+			     ADIO_Request *request, int *error_code)
+{
+	icontig(fd, (void *)buf, count, datatype, file_ptr_type, offset, request,
+		error_code, 0);
+}
+
+static void istrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+		     int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+		     int *error_code, int is_read)
+{
+	static char myname[] = "ADIOI_RPFS_ISTRIDED";
+	ADIOI_RPFS_fs *fs = fd->fs_ptr;
+	ADIOI_RPFS_list l;
+	ADIOI_RPFS_aio *a;
+	ADIO_Status status;
+	MPI_Count size;
+	int ret;
+
+	if (fd->atomicity) {
+		if (is_read)
+			ADIOI_RPFS_ReadStrided(fd, buf, count, datatype, file_ptr_type,
+					       offset, &status, error_code);
+		else
+			ADIOI_RPFS_WriteStrided(fd, buf, count, datatype, file_ptr_type,
+						offset, &status, error_code);
+		MPI_Type_size_x(datatype, &size);
+		MPIO_Completed_request_create(
+			&fd, *error_code == MPI_SUCCESS ? size * count : 0, error_code,
+			request);
+		return;
+	}
+
+	ADIOI_RPFS_Build_list(fd, buf, count, datatype, file_ptr_type, offset, &l);
+	if (l.bytes == 0) {
+		ADIOI_RPFS_Free_list(&l);
+		MPIO_Completed_request_create(&fd, 0, error_code, request);
+		return;
+	}
+	a = ADIOI_Calloc(1, sizeof(*a));
+	a->fd = fd;
+	a->is_read = is_read;
+	if (is_read)
+		ret = rpfs_ireadv(fs->file, l.mem, l.nmem, l.file, l.nfile, &a->req);
+	else
+		ret = rpfs_iwritev(fs->file, l.mem, l.nmem, l.file, l.nfile, &a->req);
+	if (ret < 0) {
+		*error_code =
+			ADIOI_RPFS_Err(myname, __LINE__, ret,
+				       is_read ? "rpfs_ireadv" : "rpfs_iwritev", NULL);
+		ADIOI_Free(a);
+		ADIOI_RPFS_Free_list(&l);
+		return;
+	}
+	if (is_read) {
+		a->segs = l.file; /* kept for the end-of-file count */
+		a->nsegs = l.nfile;
+		l.file = NULL;
+	} else {
+		fd->dirty_write = 1;
+		ADIOI_RPFS_Wrote(fd, l.file_end);
+	}
+	make_request(a, request);
+	if (file_ptr_type == ADIO_INDIVIDUAL && l.nfile > 0)
+		fd->fp_ind = l.file_end;
+	fd->fp_sys_posn = -1;
+	ADIOI_RPFS_Free_list(&l);
+	*error_code = MPI_SUCCESS;
+}
+
+void ADIOI_RPFS_IreadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			     int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
+			     int *error_code)
+{
+	istrided(fd, buf, count, datatype, file_ptr_type, offset, request, error_code, 1);
+}
+
+void ADIOI_RPFS_IwriteStrided(ADIO_File fd, const void *buf, int count,
+			      MPI_Datatype datatype, int file_ptr_type,
+			      ADIO_Offset offset, ADIO_Request *request, int *error_code)
+{
+	istrided(fd, (void *)buf, count, datatype, file_ptr_type, offset, request,
+		 error_code, 0);
+}
+
+#endif /* HAVE_MPI_GREQUEST_EXTENSIONS */

@@ -1,0 +1,17 @@
+/* ad_rpfs_close.c: release this process's handle. Nothing is sent: data
+ * is on the servers already (no client cache), MPI_File_sync makes it
+ * durable, and ROMIO's close does any delete-on-close from one rank. */
+#include "ad_rpfs.h"
+
+void ADIOI_RPFS_Close(ADIO_File fd, int *error_code)
+{
+	ADIOI_RPFS_fs *fs = fd->fs_ptr;
+
+	if (fs != NULL) {
+		rpfs_close(fs->file);
+		ADIOI_Free(fs);
+		fd->fs_ptr = NULL;
+	}
+	fd->fd_sys = -1;
+	*error_code = MPI_SUCCESS;
+}

@@ -1,0 +1,246 @@
+/* ad_rpfs_open.c: collective open without a metadata storm.
+ *
+ * Rank 0 of fd->comm alone talks to the metadata server: it creates or
+ * looks up the file (and, for MPI_MODE_APPEND, asks its size), then
+ * broadcasts the result: the attributes on success, or the error and its
+ * message on failure. The other ranks open from those attributes with
+ * rpfs_open_attr, which sends nothing. Every rank therefore sees the same
+ * outcome, errors included, and an open costs one lookup whatever the
+ * number of processes.
+ *
+ * The process's rpfs client is made here at the first open and finalized
+ * by an attribute delete callback on MPI_COMM_SELF, which MPI_Finalize runs
+ * before it tears MPI down. */
+#include "ad_rpfs.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+rpfs_client_t *ADIOI_RPFS_client = NULL;
+static int ADIOI_RPFS_keyval = MPI_KEYVAL_INVALID;
+
+static int ADIOI_RPFS_End_call(MPI_Comm comm, int keyval, void *attribute_val,
+			       void *extra_state)
+{
+	if (ADIOI_RPFS_client != NULL)
+		rpfs_finalize(ADIOI_RPFS_client);
+	ADIOI_RPFS_client = NULL;
+	MPI_Comm_free_keyval(&keyval);
+	ADIOI_RPFS_keyval = MPI_KEYVAL_INVALID;
+	return MPI_SUCCESS;
+}
+
+/* Transport hints given at the first open reach librpfs through its
+ * environment (RPFS_<KEY>), which it reads at init; later opens keep the
+ * client as it is. */
+static void export_transport_hints(ADIO_File fd)
+{
+	static const char *const keys[] = {"inline_max", "fast_max",	   "fast_slots",
+					   "chunk_size", "pipeline_depth", "timeout_ms",
+					   "provider"};
+	char key[64], env[64], value[MPI_MAX_INFO_VAL + 1];
+	int flag;
+
+	if (fd->info == MPI_INFO_NULL)
+		return;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(key, sizeof(key), "rpfs_%s", keys[i]);
+		ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
+		if (!flag)
+			continue;
+		snprintf(env, sizeof(env), "RPFS_%s", keys[i]);
+		for (char *p = env; *p; p++)
+			if (*p >= 'a' && *p <= 'z')
+				*p = (char)(*p - 'a' + 'A');
+		setenv(env, value, 0); /* the user's environment wins */
+	}
+}
+
+/* Make the process's client if there is none yet. Returns 0 or a negative
+ * errno (then *error_code is set). */
+int ADIOI_RPFS_Init(ADIO_File fd, int *error_code)
+{
+	static char myname[] = "ADIOI_RPFS_INIT";
+	char config[MPI_MAX_INFO_VAL + 1];
+	int flag = 0, ret;
+
+	*error_code = MPI_SUCCESS;
+	if (ADIOI_RPFS_client != NULL)
+		return 0;
+
+	if (fd != NULL && fd->info != MPI_INFO_NULL) {
+		export_transport_hints(fd);
+		ADIOI_Info_get(fd->info, "rpfs_config", MPI_MAX_INFO_VAL, config, &flag);
+	}
+	ret = rpfs_init(flag ? config : NULL, &ADIOI_RPFS_client);
+	if (ret < 0) {
+		ADIOI_RPFS_client = NULL;
+		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, "rpfs_init", NULL);
+		return ret;
+	}
+	if (ADIOI_RPFS_keyval == MPI_KEYVAL_INVALID) {
+		MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ADIOI_RPFS_End_call,
+				       &ADIOI_RPFS_keyval, NULL);
+		MPI_Comm_set_attr(MPI_COMM_SELF, ADIOI_RPFS_keyval, NULL);
+	}
+	return 0;
+}
+
+static uint32_t create_mode(ADIO_File fd)
+{
+	mode_t old_mask;
+
+	if (fd->perm != ADIO_PERM_NULL)
+		return (uint32_t)fd->perm;
+	old_mask = umask(022);
+	umask(old_mask);
+	return (uint32_t)(0666 & ~old_mask);
+}
+
+/* POSIX-style permission check of the access mode against the attributes:
+ * the owner's, group's or others' bits, root passes. */
+static int check_access(ADIO_File fd, const struct rpfs_stat *st)
+{
+	uid_t uid = geteuid();
+	uint32_t bits;
+	int want_r = !(fd->access_mode & ADIO_WRONLY);
+	int want_w = (fd->access_mode & (ADIO_WRONLY | ADIO_RDWR)) != 0;
+
+	if (st->type != RPFS_TYPE_FILE)
+		return -EISDIR;
+	if (uid == 0)
+		return 0;
+	if (st->uid == (uint32_t)uid)
+		bits = (st->mode >> 6) & 7;
+	else if (st->gid == (uint32_t)getegid())
+		bits = (st->mode >> 3) & 7;
+	else
+		bits = st->mode & 7;
+	if ((want_r && !(bits & 4)) || (want_w && !(bits & 2)))
+		return -EACCES;
+	return 0;
+}
+
+/* Rank 0's half: create or look up, fill res. Returns the open file or
+ * NULL (res->err and res->msg set). */
+static rpfs_file_t *lookup(ADIO_File fd, ADIOI_RPFS_open_result *res)
+{
+	rpfs_file_t *file = NULL;
+	struct rpfs_create_opts opts;
+	int ret;
+
+	if (fd->access_mode & ADIO_CREATE) {
+		ADIOI_RPFS_Create_opts(fd, &opts);
+		ret = rpfs_create(ADIOI_RPFS_client, fd->filename, create_mode(fd),
+				  (fd->access_mode & ADIO_EXCL) ? RPFS_O_EXCL : 0, &opts,
+				  &file);
+		/* a library that reports an existing file even without O_EXCL */
+		if (ret == -EEXIST && !(fd->access_mode & ADIO_EXCL))
+			ret = rpfs_open(ADIOI_RPFS_client, fd->filename, &file);
+	} else {
+		ret = rpfs_open(ADIOI_RPFS_client, fd->filename, &file);
+	}
+	if (ret < 0)
+		goto fail;
+
+	rpfs_file_attr(file, &res->st);
+	/* a file we just created is ours; an existing one is checked */
+	ret = check_access(fd, &res->st);
+	if (ret < 0) {
+		snprintf(res->msg, sizeof(res->msg), "%s: %s", fd->filename,
+			 strerror(-ret));
+		goto fail_close;
+	}
+	if (fd->access_mode & ADIO_APPEND) {
+		ret = rpfs_getsize(file, &res->size);
+		if (ret < 0)
+			goto fail_close_msg;
+	}
+	res->err = 0;
+	return file;
+
+fail_close_msg:
+	snprintf(res->msg, sizeof(res->msg), "%s", rpfs_errmsg());
+fail_close:
+	rpfs_close(file);
+	res->err = ret;
+	return NULL;
+fail:
+	snprintf(res->msg, sizeof(res->msg), "%s", rpfs_errmsg());
+	res->err = ret;
+	return NULL;
+}
+
+void ADIOI_RPFS_Open(ADIO_File fd, int *error_code)
+{
+	static char myname[] = "ADIOI_RPFS_OPEN";
+	ADIOI_RPFS_open_result *res;
+	ADIOI_RPFS_fs *fs;
+	rpfs_file_t *file = NULL;
+	int rank, ret;
+
+	*error_code = MPI_SUCCESS;
+	MPI_Comm_rank(fd->comm, &rank);
+
+	res = ADIOI_Calloc(1, sizeof(*res));
+	if (rank == 0) {
+		ret = ADIOI_RPFS_Init(fd, error_code);
+		if (ret < 0) {
+			res->err = ret;
+			snprintf(res->msg, sizeof(res->msg), "rpfs_init: %s",
+				 rpfs_errmsg());
+		} else {
+			file = lookup(fd, res);
+		}
+	}
+	/* one broadcast carries the outcome to everyone */
+	MPI_Bcast(res, sizeof(*res), MPI_BYTE, 0, fd->comm);
+
+	if (res->err < 0) {
+		*error_code = ADIOI_RPFS_Err(myname, __LINE__, res->err, fd->filename,
+					     res->msg);
+		goto out;
+	}
+	if (rank != 0) {
+		ret = ADIOI_RPFS_Init(fd, error_code);
+		if (ret < 0)
+			goto out;
+		ret = rpfs_open_attr(ADIOI_RPFS_client, &res->st, &file);
+		if (ret < 0) {
+			*error_code =
+				ADIOI_RPFS_Err(myname, __LINE__, ret, fd->filename, NULL);
+			goto out;
+		}
+	}
+
+	fs = ADIOI_Calloc(1, sizeof(*fs));
+	fs->file = file;
+	fs->st = res->st;
+	fs->known_size = (fd->access_mode & ADIO_APPEND) ? (ADIO_Offset)res->size : 0;
+	fd->fs_ptr = fs;
+	fd->fd_sys = -1;
+	fd->fd_direct = -1;
+	fd->fp_sys_posn = -1;
+	if (fd->access_mode & ADIO_APPEND)
+		fd->fp_ind = (ADIO_Offset)res->size;
+	fd->blksize = res->st.stripe_unit ? (long)res->st.stripe_unit : 1024 * 1024;
+	ADIOI_RPFS_Report_layout(fd, &res->st);
+
+out:
+	ADIOI_Free(res);
+}
+
+/* ROMIO's generic collective open creates the file from one rank, closes
+ * it and opens it again everywhere; rpfs' Open is collective and scalable
+ * by itself, so this does a single pass. No data sieving writes means
+ * MPI_MODE_WRONLY can stay write-only. */
+void ADIOI_RPFS_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+	fd->access_mode = access_mode;
+	ADIOI_RPFS_Open(fd, error_code);
+	if (*error_code != MPI_SUCCESS)
+		return;
+	fd->is_open = 1;
+	fd->dirty_write = 0;
+}

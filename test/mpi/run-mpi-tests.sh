@@ -1,0 +1,137 @@
+#!/bin/sh
+# run-mpi-tests.sh: rpfs's own MPI tests (test/mpi/*.c, examples/mpi_io_demo.c)
+# through the rebuilt MPICH and the rpfs ROMIO driver.
+#
+# Usage: test/mpi/run-mpi-tests.sh MPICH_PREFIX
+#   MPICH_PREFIX  the prefix printed by scripts/build-mpich.sh
+# Environment:
+#   RPFS_BIN      directory holding the rpfs CLI (default: on PATH); the
+#                 script starts its own server set (rpfs up -n 3) in a
+#                 temporary directory and stops it at the end
+#   TEST_TIMEOUT  seconds per run (default 120)
+# Each line says PASS or FAIL; the last line is "N passed, N failed".
+set -u
+
+MPICH_PREFIX=${1:-${MPICH_PREFIX:-}}
+[ -n "$MPICH_PREFIX" ] && [ -x "$MPICH_PREFIX/bin/mpicc" ] ||
+    { echo "usage: $0 MPICH_PREFIX (from scripts/build-mpich.sh)" >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+MPICC="$MPICH_PREFIX/bin/mpicc"
+MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
+TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
+[ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
+[ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
+    { echo "rpfs CLI not found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
+
+WORK=$(mktemp -d /tmp/rpfs-mpi-tests.XXXXXX)
+CLUSTER="$WORK/cluster"
+cleanup() {
+    "$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
+fail() {
+    failed=$((failed + 1))
+    printf 'FAIL  %s\n' "$1"
+    [ -n "${2:-}" ] && [ -f "$2" ] && head -15 "$2" | sed 's/^/    /'
+}
+
+up() {
+    out=$("$RPFS_CLI" up -n 3 --dir "$CLUSTER" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
+    eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
+    export RPFS_CONFIG
+}
+
+# run NAME NP PROGRAM ARGS...: passes on exit 0 and " No Errors"
+run() {
+    name=$1 np=$2
+    shift 2
+    log="$WORK/$(echo "$name" | tr ' /=' '___').log"
+    timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$@" >"$log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "No Errors" "$log"; then
+        pass "$name (np=$np)"
+    else
+        [ $rc -eq 124 ] && echo "timeout after ${TEST_TIMEOUT}s" >>"$log"
+        fail "$name (np=$np, exit $rc)" "$log"
+    fi
+}
+
+echo "building the tests with $MPICC"
+mkdir -p "$WORK/bin"
+for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_server_kill; do
+    "$MPICC" -O2 -Wall -o "$WORK/bin/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
+        fail "build $t" "$WORK/$t.build.log"
+done
+"$MPICC" -O2 -Wall -o "$WORK/bin/mpi_io_demo" "$REPO/examples/mpi_io_demo.c" \
+    >"$WORK/demo.build.log" 2>&1 || fail "build mpi_io_demo" "$WORK/demo.build.log"
+
+up
+echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
+"$RPFS_CLI" mkdir /t >/dev/null 2>&1 || true
+
+for np in 1 2 4; do
+    run "error classes" $np "$WORK/bin/mpi_errors" rpfs:/t/err.$np
+done
+for np in 1 2 4; do
+    run "hints round trip" $np "$WORK/bin/mpi_hints" rpfs:/t/hints.$np 2
+done
+for np in 1 2 4; do
+    run "sizes, append, nonblocking I/O" $np "$WORK/bin/mpi_sizes" rpfs:/t/sizes.$np
+done
+run "collective write" 4 "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll4
+for np in 1 2 3; do
+    run "independent read of a 4-process file" $np "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll4
+done
+run "collective write" 3 "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll3 50 70000
+for np in 1 4; do
+    run "independent read of a 3-process file" $np "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll3 50 70000
+done
+
+# the example prints no " No Errors": check its own line
+log="$WORK/demo.log"
+if timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_io_demo" rpfs:/t/demo.dat \
+    >"$log" 2>&1 && grep -q "data check ok" "$log"; then
+    pass "examples/mpi_io_demo (np=4)"
+    sed 's/^/    /' "$log"
+else
+    fail "examples/mpi_io_demo (np=4)" "$log"
+fi
+
+# last, as it breaks the server set: kill -9 an I/O-only server mid-job
+ready="$WORK/ready"
+log="$WORK/kill.log"
+victim=$(ls "$CLUSTER"/rpfsd.*.pid 2>/dev/null | LC_ALL=C sort | tail -1)
+if [ -z "$victim" ]; then
+    fail "server killed during a job: no server pidfiles in $CLUSTER"
+else
+    timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_server_kill" rpfs:/t/kill "$ready" 90 \
+        >"$log" 2>&1 &
+    job=$!
+    i=0
+    while [ ! -e "$ready" ] && [ $i -lt 300 ] && kill -0 $job 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    pid=$(cat "$victim")
+    start=$(date +%s)
+    kill -9 "$pid" 2>/dev/null
+    wait $job
+    rc=$?
+    secs=$(($(date +%s) - start))
+    if [ $rc -eq 0 ] && grep -q "No Errors" "$log"; then
+        pass "server killed during a job: every rank got an error in ${secs}s (np=4)"
+        grep "^rank" "$log" | sed 's/^/    /'
+    else
+        fail "server killed during a job (exit $rc after ${secs}s)" "$log"
+    fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,158 @@
+#!/bin/sh
+# run-romio-tests.sh: ROMIO's own test suite (src/mpi/romio/test of the same
+# MPICH source) on rpfs.
+#
+# Usage: test/mpi/run-romio-tests.sh MPICH_PREFIX
+#   MPICH_PREFIX  the prefix printed by scripts/build-mpich.sh
+# Environment:
+#   RPFS_CONFIG   a running server set (rpfs up ... prints it); if unset,
+#                 the script starts one with the `rpfs` CLI (RPFS_BIN, or
+#                 on PATH) and stops it at the end
+#   RPFS_CACHE    where build-mpich.sh keeps the MPICH source
+#   NPS           process counts (default "1 2 4")
+#   TEST_TIMEOUT  seconds per run (default 180)
+#   ONLY          run only these tests (space separated)
+#
+# Each test runs at every count in NPS (tests written for one count only at
+# that count, noncontig_coll2 from 2) with -fname rpfs:/romio/<test>.<np>
+# and passes when it prints " No Errors" and exits 0 (perf, a benchmark:
+# exits 0). The last line is "N passed, N failed".
+set -u
+
+MPICH_PREFIX=${1:-${MPICH_PREFIX:-}}
+[ -n "$MPICH_PREFIX" ] && [ -x "$MPICH_PREFIX/bin/mpicc" ] ||
+    { echo "usage: $0 MPICH_PREFIX (from scripts/build-mpich.sh)" >&2; exit 2; }
+CACHE=${RPFS_CACHE:-/var/cache/rpfs}
+NPS=${NPS:-1 2 4}
+TEST_TIMEOUT=${TEST_TIMEOUT:-180}
+MPICC="$MPICH_PREFIX/bin/mpicc"
+MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
+
+TESTSRC=""
+for d in "$CACHE/mpich-build/src/src/mpi/romio/test" "$CACHE/src/mpich-4.0.2/src/mpi/romio/test"; do
+    [ -f "$d/simple.c" ] && { TESTSRC=$d; break; }
+done
+[ -n "$TESTSRC" ] || { echo "ROMIO tests not found under $CACHE (run scripts/build-mpich.sh)" >&2; exit 2; }
+
+WORK=$(mktemp -d /tmp/rpfs-romio-tests.XXXXXX)
+STARTED=""
+cleanup() {
+    if [ -n "$STARTED" ]; then
+        "$RPFS_CLI" down --dir "$WORK/cluster" >/dev/null 2>&1 || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# ---- the rpfs CLI and a server set -----------------------------------------
+RPFS_CLI=${RPFS_BIN:-}
+[ -n "$RPFS_CLI" ] && [ -d "$RPFS_CLI" ] && RPFS_CLI="$RPFS_CLI/rpfs"
+[ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
+if [ -z "${RPFS_CONFIG:-}" ]; then
+    [ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
+        { echo "RPFS_CONFIG is unset and no rpfs CLI found (set RPFS_BIN)" >&2; exit 2; }
+    echo "starting a local server set (rpfs up -n 2)"
+    out=$("$RPFS_CLI" up -n 2 --dir "$WORK/cluster") || { echo "rpfs up failed: $out" >&2; exit 2; }
+    STARTED=1
+    eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
+    [ -n "${RPFS_CONFIG:-}" ] || { echo "rpfs up printed no RPFS_CONFIG" >&2; exit 2; }
+fi
+export RPFS_CONFIG
+echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
+if [ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ]; then
+    "$RPFS_CLI" mkdir /romio >/dev/null 2>&1 || true
+fi
+
+# ---- build ------------------------------------------------------------------
+# Tests that take -fname NAME; tests that take the name as argv[1]; tests
+# written for one process count. Left out: large_file, large_array and
+# big_extents and coll_perf (multi-GiB files), syshints (a local hint file, not I/O),
+# external32 (data representation only), fstype_prefix (needs romioconf.h).
+FNAME_TESTS="simple async async-multiple atomicity coll_test creat_excl error excl
+file_info i_noncontig noncontig noncontig_coll noncontig_coll2 misc shared_fp ordered_fp
+split_coll psimple status perf aggregation1"
+ARGV_TESTS="aggregation2 types_with_zeros hindexed darray_read"
+fixed_np() {
+    case $1 in
+        i_noncontig | noncontig | noncontig_coll | types_with_zeros) echo 2 ;;
+        hindexed | darray_read) echo 4 ;;
+        *) echo "" ;;
+    esac
+}
+# noncontig_coll2 refuses to run on one process ("two or more hosts")
+min_np() {
+    case $1 in
+        noncontig_coll2) echo 2 ;;
+        *) echo 1 ;;
+    esac
+}
+# perf is a benchmark: it prints bandwidths, not " No Errors"
+ok_without_no_errors() {
+    case $1 in
+        perf) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+mkdir -p "$WORK/bin"
+sed -e 's/@LL@/lld/g' "$TESTSRC/misc.c.in" >"$WORK/misc.c"
+build_failed=""
+for t in $FNAME_TESTS $ARGV_TESTS; do
+    if [ -n "${ONLY:-}" ]; then
+        case " $ONLY " in *" $t "*) ;; *) continue ;; esac
+    fi
+    src="$TESTSRC/$t.c"
+    [ "$t" = misc ] && src="$WORK/misc.c"
+    if ! "$MPICC" -O1 -w -o "$WORK/bin/$t" "$src" >"$WORK/$t.build.log" 2>&1; then
+        echo "BUILD FAILED: $t"
+        sed 's/^/    /' "$WORK/$t.build.log" | head -10
+        build_failed="$build_failed $t"
+    fi
+done
+
+# ---- run --------------------------------------------------------------------
+passed=0
+failed=0
+failed_list=""
+for t in $FNAME_TESTS $ARGV_TESTS; do
+    [ -x "$WORK/bin/$t" ] || continue
+    fixed=$(fixed_np "$t")
+    for np in $NPS; do
+        if [ -n "$fixed" ]; then
+            # run once, at its own count, when the loop reaches it (or at
+            # the first count if NPS does not contain it)
+            case " $NPS " in
+                *" $fixed "*) [ "$np" = "$fixed" ] || continue ;;
+                *) [ "$np" = "${NPS%% *}" ] || continue; np=$fixed ;;
+            esac
+        fi
+        [ "$np" -ge "$(min_np "$t")" ] || continue
+        name="rpfs:/romio/$t.$np"
+        case " $ARGV_TESTS " in
+            *" $t "*) args="$name" ;;
+            *) args="-fname $name" ;;
+        esac
+        log="$WORK/$t.$np.log"
+        start=$(date +%s)
+        timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$WORK/bin/$t" $args >"$log" 2>&1
+        rc=$?
+        secs=$(($(date +%s) - start))
+        if [ $rc -eq 0 ] && { grep -q "No Errors" "$log" || ok_without_no_errors "$t"; }; then
+            passed=$((passed + 1))
+            printf 'PASS  %-18s np=%s  (%ss)\n' "$t" "$np" "$secs"
+        else
+            failed=$((failed + 1))
+            failed_list="$failed_list $t.$np"
+            why="exit $rc"
+            [ $rc -eq 124 ] && why="timeout after ${TEST_TIMEOUT}s"
+            printf 'FAIL  %-18s np=%s  (%s)\n' "$t" "$np" "$why"
+            grep -v "^ No Errors" "$log" | head -8 | sed 's/^/    /'
+        fi
+    done
+done
+for t in $build_failed; do
+    failed=$((failed + 1))
+done
+[ -n "$failed_list$build_failed" ] && echo "failed:$failed_list$build_failed"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
