@@ -94,6 +94,19 @@ ok_without_no_errors() {
     esac
 }
 
+# Expected failures: a test whose expectation contradicts what rpfs does on
+# purpose, each with its reason. file_info (run without -u) asks for
+# striping_factor=0, which the hint rules ignore ("accepted only if > 0"), and
+# expects MPI_File_get_info to echo 0; rpfs reports the stripe count the file
+# really has, as the MPI standard asks of get_info and as ROMIO's Lustre
+# driver does. Counted apart from passes; if one starts passing, it says so.
+xfail_reason() {
+    case $1 in
+        file_info) echo "get_info reports the real striping_factor, the test expects the ignored request 0" ;;
+        *) return 1 ;;
+    esac
+}
+
 mkdir -p "$WORK/bin"
 sed -e 's/@LL@/lld/g' "$TESTSRC/misc.c.in" >"$WORK/misc.c"
 build_failed=""
@@ -113,6 +126,7 @@ done
 # ---- run --------------------------------------------------------------------
 passed=0
 failed=0
+xfailed=0
 failed_list=""
 for t in $FNAME_TESTS $ARGV_TESTS; do
     [ -x "$WORK/bin/$t" ] || continue
@@ -132,6 +146,8 @@ for t in $FNAME_TESTS $ARGV_TESTS; do
             *" $t "*) args="$name" ;;
             *) args="-fname $name" ;;
         esac
+        # -v: file_info names each hint it disagrees with (see xfail_reason)
+        [ "$t" = file_info ] && args="-v $args"
         log="$WORK/$t.$np.log"
         start=$(date +%s)
         timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$WORK/bin/$t" $args >"$log" 2>&1
@@ -140,6 +156,12 @@ for t in $FNAME_TESTS $ARGV_TESTS; do
         if [ $rc -eq 0 ] && { grep -q "No Errors" "$log" || ok_without_no_errors "$t"; }; then
             passed=$((passed + 1))
             printf 'PASS  %-18s np=%s  (%ss)\n' "$t" "$np" "$secs"
+            xfail_reason "$t" >/dev/null && echo "    (expected to fail: the reason in this script no longer holds)"
+        elif reason=$(xfail_reason "$t") && [ $rc -ne 124 ] &&
+            grep -q "^striping_factor is" "$log" &&
+            ! grep "should be" "$log" | grep -vq "^striping_factor is"; then
+            xfailed=$((xfailed + 1))
+            printf 'XFAIL %-18s np=%s  (%s)\n' "$t" "$np" "$reason"
         else
             failed=$((failed + 1))
             failed_list="$failed_list $t.$np"
@@ -154,5 +176,6 @@ for t in $build_failed; do
     failed=$((failed + 1))
 done
 [ -n "$failed_list$build_failed" ] && echo "failed:$failed_list$build_failed"
+[ "$xfailed" -gt 0 ] && echo "$xfailed expected failures (see xfail_reason in $0)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
