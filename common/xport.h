@@ -127,7 +127,6 @@ struct xp_call {
 		int done;
 		uint32_t tag;
 		uint32_t slot;
-		int64_t deadline_ns;
 		void **regions;     /* registration cache regions in use */
 		int nregions;
 		bool queued_credit, queued_slot, replied;

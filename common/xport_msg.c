@@ -281,7 +281,6 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 	call->used_path = path;
 	call->priv.wr_len = wr;
 	call->priv.rd_cap = rd;
-	call->priv.deadline_ns = xp_now_ns() + (int64_t)fab->params.timeout_ms * 1000000;
 	fab->stats.calls[path]++;
 	if (!c->inflight)
 		c->last_reply_ns = xp_now_ns();

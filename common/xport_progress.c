@@ -152,11 +152,12 @@ void xp_sweep_timeouts(struct xp_fabric *fab)
 			expired = fab->role == XP_SERVER && c->connect_deadline &&
 				  now > c->connect_deadline;
 		} else if (fab->role == XP_CLIENT) {
-			for (uint32_t t = 0; t < c->max_req && !expired; t++)
-				expired = c->calls[t] && now > c->calls[t]->priv.deadline_ns;
-			/* Queued calls wait for credits or slots, which only replies
-			 * bring back: no reply for a whole timeout is a dead peer. */
-			expired |= c->waitq && now - c->last_reply_ns > limit;
+			/* "No progress" means no answer at all for a whole timeout
+			 * while calls wait: a server that works through a long queue
+			 * of large requests keeps answering, a dead or hung one
+			 * does not. (Per-call deadlines would fail the tail of a
+			 * long queue on a healthy server.) */
+			expired = c->inflight && now - c->last_reply_ns > limit;
 		} else {
 			/* A client that stopped answering RMA stalls our buffers. */
 			for (struct xp_req *r = c->reqs; r && !expired; r = r->next)
