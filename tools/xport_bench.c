@@ -86,7 +86,7 @@ struct cache_cost {
 
 struct bench {
 	struct xp_params p;
-	int csv, quick;
+	int csv, quick, pipeline;
 	size_t min, max;
 	size_t sizes[64];
 	int nsizes;
@@ -180,6 +180,9 @@ static const char *const usage_lines[] = {
 	"",
 	"  --csv            print only CSV: op,path,size,MBps,usec",
 	"  --quick          an eighth of the iterations",
+	"  --pipeline       the server moves bulk data through its pipeline (pool",
+	"                   buffers + a storage copy) instead of straight into",
+	"                   its registered memory",
 	"  --sizes MIN:MAX  size range, K/M suffixes (default 64:16M, at most 64M)",
 	"  --provider NAME  libfabric provider (default: RPFS_PROVIDER, else",
 	"                   verbs if an RDMA device exists, else tcp)",
@@ -220,6 +223,7 @@ static void parse_args(struct bench *b, int argc, char **argv)
 	static const struct option opts[] = {
 		{"csv", no_argument, NULL, 'c'},
 		{"quick", no_argument, NULL, 'q'},
+		{"pipeline", no_argument, NULL, 'P'},
 		{"sizes", required_argument, NULL, 's'},
 		{"provider", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
@@ -238,6 +242,9 @@ static void parse_args(struct bench *b, int argc, char **argv)
 			break;
 		case 'q':
 			b->quick = 1;
+			break;
+		case 'P':
+			b->pipeline = 1;
 			break;
 		case 's':
 			colon = strchr(optarg, ':');
@@ -297,7 +304,9 @@ static void parse_args(struct bench *b, int argc, char **argv)
 
 static int run_memsrv(struct bench *b, int fd)
 {
-	return memsrv_run_forever(&b->p, (size_t)WINDOW * b->max, fd);
+	struct memsrv_opts o = { .direct = !b->pipeline };
+
+	return memsrv_run_forever_opts(&b->p, (size_t)WINDOW * b->max, &o, fd);
 }
 
 static int run_raw(struct bench *b, int fd)
@@ -942,6 +951,9 @@ static void print_table(const struct bench *b)
 	       "fast_slots %u\n",
 	       b->p.inline_max, b->p.fast_max, b->p.chunk_size, b->p.pipeline_depth,
 	       b->p.credits, b->p.fast_slots);
+	printf("  server: %s\n",
+	       b->pipeline ? "bulk through the pipeline (pool buffers, then a copy to memory)"
+			   : "bulk RDMA straight into/out of its registered memory, like raw");
 	printf("  MB/s: 1e6 bytes/s, %d in flight, median of %d runs\n", WINDOW, BW_REPS);
 	printf("  usec: median of one at a time; raw RMA to its completion, raw "
 	       "send/recv half a round trip\n\n");

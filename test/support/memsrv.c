@@ -138,6 +138,7 @@ struct memsrv {
 	int port;
 	char *area;
 	size_t area_size;
+	struct xp_mr *area_mr; /* direct mode */
 	struct memsrv_opts opts;
 	bool use_worker;
 
@@ -336,6 +337,15 @@ static void reply_after_storage(struct memsrv *s, struct xp_req *r, int status,
 	srv_reply(s, r, status, NULL, 0, rd_len);
 }
 
+static void direct_done(struct xp_req *r, int status, void *ctx)
+{
+	struct bulk *b = ctx;
+
+	if (!status)
+		atomic_fetch_add(b->put ? &b->s->bytes_in : &b->s->bytes_out, b->len);
+	pipe_finish(r, status, b);
+}
+
 static void start_bulk(struct memsrv *s, struct xp_req *r, int put, uint64_t off,
 		       uint64_t len)
 {
@@ -350,7 +360,14 @@ static void start_bulk(struct memsrv *s, struct xp_req *r, int put, uint64_t off
 	b->put = put;
 	b->off = off;
 	b->len = len;
-	ret = xp_req_pipeline(r, pipe_chunk, pipe_finish, b);
+	if (s->area_mr) {
+		void *desc = xp_mr_desc(s->area_mr);
+
+		ret = put ? xp_req_pull(r, 0, s->area + off, len, desc, direct_done, b)
+			  : xp_req_push(r, 0, s->area + off, len, desc, direct_done, b);
+	} else {
+		ret = xp_req_pipeline(r, pipe_chunk, pipe_finish, b);
+	}
 	if (ret) {
 		/* Not started: finish was not called, the request is still ours. */
 		free(b);
@@ -530,6 +547,13 @@ int memsrv_start_opts(const struct xp_params *p, size_t area_size,
 		goto err_close;
 	}
 	s->port = xp_listen_port(s->fab);
+	if (o && o->direct) {
+		ret = xp_mr_reg(s->fab, s->area, s->area_size ? s->area_size : 1, &s->area_mr);
+		if (ret) {
+			log_err("memsrv: cannot register the area: %s", strerror(-ret));
+			goto err_close;
+		}
+	}
 	if (s->use_worker) {
 		s->worker_alive = true;
 		ret = -pthread_create(&s->worker_thr, NULL, worker_main, s);
@@ -553,6 +577,7 @@ err_worker:
 		pthread_join(s->worker_thr, NULL);
 	}
 err_close:
+	xp_mr_dereg(s->area_mr);
 	xp_fabric_close(s->fab);
 err_unmap:
 	munmap(s->area, area_size ? area_size : 1);
@@ -598,6 +623,7 @@ void memsrv_stop(struct memsrv *s)
 	/* Run what was posted after the loop's last turn; we are the only
 	 * thread driving the fabric now. */
 	xp_progress(s->fab, 0);
+	xp_mr_dereg(s->area_mr); /* before its domain goes */
 	xp_fabric_close(s->fab);
 	munmap(s->area, s->area_size ? s->area_size : 1);
 	pthread_cond_destroy(&s->cond);

@@ -61,6 +61,12 @@ struct memsrv_opts {
 	/* Do the storage step in the worker thread even with no delay, so that
 	 * chunks complete from another thread (xp_chunk_done, xp_fabric_post). */
 	int worker;
+	/* Move bulk data with one RDMA straight into (or out of) the area,
+	 * registered once, as a memory-backed server would, instead of through
+	 * the pipeline's pool buffers and a storage copy. The transport
+	 * benchmark uses this to compare rpfs's RMA with raw RMA; the tests use
+	 * both. */
+	int direct;
 };
 
 struct memsrv;

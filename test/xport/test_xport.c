@@ -600,6 +600,35 @@ START_TEST(nop_round_trips)
 }
 END_TEST
 
+/* A server may move bulk data with one RDMA straight into registered memory
+ * of its own (xp_req_pull/xp_req_push without the pipeline). */
+START_TEST(bulk_moves_straight_into_registered_server_memory)
+{
+	struct memsrv_opts o = {.direct = 1};
+	struct xp_params p;
+	size_t lens[] = {65537, 1 << 20, (8 << 20) + 3};
+
+	test_params(&p);
+	start_with(&p, &o);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		char *src = xalloc(lens[i]), *dst = xalloc(lens[i]);
+		size_t rd = 0;
+		int used = 0;
+
+		fill(src, lens[i], 900 + i);
+		memset(dst, 0xee, lens[i]);
+		ck_assert_int_eq(put_sync(4096 * i + 7, src, lens[i], XP_PATH_BULK, &used), 0);
+		ck_assert_int_eq(used, XP_PATH_BULK);
+		ck_assert_int_eq(get_sync(4096 * i + 7, dst, lens[i], XP_PATH_BULK, &used, &rd),
+				 0);
+		ck_assert_uint_eq(rd, lens[i]);
+		ck_assert_msg(!memcmp(src, dst, lens[i]), "%zu bytes differ", lens[i]);
+		free(src);
+		free(dst);
+	}
+}
+END_TEST
+
 /* ---- (b) noncontiguous memory ------------------------------------------------ */
 
 /* Scatter-gather: write from pieces of one layout, read into another. */
@@ -1522,6 +1551,7 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, fast_path_gathers_and_scatters_pieces);
 	tcase_add_test(tc, bulk_path_gathers_and_scatters_pieces);
 	tcase_add_test(tc, bulk_path_moves_pieces_larger_than_a_chunk);
+	tcase_add_test(tc, bulk_moves_straight_into_registered_server_memory);
 	tcase_add_test(tc, auto_path_gathers_and_scatters_pieces);
 	tcase_add_test(tc, call_with_both_write_and_read_data_is_refused);
 	suite_add_tcase(s, tc);
