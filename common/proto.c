@@ -1,56 +1,11 @@
 /* Transport wire format: encoders and bounds-checked decoders (proto.h). */
 #include "proto.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "params.h"
-
-static void put8(uint8_t *p, uint8_t v)
-{
-	p[0] = v;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 /* Header layout (offsets):
  *  0 magic u32 | 4 version u16 | 6 type u8 | 7 path u8 | 8 dir u8 | 9 zero |

@@ -6,6 +6,7 @@
  * I/O server's disk threads would. The area is never registered: a server
  * moves bulk data through its buffer pool, so that is what gets exercised. */
 #include "memsrv.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,36 +25,6 @@
 #include "xport.h"
 
 /* ---- wire format of the body ------------------------------------------- */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 /* 0 op u32 | 4 zero u32 | 8 off u64 | 16 len u64 */
 void memsrv_req_encode(void *buf, const struct memsrv_req *r)
