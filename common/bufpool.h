@@ -17,17 +17,17 @@
 struct bpool;
 
 struct bpool_params {
-	size_t min_buf;        /* smallest zone's buffer size, power of two */
-	size_t max_buf;        /* largest zone's buffer size, power of two */
-	size_t zone_bytes;     /* bytes per zone (buffers = zone_bytes / size) */
+	size_t min_buf;	   /* smallest zone's buffer size, power of two */
+	size_t max_buf;	   /* largest zone's buffer size, power of two */
+	size_t zone_bytes; /* bytes per zone (buffers = zone_bytes / size) */
 };
 
 struct bpool_buf {
 	void *addr;
-	size_t len;            /* the zone's buffer size (may exceed what was asked) */
-	void *handle;          /* registration handle of the zone (rpfs_regops.reg) */
-	size_t offset;         /* offset of addr inside its zone's registration */
-	int zone;              /* zone index, for bpool_put */
+	size_t len;    /* the zone's buffer size (may exceed what was asked) */
+	void *handle;  /* registration handle of the zone (rpfs_regops.reg) */
+	size_t offset; /* offset of addr inside its zone's registration */
+	int zone;      /* zone index, for bpool_put */
 };
 
 /* Defaults: 64 KiB to 2 MiB buffers, 8 MiB per zone. */

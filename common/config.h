@@ -26,31 +26,31 @@
 
 #include "params.h"
 
-#define RPFS_ROLE_META 1u
-#define RPFS_ROLE_IO 2u
-#define RPFS_MAX_SERVERS 1024
+#define RPFS_ROLE_META	    1u
+#define RPFS_ROLE_IO	    2u
+#define RPFS_MAX_SERVERS    1024
 #define RPFS_DEFAULT_CONFIG "/etc/rpfs/rpfs.conf"
 
 struct rpfs_server_cfg {
-	char name[64];       /* section name after "server." */
+	char name[64]; /* section name after "server." */
 	char address[256];
 	char port[16];
-	unsigned roles;      /* RPFS_ROLE_* */
+	unsigned roles; /* RPFS_ROLE_* */
 	char dir[1024];
-	int io_index;        /* index among I/O servers, or -1 */
-	int meta_index;      /* index among metadata servers, or -1 */
+	int io_index;	/* index among I/O servers, or -1 */
+	int meta_index; /* index among metadata servers, or -1 */
 };
 
 struct rpfs_config {
-	char path[1024];     /* the file it came from */
+	char path[1024]; /* the file it came from */
 	uint64_t stripe_unit;
 	uint32_t stripe_count;
 	char key_file[1024];
 	struct rpfs_server_cfg *servers;
 	uint32_t nservers;
-	uint32_t *io;        /* server indexes of the I/O servers, in order */
+	uint32_t *io; /* server indexes of the I/O servers, in order */
 	uint32_t nio;
-	uint32_t *meta;      /* server indexes of the metadata servers, in order */
+	uint32_t *meta; /* server indexes of the metadata servers, in order */
 	uint32_t nmeta;
 	struct xp_params xport;
 };

@@ -13,17 +13,17 @@
 #include <stdint.h>
 
 struct rpfs_layout {
-	uint64_t stripe_unit;   /* bytes, > 0 */
-	uint32_t stripe_count;  /* I/O servers the file uses, >= 1 */
-	uint32_t first_server;  /* index of slot 0 in the cluster's I/O servers */
-	uint32_t nservers;      /* I/O servers in the cluster (slots wrap modulo this) */
+	uint64_t stripe_unit;  /* bytes, > 0 */
+	uint32_t stripe_count; /* I/O servers the file uses, >= 1 */
+	uint32_t first_server; /* index of slot 0 in the cluster's I/O servers */
+	uint32_t nservers;     /* I/O servers in the cluster (slots wrap modulo this) */
 };
 
 /* A piece of a logical extent on one server. */
 struct rpfs_piece {
-	uint32_t slot;          /* 0 .. stripe_count-1 */
-	uint64_t local_off;     /* offset in that server's datafile */
-	uint64_t logical_off;   /* offset in the file */
+	uint32_t slot;	      /* 0 .. stripe_count-1 */
+	uint64_t local_off;   /* offset in that server's datafile */
+	uint64_t logical_off; /* offset in the file */
 	uint64_t len;
 };
 
@@ -32,7 +32,8 @@ int layout_check(const struct rpfs_layout *l);
 /* Cluster index of the I/O server holding slot. */
 uint32_t layout_server(const struct rpfs_layout *l, uint32_t slot);
 /* Map one logical offset. */
-void layout_map(const struct rpfs_layout *l, uint64_t off, uint32_t *slot, uint64_t *local);
+void layout_map(const struct rpfs_layout *l, uint64_t off, uint32_t *slot,
+		uint64_t *local);
 /* Inverse: logical offset of datafile offset local on slot. */
 uint64_t layout_logical(const struct rpfs_layout *l, uint32_t slot, uint64_t local);
 

@@ -45,7 +45,7 @@ int rpfs_log_enabled(enum rpfs_log_level level)
 
 void rpfs_log(enum rpfs_log_level level, const char *fmt, ...)
 {
-	static const char *const names[] = { "error", "warn", "info", "debug" };
+	static const char *const names[] = {"error", "warn", "info", "debug"};
 	char line[1024];
 	struct timespec ts;
 	va_list ap;

@@ -13,13 +13,13 @@ int rpfs_log_enabled(enum rpfs_log_level level);
 void rpfs_log(enum rpfs_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-#define log_err(...) rpfs_log(RPFS_LOG_ERROR, __VA_ARGS__)
+#define log_err(...)  rpfs_log(RPFS_LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) rpfs_log(RPFS_LOG_WARN, __VA_ARGS__)
 #define log_info(...) rpfs_log(RPFS_LOG_INFO, __VA_ARGS__)
-#define log_dbg(...)                                          \
-	do {                                                  \
-		if (rpfs_log_enabled(RPFS_LOG_DEBUG))         \
-			rpfs_log(RPFS_LOG_DEBUG, __VA_ARGS__); \
+#define log_dbg(...)                                                                     \
+	do {                                                                             \
+		if (rpfs_log_enabled(RPFS_LOG_DEBUG))                                    \
+			rpfs_log(RPFS_LOG_DEBUG, __VA_ARGS__);                           \
 	} while (0)
 
 #endif

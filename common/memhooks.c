@@ -83,7 +83,7 @@ static atomic_long nregions;
 static atomic_int hooks_active = -1;
 static atomic_int forced_inactive;
 
-static struct rcache_hooknode registry = { &registry, &registry, NULL };
+static struct rcache_hooknode registry = {&registry, &registry, NULL};
 #ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
 /* Frees never stop in a busy process: with readers preferred, rcache_destroy
  * could wait for ever. Hooks never take the lock recursively (hooks_busy). */

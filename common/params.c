@@ -83,7 +83,7 @@ const char *xp_path_name(int path)
 
 static int parse_path(const char *v, int *out)
 {
-	static const char *const names[] = { "auto", "inline", "fast", "bulk" };
+	static const char *const names[] = {"auto", "inline", "fast", "bulk"};
 
 	for (int i = 0; i < 4; i++) {
 		if (!strcmp(v, names[i])) {
@@ -118,19 +118,19 @@ int xp_params_set(struct xp_params *p, const char *key, const char *value)
 	if (!strcmp(key, "force_path"))
 		return parse_path(value, &p->force_path);
 
-#define SIZE_KEY(name)                                     \
-	if (!strcmp(key, #name)) {                         \
-		if (xp_parse_size(value, &sz))             \
-			return -EINVAL;                    \
-		p->name = sz;                              \
-		return 0;                                  \
+#define SIZE_KEY(name)                                                                   \
+	if (!strcmp(key, #name)) {                                                       \
+		if (xp_parse_size(value, &sz))                                           \
+			return -EINVAL;                                                  \
+		p->name = sz;                                                            \
+		return 0;                                                                \
 	}
-#define U32_KEY(name)                                      \
-	if (!strcmp(key, #name)) {                         \
-		if (parse_u32(value, &u))                  \
-			return -EINVAL;                    \
-		p->name = u;                               \
-		return 0;                                  \
+#define U32_KEY(name)                                                                    \
+	if (!strcmp(key, #name)) {                                                       \
+		if (parse_u32(value, &u))                                                \
+			return -EINVAL;                                                  \
+		p->name = u;                                                             \
+		return 0;                                                                \
 	}
 	SIZE_KEY(inline_max)
 	SIZE_KEY(fast_max)
@@ -156,9 +156,10 @@ int xp_params_set(struct xp_params *p, const char *key, const char *value)
 int xp_params_from_env(struct xp_params *p)
 {
 	static const char *const keys[] = {
-		"provider",    "force_path",     "inline_max",         "fast_max",
-		"chunk_size",  "rcache_max_entries", "rcache_max_bytes", "pool_zone_bytes",
-		"fast_slots",  "credits",        "pipeline_depth",     "rcache_batch",
+		"provider",	    "force_path",      "inline_max",
+		"fast_max",	    "chunk_size",      "rcache_max_entries",
+		"rcache_max_bytes", "pool_zone_bytes", "fast_slots",
+		"credits",	    "pipeline_depth",  "rcache_batch",
 		"timeout_ms",
 	};
 	char name[64];
@@ -187,7 +188,7 @@ struct ini_ctx {
 };
 
 static int params_ini_line(void *user, const char *section, const char *name,
-		       const char *value)
+			   const char *value)
 {
 	struct ini_ctx *c = user;
 	int ret;
@@ -206,7 +207,7 @@ static int params_ini_line(void *user, const char *section, const char *name,
 
 int xp_params_from_file(struct xp_params *p, const char *path)
 {
-	struct ini_ctx c = { p, path, 0 };
+	struct ini_ctx c = {p, path, 0};
 	FILE *f = fopen(path, "r");
 	int line;
 

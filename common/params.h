@@ -14,25 +14,25 @@
 
 enum xp_path {
 	XP_PATH_AUTO = 0,
-	XP_PATH_INLINE = 1,  /* data rides in the request or reply message */
-	XP_PATH_FAST = 2,    /* RDMA write into the peer's Fast RDMA buffer slot */
-	XP_PATH_BULK = 3,    /* server-driven pipelined RDMA from/to client memory */
+	XP_PATH_INLINE = 1, /* data rides in the request or reply message */
+	XP_PATH_FAST = 2,   /* RDMA write into the peer's Fast RDMA buffer slot */
+	XP_PATH_BULK = 3,   /* server-driven pipelined RDMA from/to client memory */
 };
 
 struct xp_params {
-	char provider[32];       /* "" = verbs if present, else tcp */
-	size_t inline_max;       /* largest inline payload */
-	size_t fast_max;         /* largest Fast RDMA Write payload */
-	uint32_t fast_slots;     /* Fast RDMA buffer slots per connection and side */
-	uint32_t credits;        /* receive buffers a server posts per connection */
-	size_t chunk_size;       /* bulk pipeline chunk */
+	char provider[32];	 /* "" = verbs if present, else tcp */
+	size_t inline_max;	 /* largest inline payload */
+	size_t fast_max;	 /* largest Fast RDMA Write payload */
+	uint32_t fast_slots;	 /* Fast RDMA buffer slots per connection and side */
+	uint32_t credits;	 /* receive buffers a server posts per connection */
+	size_t chunk_size;	 /* bulk pipeline chunk */
 	uint32_t pipeline_depth; /* bulk chunks in flight per request */
 	size_t rcache_max_entries;
 	size_t rcache_max_bytes;
 	uint32_t rcache_batch;
-	size_t pool_zone_bytes;  /* server buffer pool: bytes per zone */
-	int timeout_ms;          /* an operation with no progress fails after this */
-	int force_path;          /* enum xp_path; AUTO except in tests and benchmarks */
+	size_t pool_zone_bytes; /* server buffer pool: bytes per zone */
+	int timeout_ms;		/* an operation with no progress fails after this */
+	int force_path;		/* enum xp_path; AUTO except in tests and benchmarks */
 };
 
 void xp_params_default(struct xp_params *p);

@@ -37,7 +37,8 @@ int proto_hdr_decode(const void *buf, size_t len, struct proto_hdr *h)
 {
 	const uint8_t *p = buf;
 
-	if (len < PROTO_HDR_SIZE || get32(p) != PROTO_MAGIC || get16(p + 4) != PROTO_VERSION)
+	if (len < PROTO_HDR_SIZE || get32(p) != PROTO_MAGIC ||
+	    get16(p + 4) != PROTO_VERSION)
 		return -EPROTO;
 	h->type = p[6];
 	h->path = p[7];
@@ -55,7 +56,8 @@ int proto_hdr_decode(const void *buf, size_t len, struct proto_hdr *h)
 	    h->dir > PROTO_DIR_READ)
 		return -EPROTO;
 	/* 64-bit arithmetic: body_len and ndesc are 32-bit and cannot overflow it. */
-	if ((uint64_t)PROTO_HDR_SIZE + h->body_len + (uint64_t)h->ndesc * PROTO_DESC_SIZE >
+	if ((uint64_t)PROTO_HDR_SIZE + h->body_len +
+		    (uint64_t)h->ndesc * PROTO_DESC_SIZE >
 	    len)
 		return -EPROTO;
 	return 0;

@@ -23,21 +23,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_MAGIC 0x53465052u /* "RPFS" as little-endian bytes */
-#define PROTO_VERSION 1
-#define PROTO_HDR_SIZE 48
-#define PROTO_DESC_SIZE 24
-#define PROTO_HELLO_SIZE 80
+#define PROTO_MAGIC	     0x53465052u /* "RPFS" as little-endian bytes */
+#define PROTO_VERSION	     1
+#define PROTO_HDR_SIZE	     48
+#define PROTO_DESC_SIZE	     24
+#define PROTO_HELLO_SIZE     80
 #define PROTO_HELLO_REP_SIZE 64
-#define PROTO_CM_SIZE 24
-#define PROTO_AUTH_SIZE 32
-#define PROTO_NONCE_SIZE 16
+#define PROTO_CM_SIZE	     24
+#define PROTO_AUTH_SIZE	     32
+#define PROTO_NONCE_SIZE     16
 
 enum proto_type {
 	PROTO_HELLO = 1,     /* client -> server, first message of a connection */
 	PROTO_HELLO_REP = 2, /* server -> client */
-	PROTO_REQ = 3,       /* client -> server request */
-	PROTO_REP = 4,       /* server -> client reply */
+	PROTO_REQ = 3,	     /* client -> server request */
+	PROTO_REP = 4,	     /* server -> client reply */
 	PROTO_CREDIT = 5,    /* control: returns credits, carries no request */
 };
 
@@ -48,18 +48,18 @@ enum proto_dir {
 };
 
 struct proto_hdr {
-	uint8_t type;        /* enum proto_type */
-	uint8_t path;        /* enum xp_path: how the data travels */
-	uint8_t dir;         /* enum proto_dir */
-	uint32_t tag;        /* request tag, echoed in the reply */
-	uint32_t credits;    /* receive credits returned to the receiver */
-	uint32_t acks;       /* control messages consumed (client -> server) */
-	uint32_t body_len;   /* upper-layer body bytes after the header */
-	uint32_t ndesc;      /* bulk descriptors after the body */
-	uint32_t slot;       /* Fast RDMA slot: server's (write) or client's (read) */
-	int32_t status;      /* reply: 0 or negative errno */
-	uint64_t data_len;   /* request: bytes to write or to read; reply: bytes read */
-	uint16_t data_off;   /* inline/fast: where data starts (>= proto_data_off) */
+	uint8_t type;	   /* enum proto_type */
+	uint8_t path;	   /* enum xp_path: how the data travels */
+	uint8_t dir;	   /* enum proto_dir */
+	uint32_t tag;	   /* request tag, echoed in the reply */
+	uint32_t credits;  /* receive credits returned to the receiver */
+	uint32_t acks;	   /* control messages consumed (client -> server) */
+	uint32_t body_len; /* upper-layer body bytes after the header */
+	uint32_t ndesc;	   /* bulk descriptors after the body */
+	uint32_t slot;	   /* Fast RDMA slot: server's (write) or client's (read) */
+	int32_t status;	   /* reply: 0 or negative errno */
+	uint64_t data_len; /* request: bytes to write or to read; reply: bytes read */
+	uint16_t data_off; /* inline/fast: where data starts (>= proto_data_off) */
 };
 
 /* A client memory region the server may RDMA: remote address in the
@@ -79,19 +79,19 @@ struct proto_fastbuf {
 };
 
 struct proto_hello {
-	uint32_t conn_id;       /* client's id for this connection (in immediates) */
-	uint32_t recv_count;    /* receives the client keeps posted */
-	uint32_t recv_size;     /* bytes each receive buffer holds */
-	uint32_t max_requests;  /* requests the client keeps in flight at most */
+	uint32_t conn_id;      /* client's id for this connection (in immediates) */
+	uint32_t recv_count;   /* receives the client keeps posted */
+	uint32_t recv_size;    /* bytes each receive buffer holds */
+	uint32_t max_requests; /* requests the client keeps in flight at most */
 	struct proto_fastbuf fast;
 	uint8_t auth[PROTO_AUTH_SIZE]; /* HMAC over the server nonce (reserved) */
 };
 
 struct proto_hello_rep {
-	int32_t status;         /* 0, or why the server refuses */
-	uint32_t conn_id;       /* server's id for this connection (in immediates) */
-	uint32_t credits;       /* receives the server posted for this connection */
-	uint32_t recv_size;     /* bytes each server receive buffer holds */
+	int32_t status;	    /* 0, or why the server refuses */
+	uint32_t conn_id;   /* server's id for this connection (in immediates) */
+	uint32_t credits;   /* receives the server posted for this connection */
+	uint32_t recv_size; /* bytes each server receive buffer holds */
 	struct proto_fastbuf fast;
 };
 

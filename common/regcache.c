@@ -61,7 +61,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* Circular doubly linked list; a node off every list points to itself. */
 struct rc_link {
@@ -94,27 +94,27 @@ static void link_add_tail(struct rc_link *head, struct rc_link *l)
 }
 
 enum rc_state {
-	RC_INDEXED,   /* valid: in the index, on the unused list iff refs == 0 */
-	RC_ZOMBIE,    /* invalid: on the zombie list until its last put */
+	RC_INDEXED, /* valid: in the index, on the unused list iff refs == 0 */
+	RC_ZOMBIE,  /* invalid: on the zombie list until its last put */
 };
 
 struct rc_region {
-	struct rcache_region pub;   /* handed out; container_of gets back here */
-	uintptr_t start, end;       /* pub.addr, pub.addr + pub.len */
+	struct rcache_region pub; /* handed out; container_of gets back here */
+	uintptr_t start, end;	  /* pub.addr, pub.addr + pub.len */
 	unsigned long refs;
 	enum rc_state state;
-	struct rc_link link;        /* unused, zombie or victims list */
+	struct rc_link link; /* unused, zombie or victims list */
 };
 
 struct rc_pending {
 	uintptr_t start, end;
-	int invalidated;            /* an invalidation overlapped it meanwhile */
+	int invalidated; /* an invalidation overlapped it meanwhile */
 	struct rc_link link;
 };
 
 struct rc_entry {
-	uintptr_t start;            /* copy of r->start: no pointer chase to search */
-	uintptr_t pmax;             /* max end over this entry and all before it */
+	uintptr_t start; /* copy of r->start: no pointer chase to search */
+	uintptr_t pmax;	 /* max end over this entry and all before it */
 	struct rc_region *r;
 };
 
@@ -128,12 +128,12 @@ struct rcache {
 	struct rcache_params params;
 	struct rpfs_regops ops;
 	uintptr_t page;
-	int keep_unused;            /* 0: pins_pages without hooks, see above */
+	int keep_unused; /* 0: pins_pages without hooks, see above */
 	struct rc_index idx;
-	struct rc_link unused;      /* least recently released first */
+	struct rc_link unused; /* least recently released first */
 	struct rc_link zombies;
 	struct rc_link pending;
-	struct rcache_stats st;     /* entries, bytes, unused are live counters */
+	struct rcache_stats st; /* entries, bytes, unused are live counters */
 	struct rcache_hooknode hooknode;
 };
 
@@ -430,7 +430,8 @@ void rcache_destroy(struct rcache *rc)
 	rcache_hooks_exit();
 }
 
-int rcache_find(struct rcache *rc, const void *addr, size_t len, struct rcache_region **out)
+int rcache_find(struct rcache *rc, const void *addr, size_t len,
+		struct rcache_region **out)
 {
 	uintptr_t lo = (uintptr_t)addr;
 	struct rc_region *r;

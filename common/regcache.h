@@ -24,25 +24,25 @@
 struct rcache;
 
 struct rcache_params {
-	size_t max_entries;   /* registered regions kept (referenced + unused) */
-	size_t max_bytes;     /* bytes registered in all regions */
-	unsigned batch;       /* deregister when the unused list passes this */
-	int pins_pages;       /* registrations pin physical pages (verbs) */
+	size_t max_entries; /* registered regions kept (referenced + unused) */
+	size_t max_bytes;   /* bytes registered in all regions */
+	unsigned batch;	    /* deregister when the unused list passes this */
+	int pins_pages;	    /* registrations pin physical pages (verbs) */
 };
 
 /* A cached registration; callers read it, never write it. */
 struct rcache_region {
-	void *addr;           /* page-aligned start of the registered range */
-	size_t len;           /* page-aligned length */
-	void *handle;         /* from rpfs_regops.reg */
+	void *addr;   /* page-aligned start of the registered range */
+	size_t len;   /* page-aligned length */
+	void *handle; /* from rpfs_regops.reg */
 };
 
 struct rcache_stats {
 	uint64_t hits, misses;
-	uint64_t invalidations;   /* regions dropped by rcache_invalidate */
-	uint64_t evictions;       /* unused regions dropped for limits or batches */
-	uint64_t dereg_batches;   /* times a batch of deregistrations ran */
-	uint64_t deregs;          /* regions deregistered in total */
+	uint64_t invalidations; /* regions dropped by rcache_invalidate */
+	uint64_t evictions;	/* unused regions dropped for limits or batches */
+	uint64_t dereg_batches; /* times a batch of deregistrations ran */
+	uint64_t deregs;	/* regions deregistered in total */
 	size_t entries, bytes, unused;
 };
 
@@ -60,7 +60,8 @@ int rcache_get(struct rcache *rc, const void *addr, size_t len,
 /* Lookup only: a valid region covering [addr, addr + len) with a reference
  * taken, or -ENOENT without registering anything (the fast path copies
  * instead of registering). */
-int rcache_find(struct rcache *rc, const void *addr, size_t len, struct rcache_region **out);
+int rcache_find(struct rcache *rc, const void *addr, size_t len,
+		struct rcache_region **out);
 /* Drop a reference taken by rcache_get or rcache_find. */
 void rcache_put(struct rcache *rc, struct rcache_region *r);
 /* The range [addr, addr + len) is no longer the memory it was: no lookup

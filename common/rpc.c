@@ -43,11 +43,10 @@
  *
  * Reply bodies (the transport status carries the result):
  *
- *   attr (80 bytes; MKDIR CREATE LOOKUP GETATTR SETATTR): handle u64 @0, type u32 @8, mode u32 @12, uid u32 @16,
- *     gid u32 @20, atime i64 @24, mtime i64 @32, ctime i64 @40, layout:
- *     stripe_unit u64 @48, stripe_count u32 @56, first_server u32 @60,
- *     nservers u32 @64, zero padding @68..79
- *   u64 (8 bytes): FETCH_ADD old value, IO_SIZE datafile size
+ *   attr (80 bytes; MKDIR CREATE LOOKUP GETATTR SETATTR): handle u64 @0, type u32 @8,
+ * mode u32 @12, uid u32 @16, gid u32 @20, atime i64 @24, mtime i64 @32, ctime i64 @40,
+ * layout: stripe_unit u64 @48, stripe_count u32 @56, first_server u32 @60, nservers u32
+ * @64, zero padding @68..79 u64 (8 bytes): FETCH_ADD old value, IO_SIZE datafile size
  *   dirents: count u32, more u32, count x { type u32, name str }
  *   statfs (24 bytes): total u64, avail u64, objects u64
  *

@@ -20,9 +20,9 @@
 
 #include "layout.h"
 
-#define RPC_PREAMBLE 8
-#define RPC_PATH_MAX 4095
-#define RPC_NAME_MAX 255
+#define RPC_PREAMBLE	   8
+#define RPC_PATH_MAX	   4095
+#define RPC_NAME_MAX	   255
 #define RPC_HANDLE_META(h) ((uint32_t)((h) >> 48))
 
 enum rpc_op {
@@ -32,16 +32,16 @@ enum rpc_op {
 	RPC_RMDIR = 11,
 	RPC_CREATE = 12,
 	RPC_LOOKUP = 13,
-	RPC_GETATTR = 14,     /* by handle */
+	RPC_GETATTR = 14, /* by handle */
 	RPC_SETATTR = 15,
-	RPC_REMOVE = 16,      /* the metadata server removes the datafiles itself */
+	RPC_REMOVE = 16, /* the metadata server removes the datafiles itself */
 	RPC_READDIR = 17,
-	RPC_FETCH_ADD = 18,   /* shared file pointer: atomic fetch-and-add */
-	RPC_LOCK = 19,        /* byte-range lock (atomic mode) */
+	RPC_FETCH_ADD = 18, /* shared file pointer: atomic fetch-and-add */
+	RPC_LOCK = 19,	    /* byte-range lock (atomic mode) */
 	RPC_UNLOCK = 20,
 	RPC_STATFS_META = 21,
 	/* I/O server */
-	RPC_IO_WRITE = 40,    /* list of datafile segments; data in the call */
+	RPC_IO_WRITE = 40, /* list of datafile segments; data in the call */
 	RPC_IO_READ = 41,
 	RPC_IO_SIZE = 42,
 	RPC_IO_TRUNCATE = 43,
@@ -55,17 +55,17 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
 /* RPC_SETATTR mask */
-#define RPC_SET_MODE 1u
+#define RPC_SET_MODE  1u
 #define RPC_SET_OWNER 2u
 #define RPC_SET_TIMES 4u
 /* RPC_LOCK flags */
 #define RPC_LOCK_EXCL 1u
-#define RPC_LOCK_WAIT 2u      /* block (server-side queue) instead of -EAGAIN */
+#define RPC_LOCK_WAIT 2u /* block (server-side queue) instead of -EAGAIN */
 
 struct rpc_attr {
 	uint64_t handle;
-	uint32_t type;            /* enum rpc_type */
-	uint32_t mode;            /* permission bits */
+	uint32_t type; /* enum rpc_type */
+	uint32_t mode; /* permission bits */
 	uint32_t uid, gid;
 	int64_t atime, mtime, ctime; /* ns since the epoch */
 	struct rpfs_layout layout;   /* files only */
@@ -73,7 +73,7 @@ struct rpc_attr {
 #define RPC_ATTR_SIZE 80
 
 struct rpc_seg {
-	uint64_t off;             /* datafile offset */
+	uint64_t off; /* datafile offset */
 	uint64_t len;
 };
 #define RPC_SEG_SIZE 16
@@ -83,25 +83,25 @@ struct rpc_req {
 	uint16_t op;
 	uint16_t flags;
 	/* path ops: MKDIR RMDIR CREATE LOOKUP SETATTR REMOVE READDIR */
-	const char *path;         /* points into the body, NUL-terminated copy */
+	const char *path; /* points into the body, NUL-terminated copy */
 	char path_buf[RPC_PATH_MAX + 1];
-	uint32_t mode, uid, gid;  /* MKDIR CREATE SETATTR(mode/owner) */
-	int64_t atime, mtime;     /* SETATTR */
-	uint32_t mask;            /* SETATTR */
-	uint64_t stripe_unit;     /* CREATE: 0 = cluster default */
-	uint32_t stripe_count;    /* CREATE: 0 = cluster default */
-	int32_t first_server;     /* CREATE: -1 = server chooses */
+	uint32_t mode, uid, gid;       /* MKDIR CREATE SETATTR(mode/owner) */
+	int64_t atime, mtime;	       /* SETATTR */
+	uint32_t mask;		       /* SETATTR */
+	uint64_t stripe_unit;	       /* CREATE: 0 = cluster default */
+	uint32_t stripe_count;	       /* CREATE: 0 = cluster default */
+	int32_t first_server;	       /* CREATE: -1 = server chooses */
 	char cookie[RPC_NAME_MAX + 1]; /* READDIR: resume after this name ("" = start) */
-	uint32_t max;             /* READDIR: entries wanted */
+	uint32_t max;		       /* READDIR: entries wanted */
 	/* handle ops */
-	uint64_t handle;          /* GETATTR FETCH_ADD LOCK UNLOCK IO_* */
-	int64_t delta;            /* FETCH_ADD */
-	uint64_t off, len;        /* LOCK UNLOCK */
-	uint64_t owner;           /* LOCK UNLOCK: client-chosen lock owner id */
-	uint64_t size;            /* IO_TRUNCATE: datafile size */
+	uint64_t handle;   /* GETATTR FETCH_ADD LOCK UNLOCK IO_* */
+	int64_t delta;	   /* FETCH_ADD */
+	uint64_t off, len; /* LOCK UNLOCK */
+	uint64_t owner;	   /* LOCK UNLOCK: client-chosen lock owner id */
+	uint64_t size;	   /* IO_TRUNCATE: datafile size */
 	/* IO_WRITE / IO_READ */
 	uint32_t nseg;
-	struct rpc_seg *segs;     /* points into a caller buffer (rpc_decode_req's segs) */
+	struct rpc_seg *segs; /* points into a caller buffer (rpc_decode_req's segs) */
 };
 
 /* Encoders return the body length, or -E2BIG if it does not fit cap. */
@@ -109,8 +109,8 @@ int rpc_enc_path_op(void *buf, size_t cap, uint16_t op, uint16_t flags, const ch
 int rpc_enc_mkdir(void *buf, size_t cap, const char *path, uint32_t mode, uint32_t uid,
 		  uint32_t gid);
 int rpc_enc_create(void *buf, size_t cap, const char *path, uint32_t mode, uint32_t uid,
-		   uint32_t gid, uint16_t flags, uint64_t stripe_unit, uint32_t stripe_count,
-		   int32_t first_server);
+		   uint32_t gid, uint16_t flags, uint64_t stripe_unit,
+		   uint32_t stripe_count, int32_t first_server);
 int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint32_t mode,
 		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime);
 int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,

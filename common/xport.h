@@ -62,16 +62,16 @@ int xp_fabric_post(struct xp_fabric *fab, void (*fn)(void *arg), void *arg);
 
 /* Counters for tests and benchmarks. */
 struct xp_stats {
-	uint64_t calls[4];          /* by path (index enum xp_path) */
-	uint64_t credit_waits;      /* calls that waited for a credit */
-	uint64_t slot_waits;        /* calls that waited for a fast slot */
-	uint64_t credit_msgs;       /* CREDIT control messages sent */
-	uint64_t fast_zero_copy;    /* fast writes sent straight from user memory */
-	uint64_t bulk_chunks;       /* bulk RMA chunks moved (server) */
+	uint64_t calls[4];	 /* by path (index enum xp_path) */
+	uint64_t credit_waits;	 /* calls that waited for a credit */
+	uint64_t slot_waits;	 /* calls that waited for a fast slot */
+	uint64_t credit_msgs;	 /* CREDIT control messages sent */
+	uint64_t fast_zero_copy; /* fast writes sent straight from user memory */
+	uint64_t bulk_chunks;	 /* bulk RMA chunks moved (server) */
 	uint64_t rcache_hits, rcache_misses;
-	uint64_t proto_errors;      /* connections closed for a bad message */
-	uint64_t timeouts;          /* operations failed for lack of progress */
-	uint64_t idle_waits;        /* progress calls that blocked */
+	uint64_t proto_errors; /* connections closed for a bad message */
+	uint64_t timeouts;     /* operations failed for lack of progress */
+	uint64_t idle_waits;   /* progress calls that blocked */
 };
 void xp_fabric_stats(struct xp_fabric *fab, struct xp_stats *st);
 
@@ -105,29 +105,29 @@ typedef void (*xp_call_cb)(struct xp_call *call);
 
 struct xp_call {
 	/* in */
-	const void *req;           /* request body (opaque to the transport) */
+	const void *req; /* request body (opaque to the transport) */
 	size_t req_len;
 	const struct iovec *wr_iov; /* data for the server (a write) */
 	int wr_cnt;
 	const struct iovec *rd_iov; /* room for data from the server (a read) */
 	int rd_cnt;
-	void *rep;                 /* room for the reply body */
+	void *rep; /* room for the reply body */
 	size_t rep_max;
-	int path;                  /* enum xp_path: AUTO unless forced */
-	xp_call_cb cb;             /* optional, called from progress on completion */
+	int path;      /* enum xp_path: AUTO unless forced */
+	xp_call_cb cb; /* optional, called from progress on completion */
 	void *arg;
 	/* out */
-	int status;                /* 0 or negative errno (transport or server) */
-	size_t rep_len;            /* reply body bytes */
-	size_t rd_len;             /* data bytes read */
-	int used_path;             /* enum xp_path that carried the data */
+	int status;	/* 0 or negative errno (transport or server) */
+	size_t rep_len; /* reply body bytes */
+	size_t rd_len;	/* data bytes read */
+	int used_path;	/* enum xp_path that carried the data */
 	/* private to the transport */
 	struct {
 		struct xp_conn *conn;
 		int done;
 		uint32_t tag;
 		uint32_t slot;
-		void **regions;     /* registration cache regions in use */
+		void **regions; /* registration cache regions in use */
 		int nregions;
 		bool queued_credit, queued_slot, replied;
 		struct xp_call *next;
@@ -160,16 +160,16 @@ typedef void (*xp_conn_fn)(struct xp_conn *c, int up, void *arg);
 
 /* Listen on host:port ("0" picks a free port; xp_listen_port tells it).
  * Each request reaches handler from the progress loop. */
-int xp_listen(struct xp_fabric *fab, const char *host, const char *port, xp_req_fn handler,
-	      void *arg);
+int xp_listen(struct xp_fabric *fab, const char *host, const char *port,
+	      xp_req_fn handler, void *arg);
 int xp_listen_port(struct xp_fabric *fab);
 /* Optional: told when a connection comes up or goes down (not for the
  * connections xp_fabric_close tears down). */
 void xp_set_conn_handler(struct xp_fabric *fab, xp_conn_fn fn, void *arg);
 
 const void *xp_req_body(const struct xp_req *r, size_t *len);
-int xp_req_dir(const struct xp_req *r);      /* enum proto_dir */
-int xp_req_path(const struct xp_req *r);     /* enum xp_path */
+int xp_req_dir(const struct xp_req *r);		/* enum proto_dir */
+int xp_req_path(const struct xp_req *r);	/* enum xp_path */
 size_t xp_req_data_len(const struct xp_req *r); /* bytes written, or read room */
 struct xp_conn *xp_req_conn(const struct xp_req *r);
 
@@ -197,7 +197,7 @@ int xp_req_push(struct xp_req *r, uint64_t off, const void *buf, size_t len,
 struct xp_chunk {
 	struct xp_req *req;
 	void *buf;
-	uint64_t off;          /* offset in the request's data stream */
+	uint64_t off; /* offset in the request's data stream */
 	size_t len;
 	void *priv;
 };

@@ -58,13 +58,14 @@ struct xp_pipe {
 
 void xp_server_return_credit(struct xp_conn *c)
 {
-	struct proto_hdr h = { 0 };
+	struct proto_hdr h = {0};
 	struct xp_sbuf *sb;
 	uint32_t quarter = c->granted / 4;
 
 	if (!c->ret_credits || c->ctrl_unacked >= XP_CTRL_RECVS || c->state != XP_CONN_UP)
 		return;
-	if (!(c->peer_credits == 0 || (c->peer_credits <= quarter && c->ret_credits >= quarter)))
+	if (!(c->peer_credits == 0 ||
+	      (c->peer_credits <= quarter && c->ret_credits >= quarter)))
 		return;
 	sb = xp_sbuf_get(c);
 	if (!sb)
@@ -105,7 +106,8 @@ static int check_request(struct xp_conn *c, const struct proto_hdr *h, size_t le
 			return -EPROTO;
 		if (h->dir == PROTO_DIR_WRITE)
 			return proto_data_fits(h, len) ? 0 : -EPROTO;
-		return PROTO_HDR_SIZE + XP_REPLY_BODY_MAX + h->data_len <= c->peer_recv_size
+		return PROTO_HDR_SIZE + XP_REPLY_BODY_MAX + h->data_len <=
+				       c->peer_recv_size
 			       ? 0
 			       : -EPROTO;
 	case XP_PATH_FAST:
@@ -279,8 +281,8 @@ static void rma_done(struct xp_op *op, int status, const struct fi_cq_data_entry
 
 /* Move [off, off + len) of the request's data stream between local memory
  * and the client's described memory, one RMA per descriptor piece. */
-static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf, size_t len,
-		      void *desc, xp_done_fn done, void *ctx)
+static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
+		      size_t len, void *desc, xp_done_fn done, void *ctx)
 {
 	struct xp_conn *c = r->conn;
 	struct xp_rma_grp *g;
@@ -320,8 +322,8 @@ static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
 		op->grp = g;
 		do {
 			if (to_client)
-				ret = (int)fi_write(c->ep, local, n, desc, 0, addr, d->key,
-						    &op->op.fictx);
+				ret = (int)fi_write(c->ep, local, n, desc, 0, addr,
+						    d->key, &op->op.fictx);
 			else
 				ret = (int)fi_read(c->ep, local, n, desc, 0, addr, d->key,
 						   &op->op.fictx);
@@ -507,7 +509,7 @@ static void pipe_launch(struct xp_pipe *p)
 		if (r->hdr.path != XP_PATH_BULK) {
 			/* Inline and fast data is already local: one chunk, in place. */
 			pc->ch.buf = r->hdr.dir == PROTO_DIR_WRITE ? (void *)r->wr_data
-								    : xp_req_rd_buf(r);
+								   : xp_req_rd_buf(r);
 			pc->pooled = false;
 		} else {
 			ret = bpool_get(fab->pool, want, &pc->buf, 1, &got);
@@ -637,10 +639,10 @@ int xp_req_reply(struct xp_req *r, int status, const void *body, size_t len,
 {
 	struct xp_conn *c = r->conn;
 	struct xp_fabric *fab = c->fab;
-	struct proto_hdr h = { 0 };
+	struct proto_hdr h = {0};
 	bool has_data = r->hdr.dir == PROTO_DIR_READ && r->hdr.path != XP_PATH_BULK;
-	size_t max_body = has_data ? XP_REPLY_BODY_MAX
-				   : c->peer_recv_size - PROTO_HDR_SIZE;
+	size_t max_body =
+		has_data ? XP_REPLY_BODY_MAX : c->peer_recv_size - PROTO_HDR_SIZE;
 	struct xp_sbuf *sb;
 	size_t msg_len;
 	int ret = 0;
@@ -650,7 +652,8 @@ int xp_req_reply(struct xp_req *r, int status, const void *body, size_t len,
 		ret = -EBUSY;
 		goto out;
 	}
-	if (len > max_body || rd_len > (r->hdr.dir == PROTO_DIR_READ ? r->hdr.data_len : 0)) {
+	if (len > max_body ||
+	    rd_len > (r->hdr.dir == PROTO_DIR_READ ? r->hdr.data_len : 0)) {
 		status = -EOVERFLOW;
 		len = 0;
 		rd_len = 0;
@@ -692,7 +695,8 @@ int xp_req_reply(struct xp_req *r, int status, const void *body, size_t len,
 	proto_hdr_encode(sb->buf, &h);
 	if (len)
 		memcpy(sb->buf + PROTO_HDR_SIZE, body, len);
-	msg_len = has_data ? PROTO_HDR_SIZE + XP_REPLY_BODY_MAX + rd_len : PROTO_HDR_SIZE + len;
+	msg_len = has_data ? PROTO_HDR_SIZE + XP_REPLY_BODY_MAX + rd_len
+			   : PROTO_HDR_SIZE + len;
 	if (r->hdr.path == XP_PATH_FAST && r->hdr.dir == PROTO_DIR_READ)
 		ret = xp_fast_reply(r, msg_len);
 	else

@@ -147,7 +147,8 @@ int xp_conn_post_recv(struct xp_conn *c, struct xp_rbuf *rb)
 	if (!c->ep || c->state == XP_CONN_BROKEN)
 		return -ENOTCONN;
 	do {
-		ret = (int)fi_recv(c->ep, rb->buf, c->recv_size, c->mr->desc, 0, &rb->op.fictx);
+		ret = (int)fi_recv(c->ep, rb->buf, c->recv_size, c->mr->desc, 0,
+				   &rb->op.fictx);
 		if (ret == -FI_EAGAIN)
 			xp_progress_locked(c->fab, 0);
 	} while (ret == -FI_EAGAIN);
@@ -195,8 +196,8 @@ void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 	if (fab->role == XP_SERVER && err == -ECONNRESET)
 		log_info("client connection %u closed", c->id);
 	else if (!c->closing || err != -ECONNABORTED)
-		log_warn("connection to %s: %s (%s)", c->peer[0] ? c->peer : "client", why,
-			 strerror(-err));
+		log_warn("connection to %s: %s (%s)", c->peer[0] ? c->peer : "client",
+			 why, strerror(-err));
 	c->state = XP_CONN_BROKEN;
 	c->error = err;
 	if (c->ep)
@@ -270,7 +271,8 @@ void xp_reap_conns(struct xp_fabric *fab)
 		if (!c->posted) {
 			xp_conn_free(c);
 		} else if (now - c->zombie_since > XP_ZOMBIE_NS) {
-			log_warn("connection %u: %d operations never completed; keeping its memory",
+			log_warn("connection %u: %d operations never completed; keeping "
+				 "its memory",
 				 c->id, c->posted);
 			c->reap = false;
 		} else {
@@ -291,8 +293,8 @@ static void fill_fastbuf(struct xp_conn *c, struct proto_fastbuf *f)
 
 static int client_send_hello(struct xp_conn *c)
 {
-	struct proto_hello m = { 0 };
-	struct proto_hdr h = { 0 };
+	struct proto_hello m = {0};
+	struct proto_hdr h = {0};
 	struct xp_sbuf *sb = xp_sbuf_get(c);
 
 	m.conn_id = c->id;
@@ -365,7 +367,7 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	       struct xp_conn **out, char *why, size_t whylen)
 {
 	uint8_t cm[PROTO_CM_SIZE];
-	struct proto_cm m = { PROTO_MAGIC, PROTO_VERSION, { 0 } };
+	struct proto_cm m = {PROTO_MAGIC, PROTO_VERSION, {0}};
 	struct fi_info *info = NULL;
 	struct fid_ep *ep = NULL;
 	struct xp_conn *c = NULL;
@@ -376,14 +378,14 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	pthread_mutex_lock(&fab->lock);
 	ret = xp_getinfo(fab, host, port, 0, &info);
 	if (ret) {
-		snprintf(msg, sizeof(msg), "can't resolve %s:%s with provider %s: %s", host,
-			 port, fab->params.provider, fi_strerror(-ret));
+		snprintf(msg, sizeof(msg), "can't resolve %s:%s with provider %s: %s",
+			 host, port, fab->params.provider, fi_strerror(-ret));
 		goto out;
 	}
 	ret = xp_errno(fi_endpoint(fab->domain, info, &ep, NULL));
 	if (ret) {
-		snprintf(msg, sizeof(msg), "couldn't create an endpoint for %s:%s: %s", host,
-			 port, fi_strerror(-ret));
+		snprintf(msg, sizeof(msg), "couldn't create an endpoint for %s:%s: %s",
+			 host, port, fi_strerror(-ret));
 		goto out;
 	}
 	ret = xp_conn_alloc(fab, ep, &c);
@@ -399,8 +401,8 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	if (!ret)
 		ret = post_all_recvs(c);
 	if (ret) {
-		snprintf(msg, sizeof(msg), "couldn't set up a connection to %s: %s", c->peer,
-			 strerror(-ret));
+		snprintf(msg, sizeof(msg), "couldn't set up a connection to %s: %s",
+			 c->peer, strerror(-ret));
 		goto fail;
 	}
 	proto_cm_encode(cm, &m);
@@ -416,7 +418,8 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 			/* HELLO sent and under way: nothing to do but wait. */
 		}
 		if (xp_now_ns() > deadline) {
-			xp_conn_fail(c, -ETIMEDOUT, "no answer to the connection request");
+			xp_conn_fail(c, -ETIMEDOUT,
+				     "no answer to the connection request");
 			break;
 		}
 		xp_progress_locked(fab, 50);
@@ -477,8 +480,8 @@ const char *xp_conn_peer(const struct xp_conn *c)
 
 /* ---- server ----------------------------------------------------------- */
 
-int xp_listen(struct xp_fabric *fab, const char *host, const char *port, xp_req_fn handler,
-	      void *arg)
+int xp_listen(struct xp_fabric *fab, const char *host, const char *port,
+	      xp_req_fn handler, void *arg)
 {
 	struct sockaddr_storage ss;
 	size_t sslen = sizeof(ss);
@@ -509,7 +512,8 @@ int xp_listen(struct xp_fabric *fab, const char *host, const char *port, xp_req_
 		else if (ss.ss_family == AF_INET6)
 			fab->listen_port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	}
-	log_info("listening on %s:%d (%s)", host, fab->listen_port, xp_fabric_provider(fab));
+	log_info("listening on %s:%d (%s)", host, fab->listen_port,
+		 xp_fabric_provider(fab));
 out:
 	if (info)
 		fi_freeinfo(info);
@@ -549,8 +553,8 @@ static void server_connreq(struct xp_fabric *fab, struct fi_eq_cm_entry *e, size
 	if (m.version != PROTO_VERSION) {
 		char why[80];
 
-		snprintf(why, sizeof(why), "client speaks protocol %u, server %u", m.version,
-			 PROTO_VERSION);
+		snprintf(why, sizeof(why), "client speaks protocol %u, server %u",
+			 m.version, PROTO_VERSION);
 		server_reject(fab, e->info, why);
 		return;
 	}
@@ -588,7 +592,7 @@ static void server_connreq(struct xp_fabric *fab, struct fi_eq_cm_entry *e, size
 
 void xp_server_hello(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
 {
-	struct proto_hello_rep rep = { 0 };
+	struct proto_hello_rep rep = {0};
 	struct proto_hello m;
 	struct proto_hdr h;
 	struct xp_sbuf *sb;
@@ -653,7 +657,8 @@ void xp_handle_eq_event(struct xp_fabric *fab, uint32_t event, struct fi_eq_cm_e
 
 			if (proto_cm_decode(e->data, len - sizeof(*e), &m) ||
 			    m.version != PROTO_VERSION) {
-				xp_conn_fail(c, -EPROTO, "server speaks another protocol");
+				xp_conn_fail(c, -EPROTO,
+					     "server speaks another protocol");
 				break;
 			}
 			memcpy(c->nonce, m.nonce, sizeof(c->nonce));

@@ -39,8 +39,8 @@ static int zero_copy_iov(struct xp_conn *c, struct xp_call *call, struct iovec *
 
 		if (!call->wr_iov[i].iov_len)
 			continue;
-		if (rcache_find(fab->rcache, call->wr_iov[i].iov_base, call->wr_iov[i].iov_len,
-				&r))
+		if (rcache_find(fab->rcache, call->wr_iov[i].iov_base,
+				call->wr_iov[i].iov_len, &r))
 			return 0;
 		call->priv.regions[call->priv.nregions++] = r;
 		iov[1 + n] = call->wr_iov[i];
@@ -64,7 +64,7 @@ int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *
 	struct iovec iov[8];
 	void *desc[8];
 	struct fi_rma_iov rma;
-	struct fi_msg_rma msg = { 0 };
+	struct fi_msg_rma msg = {0};
 	size_t total = hdr_len + call->priv.wr_len;
 	size_t lim = fab->iov_limit < 8 ? fab->iov_limit : 8;
 	int cnt, ret;
@@ -81,7 +81,8 @@ int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *
 	iov[0].iov_base = sb->buf;
 	iov[0].iov_len = hdr_len;
 	desc[0] = c->smr->desc;
-	if (xp_remote_target(c->peer_fast.addr, (uint64_t)call->priv.slot * c->peer_fast.slot_size,
+	if (xp_remote_target(c->peer_fast.addr,
+			     (uint64_t)call->priv.slot * c->peer_fast.slot_size,
 			     &rma.addr))
 		return -EINVAL;
 	rma.len = total;
@@ -112,9 +113,9 @@ int xp_fast_reply(struct xp_req *r, size_t msg_len)
 	struct xp_conn *c = r->conn;
 	struct xp_sbuf *sb = r->sbuf;
 	struct fi_rma_iov rma;
-	struct iovec iov = { sb->buf, msg_len };
+	struct iovec iov = {sb->buf, msg_len};
 	void *desc = c->smr->desc;
-	struct fi_msg_rma msg = { 0 };
+	struct fi_msg_rma msg = {0};
 	int ret;
 
 	if (xp_remote_target(c->peer_fast.addr,
@@ -154,7 +155,8 @@ void xp_fast_arrival(struct xp_fabric *fab, uint64_t imm, struct xp_rbuf *rb)
 
 	if (rb && rb->op.conn != c) {
 		/* verbs: the receive it consumed tells the true connection. */
-		xp_conn_fail(rb->op.conn, -EPROTO, "immediate data names another connection");
+		xp_conn_fail(rb->op.conn, -EPROTO,
+			     "immediate data names another connection");
 		return;
 	}
 	if (!c || c->state != XP_CONN_UP) {
@@ -174,7 +176,8 @@ void xp_fast_arrival(struct xp_fabric *fab, uint64_t imm, struct xp_rbuf *rb)
 		return;
 	}
 	if (fab->role == XP_SERVER) {
-		if (h.type != PROTO_REQ || h.dir != PROTO_DIR_WRITE || c->fast_busy[slot]) {
+		if (h.type != PROTO_REQ || h.dir != PROTO_DIR_WRITE ||
+		    c->fast_busy[slot]) {
 			xp_conn_fail(c, -EPROTO, "unexpected fast request");
 			return;
 		}

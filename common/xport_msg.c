@@ -15,7 +15,7 @@
 #include "xport_priv.h"
 
 #define TAG_INDEX(t) ((t)&0xffffu)
-#define TAG_GEN(t) ((t) >> 16)
+#define TAG_GEN(t)   ((t) >> 16)
 
 size_t xp_iov_len(const struct iovec *iov, int cnt)
 {
@@ -300,10 +300,10 @@ out:
 static int send_request(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *sb)
 {
 	struct xp_fabric *fab = c->fab;
-	int dir = call->priv.wr_len ? PROTO_DIR_WRITE
+	int dir = call->priv.wr_len   ? PROTO_DIR_WRITE
 		  : call->priv.rd_cap ? PROTO_DIR_READ
 				      : PROTO_DIR_NONE;
-	struct proto_hdr h = { 0 };
+	struct proto_hdr h = {0};
 	size_t off = PROTO_HDR_SIZE + call->req_len;
 
 	h.type = PROTO_REQ;
@@ -327,7 +327,8 @@ static int send_request(struct xp_conn *c, struct xp_call *call, struct xp_sbuf 
 		xp_gather(sb->buf + off, call->wr_iov, call->wr_cnt);
 		off += call->priv.wr_len;
 	} else if (call->used_path == XP_PATH_BULK) {
-		const struct iovec *iov = dir == PROTO_DIR_WRITE ? call->wr_iov : call->rd_iov;
+		const struct iovec *iov =
+			dir == PROTO_DIR_WRITE ? call->wr_iov : call->rd_iov;
 		int cnt = dir == PROTO_DIR_WRITE ? call->wr_cnt : call->rd_cnt;
 		int k = 0;
 
@@ -340,7 +341,8 @@ static int send_request(struct xp_conn *c, struct xp_call *call, struct xp_sbuf 
 				continue;
 			r = call->priv.regions[k++];
 			mr = r->handle;
-			d.addr = xp_remote_addr(fab->virt_addr, mr->base, iov[i].iov_base);
+			d.addr =
+				xp_remote_addr(fab->virt_addr, mr->base, iov[i].iov_base);
 			d.len = iov[i].iov_len;
 			d.key = mr->key;
 			proto_desc_encode(sb->buf + off, &d);
@@ -409,8 +411,8 @@ void xp_client_reply(struct xp_conn *c, const struct proto_hdr *h, const char *m
 	bool fast;
 
 	if (h->type != PROTO_REP || idx >= c->max_req || !(call = c->calls[idx]) ||
-	    call->priv.tag != h->tag || call->priv.replied || h->path != call->used_path ||
-	    c->credits + (uint64_t)h->credits > 4096) {
+	    call->priv.tag != h->tag || call->priv.replied ||
+	    h->path != call->used_path || c->credits + (uint64_t)h->credits > 4096) {
 		xp_conn_fail(c, -EPROTO, "unexpected reply");
 		return;
 	}

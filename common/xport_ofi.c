@@ -35,7 +35,7 @@
  * back the default action for any handler that lives in one of them. */
 __attribute__((constructor)) static void xp_restore_crash_signals(void)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction sa;
@@ -44,11 +44,13 @@ __attribute__((constructor)) static void xp_restore_crash_signals(void)
 
 		if (sigaction(sigs[i], NULL, &sa))
 			continue;
-		h = (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+		h = (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction
+					       : (void *)sa.sa_handler;
 		if (h == (void *)SIG_DFL || h == (void *)SIG_IGN || !dladdr(h, &info) ||
 		    !info.dli_fname)
 			continue;
-		if (strstr(info.dli_fname, "infinipath") || strstr(info.dli_fname, "psm")) {
+		if (strstr(info.dli_fname, "infinipath") ||
+		    strstr(info.dli_fname, "psm")) {
 			memset(&sa, 0, sizeof(sa));
 			sa.sa_handler = SIG_DFL;
 			sigaction(sigs[i], &sa, NULL);
@@ -85,8 +87,8 @@ static struct fi_info *xp_hints(const char *prov)
 	/* The modes we can live with: verbs wants FI_RX_CQ_DATA (receives stay
 	 * posted) and some providers FI_CONTEXT (every op has fi_context2). */
 	h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
-	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				  FI_MR_PROV_KEY;
+	h->domain_attr->mr_mode =
+		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	h->domain_attr->threading = FI_THREAD_SAFE;
 	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW;
 	h->fabric_attr->prov_name = strdup(prov);
@@ -141,7 +143,7 @@ static int open_waitfd(struct fid *fid, int *fd)
 
 static int epoll_add(int epfd, int fd, uint32_t tag)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
 
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
@@ -164,10 +166,10 @@ static void fab_dereg(void *ctx, void *handle)
 
 int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabric **out)
 {
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .size = 16384,
-				      .wait_obj = FI_WAIT_FD };
-	struct fi_eq_attr eq_attr = { .size = 256, .wait_obj = FI_WAIT_FD };
-	struct rpfs_regops ops = { fab_reg, fab_dereg, NULL };
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA, .size = 16384, .wait_obj = FI_WAIT_FD};
+	struct fi_eq_attr eq_attr = {.size = 256, .wait_obj = FI_WAIT_FD};
+	struct rpfs_regops ops = {fab_reg, fab_dereg, NULL};
 	pthread_mutexattr_t ma;
 	struct xp_fabric *fab;
 	char why[128];
@@ -253,7 +255,8 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabri
 		rp.max_entries = p->rcache_max_entries;
 		rp.max_bytes = p->rcache_max_bytes;
 		rp.batch = p->rcache_batch;
-		/* Providers that pin pages need registrations dropped when memory goes. */
+		/* Providers that pin pages need registrations dropped when memory goes.
+		 */
 		rp.pins_pages = fab->mr_local || (mode & FI_MR_ALLOCATED);
 		ret = rcache_create(&rp, &ops, &fab->rcache);
 		if (ret)
@@ -271,9 +274,10 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabri
 			goto err;
 		}
 	}
-	log_info("transport: provider %s, mr_mode %s%s%s", fab->info->fabric_attr->prov_name,
-		 fab->virt_addr ? "virt_addr " : "offset ", fab->prov_key ? "prov_key " : "",
-		 fab->mr_local ? "local" : "");
+	log_info("transport: provider %s, mr_mode %s%s%s",
+		 fab->info->fabric_attr->prov_name,
+		 fab->virt_addr ? "virt_addr " : "offset ",
+		 fab->prov_key ? "prov_key " : "", fab->mr_local ? "local" : "");
 	*out = fab;
 	return 0;
 err:
@@ -413,18 +417,19 @@ int xp_fabric_post(struct xp_fabric *fab, void (*fn)(void *arg), void *arg)
 
 int xp_mr_reg_locked(struct xp_fabric *fab, void *addr, size_t len, struct xp_mr **out)
 {
-	uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
-			  FI_REMOTE_WRITE;
+	uint64_t access =
+		FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	struct xp_mr *mr = calloc(1, sizeof(*mr));
 	int ret;
 
 	if (!mr)
 		return -ENOMEM;
 	ret = xp_errno(fi_mr_reg(fab->domain, addr, len, access, 0,
-				 xp_requested_key(fab->prov_key, &fab->next_key), 0, &mr->mr,
-				 NULL));
+				 xp_requested_key(fab->prov_key, &fab->next_key), 0,
+				 &mr->mr, NULL));
 	if (ret) {
-		log_err("couldn't register %zu bytes at %p: %s", len, addr, fi_strerror(-ret));
+		log_err("couldn't register %zu bytes at %p: %s", len, addr,
+			fi_strerror(-ret));
 		free(mr);
 		return ret;
 	}

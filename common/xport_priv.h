@@ -37,10 +37,11 @@
 /* Immediate data: connection id in the high bits, slot in the low 12. The
  * verbs provider carries only 32 bits of remote CQ data. */
 #define XP_IMM_SLOT_BITS 12
-#define XP_MAX_CONNS (1u << (32 - XP_IMM_SLOT_BITS))
+#define XP_MAX_CONNS	 (1u << (32 - XP_IMM_SLOT_BITS))
 
 struct xp_op;
-typedef void (*xp_op_done)(struct xp_op *op, int status, const struct fi_cq_data_entry *e);
+typedef void (*xp_op_done)(struct xp_op *op, int status,
+			   const struct fi_cq_data_entry *e);
 
 struct xp_op {
 	struct fi_context2 fictx; /* provider scratch space, must come first */
@@ -62,7 +63,7 @@ struct xp_rbuf {
 	struct xp_op op;
 	char *buf;
 	uint32_t index;
-	bool held;  /* an inline request still uses its data */
+	bool held; /* an inline request still uses its data */
 };
 
 /* A send buffer: client, one per request tag; server, one per reply plus
@@ -76,10 +77,10 @@ struct xp_sbuf {
 };
 
 enum xp_conn_state {
-	XP_CONN_CONNECTING,  /* fi_connect / fi_accept issued */
-	XP_CONN_HELLO,       /* connected, handshake messages under way */
+	XP_CONN_CONNECTING, /* fi_connect / fi_accept issued */
+	XP_CONN_HELLO,	    /* connected, handshake messages under way */
 	XP_CONN_UP,
-	XP_CONN_BROKEN,      /* error seen; operations flush */
+	XP_CONN_BROKEN, /* error seen; operations flush */
 };
 
 struct xp_conn {
@@ -87,11 +88,11 @@ struct xp_conn {
 	struct fid_ep *ep;
 	enum xp_conn_state state;
 	int error;
-	bool closing;        /* owner let go: free once nothing is posted */
-	uint32_t id;         /* our id, index in fab->conns, named in immediates */
-	uint32_t peer_id;    /* the peer's id for this connection */
-	char peer[80];       /* "host:port" for messages */
-	int posted;          /* operations posted and not yet completed */
+	bool closing;	  /* owner let go: free once nothing is posted */
+	uint32_t id;	  /* our id, index in fab->conns, named in immediates */
+	uint32_t peer_id; /* the peer's id for this connection */
+	char peer[80];	  /* "host:port" for messages */
+	int posted;	  /* operations posted and not yet completed */
 
 	/* Registered memory: receive buffers and our fast slots in one region,
 	 * send buffers in another (a server sizes them after the handshake). */
@@ -101,7 +102,7 @@ struct xp_conn {
 	char *smem;
 	size_t smem_len;
 	struct xp_mr *smr;
-	bool reap;           /* close the endpoint and free at top level */
+	bool reap;	      /* close the endpoint and free at top level */
 	int64_t zombie_since; /* endpoint closed, flushed completions pending */
 	struct xp_rbuf *rbufs;
 	uint32_t nrecv;
@@ -109,10 +110,10 @@ struct xp_conn {
 	struct xp_sbuf *sbufs;
 	uint32_t nsend;
 	size_t send_size;
-	uint32_t *sfree;     /* stack of free send buffer indexes */
+	uint32_t *sfree; /* stack of free send buffer indexes */
 	uint32_t nsfree;
-	char *fast;          /* our Fast RDMA buffer */
-	uint8_t *fast_busy;  /* server: slot holds a request being served */
+	char *fast;	    /* our Fast RDMA buffer */
+	uint8_t *fast_busy; /* server: slot holds a request being served */
 	uint32_t nfast;
 	size_t slot_size;
 
@@ -129,17 +130,17 @@ struct xp_conn {
 	uint32_t acks;
 	uint32_t ret_credits;
 	uint32_t peer_credits;
-	uint32_t granted;    /* server: receives posted for this client */
+	uint32_t granted; /* server: receives posted for this client */
 	uint32_t ctrl_unacked;
 
 	/* Client: outstanding calls by tag index, waiting queue, slot stacks. */
 	uint32_t max_req;
 	struct xp_call **calls;
-	uint32_t *gen;       /* tag generation per index */
+	uint32_t *gen; /* tag generation per index */
 	struct xp_call *waitq, *waitq_tail;
 	uint32_t *peer_slots; /* free slots of the server's fast buffer */
 	uint32_t npeer_slots;
-	uint32_t *my_slots;  /* free slots of our fast buffer */
+	uint32_t *my_slots; /* free slots of our fast buffer */
 	uint32_t nmy_slots;
 	uint32_t inflight;
 	int64_t last_reply_ns; /* client: when the peer last answered */
@@ -156,18 +157,18 @@ struct xp_req {
 	struct xp_conn *conn;
 	struct xp_req *prev, *next;
 	struct proto_hdr hdr;
-	char *body;          /* copy of the body (the receive is reposted early) */
+	char *body; /* copy of the body (the receive is reposted early) */
 	size_t body_len;
 	struct proto_desc *desc; /* bulk: client memory */
 	uint32_t ndesc;
-	const char *wr_data; /* inline/fast write data */
+	const char *wr_data;  /* inline/fast write data */
 	struct xp_rbuf *held; /* inline: receive buffer holding the data */
-	int fast_slot;       /* fast write: our slot holding the data; -1 */
+	int fast_slot;	      /* fast write: our slot holding the data; -1 */
 	struct xp_sbuf *sbuf; /* reply staging (inline/fast reads: data goes here) */
 	int64_t start_ns;
-	int rma_pending;     /* RMA operations of this request in flight */
+	int rma_pending; /* RMA operations of this request in flight */
 	bool replied;
-	bool dead;           /* connection broke: finish without replying */
+	bool dead; /* connection broke: finish without replying */
 	struct xp_pipe *pipe;
 };
 
@@ -180,9 +181,9 @@ struct xp_post {
 struct xp_fabric {
 	struct xp_params params;
 	enum xp_role role;
-	pthread_mutex_t lock;   /* recursive: handlers call back into the API */
+	pthread_mutex_t lock; /* recursive: handlers call back into the API */
 	pthread_cond_t cond;
-	bool waiter;            /* a thread is blocked in the wait fds */
+	bool waiter; /* a thread is blocked in the wait fds */
 
 	struct fi_info *info;
 	struct fid_fabric *fabric;
@@ -190,16 +191,16 @@ struct xp_fabric {
 	struct fid_eq *eq;
 	struct fid_cq *cq;
 	struct fid_pep *pep;
-	int epfd;               /* epoll over the CQ, EQ and post fds */
+	int epfd; /* epoll over the CQ, EQ and post fds */
 	int cq_fd, eq_fd;
-	int post_fd;            /* eventfd: xp_fabric_post wakes progress */
-	bool can_wait;          /* provider gave wait fds */
+	int post_fd;   /* eventfd: xp_fabric_post wakes progress */
+	bool can_wait; /* provider gave wait fds */
 	bool virt_addr, prov_key, mr_local;
 	size_t rma_iov_limit, iov_limit;
 	uint64_t next_key;
 
-	struct rcache *rcache;  /* client: user buffers */
-	struct bpool *pool;     /* server: bulk chunks */
+	struct rcache *rcache; /* client: user buffers */
+	struct bpool *pool;    /* server: bulk chunks */
 	struct xp_pipe *pool_waiters, *pool_waiters_tail;
 
 	struct xp_conn **conns; /* by id */
@@ -215,9 +216,9 @@ struct xp_fabric {
 	struct xp_post *posts, *posts_tail;
 
 	struct xp_call *done_calls; /* callbacks to run outside dispatch */
-	int depth;              /* nesting of progress calls (reap at depth 0) */
+	int depth;		    /* nesting of progress calls (reap at depth 0) */
 	bool need_reap;
-	bool closing;           /* xp_fabric_close under way */
+	bool closing; /* xp_fabric_close under way */
 	int64_t next_sweep_ns;
 	struct xp_stats stats;
 };

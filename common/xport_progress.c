@@ -60,7 +60,7 @@ static void cq_entry(struct xp_fabric *fab, const struct fi_cq_data_entry *e)
 
 static void cq_error(struct xp_fabric *fab)
 {
-	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_err_entry err = {0};
 	struct xp_op *op;
 
 	if (fi_cq_readerr(fab->cq, &err, 0) != 1)
@@ -112,16 +112,18 @@ static int poll_eq(struct xp_fabric *fab)
 		ssize_t len = fi_eq_read(fab->eq, &event, &buf, sizeof(buf), 0);
 
 		if (len == -FI_EAVAIL) {
-			struct fi_eq_err_entry err = { 0 };
+			struct fi_eq_err_entry err = {0};
 
-			if (fi_eq_readerr(fab->eq, &err, 0) > 0 && err.fid && err.fid->context &&
+			if (fi_eq_readerr(fab->eq, &err, 0) > 0 && err.fid &&
+			    err.fid->context &&
 			    (!fab->pep || err.fid != &fab->pep->fid)) {
 				struct xp_conn *c = err.fid->context;
 				int code = err.err ? -err.err : -ECONNREFUSED;
 
-				xp_conn_fail(c, code, c->state == XP_CONN_CONNECTING
-							      ? "connection refused or unreachable"
-							      : "connection error");
+				xp_conn_fail(c, code,
+					     c->state == XP_CONN_CONNECTING
+						     ? "connection refused or unreachable"
+						     : "connection error");
 			}
 			n++;
 			continue;
@@ -187,7 +189,7 @@ void xp_run_done_calls(struct xp_fabric *fab)
 
 static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 {
-	struct fid *fids[2] = { &fab->cq->fid, &fab->eq->fid };
+	struct fid *fids[2] = {&fab->cq->fid, &fab->eq->fid};
 	struct epoll_event ev[4];
 
 	fab->stats.idle_waits++;

@@ -304,7 +304,7 @@ static void parse_args(struct bench *b, int argc, char **argv)
 
 static int run_memsrv(struct bench *b, int fd)
 {
-	struct memsrv_opts o = { .direct = !b->pipeline };
+	struct memsrv_opts o = {.direct = !b->pipeline};
 
 	return memsrv_run_forever_opts(&b->p, (size_t)WINDOW * b->max, &o, fd);
 }
@@ -952,8 +952,10 @@ static void print_table(const struct bench *b)
 	       b->p.inline_max, b->p.fast_max, b->p.chunk_size, b->p.pipeline_depth,
 	       b->p.credits, b->p.fast_slots);
 	printf("  server: %s\n",
-	       b->pipeline ? "bulk through the pipeline (pool buffers, then a copy to memory)"
-			   : "bulk RDMA straight into/out of its registered memory, like raw");
+	       b->pipeline
+		       ? "bulk through the pipeline (pool buffers, then a copy to memory)"
+		       : "bulk RDMA straight into/out of its registered memory, like "
+			 "raw");
 	printf("  MB/s: 1e6 bytes/s, %d in flight, median of %d runs\n", WINDOW, BW_REPS);
 	printf("  usec: median of one at a time; raw RMA to its completion, raw "
 	       "send/recv half a round trip\n\n");

@@ -34,20 +34,20 @@ enum { RPFS_TYPE_FILE = 1, RPFS_TYPE_DIR = 2 };
 
 struct rpfs_stat {
 	uint64_t handle;
-	uint32_t type;             /* RPFS_TYPE_* */
+	uint32_t type; /* RPFS_TYPE_* */
 	uint32_t mode, uid, gid;
 	int64_t atime, mtime, ctime; /* ns since the epoch */
-	uint64_t size;             /* files: logical size from the I/O servers */
+	uint64_t size;		     /* files: logical size from the I/O servers */
 	uint64_t stripe_unit;
 	uint32_t stripe_count;
-	uint32_t first_server;     /* I/O server index of stripe 0 */
+	uint32_t first_server; /* I/O server index of stripe 0 */
 };
 
 /* Layout for a new file; zero fields take the cluster defaults. */
 struct rpfs_create_opts {
 	uint64_t stripe_unit;
 	uint32_t stripe_count;
-	int32_t first_server;      /* -1: the metadata server picks (spreads files) */
+	int32_t first_server; /* -1: the metadata server picks (spreads files) */
 };
 
 /* A piece of a file: offset and length in the file (logical). */
@@ -56,7 +56,7 @@ struct rpfs_seg {
 	uint64_t len;
 };
 
-#define RPFS_O_EXCL 1u        /* rpfs_create: fail with -EEXIST if it exists */
+#define RPFS_O_EXCL 1u /* rpfs_create: fail with -EEXIST if it exists */
 
 /* config: a path, or NULL for RPFS_CONFIG, then /etc/rpfs/rpfs.conf. */
 int rpfs_init(const char *config, rpfs_client_t **out);
@@ -69,7 +69,8 @@ int rpfs_num_io_servers(rpfs_client_t *c);
 int rpfs_num_meta_servers(rpfs_client_t *c);
 /* Round trip to server index (in config order); *usec gets the time. */
 int rpfs_ping(rpfs_client_t *c, int server, double *usec);
-const char *rpfs_server_desc(rpfs_client_t *c, int server); /* "io server 1 (host:port)" */
+const char *rpfs_server_desc(rpfs_client_t *c,
+			     int server); /* "io server 1 (host:port)" */
 
 /* ---- namespace ---------------------------------------------------------- */
 int rpfs_mkdir(rpfs_client_t *c, const char *path, uint32_t mode);
@@ -83,8 +84,8 @@ int rpfs_remove(rpfs_client_t *c, const char *path);
 int rpfs_readdir(rpfs_client_t *c, const char *path,
 		 int (*fn)(const char *name, uint32_t type, void *arg), void *arg);
 struct rpfs_statfs {
-	uint64_t total, avail;     /* bytes over all I/O servers */
-	uint64_t files;            /* objects over all metadata servers */
+	uint64_t total, avail; /* bytes over all I/O servers */
+	uint64_t files;	       /* objects over all metadata servers */
 };
 int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st);
 
@@ -115,7 +116,8 @@ ssize_t rpfs_readv(rpfs_file_t *f, const struct iovec *mem, int nmem,
  * request completes (the lists are copied; the memory is not). */
 int rpfs_ipwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off,
 		 rpfs_request_t **req);
-int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off, rpfs_request_t **req);
+int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off,
+		rpfs_request_t **req);
 int rpfs_iwritev(rpfs_file_t *f, const struct iovec *mem, int nmem,
 		 const struct rpfs_seg *file, int nfile, rpfs_request_t **req);
 int rpfs_ireadv(rpfs_file_t *f, const struct iovec *mem, int nmem,

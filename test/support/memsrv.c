@@ -519,7 +519,8 @@ int memsrv_start_opts(const struct xp_params *p, size_t area_size,
 	}
 	s->port = xp_listen_port(s->fab);
 	if (o && o->direct) {
-		ret = xp_mr_reg(s->fab, s->area, s->area_size ? s->area_size : 1, &s->area_mr);
+		ret = xp_mr_reg(s->fab, s->area, s->area_size ? s->area_size : 1,
+				&s->area_mr);
 		if (ret) {
 			log_err("memsrv: cannot register the area: %s", strerror(-ret));
 			goto err_close;

@@ -59,9 +59,9 @@ struct fake {
 	atomic_uint regs, deregs;
 	atomic_uint next_id;
 	atomic_uint last_dereg_id;
-	atomic_uint bad;         /* deregs of dead handles, checks of dead ones */
-	int fail;                /* reg returns this while non-zero */
-	int churn;               /* reg and dereg also malloc/free and mmap/munmap */
+	atomic_uint bad;	  /* deregs of dead handles, checks of dead ones */
+	int fail;		  /* reg returns this while non-zero */
+	int churn;		  /* reg and dereg also malloc/free and mmap/munmap */
 	void (*during_reg)(void); /* run once inside the next reg: stands in for
 				   * another thread acting while reg is slow */
 };
@@ -85,8 +85,8 @@ static int free_hook_runs(void)
 static void churn(void)
 {
 	void *m = malloc(4096);
-	void *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
+	void *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
 
 	free(m);
 	if (p != MAP_FAILED)
@@ -142,7 +142,7 @@ static unsigned hid(const struct rcache_region *r)
 
 static struct rcache *make_cache(const struct rcache_params *p)
 {
-	struct rpfs_regops ops = { fake_reg, fake_dereg, &fk };
+	struct rpfs_regops ops = {fake_reg, fake_dereg, &fk};
 	struct rcache *rc = NULL;
 
 	ck_assert_int_eq(rcache_create(p, &ops, &rc), 0);
@@ -272,7 +272,7 @@ START_TEST(test_overlapping_buffer_not_covered_gets_own_registration)
 	struct rcache_region *a, *b, *c;
 
 	a = get_ok(rc, buf, pg);
-	b = get_ok(rc, buf + pg / 2, pg);   /* pages 0-1: overlaps a, not covered */
+	b = get_ok(rc, buf + pg / 2, pg); /* pages 0-1: overlaps a, not covered */
 	ck_assert_ptr_ne(b, a);
 	ck_assert_ptr_eq(b->addr, buf);
 	ck_assert_uint_eq(b->len, 2 * pg);
@@ -302,7 +302,7 @@ START_TEST(test_lookup_finds_covering_region_among_many_overlaps)
 	big = get_ok(rc, buf, 64 * pg);
 	for (i = 0; i < 32; i++)
 		small[i] = get_ok(rc, buf + (size_t)i * pg + pg / 2, pg);
-	ck_assert_uint_eq(fk.regs, 1);   /* all covered by big so far */
+	ck_assert_uint_eq(fk.regs, 1); /* all covered by big so far */
 	rcache_put(rc, big);
 	r = get_ok(rc, buf + 40 * pg, 10 * pg);
 	ck_assert_ptr_eq(r, big);
@@ -536,7 +536,7 @@ START_TEST(test_destroy_with_reference_held_asserts)
 	/* Quiet the expected error line and assertion message (this runs in
 	 * a forked child). */
 	ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
-	rcache_destroy(rc);   /* raises SIGABRT */
+	rcache_destroy(rc); /* raises SIGABRT */
 }
 END_TEST
 #endif
@@ -585,7 +585,7 @@ START_TEST(test_invalidate_referenced_defers_dereg_until_put)
 	rcache_put(rc, r);
 	ck_assert_uint_eq(fk.deregs, 1);
 	rcache_put(rc, r2);
-	ck_assert_uint_eq(fk.deregs, 1);   /* r2 is valid: cached */
+	ck_assert_uint_eq(fk.deregs, 1); /* r2 is valid: cached */
 	rcache_destroy(rc);
 	munmap(buf, 2 * pg);
 }
@@ -826,7 +826,7 @@ START_TEST(test_hooks_fired_inside_callbacks_do_not_deadlock)
 	for (i = 0; i < 100; i++)
 		rcache_put(rc, get_ok(rc, buf + (size_t)(i % 2) * 2 * pg, 100));
 	ck_assert_uint_eq(stats(rc).invalidations, 0);
-	ck_assert_uint_eq(fk.regs, 100);   /* batch 0: every put deregisters */
+	ck_assert_uint_eq(fk.regs, 100); /* batch 0: every put deregisters */
 	rcache_destroy(rc);
 	ck_assert_uint_eq(fk.deregs, fk.regs);
 	munmap(buf, 4 * pg);
@@ -892,8 +892,8 @@ END_TEST
 
 /* --- threads -------------------------------------------------------------- */
 
-#define MT_PAGES 20
-#define MT_ITERS 10000
+#define MT_PAGES   20
+#define MT_ITERS   10000
 #define MT_THREADS 4
 
 struct mt {
@@ -901,7 +901,7 @@ struct mt {
 	char *buf;
 	atomic_int stop;
 	atomic_uint bad;
-	atomic_uint ninval;      /* rcache_invalidate calls made */
+	atomic_uint ninval; /* rcache_invalidate calls made */
 	unsigned seed;
 };
 
@@ -953,13 +953,13 @@ static void *mt_invalidator(void *arg)
 START_TEST(test_threads_get_put_while_another_invalidates)
 {
 	struct rcache_params p;
-	struct mt m = { 0 };
+	struct mt m = {0};
 	pthread_t t[MT_THREADS], inv;
 	struct rcache_stats st;
 	int i;
 
 	rcache_params_default(&p);
-	p.max_entries = 64;   /* also exercise limit evictions */
+	p.max_entries = 64; /* also exercise limit evictions */
 	p.batch = 8;
 	m.rc = make_cache(&p);
 	m.buf = map_pages(MT_PAGES);
@@ -1018,7 +1018,7 @@ static void *mt_malloc_getput_free(void *arg)
 
 START_TEST(test_threads_malloc_get_put_free_through_the_hooks)
 {
-	struct mt m = { 0 };
+	struct mt m = {0};
 	pthread_t t[MT_THREADS];
 	struct rcache_stats st;
 	int i;
@@ -1031,7 +1031,7 @@ START_TEST(test_threads_malloc_get_put_free_through_the_hooks)
 	for (i = 0; i < MT_THREADS; i++)
 		pthread_join(t[i], NULL);
 	ck_assert_uint_eq(m.bad, 0);
-	if (free_hook_runs())   /* the frees reached the cache */
+	if (free_hook_runs()) /* the frees reached the cache */
 		ck_assert_uint_gt(stats(m.rc).invalidations, 0);
 	rcache_flush(m.rc);
 	st = stats(m.rc);

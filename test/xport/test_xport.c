@@ -617,10 +617,12 @@ START_TEST(bulk_moves_straight_into_registered_server_memory)
 
 		fill(src, lens[i], 900 + i);
 		memset(dst, 0xee, lens[i]);
-		ck_assert_int_eq(put_sync(4096 * i + 7, src, lens[i], XP_PATH_BULK, &used), 0);
+		ck_assert_int_eq(
+			put_sync(4096 * i + 7, src, lens[i], XP_PATH_BULK, &used), 0);
 		ck_assert_int_eq(used, XP_PATH_BULK);
-		ck_assert_int_eq(get_sync(4096 * i + 7, dst, lens[i], XP_PATH_BULK, &used, &rd),
-				 0);
+		ck_assert_int_eq(
+			get_sync(4096 * i + 7, dst, lens[i], XP_PATH_BULK, &used, &rd),
+			0);
 		ck_assert_uint_eq(rd, lens[i]);
 		ck_assert_msg(!memcmp(src, dst, lens[i]), "%zu bytes differ", lens[i]);
 		free(src);
