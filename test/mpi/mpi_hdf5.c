@@ -1,6 +1,6 @@
 /* mpi_hdf5: Debian's unmodified parallel HDF5 on rpfs.
  *
- * Built with Debian's h5pcc.mpich (or mpicc.mpich and the hdf5-mpich flags)
+ * Built with Debian's h5pcc.mpich -shlib (or mpicc.mpich and the hdf5-mpich flags)
  * and run by the rebuilt MPICH's mpiexec with its libmpich.so.12 first on
  * LD_LIBRARY_PATH (test/mpi/run-hdf5-test.sh), so HDF5's MPI-IO driver
  * reaches rpfs through the rebuilt MPICH's ROMIO and its rpfs driver.

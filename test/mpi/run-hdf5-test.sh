@@ -9,9 +9,10 @@
 # LD_LIBRARY_PATH and the rebuilt mpiexec launches it; HDF5's MPI-IO driver
 # then opens "rpfs:" names through the rpfs ROMIO driver. This script:
 #   1. installs libhdf5-mpich-dev if missing (apt-get; pulls Debian's mpich)
-#   2. builds test/mpi/mpi_hdf5.c with h5pcc.mpich (or mpicc.mpich and
-#      pkg-config hdf5-mpich)
+#   2. builds test/mpi/mpi_hdf5.c with h5pcc.mpich -shlib (or mpicc.mpich
+#      and pkg-config hdf5-mpich), against Debian's shared libhdf5
 #   3. checks that the binary resolves libmpich.so.12 to the rebuilt MPICH
+#      and uses Debian's libhdf5 shared library
 #   4. starts its own server set (rpfs up -n 4), runs mpi_hdf5 with the
 #      rebuilt mpiexec -n 4 on rpfs:/h5/test.h5 (collective write, reopen,
 #      read back, check: " No Errors")
@@ -96,8 +97,10 @@ fi
 BIN="$WORK/mpi_hdf5"
 log="$WORK/build.log"
 if command -v h5pcc.mpich >/dev/null 2>&1; then
-    how="h5pcc.mpich"
-    build() { h5pcc.mpich -O2 -Wall -o "$BIN" "$HERE/mpi_hdf5.c"; }
+    # -shlib: Debian's shared libhdf5 (itself linked to libmpich.so.12),
+    # not the static archive h5pcc picks by default
+    how="h5pcc.mpich -shlib"
+    build() { h5pcc.mpich -shlib -O2 -Wall -o "$BIN" "$HERE/mpi_hdf5.c"; }
 elif command -v mpicc.mpich >/dev/null 2>&1 && pkg-config --exists hdf5-mpich 2>/dev/null; then
     how="mpicc.mpich + pkg-config hdf5-mpich"
     # shellcheck disable=SC2046
@@ -126,10 +129,16 @@ real=$(readlink -f "$resolved" 2>/dev/null)
 hdf5=$(ldd "$BIN" 2>/dev/null | awk '$1 ~ /^libhdf5/ { print $3; exit }')
 case "$real" in
 "$MPICH_PREFIX"/lib/*)
-    pass "libmpich.so.12 resolves to the rebuilt MPICH ($resolved -> $real; HDF5 from $hdf5)" ;;
+    pass "libmpich.so.12 resolves to the rebuilt MPICH ($resolved -> $real)" ;;
 *)
     fail "libmpich.so.12 resolves to '$resolved', not $MPICH_PREFIX/lib" ;;
 esac
+pkg=$( [ -n "$hdf5" ] && dpkg -S "$(readlink -f "$hdf5")" 2>/dev/null | cut -d: -f1)
+if [ -n "$pkg" ]; then
+    pass "HDF5 is Debian's shared library ($hdf5, package $pkg)"
+else
+    fail "the binary does not use a Debian libhdf5 shared library ('$hdf5')"
+fi
 
 # ---- 4. the run on rpfs ----------------------------------------------------
 out=$("$RPFS_CLI" up -n 4 --dir "$CLUSTER" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
