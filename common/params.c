@@ -25,6 +25,7 @@ void xp_params_default(struct xp_params *p)
 	p->rcache_batch = 32;
 	p->pool_zone_bytes = 8 << 20;
 	p->timeout_ms = 30000;
+	p->spin_us = 200;
 	p->force_path = XP_PATH_AUTO;
 }
 
@@ -142,6 +143,7 @@ int xp_params_set(struct xp_params *p, const char *key, const char *value)
 	U32_KEY(credits)
 	U32_KEY(pipeline_depth)
 	U32_KEY(rcache_batch)
+	U32_KEY(spin_us)
 #undef SIZE_KEY
 #undef U32_KEY
 	if (!strcmp(key, "timeout_ms")) {
@@ -160,7 +162,7 @@ int xp_params_from_env(struct xp_params *p)
 		"fast_max",	    "chunk_size",      "rcache_max_entries",
 		"rcache_max_bytes", "pool_zone_bytes", "fast_slots",
 		"credits",	    "pipeline_depth",  "rcache_batch",
-		"timeout_ms",
+		"timeout_ms",	    "spin_us",
 	};
 	char name[64];
 
@@ -250,6 +252,8 @@ int xp_params_check(const struct xp_params *p, char *why, size_t whylen)
 		msg = "rcache_batch must be at least 1";
 	else if (p->pool_zone_bytes < (2 << 20))
 		msg = "pool_zone_bytes must be at least 2 MiB";
+	else if (p->spin_us > 1000000)
+		msg = "spin_us must be at most 1000000 (one second)";
 	else if (p->force_path < XP_PATH_AUTO || p->force_path > XP_PATH_BULK)
 		msg = "force_path must be auto, inline, fast or bulk";
 	if (!msg)

@@ -32,7 +32,8 @@ struct xp_params {
 	uint32_t rcache_batch;
 	size_t pool_zone_bytes; /* server buffer pool: bytes per zone */
 	int timeout_ms;		/* an operation with no progress fails after this */
-	int force_path;		/* enum xp_path; AUTO except in tests and benchmarks */
+	uint32_t spin_us; /* keep polling this long after activity before sleeping */
+	int force_path;	  /* enum xp_path; AUTO except in tests and benchmarks */
 };
 
 void xp_params_default(struct xp_params *p);

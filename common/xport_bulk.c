@@ -268,6 +268,7 @@ static void rma_done(struct xp_op *op, int status, const struct fi_cq_data_entry
 
 	free(rma);
 	r->rma_pending--;
+	r->conn->fab->rma_busy--;
 	if (status && !g->status)
 		g->status = status;
 	if (--g->remaining)
@@ -338,6 +339,7 @@ static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
 		}
 		c->posted++;
 		r->rma_pending++;
+		c->fab->rma_busy++;
 		g->remaining++;
 		local += n;
 		off += n;

@@ -65,6 +65,8 @@ void xp_call_finish(struct xp_call *call, int status)
 
 	if (call->priv.done)
 		return;
+	if (call->used_path == XP_PATH_BULK)
+		fab->rma_busy--;
 	call_release(call);
 	if (status && !call->status)
 		call->status = status;
@@ -282,6 +284,8 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 	call->priv.wr_len = wr;
 	call->priv.rd_cap = rd;
 	fab->stats.calls[path]++;
+	if (path == XP_PATH_BULK)
+		fab->rma_busy++;
 	if (!c->inflight)
 		c->last_reply_ns = xp_now_ns();
 	c->inflight++;
@@ -521,9 +525,10 @@ int xp_call_wait(struct xp_call *call)
 
 	pthread_mutex_lock(&fab->lock);
 	while (!call->priv.done) {
-		/* Poll first: short operations finish in microseconds. Then
+		/* Poll first: short operations finish in microseconds (progress
+		 * itself keeps polling for spin_us before it sleeps). Then
 		 * block, one thread in the wait fds, the others on the cond. */
-		if (xp_progress_locked(fab, 0) || ++spins < 200)
+		if (xp_progress_locked(fab, 0) || ++spins < 16)
 			continue;
 		if (!fab->waiter) {
 			xp_progress_locked(fab, 100);

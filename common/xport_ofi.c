@@ -202,6 +202,9 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabri
 	fab->prov_key = mode & FI_MR_PROV_KEY;
 	fab->mr_local = mode & FI_MR_LOCAL;
 	fab->iov_limit = fab->info->tx_attr->iov_limit;
+	/* verbs moves RDMA in the NIC; the software providers (tcp, net, ...)
+	 * move it only while the target process polls (FACTS.md). */
+	fab->sw_rma = strcmp(fab->info->fabric_attr->prov_name, "verbs") != 0;
 	fab->rma_iov_limit = fab->info->tx_attr->rma_iov_limit;
 	if (fab->info->domain_attr->cq_data_size < 4) {
 		log_err("provider %s carries no remote CQ data: Fast RDMA Write needs it",

@@ -220,6 +220,9 @@ struct xp_fabric {
 	bool need_reap;
 	bool closing; /* xp_fabric_close under way */
 	int64_t next_sweep_ns;
+	int64_t last_event_ns; /* progress last found something (for spinning) */
+	bool sw_rma;	       /* RMA moves only while both sides poll (tcp) */
+	uint32_t rma_busy;     /* bulk calls (client) or RMA ops (server) in flight */
 	struct xp_stats stats;
 };
 

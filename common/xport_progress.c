@@ -207,21 +207,47 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 	fab->waiter = false;
 }
 
-int xp_progress_locked(struct xp_fabric *fab, int timeout_ms)
+static int poll_all(struct xp_fabric *fab)
 {
 	int n = 0;
 
-	fab->depth++;
 	run_posts(fab, &n);
 	n += poll_cq(fab);
 	n += poll_eq(fab);
+	return n;
+}
+
+int xp_progress_locked(struct xp_fabric *fab, int timeout_ms)
+{
+	int n;
+
+	fab->depth++;
+	n = poll_all(fab);
 	xp_sweep_timeouts(fab);
 	if (!n && timeout_ms > 0 && fab->depth == 1) {
-		idle_wait(fab, timeout_ms);
-		run_posts(fab, &n);
-		n += poll_cq(fab);
-		n += poll_eq(fab);
+		/* Back off in two steps: keep polling for spin_us after the last
+		 * activity (the next request or reply usually comes within a
+		 * round trip, and waking a sleeping thread, on a VM especially,
+		 * costs more than that), then sleep in the wait fds. */
+		int64_t now = xp_now_ns();
+		int64_t spin_end =
+			fab->last_event_ns + (int64_t)fab->params.spin_us * 1000;
+		bool moving = fab->sw_rma && fab->rma_busy;
+
+		/* While a software provider moves bulk data for us, our own
+		 * polling is what moves it: never sleep then, but come back
+		 * every millisecond so callers see timeouts. */
+		if (moving && spin_end < now + 1000000)
+			spin_end = now + 1000000;
+		while (!n && xp_now_ns() < spin_end)
+			n = poll_all(fab);
+		if (!n && !moving) {
+			idle_wait(fab, timeout_ms);
+			n = poll_all(fab);
+		}
 	}
+	if (n)
+		fab->last_event_ns = xp_now_ns();
 	fab->depth--;
 	if (!fab->depth) {
 		if (fab->need_reap)
