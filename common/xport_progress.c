@@ -7,6 +7,7 @@
  * eventfd that xp_fabric_post writes. Callers poll for short waits and pass
  * a timeout for long ones. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,8 +240,13 @@ int xp_progress_locked(struct xp_fabric *fab, int timeout_ms)
 		 * every millisecond so callers see timeouts. */
 		if (moving && spin_end < now + 1000000)
 			spin_end = now + 1000000;
-		while (!n && xp_now_ns() < spin_end)
+		/* Yield between polls: on a machine with few cores a spinning
+		 * thread must not hold a core the server's storage workers (or
+		 * the peer process) need to make the very progress it waits for. */
+		while (!n && xp_now_ns() < spin_end) {
+			sched_yield();
 			n = poll_all(fab);
+		}
 		if (!n && !moving) {
 			idle_wait(fab, timeout_ms);
 			n = poll_all(fab);
