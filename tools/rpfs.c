@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "../common/config.h" /* not the autoconf config.h of the build dir */
+#include "portprobe.h"
 #include "rpfs.h"
 
 #define CP_BLOCK     (8u << 20) /* cp/cat block */
@@ -245,36 +246,6 @@ static int port_free(int port)
 	ok = !bind(fd, (struct sockaddr *)&a, sizeof(a));
 	close(fd);
 	return ok;
-}
-
-/* Whether a socket listens on port; read from /proc so that the server
- * does not see a probe connection. */
-static int port_listening(int port)
-{
-	static const char *files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
-	char line[512];
-	int found = 0;
-
-	for (size_t f = 0; f < 2 && !found; f++) {
-		FILE *fp = fopen(files[f], "r");
-
-		if (!fp)
-			continue;
-		while (!found && fgets(line, sizeof(line), fp)) {
-			char local[128];
-			unsigned st;
-			char *colon;
-
-			if (sscanf(line, " %*d: %127s %*s %x", local, &st) != 2)
-				continue;
-			colon = strrchr(local, ':');
-			if (colon && st == 0x0A &&
-			    (int)strtol(colon + 1, NULL, 16) == port)
-				found = 1;
-		}
-		fclose(fp);
-	}
-	return found;
 }
 
 static int executable(const char *p)
@@ -623,7 +594,7 @@ static int wait_servers_up(const char *conf, const char *dir, int n, int port0)
 				fmt(why, sizeof(why), "the daemon exited");
 				goto out;
 			}
-			if (!port_listening(port0 + i)) {
+			if (!rpfs_port_listening(port0 + i)) {
 				bad = i;
 				fmt(why, sizeof(why), "not listening on port %d",
 				    port0 + i);

@@ -21,8 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "portprobe.h"
 #include "cluster.h"
-#include "../../common/config.h" /* not the autoconf config.h of the build dir */
+#include "config.h"
 #include "rpfs.h"
 
 #define CL_UP_MS   20000 /* a server must answer a ping within this */
@@ -90,36 +91,6 @@ static int free_ports(int n, struct cl_server *s)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	return ret;
-}
-
-/* Whether something listens on TCP port (any address): probing by connect()
- * would show the server a bogus connection. */
-static int port_listening(int port)
-{
-	static const char *files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
-	char line[512];
-	int found = 0;
-
-	for (size_t f = 0; f < 2 && !found; f++) {
-		FILE *fp = fopen(files[f], "r");
-
-		if (!fp)
-			continue;
-		while (!found && fgets(line, sizeof(line), fp)) {
-			char local[128];
-			unsigned st;
-			char *colon;
-
-			if (sscanf(line, " %*d: %127s %*s %x", local, &st) != 2)
-				continue;
-			colon = strrchr(local, ':');
-			if (colon && st == 0x0A &&
-			    (int)strtol(colon + 1, NULL, 16) == port)
-				found = 1;
-		}
-		fclose(fp);
-	}
-	return found;
 }
 
 static void log_tail(const struct cl_server *s)
@@ -257,7 +228,7 @@ static int wait_up(struct cluster *cl, int i)
 			log_tail(s);
 			return -ECHILD;
 		}
-		if (port_listening(s->port) && !ping_once(cl, i, why, sizeof(why)))
+		if (rpfs_port_listening(s->port) && !ping_once(cl, i, why, sizeof(why)))
 			return 0;
 		sleep_ms(20);
 	}
