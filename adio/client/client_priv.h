@@ -25,7 +25,7 @@
 #include "rpfs.h"
 /* By path: the name "config.h" is autoconf's too, and a build directory
  * (-I., searched first) holding one would shadow the cluster config. */
-#include "../../common/config.h"
+#include "config.h"
 #include "layout.h"
 #include "rpc.h"
 #include "xport.h"

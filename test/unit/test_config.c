@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/config.h" /* not the autoconf config.h of the build dir */
+#include "config.h"
 
 extern char **environ;
 
