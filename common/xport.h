@@ -132,7 +132,6 @@ struct xp_call {
 		bool queued_credit, queued_slot, replied;
 		struct xp_call *next;
 		size_t wr_len, rd_cap;
-		void *staging;
 		int pending_tx;
 	} priv;
 };

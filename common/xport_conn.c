@@ -414,9 +414,6 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	}
 	deadline = xp_now_ns() + (int64_t)fab->params.timeout_ms * 1000000;
 	while (c->state != XP_CONN_UP && c->state != XP_CONN_BROKEN) {
-		if (c->state == XP_CONN_HELLO && !c->nsfree) {
-			/* HELLO sent and under way: nothing to do but wait. */
-		}
 		if (xp_now_ns() > deadline) {
 			xp_conn_fail(c, -ETIMEDOUT,
 				     "no answer to the connection request");

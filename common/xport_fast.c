@@ -50,13 +50,6 @@ static int zero_copy_iov(struct xp_conn *c, struct xp_call *call, struct iovec *
 	return (int)n + 1;
 }
 
-static void drop_regions(struct xp_call *call, struct xp_fabric *fab)
-{
-	for (int i = 0; i < call->priv.nregions; i++)
-		rcache_put(fab->rcache, call->priv.regions[i]);
-	call->priv.nregions = 0;
-}
-
 int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *sb,
 		       size_t hdr_len)
 {
@@ -73,7 +66,7 @@ int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *
 	if (cnt > 1) {
 		fab->stats.fast_zero_copy++;
 	} else {
-		drop_regions(call, fab);
+		xp_call_release(call);
 		xp_gather(sb->buf + hdr_len, call->wr_iov, call->wr_cnt);
 		cnt = 1;
 		hdr_len = total;

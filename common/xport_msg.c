@@ -47,7 +47,8 @@ void xp_scatter(const struct iovec *iov, int cnt, const char *src, size_t len)
 
 /* ---- completion of a call ---------------------------------------------- */
 
-static void call_release(struct xp_call *call)
+/* Drop the registration cache references a call holds. */
+void xp_call_release(struct xp_call *call)
 {
 	struct xp_fabric *fab = call->priv.conn->fab;
 
@@ -67,7 +68,7 @@ void xp_call_finish(struct xp_call *call, int status)
 		return;
 	if (call->used_path == XP_PATH_BULK)
 		fab->rma_busy--;
-	call_release(call);
+	xp_call_release(call);
 	if (status && !call->status)
 		call->status = status;
 	call->priv.done = 1;
@@ -276,7 +277,7 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 		}
 		ret = register_bulk(c, call, iov, cnt);
 		if (ret) {
-			call_release(call);
+			xp_call_release(call);
 			goto out;
 		}
 	}

@@ -205,7 +205,6 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabri
 	/* verbs moves RDMA in the NIC; the software providers (tcp, net, ...)
 	 * move it only while the target process polls (FACTS.md). */
 	fab->sw_rma = strcmp(fab->info->fabric_attr->prov_name, "verbs") != 0;
-	fab->rma_iov_limit = fab->info->tx_attr->rma_iov_limit;
 	if (fab->info->domain_attr->cq_data_size < 4) {
 		log_err("provider %s carries no remote CQ data: Fast RDMA Write needs it",
 			fab->info->fabric_attr->prov_name);

@@ -196,7 +196,7 @@ struct xp_fabric {
 	int post_fd;   /* eventfd: xp_fabric_post wakes progress */
 	bool can_wait; /* provider gave wait fds */
 	bool virt_addr, prov_key, mr_local;
-	size_t rma_iov_limit, iov_limit;
+	size_t iov_limit;
 	uint64_t next_key;
 
 	struct rcache *rcache; /* client: user buffers */
@@ -259,6 +259,7 @@ void xp_run_done_calls(struct xp_fabric *fab);
 /* xport_msg.c */
 void xp_recv_done(struct xp_op *op, int status, const struct fi_cq_data_entry *e);
 void xp_call_finish(struct xp_call *call, int status);
+void xp_call_release(struct xp_call *call);
 void xp_conn_dispatch(struct xp_conn *c);
 void xp_client_reply(struct xp_conn *c, const struct proto_hdr *h, const char *msg,
 		     size_t len);
