@@ -7,19 +7,27 @@
 # registration edits), regenerates ROMIO's build files, and builds MPICH
 # (ch3:nemesis, no Fortran/C++) linked against librpfs.
 #
-# Usage: scripts/build-mpich.sh [RPFS_PREFIX]
-#   RPFS_PREFIX   where librpfs is installed (lib/librpfs.so); also taken
-#                 from the environment variable RPFS_PREFIX.
+# Usage: scripts/build-mpich.sh [--print-key] [RPFS_PREFIX]
+#   RPFS_PREFIX   where rpfs is installed (lib/librpfs.so, include/rpfs.h);
+#                 also taken from the environment variable RPFS_PREFIX.
+#   --print-key   print the cache key of this input and exit (no build)
 # Environment:
 #   RPFS_CACHE    cache directory (default /var/cache/rpfs)
 #   JOBS          make parallelism (default 2)
 #
 # The installed prefix is ${RPFS_CACHE}/mpich-<key>, where <key> hashes the
-# patch, the driver sources, rpfs.h, the configure flags and this script;
-# an existing complete prefix for the key is reused as is. The build tree is
-# kept in ${RPFS_CACHE}/mpich-build, so an edited driver rebuilds
-# incrementally. Installation goes to a staging directory that is renamed
-# into place only when complete. The last line of output is the prefix.
+# content of what goes into the build: the patch, the driver sources, the
+# installed rpfs.h, the configure flags and this script. No path into the
+# clone is part of it (the driver compiles against the rpfs install, not
+# the clone), so every clone of the same commit shares one MPICH. An
+# existing complete prefix for the key is reused as is.
+#
+# Each configuration key (flags, patch, the driver's Makefile.mk) has its
+# own build tree ${RPFS_CACHE}/mpich-build-<conf key>, held under a lock
+# while it is used, so an edited driver rebuilds incrementally and two
+# builds never share a tree. Installation goes to a staging directory that
+# is renamed into place only when complete: a half-finished build is never
+# used. The last line of output is the prefix.
 set -eu
 
 say() { printf '[build-mpich] %s\n' "$*" >&2; }
@@ -30,6 +38,11 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCRIPT="$REPO/scripts/build-mpich.sh"
 CACHE=${RPFS_CACHE:-/var/cache/rpfs}
 JOBS=${JOBS:-2}
+PRINT_KEY=0
+if [ "${1:-}" = "--print-key" ]; then
+    PRINT_KEY=1
+    shift
+fi
 RPFS_PREFIX=${1:-${RPFS_PREFIX:-}}
 
 [ -n "$RPFS_PREFIX" ] || die "usage: $0 RPFS_PREFIX (where librpfs is installed: ./configure --prefix=P && make install)"
@@ -37,7 +50,9 @@ RPFS_PREFIX=$(cd "$RPFS_PREFIX" 2>/dev/null && pwd) || die "rpfs prefix '$1' doe
 RPFS_LIBDIR="$RPFS_PREFIX/lib"
 [ -e "$RPFS_LIBDIR/librpfs.so" ] || die "no $RPFS_LIBDIR/librpfs.so: build and install rpfs first (./configure --prefix=$RPFS_PREFIX && make install)"
 [ -e "$RPFS_LIBDIR/librpfs-common.so" ] || die "no $RPFS_LIBDIR/librpfs-common.so in the rpfs prefix"
-for f in adio/romio.patch adio/ad_rpfs/Makefile.mk adio/ad_rpfs/ad_rpfs.c adio/client/rpfs.h; do
+RPFS_INCDIR="$RPFS_PREFIX/include"
+[ -f "$RPFS_INCDIR/rpfs.h" ] || die "no $RPFS_INCDIR/rpfs.h: install rpfs (make install) into $RPFS_PREFIX"
+for f in adio/romio.patch adio/ad_rpfs/Makefile.mk adio/ad_rpfs/ad_rpfs.c; do
     [ -f "$REPO/$f" ] || die "missing $REPO/$f"
 done
 
@@ -62,7 +77,7 @@ fi
 # ---- 2. configure flags and cache key --------------------------------------
 CONFIG_FLAGS="--with-device=ch3:nemesis --disable-fortran --disable-cxx --disable-static \
 --with-file-system=ufs+nfs+rpfs --enable-fast=O2"
-CPPFLAGS_V="-I$REPO/adio/client"
+CPPFLAGS_V="-I$RPFS_INCDIR"
 LDFLAGS_V="-L$RPFS_LIBDIR -Wl,-rpath,$RPFS_LIBDIR"
 LIBS_V="-lrpfs -lrpfs-common"
 # programs built by this mpicc link librpfs too (before libc: its memory
@@ -74,26 +89,47 @@ ALL_FLAGS="$CONFIG_FLAGS|$CPPFLAGS_V|$LDFLAGS_V|$LIBS_V|$WRAP_LDFLAGS_V|$WRAP_LI
 # What forces a fresh configure: flags, the patch, the driver's Makefile.mk.
 CONF_KEY=$( { echo "$ALL_FLAGS"; cat "$REPO/adio/romio.patch" "$REPO/adio/ad_rpfs/Makefile.mk"; } |
     sha256sum | cut -c1-16)
-# What names an installed prefix: all of the above, the driver, rpfs.h, this script.
-KEY=$( { echo "$ALL_FLAGS"; cat "$REPO/adio/romio.patch" "$SCRIPT" "$REPO/adio/client/rpfs.h";
+# What names an installed prefix: all of the above, the driver, the rpfs.h
+# it compiles against, this script. Contents only, never the clone's path.
+KEY=$( { echo "$ALL_FLAGS"; cat "$REPO/adio/romio.patch" "$SCRIPT" "$RPFS_INCDIR/rpfs.h";
     for f in $(cd "$REPO/adio/ad_rpfs" && ls | LC_ALL=C sort); do
         echo "== $f"; cat "$REPO/adio/ad_rpfs/$f"; done; } | sha256sum | cut -c1-16)
 
+if [ "$PRINT_KEY" = 1 ]; then
+    echo "$KEY"
+    exit 0
+fi
+
 PREFIX="$CACHE/mpich-$KEY"
-if [ -f "$PREFIX/.rpfs-build-key" ] && [ -x "$PREFIX/bin/mpicc" ]; then
+cached() { [ -f "$PREFIX/.rpfs-build-key" ] && [ -x "$PREFIX/bin/mpicc" ]; }
+if cached; then
     say "cached: $PREFIX (key $KEY)"
     echo "$PREFIX"
     exit 0
 fi
 
 mkdir -p "$CACHE" || die "cannot create cache directory $CACHE (set RPFS_CACHE)"
-exec 9>"$CACHE/.build.lock"
+BUILD="$CACHE/mpich-build-$CONF_KEY"
+# One build per tree at a time; a build for another configuration key uses
+# another tree and goes on in parallel.
+exec 9>"$BUILD.lock"
 if command -v flock >/dev/null 2>&1; then
-    flock 9 || die "cannot lock $CACHE/.build.lock"
+    flock 9 || die "cannot lock $BUILD.lock"
+fi
+# Another build of the same key may have finished while we waited.
+if cached; then
+    say "cached: $PREFIX (key $KEY, built meanwhile)"
+    echo "$PREFIX"
+    exit 0
 fi
 
 # ---- 3. source -------------------------------------------------------------
 SRC_PRISTINE="$CACHE/src/mpich-$MPICH_VERSION"
+mkdir -p "$CACHE/src"
+exec 8>"$CACHE/src/.lock"
+if command -v flock >/dev/null 2>&1; then
+    flock 8 || die "cannot lock $CACHE/src/.lock"
+fi
 if [ ! -f "$SRC_PRISTINE/.rpfs-extracted" ]; then
     mkdir -p "$CACHE/src"
     if ! ls "$CACHE"/src/mpich_"$MPICH_VERSION"-*.dsc >/dev/null 2>&1; then
@@ -134,9 +170,9 @@ if [ ! -f "$SRC_PRISTINE/.rpfs-extracted" ]; then
         die "dpkg-source -x failed"
     touch "$SRC_PRISTINE/.rpfs-extracted"
 fi
+exec 8>&-
 
 # ---- 4. build tree: pristine copy + driver + patch -------------------------
-BUILD="$CACHE/mpich-build"
 SRC="$BUILD/src"
 OBJ="$BUILD/obj"
 # The configured prefix is a placeholder as long as a real one, so that the
@@ -215,6 +251,16 @@ for old in $(ls -1dt "$CACHE"/mpich-$HEX16 2>/dev/null | tail -n +4); do
         say "removing old prefix $old"
         rm -rf "$old"
     }
+done
+# build trees of other configuration keys: keep the newest other one, and
+# remove older ones only when no build holds them
+for old in $(ls -1dt "$CACHE"/mpich-build-$HEX16 2>/dev/null | grep -vxF "$BUILD" | tail -n +2); do
+    (
+        exec 7>"$old.lock"
+        if command -v flock >/dev/null 2>&1; then flock -n 7 || exit 0; fi
+        say "removing old build tree $old"
+        rm -rf "$old"
+    )
 done
 say "use: export PATH=$PREFIX/bin:\$PATH LD_LIBRARY_PATH=$PREFIX/lib:\$LD_LIBRARY_PATH"
 echo "$PREFIX"
