@@ -9,6 +9,9 @@
 #                 script starts its own server set (rpfs up -n 3) in a
 #                 temporary directory and stops it at the end
 #   TEST_TIMEOUT  seconds per run (default 120)
+# Each test passes on exit 0 and " No Errors" AND when it shows that it ran
+# on rpfs (on-rpfs.sh): the files it keeps are on rpfs, those it deletes are
+# gone from rpfs, and nothing appeared in its scratch working directory.
 # Each line says PASS or FAIL; the last line is "N passed, N failed".
 set -u
 
@@ -24,6 +27,8 @@ RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
 [ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
 [ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
     { echo "rpfs CLI not found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
+# shellcheck source=test/mpi/on-rpfs.sh
+. "$HERE/on-rpfs.sh"
 
 WORK=$(mktemp -d /tmp/rpfs-mpi-tests.XXXXXX)
 CLUSTER="$WORK/cluster"
@@ -48,17 +53,27 @@ up() {
     export RPFS_CONFIG
 }
 
-# run NAME NP PROGRAM ARGS...: passes on exit 0 and " No Errors"
+# run NAME NP KEPT DELETED PROGRAM ARGS...: passes on exit 0, " No Errors"
+# and the proof that it ran on rpfs (KEPT and DELETED: rpfs paths).
 run() {
-    name=$1 np=$2
-    shift 2
-    log="$WORK/$(echo "$name" | tr ' /=' '___').log"
-    timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$@" >"$log" 2>&1
+    name=$1 np=$2 kept=$3 deleted=$4
+    shift 4
+    log="$WORK/$(echo "$name.$np" | tr ' /=,' '____').log"
+    # shellcheck disable=SC2086
+    if ! place_markers $deleted >"$log"; then
+        fail "$name (np=$np, not run)" "$log"
+        return
+    fi
+    cwd=$(scratch_dir "$name.$np")
+    (cd "$cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$@") >>"$log" 2>&1
     rc=$?
-    if [ $rc -eq 0 ] && grep -q "No Errors" "$log"; then
+    [ $rc -eq 124 ] && echo "timeout after ${TEST_TIMEOUT}s" >>"$log"
+    if ! proof=$(prove_on_rpfs "$cwd" "$kept" "$deleted"); then
+        printf '%s\n' "$proof" >>"$log"
+        fail "$name (np=$np, exit $rc, cannot show it ran on rpfs)" "$log"
+    elif [ $rc -eq 0 ] && grep -q "No Errors" "$log"; then
         pass "$name (np=$np)"
     else
-        [ $rc -eq 124 ] && echo "timeout after ${TEST_TIMEOUT}s" >>"$log"
         fail "$name (np=$np, exit $rc)" "$log"
     fi
 }
@@ -76,28 +91,32 @@ up
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 "$RPFS_CLI" mkdir /t >/dev/null 2>&1 || true
 
+# mpi_errors deletes all three of its files (BASE.missing twice, BASE.ro by
+# delete-on-close); mpi_hints and mpi_sizes delete their file at the end.
 for np in 1 2 4; do
-    run "error classes" $np "$WORK/bin/mpi_errors" rpfs:/t/err.$np
+    run "error classes" $np "" "/t/err.$np.missing /t/err.$np.exists /t/err.$np.ro" \
+        "$WORK/bin/mpi_errors" rpfs:/t/err.$np
 done
 for np in 1 2 4; do
-    run "hints round trip" $np "$WORK/bin/mpi_hints" rpfs:/t/hints.$np 2
+    run "hints round trip" $np "" /t/hints.$np "$WORK/bin/mpi_hints" rpfs:/t/hints.$np 2
 done
 for np in 1 2 4; do
-    run "sizes, append, nonblocking I/O" $np "$WORK/bin/mpi_sizes" rpfs:/t/sizes.$np
+    run "sizes, append, nonblocking I/O" $np "" /t/sizes.$np "$WORK/bin/mpi_sizes" rpfs:/t/sizes.$np
 done
-run "collective write" 4 "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll4
+run "collective write" 4 /t/coll4 "" "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll4
 for np in 1 2 3; do
-    run "independent read of a 4-process file" $np "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll4
+    run "independent read of a 4-process file" $np /t/coll4 "" "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll4
 done
-run "collective write" 3 "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll3 50 70000
+run "collective write" 3 /t/coll3 "" "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll3 50 70000
 for np in 1 4; do
-    run "independent read of a 3-process file" $np "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll3 50 70000
+    run "independent read of a 3-process file" $np /t/coll3 "" "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll3 50 70000
 done
 
 # the example prints no " No Errors": check its own line
 log="$WORK/demo.log"
-if timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_io_demo" rpfs:/t/demo.dat \
-    >"$log" 2>&1 && grep -q "data check ok" "$log"; then
+cwd=$(scratch_dir demo)
+if (cd "$cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_io_demo" rpfs:/t/demo.dat) \
+    >"$log" 2>&1 && grep -q "data check ok" "$log" && prove_on_rpfs "$cwd" /t/demo.dat "" >>"$log"; then
     pass "examples/mpi_io_demo (np=4)"
     sed 's/^/    /' "$log"
 else
@@ -111,8 +130,9 @@ victim=$(ls "$CLUSTER"/rpfsd.*.pid 2>/dev/null | LC_ALL=C sort | tail -1)
 if [ -z "$victim" ]; then
     fail "server killed during a job: no server pidfiles in $CLUSTER"
 else
-    timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_server_kill" rpfs:/t/kill "$ready" 90 \
-        >"$log" 2>&1 &
+    cwd=$(scratch_dir kill)
+    (cd "$cwd" && exec timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_server_kill" \
+        rpfs:/t/kill "$ready" 90) >"$log" 2>&1 &
     job=$!
     i=0
     while [ ! -e "$ready" ] && [ $i -lt 300 ] && kill -0 $job 2>/dev/null; do
@@ -125,7 +145,13 @@ else
     wait $job
     rc=$?
     secs=$(($(date +%s) - start))
-    if [ $rc -eq 0 ] && grep -q "No Errors" "$log"; then
+    # an I/O server is down now, so the file's size cannot be had: its name
+    # in the metadata server's listing is the proof
+    if ! "$RPFS_CLI" ls /t 2>>"$log" | grep -qx kill; then
+        fail "server killed during a job: /t/kill is not listed on rpfs" "$log"
+    elif [ -n "$(ls -A "$cwd")" ]; then
+        fail "server killed during a job: local files appeared: $(ls -A "$cwd" | tr '\n' ' ')" "$log"
+    elif [ $rc -eq 0 ] && grep -q "No Errors" "$log"; then
         pass "server killed during a job: every rank got an error in ${secs}s (np=4)"
         grep "^rank" "$log" | sed 's/^/    /'
     else

@@ -14,9 +14,12 @@
 #   ONLY          run only these tests (space separated)
 #
 # Each test runs at every count in NPS (tests written for one count only at
-# that count, noncontig_coll2 from 2) with -fname rpfs:/romio/<test>.<np>
-# and passes when it prints " No Errors" and exits 0 (perf, a benchmark:
-# exits 0). The last line is "N passed, N failed".
+# that count, noncontig_coll2 from 2) on rpfs:/romio/<test>.<np>, passed the
+# way the test parses it (-fname NAME, -f NAME, or argv[1]), in an empty
+# scratch directory. It passes when it prints " No Errors" and exits 0
+# (perf, a benchmark: exits 0) AND shows that it ran on rpfs (on-rpfs.sh):
+# the files it keeps are on rpfs, the files it deletes are gone from rpfs,
+# and no local file appeared. The last line is "N passed, N failed".
 set -u
 
 MPICH_PREFIX=${1:-${MPICH_PREFIX:-}}
@@ -28,11 +31,13 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-180}
 MPICC="$MPICH_PREFIX/bin/mpicc"
 MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
 
-TESTSRC=""
-for d in "$CACHE/mpich-build/src/src/mpi/romio/test" "$CACHE/src/mpich-4.0.2/src/mpi/romio/test"; do
-    [ -f "$d/simple.c" ] && { TESTSRC=$d; break; }
-done
-[ -n "$TESTSRC" ] || { echo "ROMIO tests not found under $CACHE (run scripts/build-mpich.sh)" >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=test/mpi/on-rpfs.sh
+. "$HERE/on-rpfs.sh"
+
+# the pristine Debian source that scripts/build-mpich.sh extracted
+TESTSRC="$CACHE/src/mpich-4.0.2/src/mpi/romio/test"
+[ -f "$TESTSRC/simple.c" ] || { echo "ROMIO tests not found in $TESTSRC (run scripts/build-mpich.sh)" >&2; exit 2; }
 
 WORK=$(mktemp -d /tmp/rpfs-romio-tests.XXXXXX)
 STARTED=""
@@ -48,9 +53,10 @@ trap cleanup EXIT INT TERM
 RPFS_CLI=${RPFS_BIN:-}
 [ -n "$RPFS_CLI" ] && [ -d "$RPFS_CLI" ] && RPFS_CLI="$RPFS_CLI/rpfs"
 [ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
+# the CLI proves where each test's files went
+[ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
+    { echo "no rpfs CLI found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
 if [ -z "${RPFS_CONFIG:-}" ]; then
-    [ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
-        { echo "RPFS_CONFIG is unset and no rpfs CLI found (set RPFS_BIN)" >&2; exit 2; }
     echo "starting a local server set (rpfs up -n 2)"
     out=$("$RPFS_CLI" up -n 2 --dir "$WORK/cluster") || { echo "rpfs up failed: $out" >&2; exit 2; }
     STARTED=1
@@ -59,9 +65,7 @@ if [ -z "${RPFS_CONFIG:-}" ]; then
 fi
 export RPFS_CONFIG
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
-if [ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ]; then
-    "$RPFS_CLI" mkdir /romio >/dev/null 2>&1 || true
-fi
+"$RPFS_CLI" mkdir /romio >/dev/null 2>&1 || true
 
 # ---- build ------------------------------------------------------------------
 # Tests that take -fname NAME; tests that take the name as argv[1]; tests
@@ -70,8 +74,27 @@ fi
 # external32 (data representation only), fstype_prefix (needs romioconf.h).
 FNAME_TESTS="simple async async-multiple atomicity coll_test creat_excl error excl
 file_info i_noncontig noncontig noncontig_coll noncontig_coll2 misc shared_fp ordered_fp
-split_coll psimple status perf aggregation1"
+split_coll psimple status perf"
+F_TESTS="aggregation1" # getopt("df:h"): -f NAME
 ARGV_TESTS="aggregation2 types_with_zeros hindexed darray_read"
+
+# The rpfs files a test of NAME at NP processes keeps, and those it deletes
+# (read from each test's source). Tests that open "NAME.<rank>" keep one per
+# rank; tests whose last act is MPI_File_delete(NAME) delete it.
+kept_files() { # TEST NAME NP
+    case $1 in
+        simple | async | async-multiple | error | psimple | status)
+            r=0
+            while [ $r -lt "$3" ]; do printf '%s.%s ' "$2" $r; r=$((r + 1)); done ;;
+        noncontig | noncontig_coll | noncontig_coll2 | file_info | misc) ;;
+        *) printf '%s' "$2" ;;
+    esac
+}
+deleted_files() { # TEST NAME NP
+    case $1 in
+        noncontig | noncontig_coll | noncontig_coll2 | file_info | misc) printf '%s' "$2" ;;
+    esac
+}
 fixed_np() {
     case $1 in
         i_noncontig | noncontig | noncontig_coll | types_with_zeros) echo 2 ;;
@@ -110,7 +133,7 @@ xfail_reason() {
 mkdir -p "$WORK/bin"
 sed -e 's/@LL@/lld/g' "$TESTSRC/misc.c.in" >"$WORK/misc.c"
 build_failed=""
-for t in $FNAME_TESTS $ARGV_TESTS; do
+for t in $FNAME_TESTS $F_TESTS $ARGV_TESTS; do
     if [ -n "${ONLY:-}" ]; then
         case " $ONLY " in *" $t "*) ;; *) continue ;; esac
     fi
@@ -128,7 +151,7 @@ passed=0
 failed=0
 xfailed=0
 failed_list=""
-for t in $FNAME_TESTS $ARGV_TESTS; do
+for t in $FNAME_TESTS $F_TESTS $ARGV_TESTS; do
     [ -x "$WORK/bin/$t" ] || continue
     fixed=$(fixed_np "$t")
     for np in $NPS; do
@@ -141,19 +164,39 @@ for t in $FNAME_TESTS $ARGV_TESTS; do
             esac
         fi
         [ "$np" -ge "$(min_np "$t")" ] || continue
-        name="rpfs:/romio/$t.$np"
-        case " $ARGV_TESTS " in
+        path="/romio/$t.$np"
+        name="rpfs:$path"
+        case " $ARGV_TESTS $F_TESTS " in
             *" $t "*) args="$name" ;;
             *) args="-fname $name" ;;
         esac
+        case " $F_TESTS " in *" $t "*) args="-f $name" ;; esac
         # -v: file_info names each hint it disagrees with (see xfail_reason)
         [ "$t" = file_info ] && args="-v $args"
         log="$WORK/$t.$np.log"
+        kept=$(kept_files "$t" "$path" "$np")
+        deleted=$(deleted_files "$t" "$path" "$np")
+        # shellcheck disable=SC2086
+        if ! why=$(place_markers $deleted); then
+            failed=$((failed + 1))
+            failed_list="$failed_list $t.$np"
+            printf 'FAIL  %-18s np=%s  (not run)\n%s\n' "$t" "$np" "$why"
+            continue
+        fi
+        cwd=$(scratch_dir "$t.$np")
         start=$(date +%s)
-        timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$WORK/bin/$t" $args >"$log" 2>&1
+        # shellcheck disable=SC2086
+        (cd "$cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$WORK/bin/$t" $args) >>"$log" 2>&1
         rc=$?
         secs=$(($(date +%s) - start))
-        if [ $rc -eq 0 ] && { grep -q "No Errors" "$log" || ok_without_no_errors "$t"; }; then
+        proof=$(prove_on_rpfs "$cwd" "$kept" "$deleted")
+        proved=$?
+        if [ $rc -eq 0 ] && [ $proved -ne 0 ]; then
+            failed=$((failed + 1))
+            failed_list="$failed_list $t.$np"
+            printf 'FAIL  %-18s np=%s  (exited 0 but cannot show it ran on rpfs)\n' "$t" "$np"
+            printf '%s\n' "$proof"
+        elif [ $rc -eq 0 ] && { grep -q "No Errors" "$log" || ok_without_no_errors "$t"; }; then
             passed=$((passed + 1))
             printf 'PASS  %-18s np=%s  (%ss)\n' "$t" "$np" "$secs"
             xfail_reason "$t" >/dev/null && echo "    (expected to fail: the reason in this script no longer holds)"
