@@ -574,7 +574,8 @@ static int srv_loop(struct raw_server *s)
 	return 0;
 }
 
-static int srv_listen(struct raw_server *s, const char *provider, int out_fd)
+static int srv_listen(struct raw_server *s, const char *provider, const char *host,
+		      int out_fd)
 {
 	struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_UNSPEC};
 	struct fi_info *hints = make_hints(provider), *info = NULL;
@@ -584,7 +585,7 @@ static int srv_listen(struct raw_server *s, const char *provider, int out_fd)
 
 	if (!hints)
 		return fail(&s->e, ENOMEM, "out of memory");
-	ret = fi_getinfo(RAW_FI_VERSION, "127.0.0.1", "0", FI_SOURCE, hints, &info);
+	ret = fi_getinfo(RAW_FI_VERSION, host, "0", FI_SOURCE, hints, &info);
 	fi_freeinfo(hints);
 	if (ret)
 		return fail(&s->e, ret, "fi_getinfo(%s, FI_EP_MSG, FI_MSG|FI_RMA): %s",
@@ -659,7 +660,8 @@ static int srv_accept(struct raw_server *s, int window)
 	return srv_post_send(s, s->ctl.addr, sizeof(setup), s->ctl.desc, &s->ctl_tx);
 }
 
-int raw_server_run(const char *provider, size_t max_size, int window, int out_fd)
+int raw_server_run(const char *provider, const char *host, size_t max_size, int window,
+		   int out_fd)
 {
 	struct sigaction sa = {.sa_handler = raw_on_term};
 	struct raw_server s = {0};
@@ -684,7 +686,7 @@ int raw_server_run(const char *provider, size_t max_size, int window, int out_fd
 		s.echo[k] = (struct raw_ctx){.kind = RAW_CTX_TX, .slot = k};
 	}
 	s.ctl_tx.kind = RAW_CTX_CTL;
-	ret = srv_listen(&s, provider, out_fd);
+	ret = srv_listen(&s, provider, host, out_fd);
 	if (!ret)
 		ret = srv_accept(&s, window);
 	if (!ret)

@@ -27,10 +27,11 @@ enum raw_op { RAW_WRITE = 0, RAW_READ = 1, RAW_SEND = 2 };
  * tcp. Looks at sysfs only, so it is safe to call before fork(). */
 const char *raw_default_provider(void);
 
-/* Server: listen on 127.0.0.1 (free port), write "port N\n" to out_fd, serve
+/* Server: listen on host (free port), write "port N\n" to out_fd, serve
  * one client with an RMA area of window slots of max_size bytes. Returns 0
  * after the client's QUIT, non-zero on any error (message on stderr). */
-int raw_server_run(const char *provider, size_t max_size, int window, int out_fd);
+int raw_server_run(const char *provider, const char *host, size_t max_size, int window,
+		   int out_fd);
 
 /* The data pattern every benchmark moves: reproducible from a seed, so
  * arrivals are checked without keeping a copy. check returns the offset of

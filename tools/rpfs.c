@@ -55,6 +55,8 @@ struct opts {
 	int longfmt;
 	const char *dir;
 	const char *config;
+	const char *address;  /* up: where the servers listen */
+	const char *provider; /* up: written into the config's [transport] */
 	uint64_t stripe_unit;
 };
 
@@ -62,12 +64,15 @@ static const char usage_text[] =
 	"usage: rpfs COMMAND [options] [args]\n"
 	"\n"
 	"Local server set (loopback):\n"
-	"  up [-n N] [--dir D] [--port P] [--stripe-unit S]\n"
+	"  up [-n N] [--dir D] [--port P] [--stripe-unit S] [--address A]\n"
+	"     [--provider P]\n"
 	"        write D/rpfs.conf and a cluster key, start N rpfsd daemons (default 2)\n"
-	"        on 127.0.0.1 at consecutive free ports from P (default: the first\n"
-	"        free run from 7100), wait until each answers. Server 0 has roles\n"
-	"        meta,io, the others io (a single server is meta,io). Storage in\n"
-	"        D/s0, D/s1, ...; default D is $RPFS_DIR or ~/.rpfs.\n"
+	"        on address A (default 127.0.0.1; on a verbs device its IP address:\n"
+	"        rdmacm cannot use loopback) at consecutive free ports from P\n"
+	"        (default: the first free run from 7100), wait until each answers.\n"
+	"        Server 0 has roles meta,io, the others io (a single server is\n"
+	"        meta,io). Storage in D/s0, D/s1, ...; default D is $RPFS_DIR or\n"
+	"        ~/.rpfs. --provider writes the libfabric provider into the config.\n"
 	"  down [--dir D]       stop the servers started by up (SIGTERM, then SIGKILL)\n"
 	"\n"
 	"Client commands (paths are in rpfs; 'rpfs:' prefix optional):\n"
@@ -234,15 +239,16 @@ static int is_rpfs(const char *p)
 
 /* ---- processes and ports ------------------------------------------------ */
 
-static int port_free(int port)
+static int port_free(const char *addr, int port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int ok;
+	int fd, ok;
 
+	if (inet_pton(AF_INET, addr, &a.sin_addr) != 1)
+		die("'%s' is not an IPv4 address", addr);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
 		return 0;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ok = !bind(fd, (struct sockaddr *)&a, sizeof(a));
 	close(fd);
 	return ok;
@@ -446,15 +452,15 @@ static int choose_ports(const struct opts *o, int n)
 {
 	if (o->port) {
 		for (int i = 0; i < n; i++)
-			if (!port_free(o->port + i))
-				die("port %d on 127.0.0.1 is in use (asked for %d..%d)",
-				    o->port + i, o->port, o->port + n - 1);
+			if (!port_free(o->address, o->port + i))
+				die("port %d on %s is in use (asked for %d..%d)",
+				    o->port + i, o->address, o->port, o->port + n - 1);
 		return o->port;
 	}
 	for (int p = DEFAULT_PORT; p + n <= DEFAULT_PORT + PORT_SCAN; p++) {
 		int i;
 
-		for (i = 0; i < n && port_free(p + i); i++)
+		for (i = 0; i < n && port_free(o->address, p + i); i++)
 			;
 		if (i == n)
 			return p;
@@ -464,18 +470,20 @@ static int choose_ports(const struct opts *o, int n)
 	    DEFAULT_PORT + PORT_SCAN);
 }
 
-static void write_cluster_config(const char *dir, const char *conf, int n, int port0,
-				 uint64_t su)
+static void write_cluster_config(const struct opts *o, const char *dir, const char *conf,
+				 int n, int port0)
 {
 	struct rpfs_config cfg;
 	int ret;
 
 	memset(&cfg, 0, sizeof(cfg));
 	fmt(cfg.path, sizeof(cfg.path), "%s", conf);
-	cfg.stripe_unit = su;
+	cfg.stripe_unit = o->stripe_unit;
 	cfg.stripe_count = 0;
 	fmt(cfg.key_file, sizeof(cfg.key_file), "%s/cluster.key", dir);
 	xp_params_default(&cfg.xport);
+	if (o->provider && xp_params_set(&cfg.xport, "provider", o->provider))
+		die("bad provider '%s'", o->provider);
 	cfg.servers = calloc((size_t)n, sizeof(*cfg.servers));
 	cfg.io = calloc((size_t)n, sizeof(*cfg.io));
 	cfg.meta = calloc(1, sizeof(*cfg.meta));
@@ -486,7 +494,7 @@ static void write_cluster_config(const char *dir, const char *conf, int n, int p
 		struct rpfs_server_cfg *s = &cfg.servers[i];
 
 		fmt(s->name, sizeof(s->name), "%d", i);
-		fmt(s->address, sizeof(s->address), "127.0.0.1");
+		fmt(s->address, sizeof(s->address), "%s", o->address);
 		fmt(s->port, sizeof(s->port), "%d", port0 + i);
 		fmt(s->dir, sizeof(s->dir), "%s/s%d", dir, i);
 		if (mkdir(s->dir, 0700) && errno != EEXIST)
@@ -569,7 +577,8 @@ static int reap_daemon(pid_t pid, const char *dir, int i, double deadline)
 
 /* Wait until every server answers a ping. A client whose connection attempt
  * failed is replaced, so that no broken connection is reused. */
-static int wait_servers_up(const char *conf, const char *dir, int n, int port0)
+static int wait_servers_up(const struct opts *o, const char *conf, const char *dir, int n,
+			   int port0)
 {
 	double deadline = now_s() + UP_WAIT_MS / 1e3;
 	int *up = calloc((size_t)n, sizeof(int));
@@ -594,7 +603,7 @@ static int wait_servers_up(const char *conf, const char *dir, int n, int port0)
 				fmt(why, sizeof(why), "the daemon exited");
 				goto out;
 			}
-			if (!rpfs_port_listening(port0 + i)) {
+			if (rpfs_port_listening(port0 + i) == 0) {
 				bad = i;
 				fmt(why, sizeof(why), "not listening on port %d",
 				    port0 + i);
@@ -632,9 +641,8 @@ out:
 
 	fmt(name, sizeof(name), "%d", bad);
 	server_file(log, sizeof(log), dir, name, "log");
-	fprintf(stderr,
-		"rpfs: server.%d (127.0.0.1:%d) did not come up within %d s: %s\n", bad,
-		port0 + bad, UP_WAIT_MS / 1000, why);
+	fprintf(stderr, "rpfs: server.%d (%s:%d) did not come up within %d s: %s\n", bad,
+		o->address, port0 + bad, UP_WAIT_MS / 1000, why);
 	print_log_tail(log);
 	return -ETIMEDOUT;
 }
@@ -669,7 +677,7 @@ static int cmd_up(const struct opts *o, int argc, char **argv)
 	}
 	fmt(conf, sizeof(conf), "%s/rpfs.conf", dir);
 	port0 = choose_ports(o, n);
-	write_cluster_config(dir, conf, n, port0, o->stripe_unit);
+	write_cluster_config(o, dir, conf, n, port0);
 
 	/* Start them all at once: each daemon takes a while to get ready. */
 	pid_t *first = calloc((size_t)n, sizeof(*first));
@@ -689,15 +697,15 @@ static int cmd_up(const struct opts *o, int argc, char **argv)
 	free(first);
 	if (failed >= 0) {
 		stop_servers(dir, 0);
-		die("up: server.%d (127.0.0.1:%d) failed to start; stopped the others",
-		    failed, port0 + failed);
+		die("up: server.%d (%s:%d) failed to start; stopped the others", failed,
+		    o->address, port0 + failed);
 	}
-	if (wait_servers_up(conf, dir, n, port0)) {
+	if (wait_servers_up(o, conf, dir, n, port0)) {
 		stop_servers(dir, 0);
 		die("up: stopped the other servers");
 	}
 	for (int i = 0; i < n; i++)
-		printf("server.%d  127.0.0.1:%d  %-8s %s/s%d\n", i, port0 + i,
+		printf("server.%d  %s:%d  %-8s %s/s%d\n", i, o->address, port0 + i,
 		       i == 0 ? "meta,io" : "io", dir, i);
 	printf("config: %s\n", conf);
 	printf("export RPFS_CONFIG=%s\n", conf);
@@ -1292,16 +1300,18 @@ int main(int argc, char **argv)
 		{"port", required_argument, NULL, 'p'},
 		{"config", required_argument, NULL, 'c'},
 		{"stripe-unit", required_argument, NULL, 's'},
+		{"address", required_argument, NULL, 'a'},
+		{"provider", required_argument, NULL, 'P'},
 		{"long", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20};
+	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
 	const char *cmd;
 	size_t sz;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:lh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:a:P:lh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
 			o.nservers = atoi(optarg);
@@ -1321,6 +1331,12 @@ int main(int argc, char **argv)
 			if (xp_parse_size(optarg, &sz) || !sz)
 				die("bad stripe unit %s", optarg);
 			o.stripe_unit = sz;
+			break;
+		case 'a':
+			o.address = optarg;
+			break;
+		case 'P':
+			o.provider = optarg;
 			break;
 		case 'l':
 			o.longfmt = 1;

@@ -87,6 +87,7 @@ struct cache_cost {
 struct bench {
 	struct xp_params p;
 	int csv, quick, pipeline;
+	const char *addr; /* both servers listen here */
 	size_t min, max;
 	size_t sizes[64];
 	int nsizes;
@@ -172,10 +173,11 @@ static const char *path_name(int path)
 
 static const char *const usage_lines[] = {
 	"usage: rpfs-xport-bench [--csv] [--quick] [--sizes MIN:MAX] [--provider NAME]",
+	"                        [--addr IPV4]",
 	"",
 	"Measures rpfs's transport (write and read calls on each data path and on",
 	"the automatic choice) against raw libfabric RMA and send/recv of the same",
-	"sizes on the same provider, between two processes on loopback; then the",
+	"sizes on the same provider, between two processes; then the",
 	"registration cache's hit and miss costs and the idle server's CPU time.",
 	"",
 	"  --csv            print only CSV: op,path,size,MBps,usec",
@@ -186,6 +188,8 @@ static const char *const usage_lines[] = {
 	"  --sizes MIN:MAX  size range, K/M suffixes (default 64:16M, at most 64M)",
 	"  --provider NAME  libfabric provider (default: RPFS_PROVIDER, else",
 	"                   verbs if an RDMA device exists, else tcp)",
+	"  --addr IPV4      where the servers listen (default 127.0.0.1; verbs needs",
+	"                   the device's address: rdmacm cannot route over loopback)",
 	"  --help           this text",
 	"",
 	"Transport settings come from RPFS_<KEY> variables (RPFS_INLINE_MAX,",
@@ -226,6 +230,7 @@ static void parse_args(struct bench *b, int argc, char **argv)
 		{"pipeline", no_argument, NULL, 'P'},
 		{"sizes", required_argument, NULL, 's'},
 		{"provider", required_argument, NULL, 'p'},
+		{"addr", required_argument, NULL, 'a'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -235,6 +240,7 @@ static void parse_args(struct bench *b, int argc, char **argv)
 
 	b->min = 64;
 	b->max = (size_t)16 << 20;
+	b->addr = "127.0.0.1";
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -259,6 +265,9 @@ static void parse_args(struct bench *b, int argc, char **argv)
 			break;
 		case 'p':
 			provider = optarg;
+			break;
+		case 'a':
+			b->addr = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -306,12 +315,13 @@ static int run_memsrv(struct bench *b, int fd)
 {
 	struct memsrv_opts o = {.direct = !b->pipeline};
 
+	o.addr = b->addr;
 	return memsrv_run_forever_opts(&b->p, (size_t)WINDOW * b->max, &o, fd);
 }
 
 static int run_raw(struct bench *b, int fd)
 {
-	return raw_server_run(b->p.provider, b->max, WINDOW, fd);
+	return raw_server_run(b->p.provider, b->addr, b->max, WINDOW, fd);
 }
 
 /* Fork a server; it tells its port on a pipe when it listens. */
@@ -385,8 +395,8 @@ static void connect_all(struct bench *b, int raw_port, int srv_port)
 	char why[256], port[16];
 	int ret;
 
-	ret = raw_client_open(b->p.provider, "127.0.0.1", raw_port, b->max, WINDOW,
-			      &b->raw, why, sizeof(why));
+	ret = raw_client_open(b->p.provider, b->addr, raw_port, b->max, WINDOW, &b->raw,
+			      why, sizeof(why));
 	if (ret)
 		die("raw libfabric client (%s): %s", b->p.provider, why);
 	ret = xp_fabric_open(&b->p, XP_CLIENT, &b->fab);
@@ -397,9 +407,9 @@ static void connect_all(struct bench *b, int raw_port, int srv_port)
 			xp_fabric_provider(b->fab), b->p.provider);
 	snprintf(port, sizeof(port), "%d", srv_port);
 	why[0] = 0;
-	ret = xp_connect(b->fab, "127.0.0.1", port, &b->conn, why, sizeof(why));
+	ret = xp_connect(b->fab, b->addr, port, &b->conn, why, sizeof(why));
 	if (ret)
-		die("xp_connect to memsrv at 127.0.0.1:%s: %s", port,
+		die("xp_connect to memsrv at %s:%s: %s", b->addr, port,
 		    why[0] ? why : strerror(-ret));
 	for (int j = 0; j < WINDOW; j++)
 		b->buf[j] = map_buf(b->max);
@@ -946,7 +956,8 @@ static void print_table(const struct bench *b)
 {
 	char sz[32];
 
-	printf("rpfs-xport-bench: provider %s, loopback, two processes\n", b->p.provider);
+	printf("rpfs-xport-bench: provider %s, two processes on %s\n", b->p.provider,
+	       b->addr);
 	printf("  inline_max %zu, fast_max %zu, chunk_size %zu x %u, credits %u, "
 	       "fast_slots %u\n",
 	       b->p.inline_max, b->p.fast_max, b->p.chunk_size, b->p.pipeline_depth,

@@ -5,6 +5,8 @@
 set -u
 
 RPFS=${RPFS:-./rpfs}
+# where the servers listen: loopback, or a verbs device's address (rxe-vm)
+ADDR=${RPFS_TEST_ADDR:-127.0.0.1}
 TMP=$(mktemp -d /tmp/rpfs-cli-XXXXXX) || exit 1
 D=$TMP/cluster
 fail=0
@@ -27,7 +29,7 @@ check() { # description, command...
 	fi
 }
 
-check "rpfs up -n 2" "$RPFS" up -n 2 --dir "$D" || true
+check "rpfs up -n 2" "$RPFS" up -n 2 --dir "$D" --address "$ADDR" || true
 cat "$TMP/out"
 grep -q "export RPFS_CONFIG=$D/rpfs.conf" "$TMP/out" || { echo "FAIL no export line"; exit 1; }
 export RPFS_CONFIG="$D/rpfs.conf"
@@ -47,7 +49,7 @@ check "rpfs stat" "$RPFS" stat /d/big
 cat "$TMP/out"
 grep -q "size: 20971520" "$TMP/out" || { echo "FAIL stat size"; fail=1; }
 grep -q "layout: stripe unit 1048576, stripe count 2" "$TMP/out" || { echo "FAIL stat layout"; fail=1; }
-grep -q "io server 1 (127.0.0.1:" "$TMP/out" || { echo "FAIL stat server list"; fail=1; }
+grep -q "io server 1 ($ADDR:" "$TMP/out" || { echo "FAIL stat server list"; fail=1; }
 check "rpfs ls -l /d" "$RPFS" ls -l /d
 grep -q "20971520.* big" "$TMP/out" || { echo "FAIL ls -l"; cat "$TMP/out"; fail=1; }
 check "rpfs df" "$RPFS" df

@@ -25,6 +25,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "rpfs.h"
+#include "testenv.h"
 
 #define CL_UP_MS   20000 /* a server must answer a ping within this */
 #define CL_STOP_MS 10000 /* a SIGTERMed server must exit within this */
@@ -79,7 +80,10 @@ static int free_ports(int n, struct cl_server *s)
 		struct sockaddr_in a = {.sin_family = AF_INET};
 		socklen_t len = sizeof(a);
 
-		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (inet_pton(AF_INET, test_addr(), &a.sin_addr) != 1) {
+			ret = -EINVAL;
+			break;
+		}
 		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
 		if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&a, sizeof(a)) ||
 		    getsockname(fds[i], (struct sockaddr *)&a, &len))
@@ -228,7 +232,8 @@ static int wait_up(struct cluster *cl, int i)
 			log_tail(s);
 			return -ECHILD;
 		}
-		if (rpfs_port_listening(s->port) && !ping_once(cl, i, why, sizeof(why)))
+		if (rpfs_port_listening(s->port) != 0 &&
+		    !ping_once(cl, i, why, sizeof(why)))
 			return 0;
 		sleep_ms(20);
 	}
@@ -281,7 +286,7 @@ static int write_config(struct cluster *cl, const struct cl_opts *o)
 		struct rpfs_server_cfg *sc = &cfg.servers[i];
 
 		snprintf(sc->name, sizeof(sc->name), "%d", i);
-		snprintf(sc->address, sizeof(sc->address), "127.0.0.1");
+		snprintf(sc->address, sizeof(sc->address), "%s", test_addr());
 		snprintf(sc->port, sizeof(sc->port), "%d", cl->s[i].port);
 		snprintf(sc->dir, sizeof(sc->dir), "%s", cl->s[i].dir);
 		sc->roles = RPFS_ROLE_IO | (i < nmeta ? RPFS_ROLE_META : 0);

@@ -141,7 +141,7 @@ else
 fi
 
 # ---- 4. the run on rpfs ----------------------------------------------------
-out=$("$RPFS_CLI" up -n 4 --dir "$CLUSTER" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
+out=$("$RPFS_CLI" up -n 4 --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
 eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
 export RPFS_CONFIG
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"

@@ -48,7 +48,7 @@ fail() {
 }
 
 up() {
-    out=$("$RPFS_CLI" up -n 3 --dir "$CLUSTER" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
+    out=$("$RPFS_CLI" up -n 3 --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
     eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
     export RPFS_CONFIG
 }

@@ -58,7 +58,7 @@ RPFS_CLI=${RPFS_BIN:-}
     { echo "no rpfs CLI found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
 if [ -z "${RPFS_CONFIG:-}" ]; then
     echo "starting a local server set (rpfs up -n 2)"
-    out=$("$RPFS_CLI" up -n 2 --dir "$WORK/cluster") || { echo "rpfs up failed: $out" >&2; exit 2; }
+    out=$("$RPFS_CLI" up -n 2 --dir "$WORK/cluster" --address "${RPFS_TEST_ADDR:-127.0.0.1}") || { echo "rpfs up failed: $out" >&2; exit 2; }
     STARTED=1
     eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
     [ -n "${RPFS_CONFIG:-}" ] || { echo "rpfs up printed no RPFS_CONFIG" >&2; exit 2; }

@@ -6,6 +6,7 @@
  * I/O server's disk threads would. The area is never registered: a server
  * moves bulk data through its buffer pool, so that is what gets exercised. */
 #include "memsrv.h"
+#include "testenv.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -480,6 +481,7 @@ int memsrv_start_opts(const struct xp_params *p, size_t area_size,
 {
 	struct xp_params defaults;
 	struct memsrv *s;
+	const char *addr;
 	int ret;
 
 	if (!p) {
@@ -512,9 +514,10 @@ int memsrv_start_opts(const struct xp_params *p, size_t area_size,
 		log_err("memsrv: cannot open the fabric: %s", strerror(-ret));
 		goto err_unmap;
 	}
-	ret = xp_listen(s->fab, "127.0.0.1", "0", handle, s);
+	addr = s->opts.addr ? s->opts.addr : test_addr();
+	ret = xp_listen(s->fab, addr, "0", handle, s);
 	if (ret) {
-		log_err("memsrv: cannot listen on 127.0.0.1: %s", strerror(-ret));
+		log_err("memsrv: cannot listen on %s: %s", addr, strerror(-ret));
 		goto err_close;
 	}
 	s->port = xp_listen_port(s->fab);

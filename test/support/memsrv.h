@@ -67,11 +67,14 @@ struct memsrv_opts {
 	 * benchmark uses this to compare rpfs's RMA with raw RMA; the tests use
 	 * both. */
 	int direct;
+	/* The IPv4 address to listen on; NULL: test_addr() (testenv.h). */
+	const char *addr;
 };
 
 struct memsrv;
 
-/* Start a server (own progress thread) on 127.0.0.1, port chosen free;
+/* Start a server (own progress thread) on test_addr() (testenv.h), port
+ * chosen free;
  * area_size bytes, zero-filled. p NULL: defaults and RPFS_* variables.
  * Returns 0 or a negative errno. */
 int memsrv_start(const struct xp_params *p, size_t area_size, struct memsrv **out);

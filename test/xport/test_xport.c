@@ -39,6 +39,7 @@
 #include "memsrv.h"
 #include "params.h"
 #include "regcache.h"
+#include "testenv.h"
 #include "xport.h"
 
 /* Room for a 64 MiB transfer at an odd offset, and for 200 calls of up to
@@ -228,8 +229,8 @@ static void client_open(const struct xp_params *p)
 	cparams = *p;
 	ret = xp_fabric_open(p, XP_CLIENT, &fab);
 	ck_assert_msg(ret == 0, "client fabric (%s): %s", p->provider, strerror(-ret));
-	ret = xp_connect(fab, "127.0.0.1", srv_port, &conn, why, sizeof(why));
-	ck_assert_msg(ret == 0, "connect to 127.0.0.1:%s: %s (%s)", srv_port, why,
+	ret = xp_connect(fab, test_addr(), srv_port, &conn, why, sizeof(why));
+	ck_assert_msg(ret == 0, "connect to %s:%s: %s (%s)", test_addr(), srv_port, why,
 		      strerror(-ret));
 }
 
@@ -1325,7 +1326,7 @@ END_TEST
 
 /* ---- (h) connecting --------------------------------------------------------- */
 
-/* A port on loopback that nobody listens on (bound, then released). */
+/* A port on the test address that nobody listens on (bound, then released). */
 static int unused_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
@@ -1333,7 +1334,7 @@ static int unused_port(void)
 	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
 
 	ck_assert_int_ge(fd, 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(inet_pton(AF_INET, test_addr(), &a.sin_addr), 1);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
 	port = ntohs(a.sin_port);
@@ -1353,12 +1354,12 @@ START_TEST(connect_without_listener_fails_quickly_naming_the_address)
 	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, &fab), 0);
 	snprintf(port, sizeof(port), "%d", unused_port());
 	t0 = now_ms();
-	ret = xp_connect(fab, "127.0.0.1", port, &c, why, sizeof(why));
+	ret = xp_connect(fab, test_addr(), port, &c, why, sizeof(why));
 	ck_assert_msg(ret < 0, "connect to a closed port succeeded");
 	ck_assert_msg(now_ms() - t0 < 5000, "refusal took %lld ms",
 		      (long long)(now_ms() - t0));
-	ck_assert_msg(strstr(why, "127.0.0.1") && strstr(why, port),
-		      "reason does not name 127.0.0.1:%s: '%s'", port, why);
+	ck_assert_msg(strstr(why, test_addr()) && strstr(why, port),
+		      "reason does not name %s:%s: '%s'", test_addr(), port, why);
 }
 END_TEST
 
@@ -1383,7 +1384,7 @@ START_TEST(connection_names_its_peer_and_provider)
 	const char *peer = xp_conn_peer(conn);
 
 	ck_assert_ptr_nonnull(peer);
-	ck_assert_msg(strstr(peer, "127.0.0.1") && strstr(peer, srv_port), "peer '%s'",
+	ck_assert_msg(strstr(peer, test_addr()) && strstr(peer, srv_port), "peer '%s'",
 		      peer);
 	ck_assert_ptr_nonnull(xp_fabric_provider(fab));
 	ck_assert_msg(strstr(xp_fabric_provider(fab), cparams.provider), "provider '%s'",
