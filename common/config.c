@@ -363,13 +363,16 @@ static int cfg_ini_line(void *user, const char *section, const char *name,
 		server_key(c, name, value);
 		break;
 	case SEC_TRANSPORT:
-		ret = xp_params_set(&c->cfg->xport, name, value);
-		if (ret == -ENOENT)
+		ret = xp_params_set_from(&c->cfg->xport, name, value, XP_SRC_CONFIG);
+		if (ret == -ENOENT) {
 			cfg_fail(c, "%s:%d: [transport] %s: unknown key", c->path,
 				 c->line, name);
-		else if (ret)
-			cfg_fail(c, "%s:%d: [transport] %s = %s: bad value", c->path,
-				 c->line, name, value);
+		} else if (ret) {
+			const struct xp_setting *st = xp_setting_find(name);
+
+			cfg_fail(c, "%s:%d: [transport] %s = %s: bad value (%s)", c->path,
+				 c->line, name, value, st->help);
+		}
 		break;
 	}
 	return !c->err;
@@ -545,57 +548,25 @@ static int put_kv(FILE *f, const char *key, const char *v)
 	return fprintf(f, "%s = %s\n", key, v) < 0 ? -EIO : 0;
 }
 
-static void size_str(char *buf, size_t len, uint64_t v)
-{
-	if (v && !(v & ((1u << 30) - 1)))
-		snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
-	else if (v && !(v & ((1u << 20) - 1)))
-		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
-	else if (v && !(v & ((1u << 10) - 1)))
-		snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-}
-
 /* Only the settings that differ from the defaults, so that the file says
  * what was chosen on purpose. */
 static int write_transport(FILE *f, const struct xp_params *p)
 {
 	struct xp_params d;
-	char v[64];
-	int ret = 0;
+	const struct xp_setting *st;
+	char v[64], dv[64];
+	int ret = 0, header = 0;
 
 	xp_params_default(&d);
-	if (!memcmp(&d, p, sizeof(d)))
-		return 0;
-	fprintf(f, "\n[transport]\n");
-	if (strcmp(p->provider, d.provider))
-		ret = ret ? ret : put_kv(f, "provider", p->provider);
-	if (p->force_path != d.force_path)
-		ret = ret ? ret : put_kv(f, "force_path", xp_path_name(p->force_path));
-#define SIZE_KEY(name)                                                                   \
-	if (p->name != d.name) {                                                         \
-		size_str(v, sizeof(v), p->name);                                         \
-		ret = ret ? ret : put_kv(f, #name, v);                                   \
+	for (int i = 0; (st = xp_setting_at(i)) && !ret; i++) {
+		xp_setting_format(p, st, v, sizeof(v));
+		xp_setting_format(&d, st, dv, sizeof(dv));
+		if (!strcmp(v, dv))
+			continue;
+		if (!header++)
+			fprintf(f, "\n[transport]\n");
+		ret = put_kv(f, st->name, v);
 	}
-#define NUM_KEY(name)                                                                    \
-	if (p->name != d.name) {                                                         \
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)p->name);             \
-		ret = ret ? ret : put_kv(f, #name, v);                                   \
-	}
-	SIZE_KEY(inline_max)
-	SIZE_KEY(fast_max)
-	SIZE_KEY(chunk_size)
-	SIZE_KEY(rcache_max_bytes)
-	SIZE_KEY(pool_zone_bytes)
-	NUM_KEY(rcache_max_entries)
-	NUM_KEY(fast_slots)
-	NUM_KEY(credits)
-	NUM_KEY(pipeline_depth)
-	NUM_KEY(rcache_batch)
-	NUM_KEY(timeout_ms)
-#undef SIZE_KEY
-#undef NUM_KEY
 	return ret;
 }
 
@@ -605,7 +576,7 @@ static int write_body(FILE *f, const struct rpfs_config *cfg)
 	int ret;
 
 	fprintf(f, "; rpfs cluster configuration (see common/config.h)\n\n[cluster]\n");
-	size_str(v, sizeof(v), cfg->stripe_unit);
+	xp_format_size(v, sizeof(v), cfg->stripe_unit);
 	ret = put_kv(f, "stripe_unit", v);
 	snprintf(v, sizeof(v), "%u", cfg->stripe_count);
 	ret = ret ? ret : put_kv(f, "stripe_count", v);
@@ -674,4 +645,23 @@ uint32_t rpfs_meta_for_path(const struct rpfs_config *cfg, const char *path)
 		h *= 0x100000001b3ull;
 	}
 	return (uint32_t)(h % cfg->nmeta);
+}
+
+int rpfs_config_key(const struct rpfs_config *cfg, struct auth_key *key, char *why,
+		    size_t whylen)
+{
+	char path[sizeof(cfg->path) + sizeof(cfg->key_file) + 2];
+	const char *slash = strrchr(cfg->path, '/');
+
+	if (!cfg->key_file[0]) {
+		snprintf(why, whylen, "%s names no cluster key ([cluster] key_file)",
+			 cfg->path);
+		return -ENOKEY;
+	}
+	if (cfg->key_file[0] == '/' || !slash)
+		snprintf(path, sizeof(path), "%s", cfg->key_file);
+	else
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - cfg->path),
+			 cfg->path, cfg->key_file);
+	return auth_key_load(path, key, why, whylen);
 }

@@ -3,7 +3,7 @@
  *   [cluster]
  *   stripe_unit = 1M          ; default for new files
  *   stripe_count = 0          ; 0 = all I/O servers
- *   key_file = /path/key      ; cluster key (authentication, later)
+ *   key_file = /path/key      ; cluster key (auth.h), relative to this file
  *
  *   [server.0]                ; one section per server, any name after "server."
  *   address = 127.0.0.1
@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "params.h"
 
 #define RPFS_ROLE_META	    1u
@@ -62,6 +63,11 @@ int rpfs_config_load(const char *path, struct rpfs_config *cfg, char *why, size_
 void rpfs_config_free(struct rpfs_config *cfg);
 /* Index of the server named name ("0" or "server.0"), or -1. */
 int rpfs_config_find(const struct rpfs_config *cfg, const char *name);
+/* Load the cluster key named by key_file (a relative name is taken from
+ * the config file's directory). Returns 0, or a negative errno with a
+ * message naming the file and the cause (auth_key_load). */
+int rpfs_config_key(const struct rpfs_config *cfg, struct auth_key *key, char *why,
+		    size_t whylen);
 /* Write a config file (used by `rpfs up`). Returns 0 or -errno. */
 int rpfs_config_write(const struct rpfs_config *cfg, const char *path);
 

@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,23 +10,58 @@
 
 #include "log.h"
 
-void xp_params_default(struct xp_params *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->inline_max = 4096;
-	p->fast_max = 65536;
-	p->fast_slots = 16;
-	p->credits = 32;
-	p->chunk_size = 1 << 20;
-	p->pipeline_depth = 2;
-	p->rcache_max_entries = 1024;
-	p->rcache_max_bytes = (size_t)1 << 30;
-	p->rcache_batch = 32;
-	p->pool_zone_bytes = 8 << 20;
-	p->timeout_ms = 30000;
-	p->spin_us = 200;
-	p->force_path = XP_PATH_AUTO;
-}
+#define KIB    ((uint64_t)1 << 10)
+#define MIB    ((uint64_t)1 << 20)
+#define GIB    ((uint64_t)1 << 30)
+#define OFF(f) offsetof(struct xp_params, f)
+
+/* Every setting, once. Ranges are checked when a value is set and again by
+ * xp_params_check (for code that fills the struct directly). */
+static const struct xp_setting settings[] = {
+	{"provider", XP_SET_STR, OFF(provider), "", 0, 0,
+	 "libfabric provider: verbs on InfiniBand/RoCE, tcp elsewhere (empty: verbs if "
+	 "a device exists, else tcp)"},
+	{"inline_max", XP_SET_SIZE, OFF(inline_max), "4K", 64, MIB,
+	 "largest payload carried inside a request or reply message"},
+	{"fast_max", XP_SET_SIZE, OFF(fast_max), "64K", 64, 16 * MIB,
+	 "largest payload sent by Fast RDMA Write (at least inline_max)"},
+	{"fast_slots", XP_SET_U32, OFF(fast_slots), "16", 1, 1024,
+	 "Fast RDMA buffer slots per connection and side"},
+	{"credits", XP_SET_U32, OFF(credits), "32", 2, 1024,
+	 "receives a server posts per connection (requests in flight)"},
+	{"chunk_size", XP_SET_SIZE, OFF(chunk_size), "1M", 4 * KIB, 64 * MIB,
+	 "bulk pipeline chunk, a power of two (at most half the transfer)"},
+	{"pipeline_depth", XP_SET_U32, OFF(pipeline_depth), "2", 1, 64,
+	 "bulk chunks in flight per request (2: double buffering)"},
+	{"rcache_max_entries", XP_SET_SIZE, OFF(rcache_max_entries), "1024", 1, 1u << 24,
+	 "registration cache: regions kept"},
+	{"rcache_max_bytes", XP_SET_SIZE, OFF(rcache_max_bytes), "1G", MIB, 1024 * GIB,
+	 "registration cache: bytes kept registered"},
+	{"rcache_batch", XP_SET_U32, OFF(rcache_batch), "32", 1, 65536,
+	 "registration cache: unused regions that trigger a batch deregistration"},
+	{"pool_zone_bytes", XP_SET_SIZE, OFF(pool_zone_bytes), "8M", 2 * MIB, 16 * GIB,
+	 "server buffer pool: bytes per zone"},
+	{"timeout_ms", XP_SET_INT, OFF(timeout_ms), "30000", 1, 3600 * 1000,
+	 "a connection whose peer answers nothing this long while calls wait fails"},
+	{"spin_us", XP_SET_U32, OFF(spin_us), "200", 0, 1000000,
+	 "progress keeps polling this long after activity before it sleeps"},
+	{"force_path", XP_SET_PATH, OFF(force_path), "auto", 0, 0,
+	 "force inline, fast or bulk (tests and benchmarks)"},
+	{"auth_window_s", XP_SET_U32, OFF(auth_window_s), "300", 1, 86400,
+	 "clocks of the cluster agree to within this many seconds (connection requests "
+	 "older or newer are refused)"},
+	{"max_conns", XP_SET_U32, OFF(max_conns), "1024", 1, 65536,
+	 "server: connections at once; more are refused before anything is allocated"},
+	{"handshake_ms", XP_SET_U32, OFF(handshake_ms), "10000", 100, 600000,
+	 "server: a connection that has not finished its handshake by then is dropped"},
+	{"idle_timeout_s", XP_SET_U32, OFF(idle_timeout_s), "600", 0, 7 * 86400,
+	 "server: connections idle this long are dropped (0: never); clients "
+	 "reconnect after half of it"},
+};
+
+#define NSETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))
+_Static_assert(sizeof(settings) / sizeof(settings[0]) <= XP_MAX_SETTINGS,
+	       "raise XP_MAX_SETTINGS");
 
 int xp_parse_size(const char *s, size_t *out)
 {
@@ -95,133 +129,177 @@ static int parse_path(const char *v, int *out)
 	return -EINVAL;
 }
 
-static int parse_u32(const char *v, uint32_t *out)
+const struct xp_setting *xp_setting_at(int i)
 {
-	size_t s;
+	return i >= 0 && i < NSETTINGS ? &settings[i] : NULL;
+}
 
-	if (xp_parse_size(v, &s) || s > UINT32_MAX)
+const struct xp_setting *xp_setting_find(const char *name)
+{
+	for (int i = 0; i < NSETTINGS; i++)
+		if (!strcmp(settings[i].name, name))
+			return &settings[i];
+	return NULL;
+}
+
+const char *xp_source_name(int source)
+{
+	switch (source) {
+	case XP_SRC_CONFIG:
+		return "config";
+	case XP_SRC_ENV:
+		return "environment";
+	case XP_SRC_OPTION:
+		return "option";
+	default:
+		return "default";
+	}
+}
+
+static void *field(const struct xp_params *p, const struct xp_setting *s)
+{
+	return (char *)p + s->offset;
+}
+
+/* The number a setting holds (STR: 0). */
+static uint64_t number(const struct xp_params *p, const struct xp_setting *s)
+{
+	switch (s->type) {
+	case XP_SET_SIZE:
+		return *(size_t *)field(p, s);
+	case XP_SET_U32:
+		return *(uint32_t *)field(p, s);
+	case XP_SET_INT:
+	case XP_SET_PATH:
+		return (uint64_t)(int64_t) * (int *)field(p, s);
+	default:
+		return 0;
+	}
+}
+
+void xp_format_size(char *buf, size_t len, uint64_t v)
+{
+	if (v && !(v & (GIB - 1)))
+		snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
+	else if (v && !(v & (MIB - 1)))
+		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
+	else if (v && !(v & (KIB - 1)))
+		snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+void xp_setting_format(const struct xp_params *p, const struct xp_setting *s, char *buf,
+		       size_t len)
+{
+	switch (s->type) {
+	case XP_SET_STR:
+		snprintf(buf, len, "%s", (const char *)field(p, s));
+		break;
+	case XP_SET_PATH:
+		snprintf(buf, len, "%s", xp_path_name(*(int *)field(p, s)));
+		break;
+	case XP_SET_SIZE:
+		xp_format_size(buf, len, number(p, s));
+		break;
+	default:
+		snprintf(buf, len, "%llu", (unsigned long long)number(p, s));
+		break;
+	}
+}
+
+/* Parse value for s into *v (numbers) or check it (strings). */
+static int parse_value(const struct xp_setting *s, const char *value, uint64_t *v)
+{
+	size_t sz;
+	int path;
+
+	switch (s->type) {
+	case XP_SET_STR:
+		return strlen(value) < sizeof(((struct xp_params *)0)->provider)
+			       ? 0
+			       : -EINVAL;
+	case XP_SET_PATH:
+		if (parse_path(value, &path))
+			return -EINVAL;
+		*v = (uint64_t)path;
+		return 0;
+	default:
+		if (xp_parse_size(value, &sz))
+			return -EINVAL;
+		*v = sz;
+		return *v < s->min || *v > s->max ? -EINVAL : 0;
+	}
+}
+
+static void store(struct xp_params *p, const struct xp_setting *s, const char *value,
+		  uint64_t v)
+{
+	switch (s->type) {
+	case XP_SET_STR:
+		snprintf(field(p, s), sizeof(p->provider), "%s", value);
+		break;
+	case XP_SET_SIZE:
+		*(size_t *)field(p, s) = (size_t)v;
+		break;
+	case XP_SET_U32:
+		*(uint32_t *)field(p, s) = (uint32_t)v;
+		break;
+	default:
+		*(int *)field(p, s) = (int)v;
+		break;
+	}
+}
+
+void xp_params_default(struct xp_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (int i = 0; i < NSETTINGS; i++) {
+		uint64_t v = 0;
+
+		/* The table's defaults parse (test_params checks it). */
+		if (!parse_value(&settings[i], settings[i].def, &v))
+			store(p, &settings[i], settings[i].def, v);
+	}
+}
+
+int xp_params_set_from(struct xp_params *p, const char *key, const char *value,
+		       enum xp_source src)
+{
+	const struct xp_setting *s = xp_setting_find(key);
+	uint64_t v = 0;
+
+	if (!s)
+		return -ENOENT;
+	if (!value || parse_value(s, value, &v))
 		return -EINVAL;
-	*out = (uint32_t)s;
+	store(p, s, value, v);
+	p->source[s - settings] = (uint8_t)src;
 	return 0;
 }
 
 int xp_params_set(struct xp_params *p, const char *key, const char *value)
 {
-	size_t sz;
-	uint32_t u;
-
-	if (!strcmp(key, "provider")) {
-		if (strlen(value) >= sizeof(p->provider))
-			return -EINVAL;
-		strcpy(p->provider, value);
-		return 0;
-	}
-	if (!strcmp(key, "force_path"))
-		return parse_path(value, &p->force_path);
-
-#define SIZE_KEY(name)                                                                   \
-	if (!strcmp(key, #name)) {                                                       \
-		if (xp_parse_size(value, &sz))                                           \
-			return -EINVAL;                                                  \
-		p->name = sz;                                                            \
-		return 0;                                                                \
-	}
-#define U32_KEY(name)                                                                    \
-	if (!strcmp(key, #name)) {                                                       \
-		if (parse_u32(value, &u))                                                \
-			return -EINVAL;                                                  \
-		p->name = u;                                                             \
-		return 0;                                                                \
-	}
-	SIZE_KEY(inline_max)
-	SIZE_KEY(fast_max)
-	SIZE_KEY(chunk_size)
-	SIZE_KEY(rcache_max_entries)
-	SIZE_KEY(rcache_max_bytes)
-	SIZE_KEY(pool_zone_bytes)
-	U32_KEY(fast_slots)
-	U32_KEY(credits)
-	U32_KEY(pipeline_depth)
-	U32_KEY(rcache_batch)
-	U32_KEY(spin_us)
-#undef SIZE_KEY
-#undef U32_KEY
-	if (!strcmp(key, "timeout_ms")) {
-		if (parse_u32(value, &u) || u > 3600 * 1000 || u == 0)
-			return -EINVAL;
-		p->timeout_ms = (int)u;
-		return 0;
-	}
-	return -ENOENT;
+	return xp_params_set_from(p, key, value, XP_SRC_OPTION);
 }
 
 int xp_params_from_env(struct xp_params *p)
 {
-	static const char *const keys[] = {
-		"provider",	    "force_path",      "inline_max",
-		"fast_max",	    "chunk_size",      "rcache_max_entries",
-		"rcache_max_bytes", "pool_zone_bytes", "fast_slots",
-		"credits",	    "pipeline_depth",  "rcache_batch",
-		"timeout_ms",	    "spin_us",
-	};
 	char name[64];
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (int i = 0; i < NSETTINGS; i++) {
 		const char *v;
 		size_t j;
 
 		strcpy(name, "RPFS_");
-		for (j = 0; keys[i][j]; j++)
-			name[5 + j] = (char)toupper((unsigned char)keys[i][j]);
+		for (j = 0; settings[i].name[j]; j++)
+			name[5 + j] = (char)toupper((unsigned char)settings[i].name[j]);
 		name[5 + j] = 0;
 		v = getenv(name);
-		if (v && xp_params_set(p, keys[i], v)) {
+		if (v && xp_params_set_from(p, settings[i].name, v, XP_SRC_ENV)) {
 			log_err("bad value '%s' for %s", v, name);
 			return -EINVAL;
 		}
-	}
-	return 0;
-}
-
-struct ini_ctx {
-	struct xp_params *p;
-	const char *path;
-	int err;
-};
-
-static int params_ini_line(void *user, const char *section, const char *name,
-			   const char *value)
-{
-	struct ini_ctx *c = user;
-	int ret;
-
-	if (strcmp(section, "transport"))
-		return 1;
-	ret = xp_params_set(c->p, name, value);
-	if (ret) {
-		log_err("%s: [transport] %s = %s: %s", c->path, name, value,
-			ret == -ENOENT ? "unknown key" : "bad value");
-		c->err = ret == -ENOENT ? -EINVAL : ret;
-		return 0;
-	}
-	return 1;
-}
-
-int xp_params_from_file(struct xp_params *p, const char *path)
-{
-	struct ini_ctx c = {p, path, 0};
-	FILE *f = fopen(path, "r");
-	int line;
-
-	if (!f)
-		return -errno;
-	line = ini_parse_file(f, params_ini_line, &c);
-	fclose(f);
-	if (c.err)
-		return c.err;
-	if (line) {
-		log_err("%s:%d: syntax error", path, line);
-		return -EINVAL;
 	}
 	return 0;
 }
@@ -233,30 +311,27 @@ static int is_pow2(size_t v)
 
 int xp_params_check(const struct xp_params *p, char *why, size_t whylen)
 {
-	const char *msg = NULL;
+	char msg[160] = "";
 
-	if (p->inline_max < 64 || p->inline_max > (1 << 20))
-		msg = "inline_max must be between 64 bytes and 1 MiB";
-	else if (p->fast_max < p->inline_max || p->fast_max > (16 << 20))
-		msg = "fast_max must be between inline_max and 16 MiB";
-	else if (p->fast_slots < 1 || p->fast_slots > 1024)
-		msg = "fast_slots must be between 1 and 1024";
-	else if (p->credits < 2 || p->credits > 1024)
-		msg = "credits must be between 2 and 1024";
-	else if (!is_pow2(p->chunk_size) || p->chunk_size < 4096 ||
-		 p->chunk_size > (64 << 20))
-		msg = "chunk_size must be a power of two between 4 KiB and 64 MiB";
-	else if (p->pipeline_depth < 1 || p->pipeline_depth > 64)
-		msg = "pipeline_depth must be between 1 and 64";
-	else if (p->rcache_batch < 1)
-		msg = "rcache_batch must be at least 1";
-	else if (p->pool_zone_bytes < (2 << 20))
-		msg = "pool_zone_bytes must be at least 2 MiB";
-	else if (p->spin_us > 1000000)
-		msg = "spin_us must be at most 1000000 (one second)";
-	else if (p->force_path < XP_PATH_AUTO || p->force_path > XP_PATH_BULK)
-		msg = "force_path must be auto, inline, fast or bulk";
-	if (!msg)
+	for (int i = 0; i < NSETTINGS && !msg[0]; i++) {
+		const struct xp_setting *s = &settings[i];
+		uint64_t v = number(p, s);
+
+		if (s->type == XP_SET_PATH && (v > XP_PATH_BULK))
+			snprintf(msg, sizeof(msg),
+				 "force_path must be auto, inline, fast or bulk");
+		else if ((s->type == XP_SET_SIZE || s->type == XP_SET_U32 ||
+			  s->type == XP_SET_INT) &&
+			 (v < s->min || v > s->max))
+			snprintf(msg, sizeof(msg), "%s must be between %llu and %llu",
+				 s->name, (unsigned long long)s->min,
+				 (unsigned long long)s->max);
+	}
+	if (!msg[0] && p->fast_max < p->inline_max)
+		snprintf(msg, sizeof(msg), "fast_max must be at least inline_max");
+	if (!msg[0] && !is_pow2(p->chunk_size))
+		snprintf(msg, sizeof(msg), "chunk_size must be a power of two");
+	if (!msg[0])
 		return 0;
 	if (why && whylen)
 		snprintf(why, whylen, "%s", msg);

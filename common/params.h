@@ -1,11 +1,15 @@
-/* Transport run-time settings: defaults, environment, config file.
+/* Run-time settings of the transport and the connection handshake.
  *
- * Every threshold of the data paths is a setting, so that a cluster can tune
- * them to its fabric; the defaults come from rpfs-xport-bench on loopback tcp
- * and from the paper's InfiniBand measurements (see README, design notes).
+ * Every setting is declared once, in the table in params.c (name, type,
+ * default, range, help): that table drives the defaults, parsing of the
+ * [transport] section of the cluster config, the RPFS_<NAME> environment
+ * variables, the config writer, `rpfs settings` / `rpfsd --list-settings`,
+ * the README's table (checked by a test) and the rpfs_<name> MPI hints.
  *
  * Sources, later ones win: built-in defaults, the [transport] section of the
- * cluster config file, environment variables RPFS_<KEY> (key upper-cased). */
+ * cluster config file, environment variables RPFS_<NAME> (name upper-cased),
+ * then options a program passes to rpfs_init_opts (e.g. MPI hints). Each
+ * setting remembers which source set it. */
 #ifndef RPFS_PARAMS_H
 #define RPFS_PARAMS_H
 
@@ -18,6 +22,15 @@ enum xp_path {
 	XP_PATH_FAST = 2,   /* RDMA write into the peer's Fast RDMA buffer slot */
 	XP_PATH_BULK = 3,   /* server-driven pipelined RDMA from/to client memory */
 };
+
+enum xp_source {
+	XP_SRC_DEFAULT = 0,
+	XP_SRC_CONFIG, /* [transport] of the cluster config */
+	XP_SRC_ENV,    /* RPFS_<NAME> */
+	XP_SRC_OPTION, /* rpfs_init_opts: a program's own choice (MPI hints) */
+};
+
+#define XP_MAX_SETTINGS 32
 
 struct xp_params {
 	char provider[32];	 /* "" = verbs if present, else tcp */
@@ -34,21 +47,51 @@ struct xp_params {
 	int timeout_ms;		/* an operation with no progress fails after this */
 	uint32_t spin_us; /* keep polling this long after activity before sleeping */
 	int force_path;	  /* enum xp_path; AUTO except in tests and benchmarks */
+	uint32_t auth_window_s;	 /* clocks of a cluster agree to within this */
+	uint32_t max_conns;	 /* server: connections at once */
+	uint32_t handshake_ms;	 /* server: a connection must finish its handshake */
+	uint32_t idle_timeout_s; /* server: drop connections idle this long (0: never) */
+	uint8_t source[XP_MAX_SETTINGS]; /* enum xp_source, by table index */
 };
 
+/* The table. */
+enum xp_setting_type { XP_SET_SIZE, XP_SET_U32, XP_SET_INT, XP_SET_STR, XP_SET_PATH };
+
+struct xp_setting {
+	const char *name;
+	enum xp_setting_type type;
+	size_t offset; /* in struct xp_params */
+	const char *def;
+	uint64_t min, max; /* numbers */
+	const char *help;
+};
+
+/* The i-th setting, or NULL past the last. */
+const struct xp_setting *xp_setting_at(int i);
+/* A setting by name, or NULL. */
+const struct xp_setting *xp_setting_find(const char *name);
+/* The setting's current value as the config file would write it ("64K"). */
+void xp_setting_format(const struct xp_params *p, const struct xp_setting *s, char *buf,
+		       size_t len);
+const char *xp_source_name(int source);
+
 void xp_params_default(struct xp_params *p);
-/* Set one key ("inline_max", "fast_max", ...; sizes accept K/M/G suffixes).
- * Returns 0, -ENOENT for an unknown key, -EINVAL for a bad value. */
+/* Set one key ("inline_max", "fast_max", ...; sizes accept K/M/G suffixes)
+ * from the given source. Returns 0, -ENOENT for an unknown key, -EINVAL
+ * for a bad or out-of-range value (the old value is kept). */
+int xp_params_set_from(struct xp_params *p, const char *key, const char *value,
+		       enum xp_source src);
 int xp_params_set(struct xp_params *p, const char *key, const char *value);
-/* Apply RPFS_<KEY> variables. Returns 0 or the first error (and logs it). */
+/* Apply RPFS_<NAME> variables. Returns 0 or the first error (and logs it). */
 int xp_params_from_env(struct xp_params *p);
-/* Apply the [transport] section of an INI file. 0, -errno, or -EINVAL. */
-int xp_params_from_file(struct xp_params *p, const char *path);
-/* Check consistency (inline_max < fast_max, power-of-two chunks, ...). */
+/* Check ranges and consistency (inline_max <= fast_max, power-of-two
+ * chunks, ...). Returns 0, or -EINVAL with the reason in why. */
 int xp_params_check(const struct xp_params *p, char *why, size_t whylen);
 
 /* Parse "64K", "1M", "4096". Returns 0 or -EINVAL. */
 int xp_parse_size(const char *s, size_t *out);
+/* The shortest exact form: 1048576 -> "1M", 1000 -> "1000". */
+void xp_format_size(char *buf, size_t len, uint64_t v);
 const char *xp_path_name(int path);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "params.h"
 
 extern char **environ;
@@ -29,14 +30,27 @@ static void write_temp(char *path, size_t len, const char *text)
 	close(fd);
 }
 
+/* Load a cluster config of one server plus text (its [transport] part)
+ * through the one config reader; *p gets the transport settings. */
 static int file_try(struct xp_params *p, const char *text)
 {
-	char path[64];
+	static const char head[] = "[server.0]\naddress = 127.0.0.1\nport = 7100\n"
+				   "roles = meta,io\ndir = /tmp/x\n";
+	char path[64], why[512] = "", *all = malloc(strlen(head) + strlen(text) + 1);
+	struct rpfs_config cfg;
 	int ret;
 
-	write_temp(path, sizeof(path), text);
-	ret = xp_params_from_file(p, path);
+	ck_assert_ptr_nonnull(all);
+	strcpy(all, head);
+	strcat(all, text);
+	write_temp(path, sizeof(path), all);
+	free(all);
+	ret = rpfs_config_load(path, &cfg, why, sizeof(why));
 	unlink(path);
+	if (!ret) {
+		*p = cfg.xport;
+		rpfs_config_free(&cfg);
+	}
 	return ret;
 }
 
@@ -271,10 +285,9 @@ START_TEST(env_wins_over_config_file)
 {
 	struct xp_params p;
 
+	setenv("RPFS_FAST_MAX", "32K", 1);
 	xp_params_default(&p);
 	ck_assert_int_eq(file_try(&p, "[transport]\nfast_max = 128K\ncredits = 8\n"), 0);
-	setenv("RPFS_FAST_MAX", "32K", 1);
-	ck_assert_int_eq(xp_params_from_env(&p), 0);
 	ck_assert_uint_eq(p.fast_max, 32768);
 	ck_assert_uint_eq(p.credits, 8);
 }
@@ -282,28 +295,33 @@ END_TEST
 
 /* ---- config file ------------------------------------------------------- */
 
-START_TEST(file_applies_transport_section_only)
+START_TEST(file_applies_transport_section_and_records_the_source)
 {
+	const struct xp_setting *st;
 	struct xp_params p;
+	int i;
 
 	xp_params_default(&p);
-	ck_assert_int_eq(file_try(&p, "; cluster config\n"
-				      "[server]\n"
-				      "inline_max = 1\n"
-				      "anything = goes\n"
-				      "[transport]\n"
+	ck_assert_int_eq(file_try(&p, "[transport]\n"
 				      "inline_max = 8K\n"
 				      "fast_max = 128KiB\n"
 				      "force_path = bulk\n"
-				      "provider = tcp\n"
-				      "[other]\n"
-				      "credits = 1\n"),
+				      "provider = tcp\n"),
 			 0);
 	ck_assert_uint_eq(p.inline_max, 8192);
 	ck_assert_uint_eq(p.fast_max, 131072);
 	ck_assert_int_eq(p.force_path, XP_PATH_BULK);
 	ck_assert_str_eq(p.provider, "tcp");
 	ck_assert_uint_eq(p.credits, 32);
+	for (i = 0; (st = xp_setting_at(i)); i++) {
+		int from_file = !strcmp(st->name, "inline_max") ||
+				!strcmp(st->name, "fast_max") ||
+				!strcmp(st->name, "force_path") ||
+				!strcmp(st->name, "provider");
+
+		ck_assert_msg(p.source[i] == (from_file ? XP_SRC_CONFIG : XP_SRC_DEFAULT),
+			      "%s: source %s", st->name, xp_source_name(p.source[i]));
+	}
 }
 END_TEST
 
@@ -313,7 +331,7 @@ START_TEST(file_without_transport_section_changes_nothing)
 
 	xp_params_default(&p);
 	before = p;
-	ck_assert_int_eq(file_try(&p, "[server]\nport = 7000\n"), 0);
+	ck_assert_int_eq(file_try(&p, ""), 0);
 	ck_assert_int_eq(memcmp(&p, &before, sizeof(p)), 0);
 }
 END_TEST
@@ -351,11 +369,90 @@ END_TEST
 
 START_TEST(file_missing_gives_errno)
 {
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	ck_assert_int_eq(
+		rpfs_config_load("/nonexistent/rpfs/config.ini", &cfg, why, sizeof(why)),
+		-ENOENT);
+}
+END_TEST
+
+/* ---- the table ------------------------------------------------------------ */
+
+START_TEST(every_setting_has_a_unique_name_help_and_a_default_that_parses)
+{
+	const struct xp_setting *st, *other;
+	struct xp_params p;
+	char buf[64];
+
+	xp_params_default(&p);
+	for (int i = 0; (st = xp_setting_at(i)); i++) {
+		ck_assert_msg(st->help && strlen(st->help) > 10, "%s: no help", st->name);
+		for (int j = 0; (other = xp_setting_at(j)); j++)
+			ck_assert_msg(j == i || strcmp(st->name, other->name), "%s twice",
+				      st->name);
+		ck_assert_ptr_eq(xp_setting_find(st->name), st);
+		ck_assert_msg(xp_params_set(&p, st->name, st->def) == 0,
+			      "%s: default '%s' does not parse", st->name, st->def);
+		/* what the writer writes reads back as the same value */
+		xp_setting_format(&p, st, buf, sizeof(buf));
+		ck_assert_msg(xp_params_set(&p, st->name, buf) == 0, "%s: '%s'", st->name,
+			      buf);
+	}
+	ck_assert_int_eq(xp_params_check(&p, NULL, 0), 0);
+}
+END_TEST
+
+START_TEST(every_number_outside_its_range_is_refused)
+{
+	const struct xp_setting *st;
+	struct xp_params p, before;
+	char buf[32];
+
+	xp_params_default(&p);
+	before = p;
+	for (int i = 0; (st = xp_setting_at(i)); i++) {
+		if (st->type == XP_SET_STR || st->type == XP_SET_PATH)
+			continue;
+		if (st->min > 0) {
+			snprintf(buf, sizeof(buf), "%llu",
+				 (unsigned long long)st->min - 1);
+			ck_assert_msg(xp_params_set(&p, st->name, buf) == -EINVAL,
+				      "%s = %s accepted", st->name, buf);
+		}
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->max + 1);
+		ck_assert_msg(xp_params_set(&p, st->name, buf) == -EINVAL,
+			      "%s = %s accepted", st->name, buf);
+	}
+	ck_assert_int_eq(memcmp(&p, &before, sizeof(p)), 0);
+}
+END_TEST
+
+START_TEST(handshake_and_resource_settings_exist)
+{
 	struct xp_params p;
 
 	xp_params_default(&p);
-	ck_assert_int_eq(xp_params_from_file(&p, "/nonexistent/rpfs/config.ini"),
-			 -ENOENT);
+	ck_assert_uint_eq(p.auth_window_s, 300);
+	ck_assert_uint_eq(p.max_conns, 1024);
+	ck_assert_uint_eq(p.handshake_ms, 10000);
+	ck_assert_uint_eq(p.idle_timeout_s, 600);
+	ck_assert_int_eq(xp_params_set(&p, "idle_timeout_s", "0"), 0);
+	ck_assert_int_eq(xp_params_set(&p, "max_conns", "16"), 0);
+	ck_assert_uint_eq(p.max_conns, 16);
+}
+END_TEST
+
+START_TEST(env_settings_say_so)
+{
+	const struct xp_setting *st = xp_setting_find("credits");
+	struct xp_params p;
+
+	setenv("RPFS_CREDITS", "8", 1);
+	xp_params_default(&p);
+	ck_assert_int_eq(xp_params_from_env(&p), 0);
+	ck_assert_str_eq(xp_source_name(p.source[st - xp_setting_at(0)]), "environment");
 }
 END_TEST
 
@@ -459,12 +556,17 @@ static Suite *params_suite(void)
 	tcase_add_test(tc, env_overrides_defaults);
 	tcase_add_test(tc, env_rejects_bad_value);
 	tcase_add_test(tc, env_wins_over_config_file);
-	tcase_add_test(tc, file_applies_transport_section_only);
+	tcase_add_test(tc, file_applies_transport_section_and_records_the_source);
 	tcase_add_test(tc, file_without_transport_section_changes_nothing);
 	tcase_add_test(tc, file_rejects_unknown_transport_key);
 	tcase_add_test(tc, file_rejects_bad_value);
 	tcase_add_test(tc, file_rejects_syntax_error);
 	tcase_add_test(tc, file_missing_gives_errno);
+	tcase_add_test(tc,
+		       every_setting_has_a_unique_name_help_and_a_default_that_parses);
+	tcase_add_test(tc, every_number_outside_its_range_is_refused);
+	tcase_add_test(tc, handshake_and_resource_settings_exist);
+	tcase_add_test(tc, env_settings_say_so);
 	suite_add_tcase(s, tc);
 	return s;
 }
