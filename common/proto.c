@@ -106,7 +106,7 @@ static int fastbuf_ok(const struct proto_fastbuf *f)
 }
 
 /* HELLO: 0 conn_id | 4 recv_count | 8 recv_size | 12 max_requests |
- * 16 fastbuf (24) | 40 auth (32) | 72 zero (8) */
+ * 16 fastbuf (24) | 40 mac (16) | 56 app_len | 60 zero (20) | app data */
 void proto_hello_encode(void *buf, const struct proto_hello *m)
 {
 	uint8_t *p = buf;
@@ -117,7 +117,8 @@ void proto_hello_encode(void *buf, const struct proto_hello *m)
 	put32(p + 8, m->recv_size);
 	put32(p + 12, m->max_requests);
 	fastbuf_encode(p + 16, &m->fast);
-	memcpy(p + 40, m->auth, PROTO_AUTH_SIZE);
+	memcpy(p + 40, m->mac, PROTO_MAC_SIZE);
+	put32(p + 56, m->app_len);
 }
 
 int proto_hello_decode(const void *buf, size_t len, struct proto_hello *m)
@@ -131,16 +132,18 @@ int proto_hello_decode(const void *buf, size_t len, struct proto_hello *m)
 	m->recv_size = get32(p + 8);
 	m->max_requests = get32(p + 12);
 	fastbuf_decode(p + 16, &m->fast);
-	memcpy(m->auth, p + 40, PROTO_AUTH_SIZE);
+	memcpy(m->mac, p + 40, PROTO_MAC_SIZE);
+	m->app_len = get32(p + 56);
 	if (m->max_requests < 1 || m->recv_count <= m->max_requests ||
 	    m->recv_count > 4096 || m->recv_size < PROTO_HDR_SIZE + 64 ||
-	    m->recv_size > (16u << 20) || !fastbuf_ok(&m->fast))
+	    m->recv_size > (16u << 20) || !fastbuf_ok(&m->fast) ||
+	    m->app_len > PROTO_APP_MAX || m->app_len > len - PROTO_HELLO_SIZE)
 		return -EPROTO;
 	return 0;
 }
 
 /* HELLO_REP: 0 status | 4 conn_id | 8 credits | 12 recv_size | 16 fastbuf (24) |
- * 40 zero (24) */
+ * 40 max_requests | 44 app_len | 48 mac (16) | app data */
 void proto_hello_rep_encode(void *buf, const struct proto_hello_rep *m)
 {
 	uint8_t *p = buf;
@@ -151,6 +154,9 @@ void proto_hello_rep_encode(void *buf, const struct proto_hello_rep *m)
 	put32(p + 8, m->credits);
 	put32(p + 12, m->recv_size);
 	fastbuf_encode(p + 16, &m->fast);
+	put32(p + 40, m->max_requests);
+	put32(p + 44, m->app_len);
+	memcpy(p + 48, m->mac, PROTO_MAC_SIZE);
 }
 
 int proto_hello_rep_decode(const void *buf, size_t len, struct proto_hello_rep *m)
@@ -164,35 +170,95 @@ int proto_hello_rep_decode(const void *buf, size_t len, struct proto_hello_rep *
 	m->credits = get32(p + 8);
 	m->recv_size = get32(p + 12);
 	fastbuf_decode(p + 16, &m->fast);
+	m->max_requests = get32(p + 40);
+	m->app_len = get32(p + 44);
+	memcpy(m->mac, p + 48, PROTO_MAC_SIZE);
+	if (m->app_len > PROTO_APP_MAX || m->app_len > len - PROTO_HELLO_REP_SIZE ||
+	    m->status > 0)
+		return -EPROTO;
 	if (m->status)
 		return 0;
 	if (m->credits < 2 || m->credits > 4096 || m->recv_size < PROTO_HDR_SIZE + 64 ||
-	    m->recv_size > (16u << 20) || !fastbuf_ok(&m->fast))
+	    m->recv_size > (16u << 20) || !fastbuf_ok(&m->fast) || m->max_requests < 1 ||
+	    m->max_requests > 4096)
 		return -EPROTO;
 	return 0;
 }
 
-/* CM data: 0 magic | 4 version u16 | 6 zero | 8 nonce (16) */
-void proto_cm_encode(void *buf, const struct proto_cm *m)
+/* CM request: 0 magic | 4 version u16 | 6 zero | 8 nonce (16) | 24 time_s |
+ * 32 mac (16) */
+void proto_cm_req_encode(void *buf, const struct proto_cm_req *m)
 {
 	uint8_t *p = buf;
 
-	memset(p, 0, PROTO_CM_SIZE);
+	memset(p, 0, PROTO_CM_REQ_SIZE);
 	put32(p, m->magic);
 	put16(p + 4, m->version);
 	memcpy(p + 8, m->nonce, PROTO_NONCE_SIZE);
+	put64(p + 24, m->time_s);
+	memcpy(p + 32, m->mac, PROTO_MAC_SIZE);
 }
 
-int proto_cm_decode(const void *buf, size_t len, struct proto_cm *m)
+int proto_cm_req_decode(const void *buf, size_t len, struct proto_cm_req *m)
 {
 	const uint8_t *p = buf;
 
-	if (!buf || len < PROTO_CM_SIZE)
+	if (!buf || len < PROTO_CM_REQ_SIZE || get32(p) != PROTO_MAGIC)
 		return -EPROTO;
 	m->magic = get32(p);
 	m->version = get16(p + 4);
 	memcpy(m->nonce, p + 8, PROTO_NONCE_SIZE);
-	if (m->magic != PROTO_MAGIC)
+	m->time_s = get64(p + 24);
+	memcpy(m->mac, p + 32, PROTO_MAC_SIZE);
+	return 0;
+}
+
+/* CM accept: 0 magic | 4 version u16 | 6 zero | 8 nonce (16) | 24 mac (16) */
+void proto_cm_acc_encode(void *buf, const struct proto_cm_acc *m)
+{
+	uint8_t *p = buf;
+
+	memset(p, 0, PROTO_CM_ACC_SIZE);
+	put32(p, m->magic);
+	put16(p + 4, m->version);
+	memcpy(p + 8, m->nonce, PROTO_NONCE_SIZE);
+	memcpy(p + 24, m->mac, PROTO_MAC_SIZE);
+}
+
+int proto_cm_acc_decode(const void *buf, size_t len, struct proto_cm_acc *m)
+{
+	const uint8_t *p = buf;
+
+	if (!buf || len < PROTO_CM_ACC_SIZE || get32(p) != PROTO_MAGIC)
+		return -EPROTO;
+	m->magic = get32(p);
+	m->version = get16(p + 4);
+	memcpy(m->nonce, p + 8, PROTO_NONCE_SIZE);
+	memcpy(m->mac, p + 24, PROTO_MAC_SIZE);
+	return 0;
+}
+
+/* CM reject: 0 magic | 4 version u16 | 6 zero | 8 status (s32) */
+void proto_cm_rej_encode(void *buf, const struct proto_cm_rej *m)
+{
+	uint8_t *p = buf;
+
+	memset(p, 0, PROTO_CM_REJ_SIZE);
+	put32(p, m->magic);
+	put16(p + 4, m->version);
+	put32(p + 8, (uint32_t)m->status);
+}
+
+int proto_cm_rej_decode(const void *buf, size_t len, struct proto_cm_rej *m)
+{
+	const uint8_t *p = buf;
+
+	if (!buf || len < PROTO_CM_REJ_SIZE || get32(p) != PROTO_MAGIC)
+		return -EPROTO;
+	m->magic = get32(p);
+	m->version = get16(p + 4);
+	m->status = (int32_t)get32(p + 8);
+	if (m->status >= 0 || m->status < -4095)
 		return -EPROTO;
 	return 0;
 }

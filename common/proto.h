@@ -24,13 +24,16 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC	     0x53465052u /* "RPFS" as little-endian bytes */
-#define PROTO_VERSION	     1
+#define PROTO_VERSION	     2
 #define PROTO_HDR_SIZE	     48
 #define PROTO_DESC_SIZE	     24
-#define PROTO_HELLO_SIZE     80
-#define PROTO_HELLO_REP_SIZE 64
-#define PROTO_CM_SIZE	     24
-#define PROTO_AUTH_SIZE	     32
+#define PROTO_HELLO_SIZE     80 /* fixed part; application data follows */
+#define PROTO_HELLO_REP_SIZE 64 /* fixed part; application data follows */
+#define PROTO_APP_MAX	     1024
+#define PROTO_CM_REQ_SIZE    48
+#define PROTO_CM_ACC_SIZE    40
+#define PROTO_CM_REJ_SIZE    12
+#define PROTO_MAC_SIZE	     16
 #define PROTO_NONCE_SIZE     16
 
 enum proto_type {
@@ -78,13 +81,19 @@ struct proto_fastbuf {
 	uint32_t slot_count;
 };
 
+/* HELLO and HELLO_REP carry, after their fixed part, app_len bytes of
+ * application data (who the client is, which server it expects; the
+ * server's answer), opaque to the transport. Each has a MAC with the
+ * cluster key over both nonces of the connection, its fixed part (MAC
+ * field zeroed) and its application data (see auth.h). */
 struct proto_hello {
 	uint32_t conn_id;      /* client's id for this connection (in immediates) */
 	uint32_t recv_count;   /* receives the client keeps posted */
 	uint32_t recv_size;    /* bytes each receive buffer holds */
 	uint32_t max_requests; /* requests the client keeps in flight at most */
 	struct proto_fastbuf fast;
-	uint8_t auth[PROTO_AUTH_SIZE]; /* HMAC over the server nonce (reserved) */
+	uint8_t mac[PROTO_MAC_SIZE];
+	uint32_t app_len;
 };
 
 struct proto_hello_rep {
@@ -93,14 +102,37 @@ struct proto_hello_rep {
 	uint32_t credits;   /* receives the server posted for this connection */
 	uint32_t recv_size; /* bytes each server receive buffer holds */
 	struct proto_fastbuf fast;
+	uint32_t max_requests; /* requests in flight the server allows (<= asked) */
+	uint32_t app_len;
+	uint8_t mac[PROTO_MAC_SIZE];
 };
 
-/* Connection-manager data: client's connect request and server's accept. */
-struct proto_cm {
+/* Connection-manager data. The request proves the client holds the
+ * cluster key (MAC over its first 32 bytes: magic, version, nonce, time)
+ * before the server allocates anything; the accept proves the server does
+ * (MAC over both nonces); a reject says why. */
+struct proto_cm_req {
 	uint32_t magic;
 	uint16_t version;
-	uint8_t nonce[PROTO_NONCE_SIZE]; /* accept only: challenge for auth */
+	uint8_t nonce[PROTO_NONCE_SIZE];
+	uint64_t time_s; /* client's clock, seconds since the epoch */
+	uint8_t mac[PROTO_MAC_SIZE];
 };
+
+struct proto_cm_acc {
+	uint32_t magic;
+	uint16_t version;
+	uint8_t nonce[PROTO_NONCE_SIZE];
+	uint8_t mac[PROTO_MAC_SIZE];
+};
+
+struct proto_cm_rej {
+	uint32_t magic;
+	uint16_t version; /* the server's */
+	int32_t status;	  /* negative errno: why */
+};
+
+#define PROTO_CM_REQ_MAC_OFF 32 /* bytes of a request its MAC covers */
 
 void proto_hdr_encode(void *buf, const struct proto_hdr *h);
 /* Checks magic, version, type, path, dir and that body and descriptors fit in
@@ -111,12 +143,20 @@ int proto_hdr_decode(const void *buf, size_t len, struct proto_hdr *h);
 void proto_desc_encode(void *buf, const struct proto_desc *d);
 void proto_desc_decode(const void *buf, struct proto_desc *d);
 
+/* Decoders of bodies with application data check that app_len bytes
+ * follow within len (the body's length). */
 void proto_hello_encode(void *buf, const struct proto_hello *m);
 int proto_hello_decode(const void *buf, size_t len, struct proto_hello *m);
 void proto_hello_rep_encode(void *buf, const struct proto_hello_rep *m);
 int proto_hello_rep_decode(const void *buf, size_t len, struct proto_hello_rep *m);
-void proto_cm_encode(void *buf, const struct proto_cm *m);
-int proto_cm_decode(const void *buf, size_t len, struct proto_cm *m);
+/* CM decoders check magic and length only: the caller checks the version
+ * (to say which one the peer speaks) and the MAC. */
+void proto_cm_req_encode(void *buf, const struct proto_cm_req *m);
+int proto_cm_req_decode(const void *buf, size_t len, struct proto_cm_req *m);
+void proto_cm_acc_encode(void *buf, const struct proto_cm_acc *m);
+int proto_cm_acc_decode(const void *buf, size_t len, struct proto_cm_acc *m);
+void proto_cm_rej_encode(void *buf, const struct proto_cm_rej *m);
+int proto_cm_rej_decode(const void *buf, size_t len, struct proto_cm_rej *m);
 
 /* Offset of the descriptors and of the data in a message. */
 static inline size_t proto_desc_off(const struct proto_hdr *h)

@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "auth.h"
 #include "params.h"
 
 struct xp_fabric;
@@ -45,9 +46,11 @@ enum xp_role { XP_CLIENT = 1, XP_SERVER = 2 };
 /* ---- fabric: provider, domain, completion queue, registration ---------- */
 
 /* Open the provider named by p->provider (or RPFS_PROVIDER, or verbs if a
- * device exists, else tcp). Returns 0 or a negative errno; *why gets a
- * message naming the cause. */
-int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabric **out);
+ * device exists, else tcp) for a cluster whose members hold key: every
+ * connection proves it both ways before anything is allocated for the peer
+ * (auth.h). Returns 0 or a negative errno (the cause is logged). */
+int xp_fabric_open(const struct xp_params *p, enum xp_role role,
+		   const struct auth_key *key, struct xp_fabric **out);
 void xp_fabric_close(struct xp_fabric *fab);
 const char *xp_fabric_provider(const struct xp_fabric *fab);
 const struct xp_params *xp_fabric_params(const struct xp_fabric *fab);
@@ -88,11 +91,29 @@ void xp_cache_unreg(struct xp_fabric *fab, void *region);
 
 /* ---- connections ------------------------------------------------------- */
 
+/* Application data of the handshake, opaque to the transport: the client's
+ * HELLO carries data (who it is, which server it expects), the server's
+ * answer comes back in rep, also when it refuses. Both are covered by the
+ * handshake's MACs, so neither can be forged or altered without the key. */
+#define XP_HELLO_MAX 1024
+struct xp_hello {
+	const void *data; /* in: at most XP_HELLO_MAX bytes */
+	size_t len;
+	void *rep; /* out: the server's answer (at most rep_max bytes kept) */
+	size_t rep_max;
+	size_t rep_len;
+};
+
 /* Client: connect to host:port and do the handshake; blocks up to the
- * timeout. On failure *why (if not NULL, whylen bytes) names the server and
- * the cause. */
+ * timeout. hello may be NULL. On failure *why (if not NULL, whylen bytes)
+ * names the server and the cause. Errors: -EKEYREJECTED (the server did
+ * not accept our key, or could not prove it holds it), -ETIME (our clock
+ * and the server's differ by more than auth_window_s), -EPROTONOSUPPORT
+ * (another protocol version), -EUSERS (the server has too many
+ * connections), the server's own refusal of the hello, or a transport
+ * error. */
 int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
-	       struct xp_conn **out, char *why, size_t whylen);
+	       struct xp_hello *hello, struct xp_conn **out, char *why, size_t whylen);
 /* Client: close after outstanding calls finish (they fail if the peer is gone). */
 void xp_conn_close(struct xp_conn *c);
 /* 0 while usable; else the negative errno that broke it. */
@@ -165,6 +186,17 @@ int xp_listen_port(struct xp_fabric *fab);
 /* Optional: told when a connection comes up or goes down (not for the
  * connections xp_fabric_close tears down). */
 void xp_set_conn_handler(struct xp_fabric *fab, xp_conn_fn fn, void *arg);
+/* Optional: decides on each authenticated HELLO, from the progress loop:
+ * returns 0 to accept or a negative errno to refuse (the client's
+ * xp_connect fails with it); may write an answer of up to rep_max bytes to
+ * rep (sent either way) and attach state with xp_conn_set_ctx. Without a
+ * handler every authenticated client is accepted. */
+typedef int (*xp_hello_fn)(struct xp_conn *c, const void *data, size_t len, void *rep,
+			   size_t rep_max, size_t *rep_len, void *arg);
+void xp_set_hello_handler(struct xp_fabric *fab, xp_hello_fn fn, void *arg);
+/* Per-connection state of the application (server side). */
+void xp_conn_set_ctx(struct xp_conn *c, void *ctx);
+void *xp_conn_ctx(const struct xp_conn *c);
 
 const void *xp_req_body(const struct xp_req *r, size_t *len);
 int xp_req_dir(const struct xp_req *r);		/* enum proto_dir */

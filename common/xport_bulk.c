@@ -159,6 +159,7 @@ void xp_server_request(struct xp_conn *c, const struct proto_hdr *h, const char 
 	}
 	c->peer_credits--;
 	c->ctrl_unacked -= h->acks;
+	c->last_active_ns = xp_now_ns();
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		goto nomem;
@@ -281,7 +282,9 @@ static void rma_done(struct xp_op *op, int status, const struct fi_cq_data_entry
 }
 
 /* Move [off, off + len) of the request's data stream between local memory
- * and the client's described memory, one RMA per descriptor piece. */
+ * and the client's described memory: one RMA per descriptor piece, or more
+ * where a piece is longer than the provider's largest message (8 MiB on
+ * rxe). */
 static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
 		      size_t len, void *desc, xp_done_fn done, void *ctx)
 {
@@ -298,17 +301,20 @@ static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
 	g->done = done;
 	g->ctx = ctx;
 	g->remaining = 1; /* held while posting */
-	for (uint32_t i = 0; i < r->ndesc && len; i++) {
+	for (uint32_t i = 0; i < r->ndesc && len;) {
 		const struct proto_desc *d = &r->desc[i];
 		uint64_t skip, n, addr;
 		struct xp_rma *op;
 
 		if (off >= pos + d->len) {
 			pos += d->len;
+			i++;
 			continue;
 		}
 		skip = off - pos;
 		n = d->len - skip < len ? d->len - skip : len;
+		if (n > c->fab->max_msg)
+			n = c->fab->max_msg;
 		if (xp_remote_target(d->addr, skip, &addr)) {
 			ret = -EINVAL;
 			break;
@@ -341,10 +347,10 @@ static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
 		r->rma_pending++;
 		c->fab->rma_busy++;
 		g->remaining++;
+		/* A piece longer than max_msg takes several ops: stay on it. */
 		local += n;
 		off += n;
 		len -= n;
-		pos += d->len;
 	}
 	if (ret)
 		g->status = ret;

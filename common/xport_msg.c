@@ -129,6 +129,8 @@ void xp_send_done(struct xp_op *op, int status, const struct fi_cq_data_entry *e
 
 		if (status)
 			xp_conn_fail(c, status, "send failed");
+		else if (c->refused)
+			xp_conn_fail(c, -ECONNREFUSED, "refused the client's hello");
 		xp_sbuf_put(c, sb);
 		if (r)
 			xp_req_free(r);
@@ -289,6 +291,7 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 		fab->rma_busy++;
 	if (!c->inflight)
 		c->last_reply_ns = xp_now_ns();
+	c->last_active_ns = xp_now_ns();
 	c->inflight++;
 	if (c->waitq_tail)
 		c->waitq_tail->priv.next = call;

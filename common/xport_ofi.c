@@ -136,6 +136,32 @@ static int pick_provider(struct xp_fabric *fab)
 	return 0;
 }
 
+/* Settings the provider cannot honour: messages (a Fast RDMA slot holds the
+ * largest) must fit max_msg_size, and an endpoint must be able to keep a
+ * connection's receives posted. Credits are clamped (the connection just
+ * carries fewer requests at once); a slot that cannot be sent is an error. */
+static int fit_provider_limits(struct xp_fabric *fab)
+{
+	struct xp_params *p = &fab->params;
+
+	if (p->fast_max + XP_MSG_ROOM > fab->max_msg) {
+		log_err("fast_max %zu is too large for provider %s: its largest message "
+			"is %zu bytes (%u of them are headers)",
+			p->fast_max, fab->info->fabric_attr->prov_name, fab->max_msg,
+			XP_MSG_ROOM);
+		return -EINVAL;
+	}
+	if (fab->rx_depth && p->credits + XP_CTRL_RECVS > fab->rx_depth) {
+		uint32_t c = (uint32_t)(fab->rx_depth - XP_CTRL_RECVS);
+
+		log_warn("credits %u: provider %s posts at most %zu receives per "
+			 "endpoint; using %u",
+			 p->credits, fab->info->fabric_attr->prov_name, fab->rx_depth, c);
+		p->credits = c;
+	}
+	return 0;
+}
+
 static int open_waitfd(struct fid *fid, int *fd)
 {
 	return fi_control(fid, FI_GETWAIT, fd);
@@ -164,7 +190,8 @@ static void fab_dereg(void *ctx, void *handle)
 	xp_mr_dereg(handle);
 }
 
-int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabric **out)
+int xp_fabric_open(const struct xp_params *p, enum xp_role role,
+		   const struct auth_key *key, struct xp_fabric **out)
 {
 	struct fi_cq_attr cq_attr = {
 		.format = FI_CQ_FORMAT_DATA, .size = 16384, .wait_obj = FI_WAIT_FD};
@@ -180,10 +207,15 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabri
 		log_err("transport settings: %s", why);
 		return -EINVAL;
 	}
+	if (!key) {
+		log_err("no cluster key: every connection must prove it");
+		return -ENOKEY;
+	}
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		return -ENOMEM;
 	fab->params = *p;
+	fab->key = *key;
 	fab->role = role;
 	fab->epfd = fab->cq_fd = fab->eq_fd = fab->post_fd = -1;
 	pthread_mutexattr_init(&ma);
@@ -202,9 +234,14 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabri
 	fab->prov_key = mode & FI_MR_PROV_KEY;
 	fab->mr_local = mode & FI_MR_LOCAL;
 	fab->iov_limit = fab->info->tx_attr->iov_limit;
+	fab->max_msg = fab->info->ep_attr->max_msg_size;
+	fab->rx_depth = fab->info->rx_attr->size;
 	/* verbs moves RDMA in the NIC; the software providers (tcp, net, ...)
 	 * move it only while the target process polls (FACTS.md). */
 	fab->sw_rma = strcmp(fab->info->fabric_attr->prov_name, "verbs") != 0;
+	ret = fit_provider_limits(fab);
+	if (ret)
+		goto err;
 	if (fab->info->domain_attr->cq_data_size < 4) {
 		log_err("provider %s carries no remote CQ data: Fast RDMA Write needs it",
 			fab->info->fabric_attr->prov_name);
@@ -276,10 +313,12 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role, struct xp_fabri
 			goto err;
 		}
 	}
-	log_info("transport: provider %s, mr_mode %s%s%s",
+	log_info("transport: provider %s, mr_mode %s%s%s, max_msg %zu, iov_limit %zu, "
+		 "rx_depth %zu",
 		 fab->info->fabric_attr->prov_name,
 		 fab->virt_addr ? "virt_addr " : "offset ",
-		 fab->prov_key ? "prov_key " : "", fab->mr_local ? "local" : "");
+		 fab->prov_key ? "prov_key " : "", fab->mr_local ? "local" : "",
+		 fab->max_msg, fab->iov_limit, fab->rx_depth);
 	*out = fab;
 	return 0;
 err:
@@ -340,6 +379,8 @@ void xp_fabric_close(struct xp_fabric *fab)
 		fi_close(&fab->pep->fid);
 	if (fab->rcache)
 		rcache_destroy(fab->rcache);
+	auth_replay_destroy(fab->replay);
+	memset(&fab->key, 0, sizeof(fab->key));
 	if (fab->pool)
 		bpool_destroy(fab->pool);
 	if (fab->cq)

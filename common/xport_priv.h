@@ -88,11 +88,12 @@ struct xp_conn {
 	struct fid_ep *ep;
 	enum xp_conn_state state;
 	int error;
-	bool closing;	  /* owner let go: free once nothing is posted */
-	uint32_t id;	  /* our id, index in fab->conns, named in immediates */
-	uint32_t peer_id; /* the peer's id for this connection */
-	char peer[80];	  /* "host:port" for messages */
-	int posted;	  /* operations posted and not yet completed */
+	char fail_why[128]; /* what broke it, for messages */
+	bool closing;	    /* owner let go: free once nothing is posted */
+	uint32_t id;	    /* our id, index in fab->conns, named in immediates */
+	uint32_t peer_id;   /* the peer's id for this connection */
+	char peer[80];	    /* "host:port" for messages */
+	int posted;	    /* operations posted and not yet completed */
 
 	/* Registered memory: receive buffers and our fast slots in one region,
 	 * send buffers in another (a server sizes them after the handshake). */
@@ -143,13 +144,19 @@ struct xp_conn {
 	uint32_t *my_slots; /* free slots of our fast buffer */
 	uint32_t nmy_slots;
 	uint32_t inflight;
-	int64_t last_reply_ns; /* client: when the peer last answered */
+	int64_t last_reply_ns;	/* client: when the peer last answered */
+	int64_t last_active_ns; /* a call started or a request arrived */
 
 	/* Server: requests being served (for timeouts and teardown). */
 	struct xp_req *reqs;
 	bool hello_done;
-	uint8_t nonce[PROTO_NONCE_SIZE];
+	bool refused; /* server: HELLO refused, close once the answer is sent */
 	int64_t connect_deadline;
+	/* Handshake: the client's and the server's nonce (auth.h). */
+	uint8_t cnonce[PROTO_NONCE_SIZE];
+	uint8_t snonce[PROTO_NONCE_SIZE];
+	struct xp_hello *hello; /* client: during xp_connect only */
+	void *ctx;		/* server: the application's */
 };
 
 /* Server-side request. */
@@ -196,7 +203,12 @@ struct xp_fabric {
 	int post_fd;   /* eventfd: xp_fabric_post wakes progress */
 	bool can_wait; /* provider gave wait fds */
 	bool virt_addr, prov_key, mr_local;
+	/* Limits the provider reports (fi_getinfo), never assumed: verbs on
+	 * rxe allows 8 MiB per message or RMA, 4 local iovs, 384 posted
+	 * receives and sends per endpoint; tcp allows far more. */
 	size_t iov_limit;
+	size_t max_msg;	 /* ep_attr->max_msg_size: largest message or RMA */
+	size_t rx_depth; /* rx_attr->size: receives one endpoint may post */
 	uint64_t next_key;
 
 	struct rcache *rcache; /* client: user buffers */
@@ -210,6 +222,11 @@ struct xp_fabric {
 	void *handler_arg;
 	xp_conn_fn conn_fn;
 	void *conn_arg;
+	xp_hello_fn hello_fn;
+	void *hello_arg;
+	struct auth_key key;	    /* the cluster's */
+	struct auth_replay *replay; /* server: connection requests seen */
+	uint32_t nlive;		    /* server: connections not yet freed */
 	int listen_port;
 
 	pthread_mutex_t post_lock;
@@ -245,6 +262,7 @@ void xp_conn_free(struct xp_conn *c);
 void xp_handle_eq_event(struct xp_fabric *fab, uint32_t event, struct fi_eq_cm_entry *e,
 			size_t len);
 void xp_server_hello(struct xp_conn *c, struct xp_rbuf *rb, size_t len);
+void xp_conn_rejected(struct xp_conn *c, const void *data, size_t len);
 void xp_client_hello_rep(struct xp_conn *c, struct xp_rbuf *rb, size_t len);
 struct xp_conn *xp_conn_by_id(struct xp_fabric *fab, uint32_t id);
 struct xp_sbuf *xp_sbuf_get(struct xp_conn *c);

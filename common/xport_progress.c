@@ -121,10 +121,13 @@ static int poll_eq(struct xp_fabric *fab)
 				struct xp_conn *c = err.fid->context;
 				int code = err.err ? -err.err : -ECONNREFUSED;
 
-				xp_conn_fail(c, code,
-					     c->state == XP_CONN_CONNECTING
-						     ? "connection refused or unreachable"
-						     : "connection error");
+				/* A refusal may say why in its reject data. */
+				if (c->state == XP_CONN_CONNECTING &&
+				    (code == -ECONNREFUSED || err.err_data_size))
+					xp_conn_rejected(c, err.err_data,
+							 err.err_data_size);
+				else
+					xp_conn_fail(c, code, "connection error");
 			}
 			n++;
 			continue;
@@ -152,8 +155,15 @@ void xp_sweep_timeouts(struct xp_fabric *fab)
 		if (!c || c->state == XP_CONN_BROKEN)
 			continue;
 		if (c->state != XP_CONN_UP) {
+			/* Half-open or refused: the handshake has a bound. */
 			expired = fab->role == XP_SERVER && c->connect_deadline &&
 				  now > c->connect_deadline;
+		} else if (fab->role == XP_SERVER && fab->params.idle_timeout_s &&
+			   !c->reqs &&
+			   now - c->last_active_ns >
+				   (int64_t)fab->params.idle_timeout_s * 1000000000) {
+			xp_conn_fail(c, -ETIMEDOUT, "idle");
+			continue;
 		} else if (fab->role == XP_CLIENT) {
 			/* "No progress" means no answer at all for a whole timeout
 			 * while calls wait: a server that works through a long queue

@@ -288,6 +288,12 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out_cfg;
 	}
+	ret = rpfs_config_key(&s->cfg, &s->key, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "rpfsd: %s\n", why);
+		status = 2;
+		goto out_cfg;
+	}
 	ret = make_dirs(s->me->dir);
 	if (ret) {
 		fprintf(stderr, "rpfsd: couldn't create storage directory %s: %s\n",

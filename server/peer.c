@@ -76,7 +76,7 @@ static int open_fabric(struct srv *s, struct peers *ps)
 
 	pthread_mutex_lock(&ps->lock);
 	if (!ps->fab) {
-		ret = xp_fabric_open(&s->cfg.xport, XP_CLIENT, &ps->fab);
+		ret = xp_fabric_open(&s->cfg.xport, XP_CLIENT, &s->key, &ps->fab);
 		if (ret)
 			log_err("rpfsd: couldn't open a client fabric to reach other "
 				"servers: %s",
@@ -120,7 +120,7 @@ static int get_conn(struct srv *s, uint32_t server, struct xp_conn **out)
 		p->conn = NULL;
 	}
 	if (!p->conn) {
-		ret = xp_connect(ps->fab, sc->address, sc->port, &p->conn, why,
+		ret = xp_connect(ps->fab, sc->address, sc->port, NULL, &p->conn, why,
 				 sizeof(why));
 		if (ret) {
 			p->conn = NULL;

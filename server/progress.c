@@ -197,7 +197,7 @@ int srv_progress_start(struct srv *s)
 	const char *host = s->me->address;
 	int ret;
 
-	ret = xp_fabric_open(&s->cfg.xport, XP_SERVER, &s->fab);
+	ret = xp_fabric_open(&s->cfg.xport, XP_SERVER, &s->key, &s->fab);
 	if (ret) {
 		log_err("rpfsd: couldn't open the fabric (provider '%s'): %s",
 			s->cfg.xport.provider[0] ? s->cfg.xport.provider : "auto",

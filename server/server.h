@@ -45,7 +45,8 @@ struct place;
 
 struct srv {
 	struct rpfs_config cfg;
-	int self; /* index in cfg.servers */
+	struct auth_key key; /* the cluster's (config key_file) */
+	int self;	     /* index in cfg.servers */
 	const struct rpfs_server_cfg *me;
 	int nworkers;
 

@@ -87,7 +87,8 @@ struct cache_cost {
 struct bench {
 	struct xp_params p;
 	int csv, quick, pipeline;
-	const char *addr; /* both servers listen here */
+	const char *addr;    /* both servers listen here */
+	struct auth_key key; /* shared with memsrv through fork */
 	size_t min, max;
 	size_t sizes[64];
 	int nsizes;
@@ -241,6 +242,7 @@ static void parse_args(struct bench *b, int argc, char **argv)
 	b->min = 64;
 	b->max = (size_t)16 << 20;
 	b->addr = "127.0.0.1";
+	auth_random(b->key.k, sizeof(b->key.k));
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -316,6 +318,7 @@ static int run_memsrv(struct bench *b, int fd)
 	struct memsrv_opts o = {.direct = !b->pipeline};
 
 	o.addr = b->addr;
+	o.key = &b->key;
 	return memsrv_run_forever_opts(&b->p, (size_t)WINDOW * b->max, &o, fd);
 }
 
@@ -399,7 +402,7 @@ static void connect_all(struct bench *b, int raw_port, int srv_port)
 			      why, sizeof(why));
 	if (ret)
 		die("raw libfabric client (%s): %s", b->p.provider, why);
-	ret = xp_fabric_open(&b->p, XP_CLIENT, &b->fab);
+	ret = xp_fabric_open(&b->p, XP_CLIENT, &b->key, &b->fab);
 	if (ret)
 		die("xp_fabric_open (%s): %s", b->p.provider, strerror(-ret));
 	if (strcmp(xp_fabric_provider(b->fab), b->p.provider))
@@ -407,7 +410,7 @@ static void connect_all(struct bench *b, int raw_port, int srv_port)
 			xp_fabric_provider(b->fab), b->p.provider);
 	snprintf(port, sizeof(port), "%d", srv_port);
 	why[0] = 0;
-	ret = xp_connect(b->fab, b->addr, port, &b->conn, why, sizeof(why));
+	ret = xp_connect(b->fab, b->addr, port, NULL, &b->conn, why, sizeof(why));
 	if (ret)
 		die("xp_connect to memsrv at %s:%s: %s", b->addr, port,
 		    why[0] ? why : strerror(-ret));

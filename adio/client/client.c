@@ -95,7 +95,7 @@ int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		}
 		/* Holding the server's lock while connecting: threads that want
 		 * the same server wait for this attempt rather than pile on. */
-		ret = xp_connect(c->fab, sc->address, sc->port, &l->conn, why,
+		ret = xp_connect(c->fab, sc->address, sc->port, NULL, &l->conn, why,
 				 sizeof(why));
 		if (ret) {
 			free(l);
@@ -369,8 +369,13 @@ int rpfs_init(const char *config, rpfs_client_t **out)
 		goto fail;
 	}
 	c->lock_owner = make_lock_owner();
+	ret = rpfs_config_key(&c->cfg, &c->key, why, sizeof(why));
+	if (ret) {
+		rpfsc_err_set("%s", why);
+		goto fail;
+	}
 
-	ret = xp_fabric_open(&c->cfg.xport, XP_CLIENT, &c->fab);
+	ret = xp_fabric_open(&c->cfg.xport, XP_CLIENT, &c->key, &c->fab);
 	if (ret) {
 		rpfsc_err_set("can't open the %s fabric: %s",
 			      c->cfg.xport.provider[0] ? c->cfg.xport.provider

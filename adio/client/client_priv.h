@@ -59,6 +59,7 @@ struct rpfsc_server {
 
 struct rpfs_client {
 	struct rpfs_config cfg;
+	struct auth_key key; /* the cluster's (config key_file) */
 	struct xp_fabric *fab;
 	struct rpfsc_server *srv; /* cfg.nservers, by config index */
 	char **io_desc;		  /* cfg.nio: "io server N (host:port)" */

@@ -509,7 +509,8 @@ int memsrv_start_opts(const struct xp_params *p, size_t area_size,
 			strerror(-ret));
 		goto err_free;
 	}
-	ret = xp_fabric_open(p, XP_SERVER, &s->fab);
+	ret = xp_fabric_open(p, XP_SERVER, s->opts.key ? s->opts.key : test_key(),
+			     &s->fab);
 	if (ret) {
 		log_err("memsrv: cannot open the fabric: %s", strerror(-ret));
 		goto err_unmap;

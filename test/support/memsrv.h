@@ -69,6 +69,8 @@ struct memsrv_opts {
 	int direct;
 	/* The IPv4 address to listen on; NULL: test_addr() (testenv.h). */
 	const char *addr;
+	/* The cluster key; NULL: test_key() (testenv.h). */
+	const struct auth_key *key;
 };
 
 struct memsrv;

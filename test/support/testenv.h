@@ -7,12 +7,26 @@
 
 #include <stdlib.h>
 
+#include "auth.h"
+
 /* RPFS_TEST_ADDR, else 127.0.0.1: the IPv4 address servers listen on. */
 static inline const char *test_addr(void)
 {
 	const char *a = getenv("RPFS_TEST_ADDR");
 
 	return a && *a ? a : "127.0.0.1";
+}
+
+/* The cluster key of the transport tests: fixed, so that servers in other
+ * processes and the test's clients agree without sharing a file. */
+static inline const struct auth_key *test_key(void)
+{
+	static const struct auth_key k = {{'r', 'p', 'f', 's', '-', 't', 'e', 's',
+					   't', '-', 'k', 'e', 'y', 1,	 2,   3,
+					   4,	5,   6,	  7,   8,   9,	 10,  11,
+					   12,	13,  14,  15,  16,  17,	 18,  19}};
+
+	return &k;
 }
 
 #endif

@@ -53,8 +53,8 @@ static struct proto_hello sample_hello(void)
 			 .slot_count = 16},
 	};
 
-	for (int i = 0; i < PROTO_AUTH_SIZE; i++)
-		m.auth[i] = (uint8_t)(i * 7 + 1);
+	for (int i = 0; i < PROTO_MAC_SIZE; i++)
+		m.mac[i] = (uint8_t)(i * 7 + 1);
 	return m;
 }
 
@@ -66,7 +66,11 @@ static struct proto_hello_rep sample_hello_rep(void)
 		.credits = 32,
 		.recv_size = 8192,
 		.fast = {.addr = 4096, .key = 77, .slot_size = 69632, .slot_count = 16},
+		.max_requests = 32,
 	};
+
+	for (int i = 0; i < PROTO_MAC_SIZE; i++)
+		m.mac[i] = (uint8_t)(i * 5 + 3);
 	return m;
 }
 
@@ -391,7 +395,27 @@ START_TEST(hello_round_trips_every_field)
 	ck_assert_uint_eq(d.fast.key, m.fast.key);
 	ck_assert_uint_eq(d.fast.slot_size, m.fast.slot_size);
 	ck_assert_uint_eq(d.fast.slot_count, m.fast.slot_count);
-	ck_assert_int_eq(memcmp(d.auth, m.auth, PROTO_AUTH_SIZE), 0);
+	ck_assert_int_eq(memcmp(d.mac, m.mac, PROTO_MAC_SIZE), 0);
+	ck_assert_uint_eq(d.app_len, 0);
+}
+END_TEST
+
+START_TEST(hello_app_data_must_lie_inside_the_body)
+{
+	struct proto_hello m = sample_hello(), d;
+	uint8_t buf[PROTO_HELLO_SIZE + PROTO_APP_MAX + 1];
+
+	m.app_len = 100;
+	proto_hello_encode(buf, &m);
+	ck_assert_int_eq(proto_hello_decode(buf, PROTO_HELLO_SIZE + 100, &d), 0);
+	ck_assert_uint_eq(d.app_len, 100);
+	ck_assert_int_eq(proto_hello_decode(buf, PROTO_HELLO_SIZE + 99, &d), -EPROTO);
+	m.app_len = PROTO_APP_MAX + 1;
+	proto_hello_encode(buf, &m);
+	ck_assert_int_eq(proto_hello_decode(buf, sizeof(buf), &d), -EPROTO);
+	m.app_len = 0xffffffffu;
+	proto_hello_encode(buf, &m);
+	ck_assert_int_eq(proto_hello_decode(buf, sizeof(buf), &d), -EPROTO);
 }
 END_TEST
 
@@ -506,6 +530,32 @@ START_TEST(hello_rep_round_trips_every_field)
 	ck_assert_uint_eq(d.fast.key, m.fast.key);
 	ck_assert_uint_eq(d.fast.slot_size, m.fast.slot_size);
 	ck_assert_uint_eq(d.fast.slot_count, m.fast.slot_count);
+	ck_assert_uint_eq(d.max_requests, m.max_requests);
+	ck_assert_int_eq(memcmp(d.mac, m.mac, PROTO_MAC_SIZE), 0);
+}
+END_TEST
+
+START_TEST(hello_rep_app_data_must_lie_inside_the_body)
+{
+	struct proto_hello_rep m = sample_hello_rep(), d;
+	uint8_t buf[PROTO_HELLO_REP_SIZE + 64];
+
+	m.app_len = 64;
+	proto_hello_rep_encode(buf, &m);
+	ck_assert_int_eq(proto_hello_rep_decode(buf, sizeof(buf), &d), 0);
+	ck_assert_int_eq(proto_hello_rep_decode(buf, sizeof(buf) - 1, &d), -EPROTO);
+}
+END_TEST
+
+START_TEST(hello_rep_decode_rejects_positive_status_and_zero_max_requests)
+{
+	struct proto_hello_rep m = sample_hello_rep(), d;
+
+	m.status = 5;
+	ck_assert_int_eq(hello_rep_try(&m, PROTO_HELLO_REP_SIZE, &d), -EPROTO);
+	m = sample_hello_rep();
+	m.max_requests = 0;
+	ck_assert_int_eq(hello_rep_try(&m, PROTO_HELLO_REP_SIZE, &d), -EPROTO);
 }
 END_TEST
 
@@ -556,47 +606,91 @@ END_TEST
 
 /* ---- connection-manager data ------------------------------------------- */
 
-START_TEST(cm_round_trips_every_field)
+START_TEST(cm_req_round_trips_every_field)
 {
-	uint8_t buf[PROTO_CM_SIZE];
-	struct proto_cm m = {.magic = PROTO_MAGIC, .version = PROTO_VERSION}, d;
+	uint8_t buf[PROTO_CM_REQ_SIZE];
+	struct proto_cm_req m = {.magic = PROTO_MAGIC,
+				 .version = PROTO_VERSION,
+				 .time_s = 0x123456789aULL},
+			    d;
 
 	for (int i = 0; i < PROTO_NONCE_SIZE; i++)
 		m.nonce[i] = (uint8_t)(0xa0 + i);
-	proto_cm_encode(buf, &m);
+	for (int i = 0; i < PROTO_MAC_SIZE; i++)
+		m.mac[i] = (uint8_t)(0x10 + i);
+	proto_cm_req_encode(buf, &m);
 	memset(&d, 0, sizeof(d));
-	ck_assert_int_eq(proto_cm_decode(buf, sizeof(buf), &d), 0);
-	ck_assert_uint_eq(d.magic, PROTO_MAGIC);
+	ck_assert_int_eq(proto_cm_req_decode(buf, sizeof(buf), &d), 0);
 	ck_assert_uint_eq(d.version, PROTO_VERSION);
+	ck_assert_uint_eq(d.time_s, m.time_s);
 	ck_assert_int_eq(memcmp(d.nonce, m.nonce, PROTO_NONCE_SIZE), 0);
+	ck_assert_int_eq(memcmp(d.mac, m.mac, PROTO_MAC_SIZE), 0);
 	ck_assert_int_eq(memcmp(buf, "RPFS", 4), 0);
+	/* the MAC covers everything before it */
+	ck_assert_int_eq(memcmp(buf + PROTO_CM_REQ_MAC_OFF, m.mac, PROTO_MAC_SIZE), 0);
+}
+END_TEST
+
+START_TEST(cm_acc_and_rej_round_trip)
+{
+	uint8_t buf[PROTO_CM_ACC_SIZE];
+	struct proto_cm_acc a = {.magic = PROTO_MAGIC, .version = PROTO_VERSION}, da;
+	struct proto_cm_rej j = {.magic = PROTO_MAGIC,
+				 .version = 7,
+				 .status = -EKEYREJECTED},
+			    dj;
+
+	for (int i = 0; i < PROTO_NONCE_SIZE; i++)
+		a.nonce[i] = (uint8_t)(0xb0 + i);
+	for (int i = 0; i < PROTO_MAC_SIZE; i++)
+		a.mac[i] = (uint8_t)(0xc0 + i);
+	proto_cm_acc_encode(buf, &a);
+	ck_assert_int_eq(proto_cm_acc_decode(buf, PROTO_CM_ACC_SIZE, &da), 0);
+	ck_assert_int_eq(memcmp(da.nonce, a.nonce, PROTO_NONCE_SIZE), 0);
+	ck_assert_int_eq(memcmp(da.mac, a.mac, PROTO_MAC_SIZE), 0);
+	proto_cm_rej_encode(buf, &j);
+	ck_assert_int_eq(proto_cm_rej_decode(buf, PROTO_CM_REJ_SIZE, &dj), 0);
+	ck_assert_int_eq(dj.status, -EKEYREJECTED);
+	ck_assert_uint_eq(dj.version, 7);
 }
 END_TEST
 
 /* Providers may hand over no connection data at all (NULL, 0). */
 START_TEST(cm_decode_rejects_missing_or_short_data)
 {
-	uint8_t buf[PROTO_CM_SIZE];
-	struct proto_cm m = {.magic = PROTO_MAGIC, .version = PROTO_VERSION}, d;
+	uint8_t buf[PROTO_CM_REQ_SIZE];
+	struct proto_cm_req m = {.magic = PROTO_MAGIC, .version = PROTO_VERSION}, d;
+	struct proto_cm_acc da;
+	struct proto_cm_rej dj;
 
-	proto_cm_encode(buf, &m);
-	ck_assert_int_eq(proto_cm_decode(NULL, 0, &d), -EPROTO);
-	ck_assert_int_eq(proto_cm_decode(NULL, PROTO_CM_SIZE, &d), -EPROTO);
-	for (size_t len = 0; len < PROTO_CM_SIZE; len++)
-		ck_assert_int_eq(proto_cm_decode(buf, len, &d), -EPROTO);
+	proto_cm_req_encode(buf, &m);
+	ck_assert_int_eq(proto_cm_req_decode(NULL, 0, &d), -EPROTO);
+	ck_assert_int_eq(proto_cm_req_decode(NULL, PROTO_CM_REQ_SIZE, &d), -EPROTO);
+	for (size_t len = 0; len < PROTO_CM_REQ_SIZE; len++)
+		ck_assert_int_eq(proto_cm_req_decode(buf, len, &d), -EPROTO);
+	for (size_t len = 0; len < PROTO_CM_ACC_SIZE; len++)
+		ck_assert_int_eq(proto_cm_acc_decode(buf, len, &da), -EPROTO);
+	for (size_t len = 0; len < PROTO_CM_REJ_SIZE; len++)
+		ck_assert_int_eq(proto_cm_rej_decode(buf, len, &dj), -EPROTO);
 }
 END_TEST
 
-START_TEST(cm_decode_rejects_bad_magic)
+START_TEST(cm_decode_rejects_bad_magic_and_bad_reject_status)
 {
-	uint8_t buf[PROTO_CM_SIZE];
-	struct proto_cm m = {.magic = PROTO_MAGIC ^ 1, .version = PROTO_VERSION}, d;
+	uint8_t buf[PROTO_CM_REQ_SIZE];
+	struct proto_cm_req m = {.magic = PROTO_MAGIC ^ 1, .version = PROTO_VERSION}, d;
+	struct proto_cm_rej j = {.magic = PROTO_MAGIC, .version = 2, .status = 0}, dj;
 
-	proto_cm_encode(buf, &m);
-	ck_assert_int_eq(proto_cm_decode(buf, sizeof(buf), &d), -EPROTO);
+	proto_cm_req_encode(buf, &m);
+	ck_assert_int_eq(proto_cm_req_decode(buf, sizeof(buf), &d), -EPROTO);
 	m.magic = 0;
-	proto_cm_encode(buf, &m);
-	ck_assert_int_eq(proto_cm_decode(buf, sizeof(buf), &d), -EPROTO);
+	proto_cm_req_encode(buf, &m);
+	ck_assert_int_eq(proto_cm_req_decode(buf, sizeof(buf), &d), -EPROTO);
+	proto_cm_rej_encode(buf, &j);
+	ck_assert_int_eq(proto_cm_rej_decode(buf, PROTO_CM_REJ_SIZE, &dj), -EPROTO);
+	j.status = 3;
+	proto_cm_rej_encode(buf, &j);
+	ck_assert_int_eq(proto_cm_rej_decode(buf, PROTO_CM_REJ_SIZE, &dj), -EPROTO);
 }
 END_TEST
 
@@ -679,7 +773,7 @@ START_TEST(fuzz_decoders_never_overread_and_accept_only_consistent_messages)
 		struct proto_hdr h;
 		struct proto_hello hm;
 		struct proto_hello_rep hr;
-		struct proto_cm cm;
+		struct proto_cm_req cm;
 		int kind = (int)(rng() % 4);
 
 		ck_assert_ptr_nonnull(buf);
@@ -703,14 +797,15 @@ START_TEST(fuzz_decoders_never_overread_and_accept_only_consistent_messages)
 				  hm.max_requests >= 1);
 			ck_assert(hm.fast.slot_count >= 1 &&
 				  hm.fast.slot_size >= PROTO_HDR_SIZE);
+			ck_assert(PROTO_HELLO_SIZE + (size_t)hm.app_len <= len);
 		}
 		if (proto_hello_rep_decode(buf, len, &hr) == 0) {
 			ck_assert(len >= PROTO_HELLO_REP_SIZE);
 			ck_assert(hr.status != 0 ||
 				  (hr.credits >= 2 && hr.fast.slot_count >= 1));
 		}
-		if (proto_cm_decode(buf, len, &cm) == 0) {
-			ck_assert(len >= PROTO_CM_SIZE);
+		if (proto_cm_req_decode(buf, len, &cm) == 0) {
+			ck_assert(len >= PROTO_CM_REQ_SIZE);
 			ck_assert_uint_eq(cm.magic, PROTO_MAGIC);
 		}
 		free(buf);
@@ -752,13 +847,18 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, hello_decode_rejects_zero_max_requests);
 	tcase_add_test(tc, hello_decode_rejects_absurd_receive_counts_and_sizes);
 	tcase_add_test(tc, hello_decode_rejects_absurd_fast_buffer);
+	tcase_add_test(tc, hello_app_data_must_lie_inside_the_body);
 	tcase_add_test(tc, hello_rep_round_trips_every_field);
+	tcase_add_test(tc, hello_rep_app_data_must_lie_inside_the_body);
+	tcase_add_test(tc,
+		       hello_rep_decode_rejects_positive_status_and_zero_max_requests);
 	tcase_add_test(tc, hello_rep_refusal_decodes_with_its_status);
 	tcase_add_test(tc, hello_rep_decode_rejects_short_buffer);
 	tcase_add_test(tc, hello_rep_decode_rejects_absurd_credits_and_sizes);
-	tcase_add_test(tc, cm_round_trips_every_field);
+	tcase_add_test(tc, cm_req_round_trips_every_field);
+	tcase_add_test(tc, cm_acc_and_rej_round_trip);
 	tcase_add_test(tc, cm_decode_rejects_missing_or_short_data);
-	tcase_add_test(tc, cm_decode_rejects_bad_magic);
+	tcase_add_test(tc, cm_decode_rejects_bad_magic_and_bad_reject_status);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fuzz");

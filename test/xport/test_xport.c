@@ -227,9 +227,9 @@ static void client_open(const struct xp_params *p)
 	int ret;
 
 	cparams = *p;
-	ret = xp_fabric_open(p, XP_CLIENT, &fab);
+	ret = xp_fabric_open(p, XP_CLIENT, test_key(), &fab);
 	ck_assert_msg(ret == 0, "client fabric (%s): %s", p->provider, strerror(-ret));
-	ret = xp_connect(fab, test_addr(), srv_port, &conn, why, sizeof(why));
+	ret = xp_connect(fab, test_addr(), srv_port, NULL, &conn, why, sizeof(why));
 	ck_assert_msg(ret == 0, "connect to %s:%s: %s (%s)", test_addr(), srv_port, why,
 		      strerror(-ret));
 }
@@ -1351,10 +1351,10 @@ START_TEST(connect_without_listener_fails_quickly_naming_the_address)
 	int ret;
 
 	test_params(&p);
-	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, &fab), 0);
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, test_key(), &fab), 0);
 	snprintf(port, sizeof(port), "%d", unused_port());
 	t0 = now_ms();
-	ret = xp_connect(fab, test_addr(), port, &c, why, sizeof(why));
+	ret = xp_connect(fab, test_addr(), port, NULL, &c, why, sizeof(why));
 	ck_assert_msg(ret < 0, "connect to a closed port succeeded");
 	ck_assert_msg(now_ms() - t0 < 5000, "refusal took %lld ms",
 		      (long long)(now_ms() - t0));
@@ -1371,8 +1371,8 @@ START_TEST(connect_to_unknown_host_fails_naming_it)
 	int ret;
 
 	test_params(&p);
-	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, &fab), 0);
-	ret = xp_connect(fab, "no-such-host.invalid", "7000", &c, why, sizeof(why));
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, test_key(), &fab), 0);
+	ret = xp_connect(fab, "no-such-host.invalid", "7000", NULL, &c, why, sizeof(why));
 	ck_assert_msg(ret < 0, "connect to an unknown host succeeded");
 	ck_assert_msg(strstr(why, "no-such-host.invalid"),
 		      "reason does not name the host: '%s'", why);
