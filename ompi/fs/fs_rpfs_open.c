@@ -1,0 +1,229 @@
+/* fs_rpfs_open.c: collective open and close without a metadata storm.
+ *
+ * Rank 0 of the file's communicator alone talks to the metadata server: it
+ * creates or looks up the file and broadcasts the outcome (attributes, or
+ * the error and its message). The other ranks open from the attributes
+ * with rpfs_open_attr, which sends nothing; a rank that still fails (its
+ * own client cannot start) makes the open fail everywhere, so every rank
+ * returns the same result. An open costs one lookup whatever the number of
+ * processes.
+ *
+ * Close sends nothing (no client cache: the data is on the servers, and
+ * MPI_File_sync makes it durable) except for MPI_MODE_DELETE_ON_CLOSE,
+ * where rank 0 removes the file for everyone. */
+#include "fs_rpfs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What rank 0 broadcasts. */
+struct open_result {
+	struct rpfs_ompi_result r;
+	struct rpfs_stat st;
+};
+
+static uint32_t create_mode(const ompio_file_t *fh)
+{
+	mode_t old_mask;
+
+	if (fh->f_perm != OMPIO_PERM_NULL)
+		return (uint32_t)fh->f_perm;
+	old_mask = umask(022);
+	umask(old_mask);
+	return (uint32_t)(0666 & ~old_mask);
+}
+
+/* POSIX-style permission check of the access mode against the attributes
+ * (the server keeps mode and owner; root passes). */
+static int check_access(int amode, const struct rpfs_stat *st)
+{
+	uid_t uid = geteuid();
+	uint32_t bits;
+	int want_r = !(amode & MPI_MODE_WRONLY);
+	int want_w = (amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0;
+
+	if (st->type != RPFS_TYPE_FILE)
+		return -EISDIR;
+	if (uid == 0)
+		return 0;
+	if (st->uid == (uint32_t)uid)
+		bits = (st->mode >> 6) & 7;
+	else if (st->gid == (uint32_t)getegid())
+		bits = (st->mode >> 3) & 7;
+	else
+		bits = st->mode & 7;
+	if ((want_r && !(bits & 4)) || (want_w && !(bits & 2)))
+		return -EACCES;
+	return 0;
+}
+
+/* Rank 0's half: create or look up. Returns the open file, or NULL with
+ * res->r set to the failure. fh->f_amode is the program's access mode:
+ * OMPIO may have widened its own copy from write-only to read-write for
+ * data sieving, which rpfs never does. */
+static rpfs_file_t *lookup(const char *path, opal_info_t *info, const ompio_file_t *fh,
+			   struct open_result *res)
+{
+	int amode = fh->f_amode;
+	rpfs_client_t *client;
+	rpfs_file_t *file = NULL;
+	struct rpfs_create_opts opts;
+	int ret;
+
+	ret = mca_fs_rpfs_client(info, &client);
+	if (ret < 0)
+		goto fail;
+	if (amode & MPI_MODE_CREATE) {
+		mca_fs_rpfs_create_opts(info, &opts);
+		ret = rpfs_create(client, path, create_mode(fh),
+				  (amode & MPI_MODE_EXCL) ? RPFS_O_EXCL : 0, &opts,
+				  &file);
+	} else {
+		ret = rpfs_open(client, path, &file);
+	}
+	if (ret < 0)
+		goto fail;
+	rpfs_file_attr(file, &res->st);
+	/* a file just created is ours; an existing one is checked */
+	ret = check_access(amode, &res->st);
+	if (ret < 0) {
+		rpfs_close(file);
+		res->r.err = ret;
+		snprintf(res->r.msg, sizeof(res->r.msg), "%s", strerror(-ret));
+		return NULL;
+	}
+	rpfs_ompi_result_set(&res->r, 0);
+	return file;
+fail:
+	rpfs_ompi_result_set(&res->r, ret);
+	return NULL;
+}
+
+/* Every rank's own half after the broadcast: open from the attributes. */
+static int open_local(opal_info_t *info, const struct rpfs_stat *st, rpfs_file_t **file,
+		      char *msg, size_t len)
+{
+	rpfs_client_t *client;
+	int ret;
+
+	ret = mca_fs_rpfs_client(info, &client);
+	if (ret == 0)
+		ret = rpfs_open_attr(client, st, file);
+	if (ret < 0)
+		snprintf(msg, len, "%s", rpfs_errmsg());
+	return ret;
+}
+
+/* The open succeeded on every rank: returns MPI_SUCCESS, or the error of
+ * the lowest rank that failed (the others learn that one did). */
+static int agree(ompi_communicator_t *comm, int ret, const char *filename,
+		 const char *msg)
+{
+	int mine[2] = {ret < 0 ? 1 : 0, ompi_comm_rank(comm)}, worst[2];
+	char text[RPFS_OMPI_MSG_MAX];
+	int err;
+
+	/* MAXLOC: whether anyone failed, and the lowest rank that did */
+	err = comm->c_coll->coll_allreduce(mine, worst, 1, MPI_2INT, MPI_MAXLOC, comm,
+					   comm->c_coll->coll_allreduce_module);
+	if (err != OMPI_SUCCESS)
+		return err;
+	if (!worst[0])
+		return MPI_SUCCESS;
+	if (ret < 0)
+		return rpfs_ompi_err_code(ret, filename, msg);
+	snprintf(text, sizeof(text), "the open failed on rank %d", worst[1]);
+	return rpfs_ompi_err_code(-EIO, filename, text);
+}
+
+/* MPI_MODE_DELETE_ON_CLOSE: OMPIO deletes the file after the fs close by
+ * f_fullfilename, which it made as a local path (cwd + "/rpfs:/x") and so
+ * would hand to ufs. Pointing it at the rpfs name sends that delete here. */
+static int route_delete_on_close(ompio_file_t *fh, const char *filename)
+{
+	char *name = strdup(filename);
+
+	if (name == NULL)
+		return OMPI_ERR_OUT_OF_RESOURCE;
+	free(fh->f_fullfilename);
+	fh->f_fullfilename = name;
+	return OMPI_SUCCESS;
+}
+
+int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename,
+			  int amode, struct opal_info_t *info, ompio_file_t *fh)
+{
+	ompi_communicator_t *fcomm = fh->f_comm;
+	const char *path = rpfs_ompi_path(filename);
+	struct open_result res;
+	struct rpfs_ompi_file *f;
+	rpfs_file_t *file = NULL;
+	char msg[RPFS_OMPI_MSG_MAX] = "";
+	int ret, err;
+
+	memset(&res, 0, sizeof(res));
+	if (ompi_comm_rank(fcomm) == 0)
+		file = lookup(path, info, fh, &res);
+	/* one broadcast carries the outcome and the attributes */
+	err = fcomm->c_coll->coll_bcast(&res, sizeof(res), MPI_BYTE, 0, fcomm,
+					fcomm->c_coll->coll_bcast_module);
+	if (err != OMPI_SUCCESS)
+		return err;
+	if (res.r.err < 0)
+		return rpfs_ompi_err_code(res.r.err, filename, res.r.msg);
+
+	ret = 0;
+	if (file == NULL)
+		ret = open_local(info, &res.st, &file, msg, sizeof(msg));
+	err = agree(fcomm, ret, filename, msg);
+	if (err != MPI_SUCCESS) {
+		if (file != NULL)
+			rpfs_close(file);
+		return err;
+	}
+
+	f = calloc(1, sizeof(*f));
+	if (f == NULL) {
+		rpfs_close(file);
+		return OMPI_ERR_OUT_OF_RESOURCE;
+	}
+	f->file = file;
+	f->st = res.st;
+	fh->f_fs_ptr = f;
+	mca_fs_rpfs_report_layout(fh, &res.st);
+	if (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE)
+		return route_delete_on_close(fh, filename);
+	return OMPI_SUCCESS;
+}
+
+int mca_fs_rpfs_file_close(ompio_file_t *fh)
+{
+	struct rpfs_ompi_file *f = rpfs_ompi_file_of(fh);
+	struct rpfs_ompi_result res;
+	int code = MPI_SUCCESS;
+
+	if (f == NULL)
+		return OMPI_SUCCESS;
+	/* OMPIO's close has already had every rank reach a barrier */
+	if (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) {
+		memset(&res, 0, sizeof(res));
+		if (fh->f_rank == 0) {
+			rpfs_client_t *client;
+			int ret = mca_fs_rpfs_client(NULL, &client);
+
+			if (ret == 0)
+				ret = rpfs_remove(client, rpfs_ompi_path(fh->f_filename));
+			rpfs_ompi_result_set(&res, ret);
+		}
+		code = rpfs_ompi_result_bcast(fh->f_comm, 0, &res, fh->f_filename);
+		mca_fs_rpfs_deleted_on_close(fh->f_fullfilename, code);
+	}
+	rpfs_close(f->file);
+	free(f);
+	fh->f_fs_ptr = NULL;
+	return code;
+}
