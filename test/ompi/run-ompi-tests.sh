@@ -12,8 +12,9 @@
 #                       and stops it at the end
 #   OMPI_COMPONENT_DIR  where the components are, if not where make install
 #                       put them by default (Open MPI's component directory,
-#                       or ~/.openmpi/components): searched through
-#                       OMPI_MCA_mca_base_component_path=SYS_DEFAULT:DIR
+#                       or ~/.openmpi/components): searched first, through
+#                       OMPI_MCA_mca_base_component_path=DIR:SYS_DEFAULT
+#                       (a copy found first wins over an installed one)
 #   RPFS_CACHE          where scripts/build-mpich.sh extracted MPICH's source
 #                       (ROMIO's test programs come from there)
 #   NPS                 process counts of ROMIO's tests (default "1 2 4")
@@ -51,7 +52,7 @@ OMPI_ALLOW_RUN_AS_ROOT=1
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 if [ -n "${OMPI_COMPONENT_DIR:-}" ]; then
-    OMPI_MCA_mca_base_component_path="SYS_DEFAULT:$OMPI_COMPONENT_DIR"
+    OMPI_MCA_mca_base_component_path="$OMPI_COMPONENT_DIR:SYS_DEFAULT"
     export OMPI_MCA_mca_base_component_path
 fi
 
