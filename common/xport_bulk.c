@@ -305,6 +305,7 @@ static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
 		const struct proto_desc *d = &r->desc[i];
 		uint64_t skip, n, addr;
 		struct xp_rma *op;
+		int64_t since = 0;
 
 		if (off >= pos + d->len) {
 			pos += d->len;
@@ -334,9 +335,8 @@ static int rma_stream(struct xp_req *r, bool to_client, uint64_t off, void *buf,
 			else
 				ret = (int)fi_read(c->ep, local, n, desc, 0, addr, d->key,
 						   &op->op.fictx);
-			if (ret == -FI_EAGAIN)
-				xp_progress_locked(c->fab, 0);
-		} while (ret == -FI_EAGAIN && c->state == XP_CONN_UP);
+		} while (ret == -FI_EAGAIN && xp_retry_post(c, &since) &&
+			 c->state == XP_CONN_UP);
 		if (ret) {
 			free(op);
 			ret = xp_errno(ret);

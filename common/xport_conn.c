@@ -153,6 +153,7 @@ void xp_sbuf_put(struct xp_conn *c, struct xp_sbuf *sb)
 
 int xp_conn_post_recv(struct xp_conn *c, struct xp_rbuf *rb)
 {
+	int64_t since = 0;
 	int ret;
 
 	if (!c->ep || c->state == XP_CONN_BROKEN)
@@ -160,9 +161,9 @@ int xp_conn_post_recv(struct xp_conn *c, struct xp_rbuf *rb)
 	do {
 		ret = (int)fi_recv(c->ep, rb->buf, c->recv_size, c->mr->desc, 0,
 				   &rb->op.fictx);
-		if (ret == -FI_EAGAIN)
-			xp_progress_locked(c->fab, 0);
-	} while (ret == -FI_EAGAIN);
+	} while (ret == -FI_EAGAIN && xp_retry_post(c, &since));
+	if (c->state == XP_CONN_BROKEN)
+		return c->error ? c->error : -ENOTCONN;
 	if (ret) {
 		xp_conn_fail(c, xp_errno(ret), "couldn't post a receive");
 		return xp_errno(ret);

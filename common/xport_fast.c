@@ -60,6 +60,7 @@ int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *
 	struct fi_msg_rma msg = {0};
 	size_t total = hdr_len + call->priv.wr_len;
 	size_t lim = fab->iov_limit < 8 ? fab->iov_limit : 8;
+	int64_t since = 0;
 	int cnt, ret;
 
 	cnt = zero_copy_iov(c, call, iov, desc, lim);
@@ -90,9 +91,7 @@ int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *
 	sb->op.done = xp_send_done; /* same bookkeeping as a send */
 	do {
 		ret = (int)fi_writemsg(c->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
-		if (ret == -FI_EAGAIN)
-			xp_progress_locked(fab, 0);
-	} while (ret == -FI_EAGAIN && c->state != XP_CONN_BROKEN);
+	} while (ret == -FI_EAGAIN && xp_retry_post(c, &since));
 	if (ret) {
 		xp_conn_fail(c, xp_errno(ret), "couldn't RDMA-write a fast message");
 		return xp_errno(ret);
@@ -109,6 +108,7 @@ int xp_fast_reply(struct xp_req *r, size_t msg_len)
 	struct iovec iov = {sb->buf, msg_len};
 	void *desc = c->smr->desc;
 	struct fi_msg_rma msg = {0};
+	int64_t since = 0;
 	int ret;
 
 	if (xp_remote_target(c->peer_fast.addr,
@@ -126,9 +126,7 @@ int xp_fast_reply(struct xp_req *r, size_t msg_len)
 	sb->op.done = xp_send_done;
 	do {
 		ret = (int)fi_writemsg(c->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
-		if (ret == -FI_EAGAIN)
-			xp_progress_locked(c->fab, 0);
-	} while (ret == -FI_EAGAIN && c->state != XP_CONN_BROKEN);
+	} while (ret == -FI_EAGAIN && xp_retry_post(c, &since));
 	if (ret) {
 		xp_conn_fail(c, xp_errno(ret), "couldn't RDMA-write a fast reply");
 		return xp_errno(ret);

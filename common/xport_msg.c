@@ -154,14 +154,13 @@ void xp_send_done(struct xp_op *op, int status, const struct fi_cq_data_entry *e
 
 int xp_send_msg(struct xp_conn *c, struct xp_sbuf *sb, size_t len)
 {
+	int64_t since = 0;
 	int ret;
 
 	sb->op.done = xp_send_done;
 	do {
 		ret = (int)fi_send(c->ep, sb->buf, len, c->smr->desc, 0, &sb->op.fictx);
-		if (ret == -FI_EAGAIN)
-			xp_progress_locked(c->fab, 0);
-	} while (ret == -FI_EAGAIN && c->state != XP_CONN_BROKEN);
+	} while (ret == -FI_EAGAIN && xp_retry_post(c, &since));
 	if (ret) {
 		xp_conn_fail(c, xp_errno(ret), "couldn't send");
 		return xp_errno(ret);

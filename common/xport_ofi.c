@@ -110,6 +110,21 @@ int xp_getinfo(struct xp_fabric *fab, const char *node, const char *service,
 	return xp_errno(ret);
 }
 
+/* rpfs keeps its own registration cache (regcache.c), kept right by hooks on
+ * free/munmap/mremap/madvise (memhooks.c). libfabric's verbs provider
+ * starts an MR cache of its own whose default monitor patches the code of
+ * those same libc functions, which bypasses our hooks: our cache would then
+ * have to drop every pinned registration at release (seen on rxe: no hit
+ * ever). We never use libfabric's cache, so its monitor is turned off,
+ * unless the user chose one. libfabric reads this when it initialises, at
+ * the first fi_getinfo of the process; if something else initialised it
+ * earlier, rcache_hooks_active() notices and our cache stays correct, only
+ * slower. */
+static void keep_our_memory_hooks(void)
+{
+	setenv("FI_MR_CACHE_MONITOR", "disabled", 0);
+}
+
 static int pick_provider(struct xp_fabric *fab)
 {
 	const char *env = getenv("RPFS_PROVIDER");
@@ -226,6 +241,7 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 	pthread_mutex_init(&fab->post_lock, NULL);
 	ops.ctx = fab;
 
+	keep_our_memory_hooks();
 	ret = pick_provider(fab);
 	if (ret)
 		goto err;

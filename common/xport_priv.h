@@ -271,6 +271,9 @@ uint32_t xp_imm(uint32_t conn_id, uint32_t slot);
 
 /* xport_progress.c */
 int xp_progress_locked(struct xp_fabric *fab, int timeout_ms);
+/* A post the provider refused with -FI_EAGAIN (its queue is full): drive
+ * progress once and say whether to post again. *since starts at 0. */
+bool xp_retry_post(struct xp_conn *c, int64_t *since);
 void xp_sweep_timeouts(struct xp_fabric *fab);
 void xp_run_done_calls(struct xp_fabric *fab);
 

@@ -275,6 +275,24 @@ int xp_progress_locked(struct xp_fabric *fab, int timeout_ms)
 	return n;
 }
 
+/* Completions free queue entries within a round trip. A provider that
+ * refuses posts for a whole timeout never will (seen on verbs when the
+ * device cannot be used): fail the connection rather than spin. */
+bool xp_retry_post(struct xp_conn *c, int64_t *since)
+{
+	int64_t now = xp_now_ns();
+
+	if (!*since)
+		*since = now;
+	if (now - *since > (int64_t)c->fab->params.timeout_ms * 1000000) {
+		xp_conn_fail(c, -ETIMEDOUT,
+			     "the provider took no operation for a whole timeout");
+		return false;
+	}
+	xp_progress_locked(c->fab, 0);
+	return c->state != XP_CONN_BROKEN;
+}
+
 int xp_progress(struct xp_fabric *fab, int timeout_ms)
 {
 	int n;

@@ -167,11 +167,44 @@ static int spawn(struct cluster *cl, int i)
 	return 0;
 }
 
-/* One ping in a child process: the test process must stay free of
- * libfabric state so that it can fork clients. The child's error message
- * comes back through a pipe. */
+/* The ping's own process: a client of its own, the error message to fd. */
+static int ping_main(const char *config, int i, int fd)
+{
+	rpfs_client_t *c;
+	double us;
+	int ret;
+
+	ret = rpfs_init(config, &c);
+	if (!ret) {
+		ret = rpfs_ping(c, i, &us);
+		if (ret) {
+			const char *m = rpfs_errmsg();
+
+			if (write(fd, m, strlen(m)) < 0)
+				return 2;
+		}
+		rpfs_finalize(c);
+	} else {
+		dprintf(fd, "rpfs_init: %s: %s", strerror(-ret), rpfs_errmsg());
+	}
+	return ret ? 1 : 0;
+}
+
+int cl_child_main(int argc, char **argv, int *status)
+{
+	if (argc != 5 || strcmp(argv[1], "--cl-ping"))
+		return 0;
+	*status = ping_main(argv[2], atoi(argv[3]), atoi(argv[4]));
+	return 1;
+}
+
+/* One ping in a new process: this program run afresh (fork + exec), so
+ * that neither this process's libfabric state nor the test's clients
+ * matter (a child of a process that has used verbs cannot use the device
+ * the parent opened). The error message comes back through a pipe. */
 static int ping_once(struct cluster *cl, int i, char *why, size_t whylen)
 {
+	char idx[16], fd[16];
 	int pfd[2], status;
 	pid_t pid;
 	ssize_t n;
@@ -186,26 +219,12 @@ static int ping_once(struct cluster *cl, int i, char *why, size_t whylen)
 		return -errno;
 	}
 	if (pid == 0) {
-		rpfs_client_t *c;
-		double us;
-		int ret;
-
 		close(pfd[0]);
-		ret = rpfs_init(cl->config, &c);
-		if (!ret) {
-			ret = rpfs_ping(c, i, &us);
-			if (ret) {
-				const char *m = rpfs_errmsg();
-
-				if (write(pfd[1], m, strlen(m)) < 0)
-					_exit(2);
-			}
-			rpfs_finalize(c);
-		} else {
-			dprintf(pfd[1], "rpfs_init: %s: %s", strerror(-ret),
-				rpfs_errmsg());
-		}
-		_exit(ret ? 1 : 0);
+		snprintf(idx, sizeof(idx), "%d", i);
+		snprintf(fd, sizeof(fd), "%d", pfd[1]);
+		execl("/proc/self/exe", "cluster-ping", "--cl-ping", cl->config, idx, fd,
+		      (char *)NULL);
+		_exit(127);
 	}
 	close(pfd[1]);
 	n = read(pfd[0], why, whylen - 1);

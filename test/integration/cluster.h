@@ -3,14 +3,17 @@
  * cl_start() makes a temporary directory under /tmp (one per cluster), finds
  * free ports by binding port 0, writes the cluster config with
  * rpfs_config_write(), starts one `rpfsd --foreground` per server and waits
- * until each answers rpfs_ping. Tests then stop (SIGTERM), kill -9 and
+ * until each answers rpfs_ping (from a fresh process: see cl_child_main).
+ * Tests then stop (SIGTERM), kill -9 and
  * restart single servers to check failure behaviour, and cl_destroy() stops
  * everything and removes the directory.
  *
  * The servers are children of the test process and get SIGTERM when it
  * dies (PR_SET_PDEATHSIG), so a failed or timed-out test leaves no daemons
- * behind. The ping that checks a server is up runs in a forked child, so the
- * test process holds no libfabric state of ours and may itself fork clients.
+ * behind. The ping that checks a server is up runs in a new process (this
+ * program run afresh), so the test process holds no libfabric state of ours
+ * and may itself fork clients, as long as it has no client of its own then:
+ * on verbs a child cannot use the device its parent opened.
  *
  * rpfsd is $RPFSD, else ./rpfsd (automake runs tests from the top build
  * directory, where the server is built). */
@@ -27,6 +30,10 @@ struct cluster;
  * test of this run left behind (their servers die with the test). */
 void cl_session_begin(void);
 void cl_session_end(void);
+
+/* Servers are pinged from this program run afresh: main() must first call
+ * cl_child_main, which returns 1 (and sets *status) in such a child. */
+int cl_child_main(int argc, char **argv, int *status);
 
 struct cl_opts {
 	int nservers;		/* all are I/O servers */

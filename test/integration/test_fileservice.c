@@ -1181,11 +1181,14 @@ static Suite *fileservice_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(fileservice_suite());
-	int failed;
+	SRunner *sr;
+	int failed, status;
 
+	if (cl_child_main(argc, argv, &status))
+		return status;
+	sr = srunner_create(fileservice_suite());
 	/* A dead server must not kill the test with SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
 	cl_session_begin();

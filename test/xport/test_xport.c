@@ -125,15 +125,52 @@ static void test_params(struct xp_params *p)
 	snprintf(p->provider, sizeof(p->provider), "%s", prov && *prov ? prov : "tcp");
 }
 
-/* Fork a memsrv; returns when it listens. */
+/* What a server process needs to know, passed through a pipe to a fresh
+ * image of this program (see server_spawn). */
+struct srv_args {
+	struct xp_params p;
+	unsigned int delay_us;
+	int worker, direct;
+};
+
+/* main() of a server started by server_spawn: read the settings from fd
+ * "in", serve until SIGTERM, tell the port on fd "out". */
+static int memsrv_main(int in, int out)
+{
+	struct srv_args a;
+	struct memsrv_opts o = {0};
+
+	if (read(in, &a, sizeof(a)) != (ssize_t)sizeof(a))
+		return 3;
+	close(in);
+	o.delay_us = a.delay_us;
+	o.worker = a.worker;
+	o.direct = a.direct;
+	return memsrv_run_forever_opts(&a.p, AREA_SIZE, &o, out) ? 2 : 0;
+}
+
+/* Start a memsrv; returns when it listens. The server is this program run
+ * afresh (fork + exec), never a bare fork: a child of a process that has
+ * used verbs cannot use the device the parent opened (the kernel refuses
+ * writes from another process's credentials, seen on rxe), and the client
+ * side of a test may already have. */
 static void server_spawn(const struct xp_params *p, const struct memsrv_opts *o)
 {
+	struct srv_args a = {.p = *p};
 	pid_t parent = getpid();
-	char line[64];
+	char line[64], infd[16], outfd[16];
 	size_t got = 0;
-	int fds[2];
+	int fds[2], args[2];
 
+	if (o) {
+		a.delay_us = o->delay_us;
+		a.worker = o->worker;
+		a.direct = o->direct;
+	}
 	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(pipe(args), 0);
+	ck_assert_int_eq(write(args[1], &a, sizeof(a)), (ssize_t)sizeof(a));
+	close(args[1]);
 	srv_pid = fork();
 	ck_assert_int_ge(srv_pid, 0);
 	if (srv_pid == 0) {
@@ -143,8 +180,13 @@ static void server_spawn(const struct xp_params *p, const struct memsrv_opts *o)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(3);
-		_exit(memsrv_run_forever_opts(p, AREA_SIZE, o, fds[1]) ? 2 : 0);
+		snprintf(infd, sizeof(infd), "%d", args[0]);
+		snprintf(outfd, sizeof(outfd), "%d", fds[1]);
+		execl("/proc/self/exe", "test_xport", "--memsrv", infd, outfd,
+		      (char *)NULL);
+		_exit(4);
 	}
+	close(args[0]);
 	close(fds[1]);
 	while (got < sizeof(line) - 1 && (!got || line[got - 1] != '\n')) {
 		struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
@@ -235,8 +277,14 @@ static void client_open(const struct xp_params *p)
 }
 
 /* Server and client with the same settings. */
+static void teardown_all(void);
+
+/* Replace whatever the fixture started. Never fork a server while this
+ * process holds an open fabric: with verbs, the child would share pages
+ * of our registered memory. */
 static void start_with(const struct xp_params *p, const struct memsrv_opts *o)
 {
+	teardown_all();
 	server_spawn(p, o);
 	client_open(p);
 }
@@ -1600,11 +1648,14 @@ static Suite *xport_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(xport_suite());
+	SRunner *sr;
 	int failed;
 
+	if (argc == 4 && !strcmp(argv[1], "--memsrv"))
+		return memsrv_main(atoi(argv[2]), atoi(argv[3]));
+	sr = srunner_create(xport_suite());
 	/* Each test forks its own server and leaves global state behind when
 	 * it fails: Check must fork each test, unless CK_FORK=no asks for a
 	 * debugger-friendly run. */
