@@ -111,18 +111,30 @@ int xp_getinfo(struct xp_fabric *fab, const char *node, const char *service,
 }
 
 /* rpfs keeps its own registration cache (regcache.c), kept right by hooks on
- * free/munmap/mremap/madvise (memhooks.c). libfabric's verbs provider
- * starts an MR cache of its own whose default monitor patches the code of
- * those same libc functions, which bypasses our hooks: our cache would then
- * have to drop every pinned registration at release (seen on rxe: no hit
- * ever). We never use libfabric's cache, so its monitor is turned off,
- * unless the user chose one. libfabric reads this when it initialises, at
- * the first fi_getinfo of the process; if something else initialised it
- * earlier, rcache_hooks_active() notices and our cache stays correct, only
- * slower. */
-static void keep_our_memory_hooks(void)
+ * free/munmap/mremap/madvise (memhooks.c). libfabric's verbs provider has an
+ * MR cache of its own, and with it on, rpfs on verbs read wrong bytes: every
+ * inline and fast read failed on rxe ("unexpected reply", "malformed fast
+ * message"), because that cache handed back registrations of memory that
+ * had been unmapped and mapped again at the same address (its monitor does
+ * not see unmaps that go through our hooks) and its default monitor patches
+ * those libc functions in place, bypassing our hooks as well. rpfs never
+ * uses libfabric's cache, so it is always turned off (a monitor of
+ * "disabled" turns the cache off), also over a value the user set: a
+ * faster MR cache for another library is not worth wrong data for ours.
+ * libfabric reads this when it initialises, at the first fi_getinfo of the
+ * process; if something initialised it earlier, rcache_hooks_active()
+ * notices that our hooks are bypassed, and a stale registration on the
+ * message path still shows as a malformed message (the connection closes),
+ * not as data. */
+static void turn_off_libfabric_mr_cache(void)
 {
-	setenv("FI_MR_CACHE_MONITOR", "disabled", 0);
+	const char *v = getenv("FI_MR_CACHE_MONITOR");
+
+	if (v && strcmp(v, "disabled"))
+		log_info("FI_MR_CACHE_MONITOR=%s replaced by 'disabled': rpfs keeps its "
+			 "own registration cache",
+			 v);
+	setenv("FI_MR_CACHE_MONITOR", "disabled", 1);
 }
 
 static int pick_provider(struct xp_fabric *fab)
@@ -241,7 +253,7 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 	pthread_mutex_init(&fab->post_lock, NULL);
 	ops.ctx = fab;
 
-	keep_our_memory_hooks();
+	turn_off_libfabric_mr_cache();
 	ret = pick_provider(fab);
 	if (ret)
 		goto err;
