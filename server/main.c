@@ -5,7 +5,8 @@
  *
  * Start-up is a ladder (config, storage directory, roles, workers, the
  * listening fabric) and every rung that fails says why and exits non-zero:
- * 2 for a bad command line or config, 1 for anything else. With --daemon the
+ * 2 for a bad command line or config, 3 when it cannot listen on its
+ * address and port (taken: try others), 1 for anything else. With --daemon the
  * parent returns only once the server listens (or failed), so scripts can
  * start servers one after another.
  *
@@ -316,7 +317,8 @@ int main(int argc, char **argv)
 	if (ret) {
 		log_err("rpfsd %s: couldn't start: %s", s->me->name, strerror(-ret));
 		shutdown_server(s);
-		notify(notify_fd, 1);
+		status = ret == -EADDRINUSE ? 3 : 1;
+		notify(notify_fd, (char)status);
 		goto out_cfg;
 	}
 	if (pidfile && (ret = write_pidfile(pidfile)))

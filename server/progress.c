@@ -209,6 +209,10 @@ int srv_progress_start(struct srv *s)
 	if (ret) {
 		log_err("rpfsd: couldn't listen on %s:%s: %s", host, s->me->port,
 			strerror(-ret));
+		/* One error for "the address is taken or not ours", whatever
+		 * the provider said (rdmacm: ENODATA), so that a launcher can
+		 * try other ports (exit status 3). */
+		ret = -EADDRINUSE;
 		goto err_close;
 	}
 	s->port = xp_listen_port(s->fab);

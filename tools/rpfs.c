@@ -448,7 +448,10 @@ static int write_key(const char *path)
 	return ret;
 }
 
-static int choose_ports(const struct opts *o, int n)
+/* n consecutive ports free for TCP on the address, from start. rdmacm
+ * (verbs) has its own port space that no socket shows: a port taken there
+ * makes rpfsd exit with status 3, and `up` moves on (see cmd_up). */
+static int choose_ports(const struct opts *o, int n, int start)
 {
 	if (o->port) {
 		for (int i = 0; i < n; i++)
@@ -457,7 +460,7 @@ static int choose_ports(const struct opts *o, int n)
 				    o->port + i, o->address, o->port, o->port + n - 1);
 		return o->port;
 	}
-	for (int p = DEFAULT_PORT; p + n <= DEFAULT_PORT + PORT_SCAN; p++) {
+	for (int p = start; p + n <= DEFAULT_PORT + PORT_SCAN; p++) {
 		int i;
 
 		for (i = 0; i < n && port_free(o->address, p + i); i++)
@@ -551,8 +554,10 @@ static pid_t spawn_daemon(const char *rpfsd, const char *conf, const char *dir, 
 }
 
 /* Reap the first process of a daemon start. Returns 0 (or still running
- * after the bound: the ping wait decides), or -EIO with the cause printed. */
-static int reap_daemon(pid_t pid, const char *dir, int i, double deadline)
+ * after the bound: the ping wait decides), -EADDRINUSE when it could not
+ * listen (rpfsd's exit status 3: the caller may try other ports), or -EIO
+ * with the cause printed. */
+static int reap_daemon(pid_t pid, const char *dir, int i, double deadline, int quiet_busy)
 {
 	char name[16], log[PATH_MAX];
 	int status;
@@ -564,6 +569,8 @@ static int reap_daemon(pid_t pid, const char *dir, int i, double deadline)
 		return 0;
 	if (r < 0)
 		return -errno;
+	if (quiet_busy && WIFEXITED(status) && WEXITSTATUS(status) == 3)
+		return -EADDRINUSE;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fmt(name, sizeof(name), "%d", i);
 		server_file(log, sizeof(log), dir, name, "log");
@@ -676,24 +683,39 @@ static int cmd_up(const struct opts *o, int argc, char **argv)
 			    dir);
 	}
 	fmt(conf, sizeof(conf), "%s/rpfs.conf", dir);
-	port0 = choose_ports(o, n);
-	write_cluster_config(o, dir, conf, n, port0);
-
-	/* Start them all at once: each daemon takes a while to get ready. */
 	pid_t *first = calloc((size_t)n, sizeof(*first));
-	double deadline = now_s() + UP_WAIT_MS / 1e3;
-	int failed = -1;
+	int failed = -1, busy, tries = 0;
 
 	if (!first)
 		die("out of memory");
-	for (int i = 0; i < n; i++) {
-		first[i] = spawn_daemon(rpfsd, conf, dir, i);
-		if (first[i] < 0)
-			die("up: can't fork: %s", strerror((int)-first[i]));
-	}
-	for (int i = 0; i < n; i++)
-		if (reap_daemon(first[i], dir, i, deadline) && failed < 0)
-			failed = i;
+	port0 = DEFAULT_PORT;
+	do {
+		double deadline = now_s() + UP_WAIT_MS / 1e3;
+
+		port0 = choose_ports(o, n, port0);
+		write_cluster_config(o, dir, conf, n, port0);
+		/* Start them all at once: each daemon takes a while to get ready. */
+		for (int i = 0; i < n; i++) {
+			first[i] = spawn_daemon(rpfsd, conf, dir, i);
+			if (first[i] < 0)
+				die("up: can't fork: %s", strerror((int)-first[i]));
+		}
+		busy = 0;
+		failed = -1;
+		for (int i = 0; i < n; i++) {
+			int ret = reap_daemon(first[i], dir, i, deadline, !o->port);
+
+			busy |= ret == -EADDRINUSE;
+			if (ret && failed < 0)
+				failed = i;
+		}
+		if (failed >= 0 && busy && ++tries < 8) {
+			stop_servers(dir, 0);
+			port0 += n; /* a run past the one that was taken */
+			continue;
+		}
+		break;
+	} while (1);
 	free(first);
 	if (failed >= 0) {
 		stop_servers(dir, 0);

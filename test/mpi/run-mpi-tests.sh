@@ -9,6 +9,11 @@
 #                 script starts its own server set (rpfs up -n 3) in a
 #                 temporary directory and stops it at the end
 #   TEST_TIMEOUT  seconds per run (default 120)
+#   NPS           process counts of the tests run at several (default 1 2 4)
+#   TILE_ARGS     extra tile_io options (default: --iters 2)
+#   BIN_DIR       where the test programs are built (default: a temporary
+#                 directory); NO_BUILD=1 runs the ones already there (the
+#                 Soft-RoCE VM has no compiler: scripts/rxe-vm)
 # Each test passes on exit 0 and " No Errors" AND when it shows that it ran
 # on rpfs (on-rpfs.sh): the files it keeps are on rpfs, those it deletes are
 # gone from rpfs, and nothing appeared in its scratch working directory.
@@ -23,6 +28,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 MPICC="$MPICH_PREFIX/bin/mpicc"
 MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+NPS=${NPS:-1 2 4} # process counts of the tests that run at several
 RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
 [ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
 [ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
@@ -78,14 +84,25 @@ run() {
     fi
 }
 
-echo "building the tests with $MPICC"
-mkdir -p "$WORK/bin"
-for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_server_kill; do
-    "$MPICC" -O2 -Wall -o "$WORK/bin/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
-        fail "build $t" "$WORK/$t.build.log"
-done
-"$MPICC" -O2 -Wall -o "$WORK/bin/mpi_io_demo" "$REPO/examples/mpi_io_demo.c" \
-    >"$WORK/demo.build.log" 2>&1 || fail "build mpi_io_demo" "$WORK/demo.build.log"
+BIN="${BIN_DIR:-$WORK/bin}"
+mkdir -p "$BIN"
+BIN=$(cd "$BIN" && pwd) # the tests run in scratch directories
+if [ "${NO_BUILD:-0}" = 1 ]; then
+    echo "using the test programs in $BIN"
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_server_kill mpi_io_demo tile_io; do
+        [ -x "$BIN/$t" ] || fail "no $BIN/$t (build it first: run without NO_BUILD)"
+    done
+else
+    echo "building the tests with $MPICC"
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_server_kill; do
+        "$MPICC" -O2 -Wall -o "$BIN/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
+            fail "build $t" "$WORK/$t.build.log"
+    done
+    "$MPICC" -O2 -Wall -o "$BIN/mpi_io_demo" "$REPO/examples/mpi_io_demo.c" \
+        >"$WORK/demo.build.log" 2>&1 || fail "build mpi_io_demo" "$WORK/demo.build.log"
+    "$MPICC" -O2 -Wall -o "$BIN/tile_io" "$REPO/examples/tile_io.c" \
+        >"$WORK/tile.build.log" 2>&1 || fail "build tile_io" "$WORK/tile.build.log"
+fi
 
 up
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
@@ -93,34 +110,48 @@ echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 
 # mpi_errors deletes all three of its files (BASE.missing twice, BASE.ro by
 # delete-on-close); mpi_hints and mpi_sizes delete their file at the end.
-for np in 1 2 4; do
+for np in $NPS; do
     run "error classes" $np "" "/t/err.$np.missing /t/err.$np.exists /t/err.$np.ro" \
-        "$WORK/bin/mpi_errors" rpfs:/t/err.$np
+        "$BIN/mpi_errors" rpfs:/t/err.$np
 done
-for np in 1 2 4; do
-    run "hints round trip" $np "" /t/hints.$np "$WORK/bin/mpi_hints" rpfs:/t/hints.$np 2
+for np in $NPS; do
+    run "hints round trip" $np "" /t/hints.$np "$BIN/mpi_hints" rpfs:/t/hints.$np 2
 done
-for np in 1 2 4; do
-    run "sizes, append, nonblocking I/O" $np "" /t/sizes.$np "$WORK/bin/mpi_sizes" rpfs:/t/sizes.$np
+for np in $NPS; do
+    run "sizes, append, nonblocking I/O" $np "" /t/sizes.$np "$BIN/mpi_sizes" rpfs:/t/sizes.$np
 done
-run "collective write" 4 /t/coll4 "" "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll4
+run "collective write" 4 /t/coll4 "" "$BIN/mpi_coll_rw" write rpfs:/t/coll4
 for np in 1 2 3; do
-    run "independent read of a 4-process file" $np /t/coll4 "" "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll4
+    run "independent read of a 4-process file" $np /t/coll4 "" "$BIN/mpi_coll_rw" read rpfs:/t/coll4
 done
-run "collective write" 3 /t/coll3 "" "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll3 50 70000
+run "collective write" 3 /t/coll3 "" "$BIN/mpi_coll_rw" write rpfs:/t/coll3 50 70000
 for np in 1 4; do
-    run "independent read of a 3-process file" $np /t/coll3 "" "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll3 50 70000
+    run "independent read of a 3-process file" $np /t/coll3 "" "$BIN/mpi_coll_rw" read rpfs:/t/coll3 50 70000
 done
 
 # the example prints no " No Errors": check its own line
 log="$WORK/demo.log"
 cwd=$(scratch_dir demo)
-if (cd "$cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_io_demo" rpfs:/t/demo.dat) \
+if (cd "$cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$BIN/mpi_io_demo" rpfs:/t/demo.dat) \
     >"$log" 2>&1 && grep -q "data check ok" "$log" && prove_on_rpfs "$cwd" /t/demo.dat "" >>"$log"; then
     pass "examples/mpi_io_demo (np=4)"
     sed 's/^/    /' "$log"
 else
     fail "examples/mpi_io_demo (np=4)" "$log"
+fi
+
+# tile I/O (mpi-tile-io parameters): list, pieces and collective, every read
+# checked against what its write stored
+log="$WORK/tile.log"
+cwd=$(scratch_dir tile)
+# shellcheck disable=SC2086
+if (cd "$cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$BIN/tile_io" \
+    --filename rpfs:/t/tile --mode all --verify ${TILE_ARGS:---iters 2}) >"$log" 2>&1 &&
+    grep -q "^list/pieces" "$log" && prove_on_rpfs "$cwd" /t/tile "" >>"$log"; then
+    pass "tile I/O, list, pieces and collective, every read verified (np=4)"
+    sed 's/^/    /' "$log"
+else
+    fail "tile I/O, list, pieces and collective, every read verified (np=4)" "$log"
 fi
 
 # last, as it breaks the server set: kill -9 an I/O-only server mid-job
@@ -131,7 +162,7 @@ if [ -z "$victim" ]; then
     fail "server killed during a job: no server pidfiles in $CLUSTER"
 else
     cwd=$(scratch_dir kill)
-    (cd "$cwd" && exec timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$WORK/bin/mpi_server_kill" \
+    (cd "$cwd" && exec timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$BIN/mpi_server_kill" \
         rpfs:/t/kill "$ready" 90) >"$log" 2>&1 &
     job=$!
     i=0

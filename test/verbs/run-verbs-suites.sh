@@ -1,0 +1,56 @@
+#!/bin/bash
+# run-verbs-suites.sh: the project's suites on libfabric's verbs provider,
+# inside the Soft-RoCE VM (scripts/rxe-vm run), which exports
+# RPFS_PROVIDER=verbs and the guest's rxe address in RPFS_TEST_ADDR.
+#
+# Usage (from the top of the clone, after ./quickstart has built everything
+# and run the tcp suites, which also builds the MPI test programs):
+#   scripts/rxe-vm run -- test/verbs/run-verbs-suites.sh OUT MPICH_PREFIX
+#     OUT           results directory (Check logs *.log, MPI suites *.out,
+#                   each ending "N passed, N failed")
+#     MPICH_PREFIX  the prefix printed by scripts/build-mpich.sh
+# Environment: RPFS_BIN (the installed rpfs bin/, for the MPI suites).
+#
+# What runs, and why each: the transport tests (every path forced and auto,
+# sizes across every threshold, credits exhausted, many connections,
+# timeouts, killed servers: verbs' rules are the transport's), the
+# file-service integration and CLI tests (the file service over verbs),
+# rpfs's MPI tests with tile I/O verifying every read, and ROMIO's suite.
+# Under emulation the guest's CPU is slow, so the MPI tests run at one
+# process count (NPS=2) and ROMIO's at one (np 2, its fixed-count tests at
+# theirs), and tile I/O once: the data paths are the same at every count,
+# and the tcp run covers the counts. The HDF5 and Open MPI suites stay on
+# tcp: they test MPI library interplay, not the transport.
+set -u
+OUT=${1:?usage: $0 OUT MPICH_PREFIX}
+MPICH=${2:?usage: $0 OUT MPICH_PREFIX}
+[ "${RPFS_PROVIDER:-}" = verbs ] || { echo "run me inside scripts/rxe-vm (RPFS_PROVIDER=verbs)" >&2; exit 2; }
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+B="$top/build"
+
+suite() { # NAME COMMAND...: run, keep the output, show the last lines
+	local name=$1 start rc
+	shift
+	start=$(date +%s)
+	"$@" >"$OUT/$name" 2>&1
+	rc=$?
+	printf '%-28s exit %d after %ds: %s\n' "$name" $rc $(($(date +%s) - start)) \
+		"$(grep -E 'Checks:|passed, .* failed' "$OUT/$name" | tail -1)"
+	return $rc
+}
+
+export CK_DEFAULT_TIMEOUT=300
+cd "$B" || exit 2
+suite test_xport.log ./test/xport/test_xport
+suite test_fileservice.log ./test/integration/test_fileservice
+suite cli-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+cd "$top" || exit 2
+export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+suite mpi-tests.out env NO_BUILD=1 BIN_DIR="$B/mpi-bin" NPS=2 TILE_ARGS="--iters 1" \
+	test/mpi/run-mpi-tests.sh "$MPICH"
+suite romio-tests.out env NO_BUILD=1 BIN_DIR="$B/romio-bin" NPS=2 \
+	test/mpi/run-romio-tests.sh "$MPICH"
+dmesg | grep -E 'segfault|uverbs_write' && echo "kernel: a process crashed or misused verbs (above)"
+exit 0
