@@ -36,6 +36,8 @@
  *   IO_TRUNCATE                 handle u64, size u64                    16
  *   IO_WRITE IO_READ            handle u64, nseg u32, pad u32 (0),      16+16*nseg
  *                               nseg x { off u64, len u64 }
+ *   IO_CREATE                   handle u64, nonce u64 (not 0)           16
+ *   IO_PROBE                    meta u32, pad u32 (0)                   8
  *
  * Apart from the three bodyless ops, a body must end exactly after its last
  * field: trailing bytes are -EPROTO (they would mean the peers disagree on
@@ -49,6 +51,10 @@
  * @64, zero padding @68..79 u64 (8 bytes): FETCH_ADD old value, IO_SIZE datafile size
  *   dirents: count u32, more u32, count x { type u32, name str }
  *   statfs (24 bytes): total u64, avail u64, objects u64
+ *   probe (16 bytes; IO_PROBE): count u64, max_handle u64
+ *   error detail: a reply whose status is -EBADMSG (IO_READ, IO_WRITE,
+ *   IO_SIZE) carries u64 @0, the datafile offset of the damage; any other
+ *   failed reply has an empty body
  *
  * The fixed-size reply decoders (attr, u64, statfs) accept a longer body than
  * they need (room to grow) but never a shorter one; dirents must be exact. */
@@ -62,6 +68,12 @@
 #define RPC_SET_ALL    (RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)
 
 /* ---- encoding ---------------------------------------------------------- */
+
+int rpc_is_io_op(uint16_t op)
+{
+	return (op >= RPC_IO_WRITE && op <= RPC_IO_STATFS) || op == RPC_IO_CREATE ||
+	       op == RPC_IO_PROBE;
+}
 
 /* A write cursor: once something does not fit, every later put is dropped
  * and the encoder returns -E2BIG at the end, so encoders need one check. */
@@ -355,6 +367,28 @@ int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	return wr_end(&w);
 }
 
+int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce)
+{
+	struct wr w;
+
+	if (!nonce)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_CREATE, 0);
+	wr_u64(&w, handle);
+	wr_u64(&w, nonce);
+	return wr_end(&w);
+}
+
+int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta)
+{
+	struct wr w;
+
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_PROBE, 0);
+	wr_u32(&w, meta);
+	wr_u32(&w, 0);
+	return wr_end(&w);
+}
+
 uint32_t rpc_io_max_segs(size_t cap)
 {
 	size_t head = RPC_PREAMBLE + 16;
@@ -473,6 +507,7 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
  *   - LOCK/UNLOCK: flags only RPC_LOCK_*, len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
+ *   - IO_CREATE: nonce != 0;
  *   - the body had no bytes beyond its last field (bodyless ops excepted).
  * Errors: -EPROTO for a malformed body; -E2BIG for a well-formed IO request
  * with more than maxseg segments (a limit of the receiver, not a fault of
@@ -569,6 +604,17 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 	case RPC_IO_WRITE:
 	case RPC_IO_READ:
 		ret = dec_io(&rd, r, segs, maxseg);
+		break;
+	case RPC_IO_CREATE:
+		r->handle = rd_u64(&rd);
+		r->nonce = rd_u64(&rd);
+		if (!rd.err && !r->nonce)
+			ret = -EPROTO;
+		break;
+	case RPC_IO_PROBE:
+		r->meta = rd_u32(&rd);
+		if (rd_u32(&rd) && !rd.err)
+			ret = -EPROTO;
 		break;
 	default:
 		return -EPROTO;
@@ -751,5 +797,24 @@ int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s)
 	s->total = get64(p + 0);
 	s->avail = get64(p + 8);
 	s->objects = get64(p + 16);
+	return 0;
+}
+
+void rpc_enc_probe(void *buf, const struct rpc_probe *p)
+{
+	uint8_t *b = buf;
+
+	put64(b + 0, p->count);
+	put64(b + 8, p->max_handle);
+}
+
+int rpc_dec_probe(const void *buf, size_t len, struct rpc_probe *p)
+{
+	const uint8_t *b = buf;
+
+	if (len < RPC_PROBE_SIZE)
+		return -EPROTO;
+	p->count = get64(b + 0);
+	p->max_handle = get64(b + 8);
 	return 0;
 }

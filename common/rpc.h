@@ -48,7 +48,23 @@ enum rpc_op {
 	RPC_IO_SYNC = 44,
 	RPC_IO_REMOVE = 45,
 	RPC_IO_STATFS = 46,
+	/* 47 stays unused (tests rely on it being unknown) */
+	RPC_IO_CREATE = 48, /* the datafile of a new file, exclusively */
+	RPC_IO_PROBE = 49,  /* which handles of a metadata server have datafiles */
 };
+
+/* Every op an I/O server serves (progress.c routes by this). */
+int rpc_is_io_op(uint16_t op);
+
+/* Reply statuses of the I/O ops for storage that is not what it should be:
+ *   -EBADMSG  damaged data: a block fails its checksum, or the datafile is
+ *             shorter than its checksums say. IO_READ, IO_WRITE (a partial
+ *             block's old bytes) and IO_SIZE then carry a u64 body: the
+ *             datafile offset of the first damaged byte asked for.
+ *   -ESTALE   the handle has no datafile on this server (the file was
+ *             removed, or the server lost its storage); never zeros.
+ *   -EEXIST   IO_CREATE: the handle already has a datafile there that this
+ *             create did not make (a handle used before). */
 
 enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 
@@ -99,6 +115,8 @@ struct rpc_req {
 	uint64_t off, len; /* LOCK UNLOCK */
 	uint64_t owner;	   /* LOCK UNLOCK: client-chosen lock owner id */
 	uint64_t size;	   /* IO_TRUNCATE: datafile size */
+	uint64_t nonce;	   /* IO_CREATE: the create's random id (retries match it) */
+	uint32_t meta;	   /* IO_PROBE: metadata server index */
 	/* IO_WRITE / IO_READ */
 	uint32_t nseg;
 	struct rpc_seg *segs; /* points into a caller buffer (rpc_decode_req's segs) */
@@ -122,6 +140,8 @@ int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t ha
 int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, uint64_t size);
 int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	       const struct rpc_seg *segs, uint32_t nseg);
+int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce);
+int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
 /* Segments that fit an I/O request body of cap bytes. */
 uint32_t rpc_io_max_segs(size_t cap);
 
@@ -156,5 +176,14 @@ struct rpc_statfs {
 void rpc_enc_statfs(void *buf, const struct rpc_statfs *s);
 int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s);
 #define RPC_STATFS_SIZE 24
+
+/* IO_PROBE reply: u64 datafiles (and checksum files) of that metadata
+ * server's handles, u64 the largest such handle (0 if none). */
+struct rpc_probe {
+	uint64_t count, max_handle;
+};
+void rpc_enc_probe(void *buf, const struct rpc_probe *p);
+int rpc_dec_probe(const void *buf, size_t len, struct rpc_probe *p);
+#define RPC_PROBE_SIZE 16
 
 #endif

@@ -41,8 +41,13 @@ void srv_op_finish(struct srv_op *op)
 {
 	int ret;
 
-	if (op->status)
-		op->rep_len = op->rd_len = 0;
+	/* A failed op answers with no data; its body only if it set one on
+	 * purpose (the detail of a damaged read: rpc.h). */
+	if (op->status) {
+		op->rd_len = 0;
+		if (!op->rep_on_error)
+			op->rep_len = 0;
+	}
 	ret = xp_req_reply(op->r, op->status, op->rep, op->rep_len, op->rd_len);
 	/* A client that went away cannot be answered; the server carries on. */
 	if (ret)
@@ -83,7 +88,7 @@ static bool is_meta_op(uint16_t op)
 
 static bool is_io_op(uint16_t op)
 {
-	return op >= RPC_IO_WRITE && op <= RPC_IO_STATFS;
+	return rpc_is_io_op(op);
 }
 
 static void handle(struct xp_req *r, void *arg)

@@ -81,9 +81,10 @@ struct srv_op {
 	struct srv_op *bulk_next; /* sched.c: waiting for a bulk slot */
 	void (*bulk_start)(struct srv_op *op);
 
-	int status;	/* reply status */
-	size_t rep_len; /* reply body bytes in rep */
-	size_t rd_len;	/* read data bytes */
+	int status;	   /* reply status */
+	bool rep_on_error; /* a failed op still sends rep (the error's detail) */
+	size_t rep_len;	   /* reply body bytes in rep */
+	size_t rd_len;	   /* read data bytes */
 
 	/* IO_READ / IO_WRITE: segments and the end of each in the data stream */
 	struct rpc_seg *segs;
