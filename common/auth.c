@@ -24,6 +24,12 @@ void auth_random(void *buf, size_t len)
 	randombytes_buf(buf, len);
 }
 
+void auth_digest(const void *buf, size_t len, uint8_t *out, size_t outlen)
+{
+	auth_init();
+	crypto_generichash(out, outlen, buf, len, NULL, 0);
+}
+
 int auth_key_load(const char *path, struct auth_key *key, char *why, size_t whylen)
 {
 	struct stat st;

@@ -47,6 +47,8 @@ int auth_key_create(const char *path);
 
 /* Fill buf with random bytes (libsodium's CSPRNG). */
 void auth_random(void *buf, size_t len);
+/* An unkeyed digest (BLAKE2b) of len bytes, outlen (16..64) bytes long. */
+void auth_digest(const void *buf, size_t len, uint8_t *out, size_t outlen);
 
 /* MAC over up to three parts, under a purpose label ("connreq", "accept",
  * "hello", "cap", ...). Parts may be NULL with length 0. */

@@ -37,6 +37,7 @@ enum {
 	KEY_STRIPE_UNIT = 16,
 	KEY_STRIPE_COUNT = 32,
 	KEY_KEY_FILE = 64,
+	KEY_CLUSTER_ID = 128,
 };
 
 enum cfg_section { SEC_NONE, SEC_CLUSTER, SEC_SERVER, SEC_TRANSPORT };
@@ -270,6 +271,27 @@ static int first_time(struct cfg_parse *c, unsigned key, const char *name)
 	return 1;
 }
 
+static int parse_hex(const char *v, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned x;
+
+		if (!isxdigit((unsigned char)v[2 * i]) ||
+		    !isxdigit((unsigned char)v[2 * i + 1]) ||
+		    sscanf(v + 2 * i, "%2x", &x) != 1)
+			return -EINVAL;
+		out[i] = (uint8_t)x;
+	}
+	return v[2 * len] ? -EINVAL : 0;
+}
+
+void rpfs_hex(const uint8_t *b, size_t len, char *out)
+{
+	for (size_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	out[2 * len] = 0;
+}
+
 static void cluster_key(struct cfg_parse *c, const char *name, const char *value)
 {
 	struct rpfs_config *cfg = c->cfg;
@@ -297,10 +319,16 @@ static void cluster_key(struct cfg_parse *c, const char *name, const char *value
 		if (copy_value(cfg->key_file, sizeof(cfg->key_file), value))
 			cfg_fail(c, "%s:%d: [cluster] key_file: empty or too long",
 				 c->path, c->line);
+	} else if (!strcmp(name, "id")) {
+		if (!first_time(c, KEY_CLUSTER_ID, name))
+			return;
+		if (parse_hex(value, cfg->cluster_id, sizeof(cfg->cluster_id)))
+			cfg_fail(c, "%s:%d: [cluster] id = %s: want %d hex digits",
+				 c->path, c->line, value, 2 * RPFS_CLUSTER_ID_SIZE);
 	} else {
 		cfg_fail(c,
 			 "%s:%d: [cluster] %s: unknown key (stripe_unit, stripe_count, "
-			 "key_file)",
+			 "key_file, id)",
 			 c->path, c->line, name);
 	}
 }
@@ -582,6 +610,15 @@ static int write_body(FILE *f, const struct rpfs_config *cfg)
 	ret = ret ? ret : put_kv(f, "stripe_count", v);
 	if (!ret && cfg->key_file[0])
 		ret = put_kv(f, "key_file", cfg->key_file);
+	for (size_t i = 0; i < sizeof(cfg->cluster_id); i++) {
+		if (cfg->cluster_id[i]) {
+			char hex[2 * RPFS_CLUSTER_ID_SIZE + 1];
+
+			rpfs_hex(cfg->cluster_id, sizeof(cfg->cluster_id), hex);
+			ret = ret ? ret : put_kv(f, "id", hex);
+			break;
+		}
+	}
 	for (uint32_t i = 0; i < cfg->nservers && !ret; i++) {
 		const struct rpfs_server_cfg *sv = &cfg->servers[i];
 		unsigned r = sv->roles & (RPFS_ROLE_META | RPFS_ROLE_IO);
@@ -664,4 +701,34 @@ int rpfs_config_key(const struct rpfs_config *cfg, struct auth_key *key, char *w
 		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - cfg->path),
 			 cfg->path, cfg->key_file);
 	return auth_key_load(path, key, why, whylen);
+}
+
+void rpfs_config_new_id(struct rpfs_config *cfg)
+{
+	auth_random(cfg->cluster_id, sizeof(cfg->cluster_id));
+}
+
+void rpfs_config_fingerprint(const struct rpfs_config *cfg,
+			     uint8_t out[RPFS_FINGERPRINT_SIZE])
+{
+	char hex[2 * RPFS_CLUSTER_ID_SIZE + 1], *text;
+	size_t len = 0, cap = sizeof(hex) + 2;
+	FILE *f;
+
+	/* One line per server, in config order, after the cluster id. */
+	f = open_memstream(&text, &cap);
+	if (!f)
+		abort(); /* out of memory: nothing sensible to compare */
+	rpfs_hex(cfg->cluster_id, sizeof(cfg->cluster_id), hex);
+	fprintf(f, "%s\n", hex);
+	for (uint32_t i = 0; i < cfg->nservers; i++) {
+		const struct rpfs_server_cfg *sv = &cfg->servers[i];
+
+		fprintf(f, "%s|%s|%s|%u|%d|%d\n", sv->name, sv->address, sv->port,
+			sv->roles, sv->io_index, sv->meta_index);
+	}
+	fclose(f);
+	len = strlen(text);
+	auth_digest(text, len, out, RPFS_FINGERPRINT_SIZE);
+	free(text);
 }

@@ -4,6 +4,7 @@
  *   stripe_unit = 1M          ; default for new files
  *   stripe_count = 0          ; 0 = all I/O servers
  *   key_file = /path/key      ; cluster key (auth.h), relative to this file
+ *   id = 32 hex digits        ; the cluster's identity, made once (rpfs up)
  *
  *   [server.0]                ; one section per server, any name after "server."
  *   address = 127.0.0.1
@@ -27,10 +28,12 @@
 #include "auth.h"
 #include "params.h"
 
-#define RPFS_ROLE_META	    1u
-#define RPFS_ROLE_IO	    2u
-#define RPFS_MAX_SERVERS    1024
-#define RPFS_DEFAULT_CONFIG "/etc/rpfs/rpfs.conf"
+#define RPFS_ROLE_META	      1u
+#define RPFS_ROLE_IO	      2u
+#define RPFS_MAX_SERVERS      1024
+#define RPFS_DEFAULT_CONFIG   "/etc/rpfs/rpfs.conf"
+#define RPFS_CLUSTER_ID_SIZE  16
+#define RPFS_FINGERPRINT_SIZE 16
 
 struct rpfs_server_cfg {
 	char name[64]; /* section name after "server." */
@@ -47,6 +50,7 @@ struct rpfs_config {
 	uint64_t stripe_unit;
 	uint32_t stripe_count;
 	char key_file[1024];
+	uint8_t cluster_id[RPFS_CLUSTER_ID_SIZE]; /* all zero: none given */
 	struct rpfs_server_cfg *servers;
 	uint32_t nservers;
 	uint32_t *io; /* server indexes of the I/O servers, in order */
@@ -68,6 +72,16 @@ int rpfs_config_find(const struct rpfs_config *cfg, const char *name);
  * message naming the file and the cause (auth_key_load). */
 int rpfs_config_key(const struct rpfs_config *cfg, struct auth_key *key, char *why,
 		    size_t whylen);
+/* What every member of a cluster must agree on, hashed: the cluster id and,
+ * in config order, each server's name, address, port, roles and indexes.
+ * A client whose config lists the servers in another order or at other
+ * ports would send data to the wrong server; the handshake compares these. */
+void rpfs_config_fingerprint(const struct rpfs_config *cfg,
+			     uint8_t out[RPFS_FINGERPRINT_SIZE]);
+/* A new random cluster id (for a new config). */
+void rpfs_config_new_id(struct rpfs_config *cfg);
+/* Hex text of an id or fingerprint (2 * len + 1 bytes). */
+void rpfs_hex(const uint8_t *b, size_t len, char *out);
 /* Write a config file (used by `rpfs up`). Returns 0 or -errno. */
 int rpfs_config_write(const struct rpfs_config *cfg, const char *path);
 

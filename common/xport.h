@@ -118,6 +118,8 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 void xp_conn_close(struct xp_conn *c);
 /* 0 while usable; else the negative errno that broke it. */
 int xp_conn_error(struct xp_conn *c);
+/* Milliseconds since a call started or an answer came on it (client). */
+int64_t xp_conn_idle_ms(struct xp_conn *c);
 const char *xp_conn_peer(const struct xp_conn *c);
 
 /* ---- client calls ------------------------------------------------------ */

@@ -217,9 +217,13 @@ void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 		return;
 	if (err == -EPROTO)
 		fab->stats.proto_errors++;
-	/* A client leaving is routine for a server; anything else is news. */
+	/* A client leaving is routine for a server; a connection that fails
+	 * while xp_connect waits is reported by its caller; anything else is
+	 * news. */
 	if (fab->role == XP_SERVER && err == -ECONNRESET)
 		log_info("client connection %u closed", c->id);
+	else if (c->in_connect)
+		log_info("connection to %s: %s (%s)", c->peer, why, strerror(-err));
 	else if (!c->closing || err != -ECONNABORTED)
 		log_warn("connection to %s: %s (%s)", c->peer[0] ? c->peer : "client",
 			 why, strerror(-err));
@@ -416,6 +420,7 @@ void xp_client_hello_rep(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
 		c->peer_slots[i] = m.fast.slot_count - 1 - i;
 	c->npeer_slots = m.fast.slot_count;
 	c->state = XP_CONN_UP;
+	c->last_active_ns = xp_now_ns();
 	xp_conn_post_recv(c, rb);
 }
 
@@ -533,6 +538,7 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	}
 	ep->fid.context = c;
 	c->hello = hello;
+	c->in_connect = true;
 	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
 	ret = conn_bind(c);
 	if (!ret)
@@ -582,6 +588,7 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 		goto fail;
 	}
 	c->hello = NULL;
+	c->in_connect = false;
 	fi_freeinfo(info);
 	*out = c;
 	pthread_mutex_unlock(&fab->lock);
@@ -590,6 +597,7 @@ fail:
 	c->hello = NULL;
 	c->closing = true;
 	xp_conn_fail(c, ret, "connection setup failed");
+	c->in_connect = false;
 	xp_progress_locked(fab, 0);
 out:
 	if (info)
@@ -624,6 +632,17 @@ void xp_conn_close(struct xp_conn *c)
 int xp_conn_error(struct xp_conn *c)
 {
 	return c->state == XP_CONN_BROKEN ? (c->error ? c->error : -ENOTCONN) : 0;
+}
+
+int64_t xp_conn_idle_ms(struct xp_conn *c)
+{
+	int64_t last;
+
+	pthread_mutex_lock(&c->fab->lock);
+	last = c->last_active_ns > c->last_reply_ns ? c->last_active_ns
+						    : c->last_reply_ns;
+	pthread_mutex_unlock(&c->fab->lock);
+	return (xp_now_ns() - last) / 1000000;
 }
 
 const char *xp_conn_peer(const struct xp_conn *c)

@@ -156,6 +156,7 @@ struct xp_conn {
 	uint8_t cnonce[PROTO_NONCE_SIZE];
 	uint8_t snonce[PROTO_NONCE_SIZE];
 	struct xp_hello *hello; /* client: during xp_connect only */
+	bool in_connect;	/* client: xp_connect waits for it */
 	void *ctx;		/* server: the application's */
 };
 

@@ -301,6 +301,10 @@ int main(int argc, char **argv)
 			s->me->dir, strerror(-ret));
 		goto out_cfg;
 	}
+	if (ident_check_storage(s)) {
+		status = 2;
+		goto out_cfg;
+	}
 	if (daemon_mode)
 		notify_fd = daemonize();
 

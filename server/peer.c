@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hello.h"
 #include "log.h"
 #include "server.h"
 
@@ -120,7 +121,15 @@ static int get_conn(struct srv *s, uint32_t server, struct xp_conn **out)
 		p->conn = NULL;
 	}
 	if (!p->conn) {
-		ret = xp_connect(ps->fab, sc->address, sc->port, NULL, &p->conn, why,
+		uint8_t data[XP_HELLO_MAX];
+		struct xp_hello h = {data, 0, NULL, 0, 0};
+		struct hello_req req;
+		int n;
+
+		hello_req_fill(&req, &s->cfg, server, HELLO_PEER);
+		n = hello_req_encode(data, sizeof(data), &req);
+		h.len = n > 0 ? (size_t)n : 0;
+		ret = xp_connect(ps->fab, sc->address, sc->port, &h, &p->conn, why,
 				 sizeof(why));
 		if (ret) {
 			p->conn = NULL;

@@ -175,6 +175,7 @@ static void conn_event(struct xp_conn *c, int up, void *arg)
 	if (s->meta)
 		meta_conn_down(s, c);
 	sched_conn_down(s, c);
+	ident_conn_down(c);
 }
 
 static void *progress_main(void *arg)
@@ -210,6 +211,7 @@ int srv_progress_start(struct srv *s)
 		return ret;
 	}
 	xp_set_conn_handler(s->fab, conn_event, s);
+	xp_set_hello_handler(s->fab, ident_hello, s);
 	ret = xp_listen(s->fab, host, s->me->port, handle, s);
 	if (ret) {
 		log_err("rpfsd: couldn't listen on %s:%s: %s", host, s->me->port,

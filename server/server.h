@@ -13,6 +13,8 @@
  *                bulk transfers
  *   peer.c       this server as a client of the others (parent lookups,
  *                datafile removal)
+ *   identity.c   the cluster identity of the storage directory, and who
+ *                each connected client is (its hello and credentials)
  *   placement.c  binding of the progress thread and workers with hwloc
  *
  * Threads: the progress thread owns the transport (every xp_req_* call but
@@ -143,6 +145,24 @@ int io_remove_handle(struct srv *s, uint64_t handle);
 int peer_init(struct srv *s);
 void peer_fini(struct srv *s);
 int peer_call(struct srv *s, uint32_t server, struct xp_call *call);
+
+/* identity.c */
+/* Who a connected client is: from its hello, for permission checks. */
+struct srv_client {
+	bool peer; /* another server of the cluster */
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	uint32_t groups[64];
+};
+/* The transport's hello handler (xp_hello_fn): refuses a client whose
+ * config disagrees with ours, remembers an accepted one. */
+int ident_hello(struct xp_conn *c, const void *data, size_t len, void *rep,
+		size_t rep_max, size_t *rep_len, void *arg);
+const struct srv_client *ident_of(const struct xp_conn *c);
+void ident_conn_down(struct xp_conn *c);
+/* At start: the storage directory is this server's of this cluster (or
+ * new, then it becomes so). 0, or -ESTALE with the reason on stderr. */
+int ident_check_storage(struct srv *s);
 
 /* placement.c */
 void place_init(struct srv *s);

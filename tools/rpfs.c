@@ -485,6 +485,7 @@ static void write_cluster_config(const struct opts *o, const char *dir, const ch
 	cfg.stripe_count = 0;
 	fmt(cfg.key_file, sizeof(cfg.key_file), "%s/cluster.key", dir);
 	xp_params_default(&cfg.xport);
+	rpfs_config_new_id(&cfg);
 	if (o->provider && xp_params_set(&cfg.xport, "provider", o->provider))
 		die("bad provider '%s'", o->provider);
 	cfg.servers = calloc((size_t)n, sizeof(*cfg.servers));

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "client_priv.h"
+#include "hello.h"
 #include "log.h"
 
 /* ---- servers ------------------------------------------------------------ */
@@ -70,19 +71,61 @@ static void link_unref(struct rpfsc_link *l)
 	}
 }
 
+/* Connect to server srv with our hello; a server whose config disagrees
+ * with ours refuses, and its answer says how: the message names it. */
+static int link_connect(struct rpfs_client *c, int srv, enum rpfsc_role role,
+			struct xp_conn **out)
+{
+	const struct rpfs_server_cfg *sc = &c->cfg.servers[srv];
+	uint8_t data[XP_HELLO_MAX], rep[XP_HELLO_MAX];
+	struct xp_hello h = {data, 0, rep, sizeof(rep), 0};
+	struct hello_req req;
+	struct hello_rep ans;
+	char why[512] = "";
+	int n, ret;
+
+	hello_req_fill(&req, &c->cfg, (uint32_t)srv, HELLO_CLIENT);
+	n = hello_req_encode(data, sizeof(data), &req);
+	if (n < 0)
+		return n;
+	h.len = (size_t)n;
+	ret = xp_connect(c->fab, sc->address, sc->port, &h, out, why, sizeof(why));
+	if (!ret)
+		return 0;
+	if (h.rep_len && !hello_rep_decode(rep, h.rep_len, &ans) && ans.mismatch) {
+		hello_explain(&ans, &c->cfg, (uint32_t)srv, rpfsc_desc(c, srv, role), why,
+			      sizeof(why));
+		rpfsc_err_set("%s", why);
+		return ret;
+	}
+	/* The transport's reason names the cause (a refused key, a clock
+	 * out of the window, ...); without one, the errno's. */
+	if (why[0])
+		rpfsc_err_set("%s: %s", rpfsc_desc(c, srv, role), why);
+	else
+		rpfsc_err_server(rpfsc_desc(c, srv, role), "couldn't connect", ret,
+				 c->cfg.xport.timeout_ms, true);
+	return ret;
+}
+
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		   struct rpfsc_link **out)
 {
 	struct rpfsc_server *s = &c->srv[srv];
-	const struct rpfs_server_cfg *sc = &c->cfg.servers[srv];
 	struct rpfsc_link *l;
-	char why[256] = "";
 	int ret = 0;
 
 	pthread_mutex_lock(&s->lock);
 	if (s->link && xp_conn_error(s->link->conn)) {
 		/* Broken: users still holding it keep it alive until they let go. */
 		log_info("%s: reconnecting", rpfsc_desc(c, srv, role));
+		link_unref(s->link);
+		s->link = NULL;
+	}
+	/* Idle for half the servers' idle timeout: a new one, so that a
+	 * request never goes out on a connection the server is about to drop. */
+	if (s->link && c->cfg.xport.idle_timeout_s &&
+	    xp_conn_idle_ms(s->link->conn) > (int64_t)c->cfg.xport.idle_timeout_s * 500) {
 		link_unref(s->link);
 		s->link = NULL;
 	}
@@ -95,14 +138,9 @@ int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		}
 		/* Holding the server's lock while connecting: threads that want
 		 * the same server wait for this attempt rather than pile on. */
-		ret = xp_connect(c->fab, sc->address, sc->port, NULL, &l->conn, why,
-				 sizeof(why));
+		ret = link_connect(c, srv, role, &l->conn);
 		if (ret) {
 			free(l);
-			rpfsc_err_server(rpfsc_desc(c, srv, role), "couldn't connect",
-					 ret, c->cfg.xport.timeout_ms, true);
-			if (why[0])
-				log_dbg("%s", why);
 			goto unlock;
 		}
 		l->refs = 1;

@@ -290,6 +290,7 @@ static int write_config(struct cluster *cl, const struct cl_opts *o)
 	cfg.stripe_count = 0;
 	snprintf(cfg.key_file, sizeof(cfg.key_file), "%s/cluster.key", cl->tmp);
 	xp_params_default(&cfg.xport);
+	rpfs_config_new_id(&cfg);
 	if (o->timeout_ms)
 		cfg.xport.timeout_ms = o->timeout_ms;
 	if (o->force_path && xp_params_set(&cfg.xport, "force_path", o->force_path))

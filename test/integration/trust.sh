@@ -1,0 +1,100 @@
+#!/bin/sh
+# trust.sh: rpfs tried as a hostile or unlucky user would, through the rpfs
+# command: every case must end in an error that names the cause, never in
+# data. Run by `make check` from the top build directory (./rpfs, ./rpfsd).
+#
+#   - a client without a key, or with another cluster's key, is refused;
+#   - a config that lists the servers in another order, at other ports, or
+#     of another cluster gets an error naming the difference;
+#   - a server started on another server's storage directory refuses;
+#   - user nobody can neither read nor remove root's 0600 file, nor remove
+#     it through its directory, nor change its mode (needs root: skipped
+#     otherwise, and said so).
+set -u
+
+RPFS=${RPFS:-./rpfs}
+RPFSD=${RPFSD:-./rpfsd}
+ADDR=${RPFS_TEST_ADDR:-127.0.0.1}
+TMP=$(mktemp -d /tmp/rpfs-trust-XXXXXX) || exit 1
+D=$TMP/cluster
+passed=0
+failed=0
+
+cleanup() {
+	"$RPFS" down --dir "$D" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+	[ -f "$TMP/out" ] && sed 's/^/     /' "$TMP/out"
+}
+
+# refused WHAT PATTERN COMMAND...: the command must fail and say PATTERN
+refused() {
+	what=$1 pattern=$2
+	shift 2
+	if "$@" >"$TMP/out" 2>&1; then
+		bad "$what: succeeded"
+	elif grep -q -- "$pattern" "$TMP/out"; then
+		ok "$what: $(grep -- "$pattern" "$TMP/out" | tail -1 | cut -c1-160)"
+	else
+		bad "$what: failed without saying '$pattern'"
+	fi
+}
+
+"$RPFS" up -n 2 --dir "$D" --address "$ADDR" >"$TMP/out" 2>&1 || { bad "rpfs up"; exit 1; }
+C=$D/rpfs.conf
+export RPFS_CONFIG=$C
+head -c 100000 /dev/urandom >"$TMP/data"
+"$RPFS" cp "$TMP/data" rpfs:/data >"$TMP/out" 2>&1 || bad "rpfs cp"
+
+# configs that disagree with the servers', made from the real one
+python3 - "$C" "$TMP" <<'EOF'
+import re, sys
+conf, tmp = sys.argv[1], sys.argv[2]
+s = open(conf).read()
+s0, s1 = s.index('[server.0]'), s.index('[server.1]')
+head, a, b = s[:s0], s[s0:s1], s[s1:]
+open(tmp + '/reordered.conf', 'w').write(head + b.rstrip() + '\n\n' + a)
+p0 = re.search(r'\[server\.0\][^\[]*?port = (\d+)', s).group(1)
+p1 = re.search(r'\[server\.1\][^\[]*?port = (\d+)', s).group(1)
+sw = s.replace('port = ' + p0, 'port = X').replace('port = ' + p1, 'port = ' + p0).replace('port = X', 'port = ' + p1)
+open(tmp + '/ports.conf', 'w').write(sw)
+open(tmp + '/cluster.conf', 'w').write(re.sub(r'\nid = [0-9a-f]+', '\nid = 00112233445566778899aabbccddeeff', s))
+open(tmp + '/nokey.conf', 'w').write(re.sub(r'key_file = .*\n', '', s))
+open(tmp + '/otherkey.conf', 'w').write(re.sub(r'key_file = .*\n', 'key_file = ' + tmp + '/other.key\n', s))
+open(tmp + '/openkey.conf', 'w').write(re.sub(r'key_file = .*\n', 'key_file = ' + tmp + '/open.key\n', s))
+EOF
+head -c 32 /dev/urandom >"$TMP/other.key"
+chmod 600 "$TMP/other.key"
+cp "$D/cluster.key" "$TMP/open.key"
+chmod 644 "$TMP/open.key"
+
+refused "no key" "names no cluster key" "$RPFS" --config "$TMP/nokey.conf" stat /data
+refused "a key other users can read" "chmod 600" "$RPFS" --config "$TMP/openkey.conf" stat /data
+refused "another cluster's key" "did not accept our cluster key" \
+	"$RPFS" --config "$TMP/otherkey.conf" cat /data
+refused "servers listed in another order" "another order" \
+	"$RPFS" --config "$TMP/reordered.conf" cat /data
+refused "servers at other ports" "other ports" "$RPFS" --config "$TMP/ports.conf" cat /data
+refused "another cluster's config" "belongs to cluster" \
+	"$RPFS" --config "$TMP/cluster.conf" cat /data
+
+# a server started on another server's storage directory
+sed "s|dir = $D/s0|dir = $D/s1|" "$C" >"$TMP/swapdir.conf"
+refused "a server on another server's storage" "belongs to another server" \
+	"$RPFSD" --config "$TMP/swapdir.conf" --name 0 --foreground
+
+# the data is still right for the real config
+if "$RPFS" cat /data 2>"$TMP/out" | cmp -s - "$TMP/data"; then
+	ok "the real config still reads the right bytes"
+else
+	bad "the real config no longer reads the right bytes"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
