@@ -75,6 +75,9 @@ struct xp_stats {
 	uint64_t proto_errors; /* connections closed for a bad message */
 	uint64_t timeouts;     /* operations failed for lack of progress */
 	uint64_t idle_waits;   /* progress calls that blocked */
+	uint64_t conn_refused; /* server: requests refused before any allocation */
+	uint64_t conns_live;   /* server: connections allocated and not yet freed */
+	uint64_t conn_bytes;   /* server: memory those connections hold */
 };
 void xp_fabric_stats(struct xp_fabric *fab, struct xp_stats *st);
 

@@ -735,6 +735,7 @@ static void server_reject(struct xp_fabric *fab, struct fi_info *info, int statu
 	uint8_t buf[PROTO_CM_REJ_SIZE];
 	struct proto_cm_rej m = {PROTO_MAGIC, PROTO_VERSION, status};
 
+	fab->stats.conn_refused++;
 	log_warn("refused a connection request: %s", why);
 	proto_cm_rej_encode(buf, &m);
 	fi_reject(fab->pep, info->handle, buf, sizeof(buf));

@@ -452,6 +452,12 @@ void xp_fabric_stats(struct xp_fabric *fab, struct xp_stats *st)
 {
 	pthread_mutex_lock(&fab->lock);
 	*st = fab->stats;
+	st->conns_live = fab->nlive;
+	st->conn_bytes = 0;
+	for (uint32_t i = 0; i < fab->nconns; i++)
+		if (fab->conns[i])
+			st->conn_bytes +=
+				fab->conns[i]->mem_len + fab->conns[i]->smem_len;
 	if (fab->rcache) {
 		struct rcache_stats rs;
 

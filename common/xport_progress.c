@@ -180,8 +180,13 @@ void xp_sweep_timeouts(struct xp_fabric *fab)
 			char why[96];
 
 			fab->stats.timeouts++;
-			snprintf(why, sizeof(why), "no progress within %d ms",
-				 fab->params.timeout_ms);
+			if (c->state != XP_CONN_UP)
+				snprintf(why, sizeof(why),
+					 "no handshake within handshake_ms (%u ms)",
+					 fab->params.handshake_ms);
+			else
+				snprintf(why, sizeof(why), "no progress within %d ms",
+					 fab->params.timeout_ms);
 			xp_conn_fail(c, -ETIMEDOUT, why);
 		}
 	}

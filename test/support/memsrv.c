@@ -62,6 +62,9 @@ void memsrv_stats_encode(void *buf, const struct memsrv_stats *st)
 	put64(p + 40, st->max_busy_chunks);
 	put64(p + 48, st->bytes_in);
 	put64(p + 56, st->bytes_out);
+	put64(p + 64, st->conn_refused);
+	put64(p + 72, st->conns_live);
+	put64(p + 80, st->conn_bytes);
 }
 
 int memsrv_stats_decode(const void *buf, size_t len, struct memsrv_stats *st)
@@ -78,6 +81,9 @@ int memsrv_stats_decode(const void *buf, size_t len, struct memsrv_stats *st)
 	st->max_busy_chunks = get64(p + 40);
 	st->bytes_in = get64(p + 48);
 	st->bytes_out = get64(p + 56);
+	st->conn_refused = get64(p + 64);
+	st->conns_live = get64(p + 72);
+	st->conn_bytes = get64(p + 80);
 	return 0;
 }
 
@@ -474,6 +480,28 @@ void memsrv_get_stats(struct memsrv *s, struct memsrv_stats *st)
 	st->max_busy_chunks = atomic_load(&s->max_busy);
 	st->bytes_in = atomic_load(&s->bytes_in);
 	st->bytes_out = atomic_load(&s->bytes_out);
+	if (s->fab) {
+		struct xp_stats x;
+
+		xp_fabric_stats(s->fab, &x);
+		st->conn_refused = x.conn_refused;
+		st->conns_live = x.conns_live;
+		st->conn_bytes = x.conn_bytes;
+	}
+}
+
+/* opts.refuse_hello: every client is turned away with an answer. */
+static int refuse_hello(struct xp_conn *c, const void *data, size_t len, void *rep,
+			size_t rep_max, size_t *rep_len, void *arg)
+{
+	static const char msg[] = "memsrv refuses";
+	struct memsrv *s = arg;
+
+	if (rep_max >= sizeof(msg)) {
+		memcpy(rep, msg, sizeof(msg));
+		*rep_len = sizeof(msg);
+	}
+	return s->opts.refuse_hello;
 }
 
 int memsrv_start_opts(const struct xp_params *p, size_t area_size,
@@ -516,6 +544,8 @@ int memsrv_start_opts(const struct xp_params *p, size_t area_size,
 		goto err_unmap;
 	}
 	addr = s->opts.addr ? s->opts.addr : test_addr();
+	if (s->opts.refuse_hello)
+		xp_set_hello_handler(s->fab, refuse_hello, s);
 	ret = xp_listen(s->fab, addr, "0", handle, s);
 	if (ret) {
 		log_err("memsrv: cannot listen on %s: %s", addr, strerror(-ret));

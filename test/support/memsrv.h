@@ -47,9 +47,11 @@ struct memsrv_stats {
 	uint64_t max_busy_chunks;  /* most chunks in the storage step at once */
 	uint64_t bytes_in;	   /* bytes stored by PUTs */
 	uint64_t bytes_out;	   /* bytes loaded by GETs */
+	/* the transport's (xp_stats) */
+	uint64_t conn_refused, conns_live, conn_bytes;
 };
 
-#define MEMSRV_STATS_SIZE 64
+#define MEMSRV_STATS_SIZE 88
 
 void memsrv_stats_encode(void *buf, const struct memsrv_stats *st);
 int memsrv_stats_decode(const void *buf, size_t len, struct memsrv_stats *st);
@@ -71,6 +73,9 @@ struct memsrv_opts {
 	const char *addr;
 	/* The cluster key; NULL: test_key() (testenv.h). */
 	const struct auth_key *key;
+	/* Refuse every client's hello with this negative errno, answering
+	 * "memsrv refuses" (0: accept). */
+	int refuse_hello;
 };
 
 struct memsrv;

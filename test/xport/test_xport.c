@@ -37,6 +37,8 @@
 #include <unistd.h>
 
 #include "memsrv.h"
+#include "proto.h"
+#include "rawcm.h"
 #include "params.h"
 #include "regcache.h"
 #include "testenv.h"
@@ -130,7 +132,7 @@ static void test_params(struct xp_params *p)
 struct srv_args {
 	struct xp_params p;
 	unsigned int delay_us;
-	int worker, direct;
+	int worker, direct, refuse_hello;
 };
 
 /* main() of a server started by server_spawn: read the settings from fd
@@ -146,6 +148,7 @@ static int memsrv_main(int in, int out)
 	o.delay_us = a.delay_us;
 	o.worker = a.worker;
 	o.direct = a.direct;
+	o.refuse_hello = a.refuse_hello;
 	return memsrv_run_forever_opts(&a.p, AREA_SIZE, &o, out) ? 2 : 0;
 }
 
@@ -166,6 +169,7 @@ static void server_spawn(const struct xp_params *p, const struct memsrv_opts *o)
 		a.delay_us = o->delay_us;
 		a.worker = o->worker;
 		a.direct = o->direct;
+		a.refuse_hello = o->refuse_hello;
 	}
 	ck_assert_int_eq(pipe(fds), 0);
 	ck_assert_int_eq(pipe(args), 0);
@@ -1579,6 +1583,239 @@ static TCase *tcase_own_setup(const char *name)
 	return tc;
 }
 
+/* ---- (j) the handshake: keys, replays, clocks, limits --------------------------- */
+
+/* A connection request as a client of the cluster (key) would make. */
+static size_t connreq(uint8_t *buf, const struct auth_key *key, uint64_t time_s,
+		      uint16_t version)
+{
+	struct proto_cm_req m = {
+		.magic = PROTO_MAGIC, .version = version, .time_s = time_s};
+
+	auth_random(m.nonce, sizeof(m.nonce));
+	proto_cm_req_encode(buf, &m);
+	auth_mac(key, "connreq", buf, PROTO_CM_REQ_MAC_OFF, NULL, 0, NULL, 0, m.mac);
+	proto_cm_req_encode(buf, &m);
+	return PROTO_CM_REQ_SIZE;
+}
+
+/* Connect with raw bytes; the reject's status (0 if accepted). */
+static int raw_try(struct rawcm *r, const uint8_t *req, size_t len)
+{
+	uint8_t ans[128];
+	size_t anslen = sizeof(ans);
+	struct proto_cm_rej rej;
+	int ret = rawcm_connect(r, test_addr(), srv_port, req, len, 10000, ans, &anslen);
+
+	ck_assert_msg(ret >= 0, "connection request got no answer: %s", strerror(-ret));
+	if (ret == 1)
+		return 0;
+	ck_assert_msg(proto_cm_rej_decode(ans, anslen, &rej) == 0,
+		      "a refusal without a reason (%zu bytes)", anslen);
+	return rej.status;
+}
+
+static struct memsrv_stats stats_now(void)
+{
+	struct memsrv_stats st;
+
+	ck_assert_int_eq(server_stats(&st), 0);
+	return st;
+}
+
+START_TEST(client_with_another_key_is_refused_before_anything_is_allocated)
+{
+	struct auth_key other;
+	struct xp_params p;
+	struct xp_fabric *f2;
+	struct xp_conn *c = NULL;
+	char why[256] = "";
+	struct memsrv_stats st;
+
+	test_params(&p);
+	start_with(&p, NULL);
+	auth_random(other.k, sizeof(other.k));
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, &other, &f2), 0);
+	ck_assert_int_eq(
+		xp_connect(f2, test_addr(), srv_port, NULL, &c, why, sizeof(why)),
+		-EKEYREJECTED);
+	ck_assert_msg(strstr(why, "cluster key"), "reason: '%s'", why);
+	xp_fabric_close(f2);
+	st = stats_now();
+	ck_assert_uint_ge(st.conn_refused, 1);
+	ck_assert_uint_eq(st.conns_live, 1); /* ours, asking for the stats */
+}
+END_TEST
+
+struct impostor {
+	struct rawcm *r;
+	int accepted;
+};
+
+static void *impostor_serve(void *arg)
+{
+	struct impostor *im = arg;
+	struct proto_cm_acc acc = {.magic = PROTO_MAGIC, .version = PROTO_VERSION};
+	uint8_t buf[PROTO_CM_ACC_SIZE];
+
+	/* The right shape, but a MAC it cannot make without the key. */
+	auth_random(acc.nonce, sizeof(acc.nonce));
+	auth_random(acc.mac, sizeof(acc.mac));
+	proto_cm_acc_encode(buf, &acc);
+	im->accepted = rawcm_serve(im->r, buf, sizeof(buf), 5000);
+	return NULL;
+}
+
+START_TEST(server_without_the_key_is_found_out_before_any_request)
+{
+	struct impostor im = {0};
+	struct xp_params p;
+	struct xp_conn *c = NULL;
+	char port[16], why[256] = "";
+	pthread_t t;
+	int lport;
+
+	test_params(&p);
+	ck_assert_int_eq(rawcm_open(p.provider, &im.r), 0);
+	ck_assert_int_eq(rawcm_listen(im.r, test_addr(), &lport), 0);
+	snprintf(port, sizeof(port), "%d", lport);
+	ck_assert_int_eq(pthread_create(&t, NULL, impostor_serve, &im), 0);
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, test_key(), &fab), 0);
+	ck_assert_int_eq(xp_connect(fab, test_addr(), port, NULL, &c, why, sizeof(why)),
+			 -EKEYREJECTED);
+	ck_assert_msg(strstr(why, "could not prove"), "reason: '%s'", why);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(im.accepted, 1);
+	rawcm_close(im.r);
+}
+END_TEST
+
+START_TEST(replayed_or_stale_connection_requests_are_refused)
+{
+	uint8_t req[PROTO_CM_REQ_SIZE], stale[PROTO_CM_REQ_SIZE], old[PROTO_CM_REQ_SIZE];
+	struct xp_params p;
+	struct rawcm *r;
+
+	test_params(&p);
+	start_with(&p, NULL);
+	ck_assert_int_eq(rawcm_open(p.provider, &r), 0);
+	connreq(req, test_key(), (uint64_t)time(NULL), PROTO_VERSION);
+	ck_assert_int_eq(raw_try(r, req, sizeof(req)), 0);
+	ck_assert_int_eq(raw_try(r, req, sizeof(req)), -EALREADY);
+	connreq(stale, test_key(), (uint64_t)time(NULL) - 3600, PROTO_VERSION);
+	ck_assert_int_eq(raw_try(r, stale, sizeof(stale)), -ETIME);
+	connreq(old, test_key(), (uint64_t)time(NULL), 1);
+	ck_assert_int_eq(raw_try(r, old, sizeof(old)), -EPROTONOSUPPORT);
+	ck_assert_int_eq(raw_try(r, req, 10), -EPROTO); /* too short */
+	rawcm_close(r);
+	/* and the server still serves */
+	ck_assert_int_eq(stats_now().conn_refused, 4);
+}
+END_TEST
+
+START_TEST(half_open_connection_is_dropped_after_handshake_ms)
+{
+	uint8_t req[PROTO_CM_REQ_SIZE];
+	struct xp_params p;
+	struct rawcm *r;
+	int64_t t0;
+
+	test_params(&p);
+	p.handshake_ms = 500;
+	start_with(&p, NULL);
+	ck_assert_int_eq(rawcm_open(p.provider, &r), 0);
+	connreq(req, test_key(), (uint64_t)time(NULL), PROTO_VERSION);
+	ck_assert_int_eq(raw_try(r, req, sizeof(req)), 0);
+	t0 = now_ms();
+	/* accepted, but no HELLO ever comes */
+	ck_assert_msg(rawcm_wait_shutdown(r, 5000) == 0,
+		      "a connection without a handshake is kept");
+	ck_assert_msg(now_ms() - t0 < 4000, "dropped after %lld ms",
+		      (long long)(now_ms() - t0));
+	rawcm_close(r);
+	ck_assert_uint_eq(stats_now().conns_live, 1); /* only ours */
+}
+END_TEST
+
+START_TEST(idle_connection_is_dropped_after_idle_timeout)
+{
+	struct xp_params p;
+	int64_t end;
+
+	test_params(&p);
+	p.idle_timeout_s = 1;
+	start_with(&p, NULL);
+	end = now_ms() + 6000;
+	while (!xp_conn_error(conn) && now_ms() < end)
+		xp_progress(fab, 50);
+	ck_assert_msg(xp_conn_error(conn) != 0, "an idle connection was kept for 6 s");
+}
+END_TEST
+
+START_TEST(server_refuses_more_than_max_conns)
+{
+	struct xp_params p;
+	struct xp_conn *c2 = NULL, *c3 = NULL;
+	char why[256] = "";
+
+	test_params(&p);
+	p.max_conns = 2;
+	start_with(&p, NULL);
+	ck_assert_int_eq(
+		xp_connect(fab, test_addr(), srv_port, NULL, &c2, why, sizeof(why)), 0);
+	ck_assert_int_eq(
+		xp_connect(fab, test_addr(), srv_port, NULL, &c3, why, sizeof(why)),
+		-EUSERS);
+	ck_assert_msg(strstr(why, "max_conns"), "reason: '%s'", why);
+	xp_conn_close(c2);
+}
+END_TEST
+
+START_TEST(a_client_claiming_many_requests_costs_what_the_server_allows)
+{
+	struct xp_params p, greedy;
+	struct xp_fabric *f2;
+	struct xp_conn *c2 = NULL;
+	struct memsrv_stats one, two;
+	char why[256] = "";
+
+	test_params(&p);
+	start_with(&p, NULL);
+	one = stats_now();
+	greedy = p;
+	greedy.credits = 1024; /* asks the server for 1024 requests in flight */
+	ck_assert_int_eq(xp_fabric_open(&greedy, XP_CLIENT, test_key(), &f2), 0);
+	ck_assert_int_eq(
+		xp_connect(f2, test_addr(), srv_port, NULL, &c2, why, sizeof(why)), 0);
+	two = stats_now();
+	ck_assert_uint_eq(two.conns_live, 2);
+	ck_assert_msg(two.conn_bytes - one.conn_bytes <= one.conn_bytes,
+		      "the greedy connection costs %llu bytes, a normal one %llu",
+		      (unsigned long long)(two.conn_bytes - one.conn_bytes),
+		      (unsigned long long)one.conn_bytes);
+	xp_conn_close(c2);
+	xp_fabric_close(f2);
+}
+END_TEST
+
+START_TEST(hello_refused_by_the_server_fails_connect_with_its_answer)
+{
+	struct memsrv_opts o = {.refuse_hello = -EACCES};
+	char rep[64] = "", why[256] = "";
+	struct xp_hello h = {"me", 2, rep, sizeof(rep), 0};
+	struct xp_params p;
+	struct xp_conn *c = NULL;
+
+	test_params(&p);
+	server_spawn(&p, &o);
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, test_key(), &fab), 0);
+	ck_assert_int_eq(xp_connect(fab, test_addr(), srv_port, &h, &c, why, sizeof(why)),
+			 -EACCES);
+	ck_assert_uint_eq(h.rep_len, sizeof("memsrv refuses"));
+	ck_assert_str_eq(rep, "memsrv refuses");
+}
+END_TEST
+
 static Suite *xport_suite(void)
 {
 	Suite *s = suite_create("xport");
@@ -1635,6 +1872,18 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, server_stops_cleanly_with_a_client_connected);
 	tcase_add_test(tc, connect_without_listener_fails_quickly_naming_the_address);
 	tcase_add_test(tc, connect_to_unknown_host_fails_naming_it);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_own_setup("handshake");
+	tcase_add_test(tc,
+		       client_with_another_key_is_refused_before_anything_is_allocated);
+	tcase_add_test(tc, server_without_the_key_is_found_out_before_any_request);
+	tcase_add_test(tc, replayed_or_stale_connection_requests_are_refused);
+	tcase_add_test(tc, half_open_connection_is_dropped_after_handshake_ms);
+	tcase_add_test(tc, idle_connection_is_dropped_after_idle_timeout);
+	tcase_add_test(tc, server_refuses_more_than_max_conns);
+	tcase_add_test(tc, a_client_claiming_many_requests_costs_what_the_server_allows);
+	tcase_add_test(tc, hello_refused_by_the_server_fails_connect_with_its_answer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_default("limits");
