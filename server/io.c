@@ -1,21 +1,27 @@
 /* rpfsd role io: datafiles, list I/O and the pipelined bulk path.
  *
  * Each file handle has one datafile, DIR/data/<16 hex digits of the
- * handle>: the name is made from the number alone, so no request can name
- * a path outside the storage directory. Datafiles are opened lazily and
- * kept in an LRU cache of descriptors; a read or size of a handle that has
- * no datafile yet sees an empty file, and bytes past a datafile's end read
- * as zeros, as in a sparse file.
+ * handle>, and beside it its block checksums, DIR/data/<...>.sum (csum.h):
+ * the names are made from the number alone, so no request can name a path
+ * outside the storage directory. A datafile is made when its file is
+ * created (IO_CREATE, sent by the metadata server), never by a write: a
+ * request for a handle without one fails with -ESTALE (the file was
+ * removed, or this server lost its storage), never with zeros. Every read
+ * is checked block by block against the checksums and a damaged block
+ * fails the request with -EBADMSG and its offset (rpc.h); bytes of a
+ * datafile that were never written (holes, past the end) read as zeros.
+ * Datafiles are opened on first use and kept in an LRU cache of
+ * descriptors; one found deleted behind our back is dropped from it.
  *
  * IO_WRITE and IO_READ carry a list of datafile segments; the request's
  * data stream is the segments' bytes in order (list I/O: one request per
  * server however scattered the access). Small requests (inline and fast
  * paths) already have their data in a message buffer, so one worker job
- * does all of the pwrites or preads. Bulk requests go through
+ * does all of the writes or reads. Bulk requests go through
  * xp_req_pipeline: each chunk of the stream is mapped onto the segments and
  * stored or loaded by a worker while the transport moves the next chunk,
- * so network and disk overlap (double buffering). Every failed or short
- * pread/pwrite reaches the client as an errno in the reply status. */
+ * so network and disk overlap (double buffering). Every failure reaches the
+ * client as an errno in the reply status. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "csum.h"
 #include "log.h"
 #include "proto.h"
 #include "server.h"
@@ -36,9 +43,8 @@
 
 struct fdent {
 	uint64_t handle;
-	int fd;
+	struct csum_file cf; /* the datafile and its checksums */
 	int refs;
-	bool created;  /* new since the last sync: sync the directory */
 	bool detached; /* removed while in use: the last user closes */
 	struct fdent *hnext;
 	struct fdent *prev, *next; /* LRU, most recent first */
@@ -66,11 +72,6 @@ struct chunk_job {
 static unsigned fd_hash(uint64_t h)
 {
 	return (unsigned)((h ^ (h >> 17) ^ (h >> 48)) % IO_HASH);
-}
-
-static void datafile_name(uint64_t handle, char *buf, size_t len)
-{
-	snprintf(buf, len, "%016" PRIx64, handle);
 }
 
 static void lru_unlink(struct iosrv *io, struct fdent *e)
@@ -131,9 +132,9 @@ static void evict(struct iosrv *io)
 			hash_remove(io, e);
 			/* Whether the directory entry is durable is asked again at
 			 * the next sync through a fresh descriptor; sync it now. */
-			if (e->created)
+			if (e->cf.cfd_created)
 				fsync(io->dirfd);
-			close(e->fd);
+			csum_close(&e->cf);
 			free(e);
 			io->nopen--;
 		}
@@ -141,14 +142,30 @@ static void evict(struct iosrv *io)
 	}
 }
 
-/* A referenced descriptor for handle's datafile; -ENOENT if it has none
- * and create is false. */
-static int fd_get(struct iosrv *io, uint64_t handle, bool create, struct fdent **out)
+/* Under the lock: take e out of the cache; its last user closes it. */
+static void detach(struct iosrv *io, struct fdent *e)
 {
-	char name[32];
+	hash_remove(io, e);
+	lru_unlink(io, e);
+	e->hnext = NULL;
+	e->detached = true;
+	io->nopen--;
+}
+
+/* Has the datafile or its checksum file been deleted since we opened it
+ * (an operator, a damaged disk)? Then the descriptor serves a ghost. */
+static bool unlinked(const struct fdent *e)
+{
+	struct stat st;
+
+	if (!fstat(e->cf.fd, &st) && st.st_nlink == 0)
+		return true;
+	return e->cf.cfd >= 0 && !fstat(e->cf.cfd, &st) && st.st_nlink == 0;
+}
+
+static struct fdent *cache_hit(struct iosrv *io, uint64_t handle)
+{
 	struct fdent *e;
-	bool created = false;
-	int fd;
 
 	pthread_mutex_lock(&io->lock);
 	e = lookup(io, handle);
@@ -156,49 +173,57 @@ static int fd_get(struct iosrv *io, uint64_t handle, bool create, struct fdent *
 		e->refs++;
 		lru_unlink(io, e);
 		lru_push(io, e);
+	}
+	pthread_mutex_unlock(&io->lock);
+	return e;
+}
+
+static void fd_put(struct iosrv *io, struct fdent *e);
+
+/* A referenced descriptor for handle's datafile; -ESTALE if it has none. */
+static int fd_get(struct iosrv *io, uint64_t handle, struct fdent **out)
+{
+	struct fdent *e = cache_hit(io, handle);
+	struct csum_file cf;
+	int ret;
+
+	if (e && unlinked(e)) {
+		log_warn("rpfsd: datafile %s/%016" PRIx64 " was deleted while open",
+			 io->dir, handle);
+		pthread_mutex_lock(&io->lock);
+		if (!e->detached)
+			detach(io, e);
 		pthread_mutex_unlock(&io->lock);
+		fd_put(io, e);
+		e = NULL;
+	}
+	if (e) {
 		*out = e;
 		return 0;
 	}
-	pthread_mutex_unlock(&io->lock);
-
 	/* Open outside the lock: other handles' I/O need not wait for it. */
-	datafile_name(handle, name, sizeof(name));
-	fd = openat(io->dirfd, name, O_RDWR | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && create) {
-		fd = openat(io->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			created = true;
-		else if (errno == EEXIST)
-			fd = openat(io->dirfd, name, O_RDWR | O_CLOEXEC);
+	ret = csum_open(&cf, io->dirfd, handle);
+	if (ret == -ENOENT)
+		return -ESTALE;
+	if (ret) {
+		log_warn("rpfsd: couldn't open datafile %s/%016" PRIx64 ": %s", io->dir,
+			 handle, strerror(-ret));
+		return ret;
 	}
-	if (fd < 0) {
-		int err = -errno;
-
-		if (err != -ENOENT)
-			log_warn("rpfsd: couldn't open datafile %s/%s: %s", io->dir, name,
-				 strerror(-err));
-		return err;
-	}
-	if (created)
-		atomic_fetch_add(&io->nfiles, 1);
-
 	pthread_mutex_lock(&io->lock);
 	e = lookup(io, handle);
 	if (e) {
 		/* Another worker opened it meanwhile: share theirs. */
-		close(fd);
-		e->created |= created;
+		csum_close(&cf);
 	} else {
 		e = calloc(1, sizeof(*e));
 		if (!e) {
 			pthread_mutex_unlock(&io->lock);
-			close(fd);
+			csum_close(&cf);
 			return -ENOMEM;
 		}
 		e->handle = handle;
-		e->fd = fd;
-		e->created = created;
+		e->cf = cf;
 		e->hnext = io->hash[fd_hash(handle)];
 		io->hash[fd_hash(handle)] = e;
 		lru_push(io, e);
@@ -217,7 +242,7 @@ static void fd_put(struct iosrv *io, struct fdent *e)
 {
 	pthread_mutex_lock(&io->lock);
 	if (--e->refs == 0 && e->detached) {
-		close(e->fd);
+		csum_close(&e->cf);
 		free(e);
 	} else {
 		evict(io);
@@ -228,77 +253,109 @@ static void fd_put(struct iosrv *io, struct fdent *e)
 int io_remove_handle(struct srv *s, uint64_t handle)
 {
 	struct iosrv *io = s->io;
-	char name[32];
+	char name[40];
 	struct fdent *e;
 	int ret = 0;
 
 	pthread_mutex_lock(&io->lock);
 	e = lookup(io, handle);
 	if (e) {
-		hash_remove(io, e);
-		lru_unlink(io, e);
-		e->hnext = NULL;
-		io->nopen--;
-		if (e->refs) {
-			e->detached = true;
-		} else {
-			close(e->fd);
+		detach(io, e);
+		if (!e->refs) {
+			csum_close(&e->cf);
 			free(e);
 		}
 	}
 	pthread_mutex_unlock(&io->lock);
-	datafile_name(handle, name, sizeof(name));
+	/* The datafile first: a crash between leaves checksums without data,
+	 * which rpfsd --check removes, never data without checksums. */
+	csum_data_name(handle, name, sizeof(name));
 	if (unlinkat(io->dirfd, name, 0)) {
 		if (errno != ENOENT) {
 			ret = -errno;
 			log_warn("rpfsd: couldn't remove datafile %s/%s: %s", io->dir,
 				 name, strerror(-ret));
+			return ret;
 		}
 	} else {
 		atomic_fetch_sub(&io->nfiles, 1);
 	}
+	csum_sum_name(handle, name, sizeof(name));
+	if (unlinkat(io->dirfd, name, 0) && errno != ENOENT) {
+		ret = -errno;
+		log_warn("rpfsd: couldn't remove checksums %s/%s: %s", io->dir, name,
+			 strerror(-ret));
+	}
 	return ret;
+}
+
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce)
+{
+	struct iosrv *io = s->io;
+	int ret = csum_create(io->dirfd, handle, nonce);
+
+	if (!ret)
+		atomic_fetch_add(&io->nfiles, 1);
+	else if (ret == -EEXIST)
+		log_warn("rpfsd: handle %016" PRIx64 " already has a datafile in %s "
+			 "(from a lost or older metadata store?): not reused",
+			 handle, io->dir);
+	else
+		log_warn("rpfsd: couldn't create datafile %s/%016" PRIx64 ": %s", io->dir,
+			 handle, strerror(-ret));
+	return ret;
+}
+
+int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p)
+{
+	int fd = dup(s->io->dirfd);
+	struct dirent *de;
+	DIR *d;
+
+	p->count = p->max_handle = 0;
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	/* Checksum files count too: a handle whose datafile is gone was used. */
+	while ((de = readdir(d))) {
+		uint64_t h;
+
+		if (csum_parse_name(de->d_name, &h) < 0 || RPC_HANDLE_META(h) != meta)
+			continue;
+		p->count++;
+		if (h > p->max_handle)
+			p->max_handle = h;
+	}
+	closedir(d);
+	return 0;
 }
 
 /* ---- storage steps ----------------------------------------------------------- */
 
-static int pwrite_full(int fd, const char *buf, uint64_t len, uint64_t off)
+/* Keep the lowest damaged offset seen by any chunk of op (+1: 0 is none). */
+static void note_bad(struct srv_op *op, uint64_t off)
 {
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+	uint64_t cur = atomic_load(&op->bad_plus1);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
+	while ((!cur || off + 1 < cur) &&
+	       !atomic_compare_exchange_weak(&op->bad_plus1, &cur, off + 1))
+		;
 }
 
-/* Bytes past the end of the datafile read as zeros. */
-static int pread_full(int fd, char *buf, uint64_t len, uint64_t off)
+/* A damaged-data reply names the datafile offset (rpc.h). */
+static void set_detail(struct srv_op *op)
 {
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
+	uint64_t bad = atomic_load(&op->bad_plus1);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0) {
-			memset(buf, 0, len);
-			return 0;
-		}
-		buf += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
+	if (op->status == -EBADMSG && bad) {
+		rpc_enc_u64(op->rep, bad - 1);
+		op->rep_len = 8;
+		op->rep_on_error = true;
 	}
-	return 0;
 }
 
 /* Store (write) or load (read) the stream range [off, off + len) through
@@ -309,15 +366,12 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 	struct iosrv *io = op->s->io;
 	struct fdent *e = NULL;
 	uint32_t lo = 0, hi = op->q.nseg;
+	uint64_t bad = 0;
 	int ret;
 
-	ret = fd_get(io, op->q.handle, write, &e);
-	if (ret == -ENOENT && !write) {
-		memset(buf, 0, len);
-		return 0;
-	}
+	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
-		return ret;
+		goto out;
 	/* First segment ending after off. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -335,8 +389,8 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 
 		if (!sg->len)
 			continue;
-		ret = write ? pwrite_full(e->fd, buf, n, sg->off + skip)
-			    : pread_full(e->fd, buf, n, sg->off + skip);
+		ret = write ? csum_write(&e->cf, buf, n, sg->off + skip, &bad)
+			    : csum_read(&e->cf, buf, n, sg->off + skip, &bad);
 		if (ret)
 			break;
 		buf += n;
@@ -348,9 +402,20 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		memset(buf, 0, len);
 	}
 	fd_put(io, e);
-	if (ret)
+out:
+	if (ret == -EBADMSG) {
+		note_bad(op, bad);
+		log_warn("rpfsd: damaged data in datafile %s/%016" PRIx64
+			 " at offset %" PRIu64 " (checksum mismatch): %s refused",
+			 io->dir, op->q.handle, bad, write ? "write" : "read");
+	} else if (ret == -ESTALE) {
+		log_warn("rpfsd: no datafile %s/%016" PRIx64 " for a %s (file removed, "
+			 "or storage lost)",
+			 io->dir, op->q.handle, write ? "write" : "read");
+	} else if (ret) {
 		log_warn("rpfsd: %s of datafile %016" PRIx64 " failed: %s",
 			 write ? "write" : "read", op->q.handle, strerror(-ret));
+	}
 	return ret;
 }
 
@@ -391,6 +456,7 @@ static void pipe_finish(struct xp_req *r, int status, void *ctx)
 	op->status = status;
 	if (!status && op->q.op == RPC_IO_READ)
 		op->rd_len = op->total;
+	set_detail(op);
 	sched_bulk_done(op);
 	srv_op_finish(op);
 }
@@ -411,22 +477,23 @@ static int do_size(struct srv_op *op)
 {
 	struct iosrv *io = op->s->io;
 	struct fdent *e;
-	struct stat st;
+	uint64_t size = 0, bad = 0;
 	int ret;
 
-	ret = fd_get(io, op->q.handle, false, &e);
-	if (ret == -ENOENT) {
-		rpc_enc_u64(op->rep, 0);
-		op->rep_len = 8;
-		return 0;
+	ret = fd_get(io, op->q.handle, &e);
+	if (ret)
+		return ret;
+	ret = csum_size(&e->cf, &size, &bad);
+	fd_put(io, e);
+	if (ret == -EBADMSG) {
+		note_bad(op, bad);
+		log_warn("rpfsd: datafile %s/%016" PRIx64 " is shorter (%" PRIu64
+			 " bytes) than its checksums say: truncated?",
+			 io->dir, op->q.handle, bad);
 	}
 	if (ret)
 		return ret;
-	ret = fstat(e->fd, &st) ? -errno : 0;
-	fd_put(io, e);
-	if (ret)
-		return ret;
-	rpc_enc_u64(op->rep, (uint64_t)st.st_size);
+	rpc_enc_u64(op->rep, size);
 	op->rep_len = 8;
 	return 0;
 }
@@ -435,15 +502,18 @@ static int do_truncate(struct srv_op *op)
 {
 	struct iosrv *io = op->s->io;
 	struct fdent *e;
+	uint64_t bad = 0;
 	int ret;
 
 	if (op->q.size > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	ret = fd_get(io, op->q.handle, true, &e);
+	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = ftruncate(e->fd, (off_t)op->q.size) ? -errno : 0;
+	ret = csum_truncate(&e->cf, op->q.size, &bad);
 	fd_put(io, e);
+	if (ret == -EBADMSG)
+		note_bad(op, bad);
 	return ret;
 }
 
@@ -454,17 +524,15 @@ static int do_sync(struct srv_op *op)
 	bool created;
 	int ret;
 
-	ret = fd_get(io, op->q.handle, false, &e);
-	if (ret == -ENOENT)
-		return 0;
+	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = fdatasync(e->fd) ? -errno : 0;
+	ret = csum_sync(&e->cf);
 	pthread_mutex_lock(&io->lock);
-	created = e->created;
-	e->created = false;
+	created = e->cf.cfd_created;
+	e->cf.cfd_created = false;
 	pthread_mutex_unlock(&io->lock);
-	/* A new datafile survives a crash only once its name does too. */
+	/* A new checksum file survives a crash only once its name does too. */
 	if (!ret && created && fsync(io->dirfd))
 		ret = -errno;
 	fd_put(io, e);
@@ -472,6 +540,18 @@ static int do_sync(struct srv_op *op)
 		log_warn("rpfsd: sync of datafile %016" PRIx64 " failed: %s",
 			 op->q.handle, strerror(-ret));
 	return ret;
+}
+
+static int do_probe(struct srv_op *op)
+{
+	struct rpc_probe p;
+	int ret = io_probe(op->s, op->q.meta, &p);
+
+	if (ret)
+		return ret;
+	rpc_enc_probe(op->rep, &p);
+	op->rep_len = RPC_PROBE_SIZE;
+	return 0;
 }
 
 static int do_statfs(struct srv_op *op)
@@ -519,11 +599,18 @@ static void io_run(struct sched_job *job)
 	case RPC_IO_STATFS:
 		ret = do_statfs(op);
 		break;
+	case RPC_IO_CREATE:
+		ret = io_create_handle(op->s, op->q.handle, op->q.nonce);
+		break;
+	case RPC_IO_PROBE:
+		ret = do_probe(op);
+		break;
 	default:
 		ret = -EOPNOTSUPP;
 		break;
 	}
 	op->status = ret;
+	set_detail(op);
 	srv_op_complete(op);
 }
 
@@ -607,9 +694,12 @@ static long count_datafiles(int dirfd)
 		close(fd);
 		return 0;
 	}
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
+	while ((de = readdir(d))) {
+		uint64_t h;
+
+		if (csum_parse_name(de->d_name, &h) == 0)
 			n++;
+	}
 	closedir(d);
 	return n;
 }
@@ -654,11 +744,13 @@ void io_close(struct srv *s)
 	/* Clean shutdown: what was written is on disk before we say goodbye. */
 	for (e = io->lru_head; e; e = next) {
 		next = e->next;
-		if (fdatasync(e->fd))
+		int ret = csum_sync(&e->cf);
+
+		if (ret)
 			log_warn("rpfsd: sync of datafile %016" PRIx64 " failed: %s",
-				 e->handle, strerror(errno));
-		created |= e->created;
-		close(e->fd);
+				 e->handle, strerror(-ret));
+		created |= e->cf.cfd_created;
+		csum_close(&e->cf);
 		free(e);
 	}
 	if (created)

@@ -1,14 +1,20 @@
 /* rpfsd: the rpfs server daemon, metadata and/or I/O roles per the config.
  *
  *   rpfsd --config FILE --name NAME [--foreground|--daemon] [--pidfile F]
- *         [--log-level L]
+ *         [--log-level L] [--accept-empty-metadata]
  *
  * Start-up is a ladder (config, storage directory, roles, workers, the
  * listening fabric) and every rung that fails says why and exits non-zero:
  * 2 for a bad command line or config, 3 when it cannot listen on its
  * address and port (taken: try others), 1 for anything else. With --daemon the
  * parent returns only once the server listens (or failed), so scripts can
- * start servers one after another.
+ * start servers one after another; a start-up failure's message travels
+ * back through the same pipe as the status, and the parent prints it, so
+ * it is seen (and logged where its stderr goes) even though the daemon
+ * has left the terminal. The storage directory is locked (DIR/rpfsd.lock)
+ * while a server uses it; the metadata store is checked before
+ * it is mapped (store.c), and a SIGBUS from a mapped file that shrank
+ * under us ends the server with a message rather than a core.
  *
  * Shutdown on SIGTERM or SIGINT: new requests are refused with -ESHUTDOWN,
  * requests in flight get up to RPFSD_DRAIN_MS to finish, then the threads
@@ -29,13 +35,21 @@
 
 #include "log.h"
 #include "server.h"
+#include "store.h"
 
 #define RPFSD_DRAIN_MS 10000
+
+/* Why start-up failed, for the parent of a daemon (and for the log). */
+static char startup_why[1024];
+/* The pipe to that parent while it waits, for the SIGBUS handler too. */
+static volatile int parent_fd = -1;
+static char sigbus_msg[1400];
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
 		   "             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
+		   "             [--accept-empty-metadata]\n"
 		   "\n"
 		   "Serve the roles (meta, io) that FILE gives server NAME (its section\n"
 		   "name after \"server.\", or its index in the file).\n");
@@ -108,9 +122,19 @@ static int daemonize(void)
 		exit(1);
 	}
 	if (pid > 0) {
+		char msg[sizeof(startup_why)];
+		size_t got = 0;
+		ssize_t n;
+
 		close(pfd[1]);
 		if (read(pfd[0], &c, 1) != 1)
 			c = 1;
+		while (got < sizeof(msg) - 1 &&
+		       (n = read(pfd[0], msg + got, sizeof(msg) - 1 - got)) > 0)
+			got += (size_t)n;
+		msg[got] = 0;
+		if (got)
+			log_err("%s", msg);
 		_exit(c);
 	}
 	close(pfd[0]);
@@ -126,13 +150,48 @@ static int daemonize(void)
 	return pfd[1];
 }
 
+/* Tell the parent of a daemon how start-up went (status, then on failure
+ * the message, which the parent prints). */
 static void notify(int fd, char status)
 {
 	if (fd >= 0) {
+		parent_fd = -1;
 		if (write(fd, &status, 1) != 1)
 			log_warn("rpfsd: couldn't tell the parent process we are up");
+		else if (status && startup_why[0] &&
+			 write(fd, startup_why, strlen(startup_why)) < 0)
+			log_warn("rpfsd: couldn't tell the parent process why we stop");
 		close(fd);
 	}
+}
+
+/* A mapped file (the metadata store) shrank or its disk failed: LMDB would
+ * fault again and again. Say so and stop, also to a waiting parent. */
+static void on_sigbus(int sig)
+{
+	int fd = parent_fd;
+	char status = 1;
+
+	(void)sig;
+	if (fd >= 0 && write(fd, &status, 1) == 1 &&
+	    write(fd, sigbus_msg, strlen(sigbus_msg)) > 0)
+		_exit(1);
+	if (write(2, sigbus_msg, strlen(sigbus_msg)) < 0 || write(2, "\n", 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+static void guard_sigbus(const struct srv *s)
+{
+	struct sigaction sa = {0};
+
+	snprintf(sigbus_msg, sizeof(sigbus_msg),
+		 "rpfsd %s: fatal SIGBUS: a file it maps shrank or its storage failed "
+		 "(the metadata store in %s/meta?): stopping",
+		 s->me->name, s->me->dir);
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 }
 
 static int write_pidfile(const char *path)
@@ -203,12 +262,13 @@ int main(int argc, char **argv)
 		{"daemon", no_argument, NULL, 'd'},
 		{"pidfile", required_argument, NULL, 'p'},
 		{"log-level", required_argument, NULL, 'l'},
+		{"accept-empty-metadata", no_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *name = NULL, *pidfile = NULL;
 	struct srv *s = NULL;
-	bool daemon_mode = false;
+	bool daemon_mode = false, accept_empty = false;
 	char why[512] = "", roles[16];
 	enum rpfs_log_level level;
 	sigset_t set;
@@ -238,6 +298,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			rpfs_log_set_level(level);
+			break;
+		case 'E':
+			accept_empty = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -308,8 +371,18 @@ int main(int argc, char **argv)
 	if (daemon_mode)
 		notify_fd = daemonize();
 
+	parent_fd = notify_fd;
+	guard_sigbus(s);
 	place_init(s);
-	ret = peer_init(s);
+	ret = store_lock(s->me->dir, startup_why, sizeof(startup_why));
+	if (!ret)
+		ret = peer_init(s);
+	if (!ret && (s->me->roles & RPFS_ROLE_META)) {
+		char metadir[1100];
+
+		snprintf(metadir, sizeof(metadir), "%s/meta", s->me->dir);
+		ret = store_validate(metadir, startup_why, sizeof(startup_why));
+	}
 	if (!ret && (s->me->roles & RPFS_ROLE_META))
 		ret = meta_open(s);
 	if (!ret && (s->me->roles & RPFS_ROLE_IO))
@@ -318,8 +391,21 @@ int main(int argc, char **argv)
 		ret = sched_start(s);
 	if (!ret)
 		ret = srv_progress_start(s);
+	/* Listening first: the I/O servers it asks may be waiting for us. */
+	if (!ret && s->meta)
+		ret = meta_check_store(s, accept_empty, startup_why, sizeof(startup_why));
 	if (ret) {
-		log_err("rpfsd %s: couldn't start: %s", s->me->name, strerror(-ret));
+		char line[sizeof(startup_why) + 320];
+		size_t len;
+
+		snprintf(line, sizeof(line), "rpfsd %s: couldn't start: %s", s->me->name,
+			 startup_why[0] ? startup_why : strerror(-ret));
+		len = strnlen(line, sizeof(startup_why) - 1);
+		memcpy(startup_why, line, len);
+		startup_why[len] = 0;
+		/* A daemon's parent prints it: once is enough. */
+		if (notify_fd < 0)
+			log_err("%s", startup_why);
 		shutdown_server(s);
 		status = ret == -EADDRINUSE ? 3 : 1;
 		notify(notify_fd, (char)status);

@@ -18,33 +18,48 @@
  *             value is checked on every read: two directories whose hashes
  *             collide share a key range but never get each other's entries.
  *   byhandle  key = handle (8 bytes, big-endian), value = full path.
- *   sys       "next_handle": the handle counter, bumped in the same
- *             transaction that uses it.
+ *   sys       "next_handle": the first handle not yet handed out; handles
+ *             are reserved from it 64 at a time, so it only ever grows.
  * Handles are (metadata server index << 48) | counter, so any server or
- * client knows a handle's owner. LMDB syncs each commit: a reply means the
- * change is on disk.
+ * client knows a handle's owner, and they are never reused: a file's
+ * datafiles are made (IO_CREATE, exclusively, on every I/O server of its
+ * layout at once) before its entry is stored, and an I/O server that
+ * already holds a datafile of the handle refuses, so a handle met again
+ * (a lost or restored store) is skipped, never shared. A metadata server
+ * whose store is empty asks every I/O server for datafiles of its handles
+ * before it hands out any (meta_check_store) and refuses to start if
+ * there are some. REMOVE deletes the entry first and the datafiles after:
+ * a crash or an unreachable I/O server leaves orphan datafiles (logged,
+ * reported by rpfsd --check), never an entry without them. LMDB syncs
+ * each commit: a reply means the change is on disk.
  *
  * Locks and counters live in memory (a restart loses them with the
  * connections that held them) and are served on the progress thread
  * without waiting: a conflicting LOCK gets -EAGAIN and the client retries
  * with backoff; all locks of a connection go when it goes down. */
 #include <errno.h>
+#include <inttypes.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "server.h"
 
-#define META_MAP_SIZE	 (1ull << 30)
-#define META_MAGIC	 0x31415052u /* "RPA1" */
-#define META_VAL_HDR	 (4 + RPC_ATTR_SIZE)
-#define META_HASH	 1024
-#define META_HANDLE_MASK ((1ull << 48) - 1)
-#define META_DIRENTS_MAX 1024
+#define META_MAP_SIZE	  (1ull << 30)
+#define META_MAGIC	  0x31415052u /* "RPA1" */
+#define META_VAL_HDR	  (4 + RPC_ATTR_SIZE)
+#define META_HASH	  1024
+#define META_HANDLE_MASK  ((1ull << 48) - 1)
+#define META_DIRENTS_MAX  1024
+#define META_HANDLE_BATCH 64
+#define META_CREATE_TRIES 4
 
 struct lock {
 	uint64_t off, end; /* [off, end) */
@@ -69,6 +84,12 @@ struct meta {
 	char dir[1100];
 	pthread_mutex_t lock; /* hents: progress thread and REMOVE workers */
 	struct hent *hash[META_HASH];
+	/* Handles reserved in the store and not handed out yet: [h_next,
+	 * h_limit), under hlock; none until the start-up check says the
+	 * store may hand out handles (store_state 1; -1: it may not). */
+	pthread_mutex_t hlock;
+	uint64_t h_next, h_limit;
+	atomic_int store_state;
 };
 
 /* ---- encoding helpers ------------------------------------------------------ */
@@ -236,27 +257,105 @@ static int del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t ha
 	return ret == -ENOENT ? 0 : ret;
 }
 
-static int next_handle(struct meta *m, MDB_txn *txn, uint64_t *out)
+static const char next_key[] = "next_handle";
+
+/* The stored counter: the first handle never handed out (0 if none). */
+static int stored_next(struct meta *m, MDB_txn *txn, uint64_t *n)
 {
-	static const char key[] = "next_handle";
-	MDB_val k = {sizeof(key) - 1, (void *)key}, v;
+	MDB_val k = {sizeof(next_key) - 1, (void *)next_key}, v;
+	int ret = lmdb_err(mdb_get(txn, m->sys, &k, &v), "handle counter");
+
+	*n = 0;
+	if (ret == -ENOENT)
+		return 0;
+	if (!ret && v.mv_size != 8) {
+		log_err("rpfsd: corrupt handle counter in %s", m->dir);
+		return -EIO;
+	}
+	if (!ret)
+		*n = get_le(v.mv_data, 8);
+	return ret;
+}
+
+/* Under hlock: move the stored counter to at least min + META_HANDLE_BATCH
+ * and take what lies between as the reserved range. */
+static int reserve_handles(struct meta *m, uint64_t min)
+{
+	MDB_val k = {sizeof(next_key) - 1, (void *)next_key}, v;
 	uint8_t buf[8];
-	uint64_t n = 1;
+	MDB_txn *txn;
+	uint64_t n;
 	int ret;
 
-	ret = lmdb_err(mdb_get(txn, m->sys, &k, &v), "handle counter");
-	if (!ret && v.mv_size == 8)
-		n = get_le(v.mv_data, 8);
-	else if (ret && ret != -ENOENT)
+	ret = lmdb_err(mdb_txn_begin(m->env, NULL, 0, &txn), "begin transaction");
+	if (ret)
 		return ret;
-	if (n == 0 || n > META_HANDLE_MASK)
-		return -ENOSPC;
-	put_le(buf, n + 1, 8);
-	v.mv_data = buf;
-	v.mv_size = 8;
-	ret = lmdb_err(mdb_put(txn, m->sys, &k, &v, 0), "handle counter");
+	ret = stored_next(m, txn, &n);
+	if (!ret && n < min)
+		n = min;
+	if (!ret && !n)
+		n = 1;
+	if (!ret && n > META_HANDLE_MASK - META_HANDLE_BATCH)
+		ret = -ENOSPC;
+	if (!ret) {
+		put_le(buf, n + META_HANDLE_BATCH, 8);
+		v.mv_data = buf;
+		v.mv_size = 8;
+		ret = lmdb_err(mdb_put(txn, m->sys, &k, &v, 0), "handle counter");
+	}
+	if (ret) {
+		mdb_txn_abort(txn);
+		return ret;
+	}
+	ret = lmdb_err(mdb_txn_commit(txn), "commit");
+	if (!ret) {
+		m->h_next = n;
+		m->h_limit = n + META_HANDLE_BATCH;
+	}
+	return ret;
+}
+
+/* Wait for the start-up check of the store (it runs while we already
+ * listen: the I/O servers it asks may be starting too). */
+static int store_ready(struct srv *s)
+{
+	struct timespec tick = {0, 10 * 1000 * 1000};
+	long waited = 0, limit = 4L * s->cfg.xport.timeout_ms + 10000;
+	int st;
+
+	while (!(st = atomic_load(&s->meta->store_state)) && waited < limit) {
+		nanosleep(&tick, NULL);
+		waited += 10;
+	}
+	return st > 0 ? 0 : st < 0 ? -ESHUTDOWN : -EAGAIN;
+}
+
+static int alloc_handle(struct srv *s, uint64_t *out)
+{
+	struct meta *m = s->meta;
+	int ret = store_ready(s);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&m->hlock);
+	if (m->h_next == m->h_limit)
+		ret = reserve_handles(m, 0);
 	if (!ret)
-		*out = ((uint64_t)m->index << 48) | n;
+		*out = ((uint64_t)m->index << 48) | m->h_next++;
+	pthread_mutex_unlock(&m->hlock);
+	return ret;
+}
+
+/* Hand out nothing at or below past again. */
+static int skip_handles(struct meta *m, uint64_t past)
+{
+	int ret = 0;
+
+	past &= META_HANDLE_MASK;
+	pthread_mutex_lock(&m->hlock);
+	if (m->h_next <= past)
+		ret = reserve_handles(m, past + 1);
+	pthread_mutex_unlock(&m->hlock);
 	return ret;
 }
 
@@ -347,86 +446,251 @@ static int check_parent(struct srv *s, const char *path)
 
 /* ---- operations (workers) ----------------------------------------------------- */
 
+/* The layout of a new file, from the request and the cluster's defaults. */
+static int new_layout(struct srv *s, const struct rpc_req *q, uint64_t handle,
+		      struct rpfs_layout *l)
+{
+	uint32_t nio = s->cfg.nio;
+
+	if (!nio) {
+		log_warn("rpfsd: can't create %s: the cluster has no I/O servers",
+			 q->path);
+		return -ENOSPC;
+	}
+	l->stripe_unit = q->stripe_unit ? q->stripe_unit : s->cfg.stripe_unit;
+	l->stripe_count = q->stripe_count ? q->stripe_count : s->cfg.stripe_count;
+	if (!l->stripe_count || l->stripe_count > nio)
+		l->stripe_count = nio;
+	if (q->first_server >= 0) {
+		if ((uint32_t)q->first_server >= nio)
+			return -EINVAL;
+		l->first_server = (uint32_t)q->first_server;
+	} else {
+		/* Consecutive files start on consecutive servers. */
+		l->first_server = (uint32_t)((handle & META_HANDLE_MASK) % nio);
+	}
+	l->nservers = nio;
+	return layout_check(l);
+}
+
+/* IO_CREATE (nonce != 0) or IO_REMOVE (nonce 0) of a's handle on each I/O
+ * server of its layout (only the slots where skip is NULL or skip[slot] is
+ * 0), all at once, the local one served in place meanwhile. Results in
+ * st[slot], transport failures flagged in down[slot]; returns the first
+ * failure. */
+static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
+			const int *skip, int *st, bool *down)
+{
+	uint32_t n = a->layout.stripe_count, nr = 0;
+	uint32_t *servers = calloc(n, sizeof(*servers));
+	uint32_t *slot_of = calloc(n, sizeof(*slot_of));
+	struct xp_call *calls = calloc(n, sizeof(*calls));
+	bool *tr = calloc(n, sizeof(*tr));
+	uint8_t body[64];
+	int len, first = 0, local = -1;
+
+	len = nonce ? rpc_enc_io_create(body, sizeof(body), a->handle, nonce)
+		    : rpc_enc_handle_op(body, sizeof(body), RPC_IO_REMOVE, a->handle);
+	if (!servers || !slot_of || !calls || !tr || len < 0) {
+		first = len < 0 ? len : -ENOMEM;
+		goto out;
+	}
+	for (uint32_t slot = 0; slot < n; slot++) {
+		uint32_t io = layout_server(&a->layout, slot);
+
+		st[slot] = 0;
+		down[slot] = false;
+		if (skip && skip[slot])
+			continue;
+		if (io >= s->cfg.nio) {
+			log_warn("rpfsd: file %016" PRIx64 " names I/O server %u, the "
+				 "cluster has %u",
+				 a->handle, io, s->cfg.nio);
+			st[slot] = -EINVAL;
+		} else if ((int)s->cfg.io[io] == s->self && s->io) {
+			local = (int)slot;
+		} else {
+			servers[nr] = s->cfg.io[io];
+			slot_of[nr] = slot;
+			calls[nr].req = body;
+			calls[nr].req_len = (size_t)len;
+			nr++;
+		}
+	}
+	if (local >= 0)
+		st[local] = nonce ? io_create_handle(s, a->handle, nonce)
+				  : io_remove_handle(s, a->handle);
+	if (nr)
+		peer_call_all(s, servers, calls, tr, (int)nr);
+	for (uint32_t i = 0; i < nr; i++) {
+		st[slot_of[i]] = calls[i].status;
+		down[slot_of[i]] = tr[i];
+	}
+	for (uint32_t slot = 0; slot < n && !first; slot++)
+		first = st[slot];
+out:
+	free(servers);
+	free(slot_of);
+	free(calls);
+	free(tr);
+	return first;
+}
+
+static const char *io_name(struct srv *s, const struct rpc_attr *a, uint32_t slot)
+{
+	uint32_t io = layout_server(&a->layout, slot);
+
+	return io < s->cfg.nio ? s->cfg.servers[s->cfg.io[io]].name : "?";
+}
+
+/* Remove the datafiles of a file (those of the slots where skip[slot] is
+ * 0, if skip is given), all at once. An I/O server that is down keeps an
+ * orphan datafile: logged, not fatal (the entry is gone). */
+static void remove_datafiles(struct srv *s, const struct rpc_attr *a, const int *skip)
+{
+	uint32_t n = a->layout.stripe_count;
+	int *st = calloc(n, sizeof(*st));
+	bool *down = calloc(n, sizeof(*down));
+
+	if (st && down && per_datafile(s, a, 0, skip, st, down)) {
+		for (uint32_t slot = 0; slot < n; slot++)
+			if (st[slot])
+				log_warn("rpfsd: couldn't remove datafile %016" PRIx64
+					 " on I/O server %s: %s (left behind)",
+					 a->handle, io_name(s, a, slot),
+					 down[slot] ? "unreachable"
+						    : strerror(-st[slot]));
+	}
+	free(st);
+	free(down);
+}
+
+static uint64_t new_nonce(void)
+{
+	uint64_t v = 0;
+
+	while (!v && getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		;
+	return v ? v : 1;
+}
+
+/* Make the datafiles of a new file on every I/O server of its layout. On
+ * failure nothing this create made is left; *skip is set when an I/O
+ * server already holds a datafile of the handle (a handle used before:
+ * try another). */
+static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip)
+{
+	uint32_t n = a->layout.stripe_count;
+	int *st = calloc(n, sizeof(*st));
+	bool *down = calloc(n, sizeof(*down));
+	int ret;
+
+	*skip = false;
+	if (!st || !down) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = per_datafile(s, a, new_nonce(), NULL, st, down);
+	if (!ret)
+		goto out;
+	for (uint32_t slot = 0; slot < n; slot++) {
+		if (st[slot] == -EEXIST) {
+			*skip = true;
+			log_warn("rpfsd: handle %016" PRIx64
+				 " already has a datafile on I/O "
+				 "server %s (from a lost or older metadata store?): "
+				 "skipped",
+				 a->handle, io_name(s, a, slot));
+		} else if (st[slot]) {
+			log_warn("rpfsd: I/O server %s couldn't create datafile "
+				 "%016" PRIx64 ": %s",
+				 io_name(s, a, slot), a->handle,
+				 down[slot] ? "unreachable" : strerror(-st[slot]));
+			/* The client hears "an I/O server is unreachable", not
+			 * a connection error that would seem to be ours. */
+			if (down[slot])
+				ret = -EHOSTDOWN;
+		}
+	}
+	remove_datafiles(s, a, st);
+out:
+	free(st);
+	free(down);
+	return ret;
+}
+
+/* An existing entry answers a CREATE or MKDIR of its path. */
+static int existing(struct srv_op *op, bool dir, const struct rpc_attr *a)
+{
+	if (dir || (op->q.flags & RPC_CREATE_EXCL))
+		return -EEXIST;
+	if (a->type != RPC_TYPE_FILE)
+		return -EISDIR;
+	return reply_attr(op, a);
+}
+
 static int do_mkdir_create(struct srv_op *op, bool dir)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
 	const struct rpc_req *q = &op->q;
-	struct rpc_attr a;
+	struct rpc_attr a, had;
 	MDB_txn *txn;
-	uint64_t handle;
-	int ret;
+	bool skip = false;
+	int ret, tries = 0;
 
 	if (!strcmp(q->path, "/"))
 		return dir ? -EEXIST : -EISDIR;
 	ret = check_parent(s, q->path);
 	if (ret)
 		return ret;
-	ret = txn_begin(m, false, &txn);
+	ret = local_lookup(s, q->path, &had);
+	if (!ret)
+		return existing(op, dir, &had);
+	if (ret != -ENOENT)
+		return ret;
+	do {
+		memset(&a, 0, sizeof(a));
+		ret = alloc_handle(s, &a.handle);
+		if (ret)
+			return ret;
+		a.type = dir ? RPC_TYPE_DIR : RPC_TYPE_FILE;
+		a.mode = q->mode & 07777;
+		a.uid = q->uid;
+		a.gid = q->gid;
+		a.atime = a.mtime = a.ctime = srv_now_ns();
+		if (dir)
+			break;
+		ret = new_layout(s, q, a.handle, &a.layout);
+		if (ret)
+			return ret;
+		/* Datafiles first: an entry never names missing ones. */
+		ret = create_datafiles(s, &a, &skip);
+		if (skip && (ret = skip_handles(m, a.handle)))
+			return ret;
+	} while (skip && ++tries < META_CREATE_TRIES);
 	if (ret)
 		return ret;
-	ret = get_entry(m, txn, q->path, &a);
+	ret = txn_begin(m, false, &txn);
 	if (!ret) {
-		if (dir || (q->flags & RPC_CREATE_EXCL))
-			ret = -EEXIST;
-		else if (a.type != RPC_TYPE_FILE)
-			ret = -EISDIR;
-		else
-			reply_attr(op, &a);
-		goto abort;
-	}
-	if (ret != -ENOENT)
-		goto abort;
-	ret = next_handle(m, txn, &handle);
-	if (ret)
-		goto abort;
-	memset(&a, 0, sizeof(a));
-	a.handle = handle;
-	a.type = dir ? RPC_TYPE_DIR : RPC_TYPE_FILE;
-	a.mode = q->mode & 07777;
-	a.uid = q->uid;
-	a.gid = q->gid;
-	a.atime = a.mtime = a.ctime = srv_now_ns();
-	if (!dir) {
-		struct rpfs_layout *l = &a.layout;
-		uint32_t nio = s->cfg.nio;
-
-		if (!nio) {
-			ret = -ENOSPC;
-			log_warn("rpfsd: can't create %s: the cluster has no I/O servers",
-				 q->path);
-			goto abort;
+		ret = get_entry(m, txn, q->path, &had);
+		if (!ret) {
+			/* Another create of this path got there first. */
+			mdb_txn_abort(txn);
+			if (!dir)
+				remove_datafiles(s, &a, NULL);
+			return existing(op, dir, &had);
 		}
-		l->stripe_unit = q->stripe_unit ? q->stripe_unit : s->cfg.stripe_unit;
-		l->stripe_count = q->stripe_count ? q->stripe_count : s->cfg.stripe_count;
-		if (!l->stripe_count || l->stripe_count > nio)
-			l->stripe_count = nio;
-		if (q->first_server >= 0) {
-			if ((uint32_t)q->first_server >= nio) {
-				ret = -EINVAL;
-				goto abort;
-			}
-			l->first_server = (uint32_t)q->first_server;
-		} else {
-			/* Consecutive files start on consecutive servers. */
-			l->first_server = (uint32_t)((handle & META_HANDLE_MASK) % nio);
-		}
-		l->nservers = nio;
-		ret = layout_check(l);
+		if (ret == -ENOENT)
+			ret = put_entry(m, txn, q->path, &a, true);
 		if (ret)
-			goto abort;
+			mdb_txn_abort(txn);
+		else
+			ret = lmdb_err(mdb_txn_commit(txn), "commit");
 	}
-	ret = put_entry(m, txn, q->path, &a, true);
-	if (ret)
-		goto abort;
-	ret = lmdb_err(mdb_txn_commit(txn), "commit");
-	if (!ret)
-		reply_attr(op, &a);
-	return ret;
-
-abort:
-	mdb_txn_abort(txn);
-	return ret;
+	if (ret && !dir)
+		remove_datafiles(s, &a, NULL);
+	return ret ? ret : reply_attr(op, &a);
 }
 
 static int do_lookup(struct srv_op *op)
@@ -510,44 +774,6 @@ abort:
 
 static void drop_hent(struct meta *m, uint64_t handle);
 
-/* Remove the datafiles of a removed file. An I/O server that is down
- * keeps an orphan datafile: logged, not fatal (the entry is gone). */
-static void remove_datafiles(struct srv *s, const struct rpc_attr *a)
-{
-	const struct rpfs_layout *l = &a->layout;
-	uint8_t body[64];
-	int len = rpc_enc_handle_op(body, sizeof(body), RPC_IO_REMOVE, a->handle);
-
-	for (uint32_t slot = 0; slot < l->stripe_count && len > 0; slot++) {
-		uint32_t io = layout_server(l, slot);
-		struct xp_call call = {0};
-		uint32_t server;
-		int ret;
-
-		if (io >= s->cfg.nio) {
-			log_warn("rpfsd: file %016llx names I/O server %u, the cluster "
-				 "has "
-				 "%u",
-				 (unsigned long long)a->handle, io, s->cfg.nio);
-			continue;
-		}
-		server = s->cfg.io[io];
-		if ((int)server == s->self && s->io) {
-			ret = io_remove_handle(s, a->handle);
-		} else {
-			call.req = body;
-			call.req_len = (size_t)len;
-			ret = peer_call(s, server, &call);
-		}
-		if (ret)
-			log_warn("rpfsd: couldn't remove datafile %016llx on I/O server "
-				 "%s: "
-				 "%s (left behind)",
-				 (unsigned long long)a->handle,
-				 s->cfg.servers[server].name, strerror(-ret));
-	}
-}
-
 static int do_remove(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
@@ -573,7 +799,7 @@ static int do_remove(struct srv_op *op)
 	if (ret)
 		return ret;
 	drop_hent(m, a.handle);
-	remove_datafiles(op->s, &a);
+	remove_datafiles(op->s, &a, NULL);
 	return 0;
 }
 
@@ -1069,6 +1295,189 @@ void meta_conn_down(struct srv *s, struct xp_conn *c)
 		log_info("rpfsd: released %u locks of a closed connection", freed);
 }
 
+/* ---- start-up: an empty store must not hand out used handles ------------------ */
+
+struct probe_state {
+	int st; /* 0 answered, 1 not yet (unreachable so far), <0 refused */
+	struct rpc_probe p;
+};
+
+/* Ask every I/O server for datafiles of our handles, retrying those that
+ * cannot be reached (they may be starting with us) until timeout_ms. */
+static void probe_all(struct srv *s, struct probe_state *ps)
+{
+	uint32_t nio = s->cfg.nio, left;
+	struct timespec pause = {0, 100 * 1000 * 1000};
+	struct timespec t0, now;
+	uint32_t *servers = calloc(nio, sizeof(*servers)),
+		 *which = calloc(nio, sizeof(*which));
+	struct xp_call *calls = calloc(nio, sizeof(*calls));
+	uint8_t(*rep)[RPC_PROBE_SIZE] = calloc(nio, sizeof(*rep));
+	bool *down = calloc(nio, sizeof(*down));
+	uint8_t body[32];
+	int len = rpc_enc_io_probe(body, sizeof(body), s->meta->index);
+
+	for (uint32_t i = 0; i < nio; i++)
+		ps[i].st = 1;
+	if (!servers || !which || !calls || !rep || !down || len < 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < nio; i++) {
+			if (ps[i].st != 1)
+				continue;
+			if ((int)s->cfg.io[i] == s->self && s->io) {
+				ps[i].st = io_probe(s, s->meta->index, &ps[i].p);
+				continue;
+			}
+			memset(&calls[n], 0, sizeof(calls[n]));
+			calls[n].req = body;
+			calls[n].req_len = (size_t)len;
+			calls[n].rep = rep[n];
+			calls[n].rep_max = sizeof(rep[n]);
+			servers[n] = s->cfg.io[i];
+			which[n++] = i;
+		}
+		if (n)
+			peer_call_all(s, servers, calls, down, (int)n);
+		left = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			struct probe_state *p = &ps[which[k]];
+
+			if (!calls[k].status)
+				p->st = rpc_dec_probe(rep[k], calls[k].rep_len, &p->p)
+						? -EPROTO
+						: 0;
+			else if (!down[k])
+				p->st = calls[k].status;
+			else
+				left++;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!left || (now.tv_sec - t0.tv_sec) * 1000 +
+					     (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+				     s->cfg.xport.timeout_ms)
+			break;
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 800 * 1000 * 1000)
+			pause.tv_nsec *= 2;
+	}
+out:
+	free(servers);
+	free(which);
+	free(calls);
+	free(rep);
+	free(down);
+}
+
+static size_t io_desc(struct srv *s, uint32_t i, char *buf, size_t len)
+{
+	const struct rpfs_server_cfg *sc = &s->cfg.servers[s->cfg.io[i]];
+
+	return (size_t)snprintf(buf, len, "io server %u (%s:%s)", i, sc->address,
+				sc->port);
+}
+
+int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
+{
+	struct meta *m = s->meta;
+	struct probe_state *ps;
+	uint64_t next = 0, max = 0;
+	size_t used = 0;
+	int held = 0, unknown = 0, ret;
+	MDB_txn *txn;
+
+	ret = txn_begin(m, true, &txn);
+	if (!ret) {
+		ret = stored_next(m, txn, &next);
+		mdb_txn_abort(txn);
+	}
+	if (ret) {
+		snprintf(why, whylen, "couldn't read the handle counter in %s: %s",
+			 m->dir, strerror(-ret));
+		return ret;
+	}
+	if (next) {
+		atomic_store(&m->store_state, 1);
+		return 0;
+	}
+	/* Never handed out a handle: a new cluster, or a store that was lost
+	 * while the I/O servers kept the datafiles of its files. */
+	ps = calloc(s->cfg.nio ? s->cfg.nio : 1, sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	probe_all(s, ps);
+	for (uint32_t i = 0; i < s->cfg.nio; i++) {
+		if (!ps[i].st && ps[i].p.count) {
+			held++;
+			if (ps[i].p.max_handle > max)
+				max = ps[i].p.max_handle;
+		}
+		unknown += ps[i].st != 0;
+	}
+	if ((held || unknown) && !accept_empty) {
+		used = (size_t)snprintf(why, whylen,
+					"the metadata store in %s is empty, but", m->dir);
+		for (uint32_t i = 0; i < s->cfg.nio && used < whylen; i++) {
+			if (ps[i].st == 0 && !ps[i].p.count)
+				continue;
+			used += (size_t)snprintf(why + used, whylen - used, " ");
+			used += io_desc(s, i, why + used,
+					used < whylen ? whylen - used : 0);
+			if (used >= whylen)
+				break;
+			if (ps[i].st == 0)
+				used += (size_t)snprintf(
+					why + used, whylen - used,
+					" holds %" PRIu64
+					" datafiles of its files (handles "
+					"up to %#" PRIx64 ");",
+					ps[i].p.count, ps[i].p.max_handle);
+			else
+				used += (size_t)snprintf(
+					why + used, whylen - used,
+					" %s, so it can't be checked for them;",
+					ps[i].st == 1 ? "did not answer"
+						      : "couldn't be asked");
+		}
+		if (used < whylen)
+			snprintf(
+				why + used, whylen - used,
+				held ? " the store was lost or replaced, and new files "
+				       "would reuse those handles. Restore the store "
+				       "from "
+				       "a backup, or start with --accept-empty-metadata "
+				       "to "
+				       "begin an empty namespace (the old datafiles "
+				       "stay, "
+				       "unused)"
+				     : " start the I/O servers (with this one), or start "
+				       "with --accept-empty-metadata");
+		free(ps);
+		atomic_store(&m->store_state, -1);
+		return -ESTALE;
+	}
+	if (held || unknown)
+		log_warn("rpfsd: metadata store in %s is empty; %d I/O servers hold "
+			 "datafiles of its handles, %d could not be asked: starting "
+			 "anyway (--accept-empty-metadata), new handles start after "
+			 "%#" PRIx64,
+			 m->dir, held, unknown, max);
+	free(ps);
+	/* From now on the store is not empty: restarts need not ask again. */
+	ret = skip_handles(m, max);
+	if (ret) {
+		snprintf(why, whylen, "couldn't store the handle counter in %s: %s",
+			 m->dir, strerror(-ret));
+		atomic_store(&m->store_state, -1);
+		return ret;
+	}
+	atomic_store(&m->store_state, 1);
+	return 0;
+}
+
 /* ---- life cycle ---------------------------------------------------------------- */
 
 int meta_open(struct srv *s)
@@ -1081,6 +1490,7 @@ int meta_open(struct srv *s)
 		return -ENOMEM;
 	m->index = (uint32_t)s->me->meta_index;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->hlock, NULL);
 	snprintf(m->dir, sizeof(m->dir), "%s/meta", s->me->dir);
 	if (mkdir(m->dir, 0700) && errno != EEXIST) {
 		ret = -errno;

@@ -3,7 +3,9 @@
  * A metadata server sometimes needs another server: the parent directory
  * of a new file may be owned by another metadata server (paths are spread
  * by hash), RMDIR must know that no other metadata server holds a child,
- * and REMOVE deletes the file's datafiles on its I/O servers. Those calls
+ * CREATE and REMOVE make and delete the file's datafiles on its I/O servers
+ * (peer_call_all: all at once), and a metadata server starting on an empty
+ * store asks every I/O server for datafiles of its handles. Those calls
  * come from worker threads and block; they go through one XP_CLIENT fabric
  * of this server (thread-safe: whoever waits drives its progress), opened
  * on first use, with one connection per peer made lazily and kept. A
@@ -166,4 +168,66 @@ int peer_call(struct srv *s, uint32_t server, struct xp_call *call)
 		*call = again;
 	}
 	return ret;
+}
+
+/* Is the kept connection to server unusable (or none could be made)? */
+static bool peer_broken(struct srv *s, uint32_t server)
+{
+	struct peer *p = &s->peers->p[server];
+	bool broken;
+
+	pthread_mutex_lock(&p->lock);
+	broken = !p->conn || xp_conn_error(p->conn);
+	pthread_mutex_unlock(&p->lock);
+	return broken;
+}
+
+int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
+		  bool *transport, int n)
+{
+	struct xp_conn **conns = calloc((size_t)(n ? n : 1), sizeof(*conns));
+	struct xp_call *fresh = malloc((size_t)(n ? n : 1) * sizeof(*fresh));
+	int first = 0, ret;
+
+	if (!conns || !fresh) {
+		free(conns);
+		free(fresh);
+		return -ENOMEM;
+	}
+	memcpy(fresh, calls, (size_t)n * sizeof(*fresh));
+	ret = open_fabric(s, s->peers);
+	/* Start them all, then wait for each: the slowest sets the time. */
+	for (int i = 0; i < n; i++) {
+		transport[i] = false;
+		calls[i].status = ret;
+		if (ret)
+			continue;
+		if (servers[i] >= s->cfg.nservers) {
+			calls[i].status = -EINVAL;
+			continue;
+		}
+		calls[i].status = get_conn(s, servers[i], &conns[i]);
+		if (!calls[i].status)
+			calls[i].status = xp_call_start(conns[i], &calls[i]);
+		if (calls[i].status)
+			conns[i] = NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (conns[i])
+			xp_call_wait(&calls[i]);
+		if (calls[i].status && servers[i] < s->cfg.nservers && !ret &&
+		    peer_broken(s, servers[i])) {
+			/* As in peer_call: a kept connection to a server that
+			 * restarted breaks on first use; every op sent this way
+			 * is idempotent, so one more try on a fresh one. */
+			calls[i] = fresh[i];
+			calls[i].status = peer_call(s, servers[i], &calls[i]);
+			transport[i] = calls[i].status && peer_broken(s, servers[i]);
+		}
+		if (calls[i].status && !first)
+			first = calls[i].status;
+	}
+	free(conns);
+	free(fresh);
+	return first;
 }

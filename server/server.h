@@ -11,6 +11,7 @@
  *                locks, fetch-and-add counters
  *   io.c         role io: one datafile per handle, pread/pwrite, pipelined
  *                bulk transfers
+ *   csum.c       a CRC32C per datafile block, checked on every read
  *   peer.c       this server as a client of the others (parent lookups,
  *                datafile removal)
  *   identity.c   the cluster identity of the storage directory, and who
@@ -83,7 +84,8 @@ struct srv_op {
 	struct srv_op *bulk_next; /* sched.c: waiting for a bulk slot */
 	void (*bulk_start)(struct srv_op *op);
 
-	int status;	   /* reply status */
+	atomic_uint_least64_t bad_plus1; /* io.c: damaged datafile offset + 1 */
+	int status;			 /* reply status */
 	bool rep_on_error; /* a failed op still sends rep (the error's detail) */
 	size_t rep_len;	   /* reply body bytes in rep */
 	size_t rd_len;	   /* read data bytes */
@@ -132,6 +134,12 @@ void meta_fast(struct srv_op *op);
 /* Worker: every other metadata op. */
 void meta_run(struct sched_job *job);
 void meta_conn_down(struct srv *s, struct xp_conn *c);
+/* At start, once listening: a store that never handed out a handle asks
+ * every I/O server (waiting up to timeout_ms for those not up yet) for
+ * datafiles of its handles, and refuses (-ESTALE, the reason in why) if
+ * any has some or can't be asked, unless accept_empty. No handle is handed
+ * out before this has passed. */
+int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen);
 
 /* io.c */
 int io_open(struct srv *s);
@@ -140,11 +148,21 @@ void io_close(struct srv *s);
 void io_dispatch(struct srv_op *op);
 /* Worker: remove the datafile of handle (for a local REMOVE). */
 int io_remove_handle(struct srv *s, uint64_t handle);
+/* Worker: make the datafile of a new file (IO_CREATE, or a local CREATE):
+ * 0, -EEXIST if the handle already has one this create did not make. */
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce);
+/* Worker: the datafiles of metadata server meta's handles (IO_PROBE). */
+int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 
 /* peer.c: blocking calls to other servers, from workers. */
 int peer_init(struct srv *s);
 void peer_fini(struct srv *s);
 int peer_call(struct srv *s, uint32_t server, struct xp_call *call);
+/* calls[i] to servers[i], all in flight at once; each one's result in
+ * calls[i].status, transport[i] true if it failed for want of a working
+ * connection. Returns 0 or the first failure. */
+int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
+		  bool *transport, int n);
 
 /* identity.c */
 /* Who a connected client is: from its hello, for permission checks. */

@@ -1,0 +1,703 @@
+/* rpfsd: per-block CRC32C checksums of datafiles (see csum.h for the format
+ * and the rules). Everything here works on one datafile at a time; io.c
+ * keeps the open ones, rpfsd --check (check.c) walks them all.
+ *
+ * The CRC is ISA-L's crc32_iscsi (CRC32C with the hardware instruction
+ * where the CPU has it), never one of ours. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <isa-l/crc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "csum.h"
+#include "wire.h"
+
+#define CSUM_MAGIC   "RPFSSUM1"
+#define CSUM_VERSION 1u
+/* Entries handled at once on the stack; longer ranges allocate. */
+#define CSUM_STACK_ENTS 64
+
+struct csum_range {
+	uint64_t b0, b1; /* blocks, inclusive */
+	struct csum_range *next;
+};
+
+/* ---- block math ------------------------------------------------------------ */
+
+uint32_t csum_crc(const void *buf, uint64_t len)
+{
+	uint32_t crc = 0xffffffffu;
+
+	/* crc32_iscsi takes an int length: feed it in pieces. */
+	while (len) {
+		int n = len > (1u << 30) ? 1 << 30 : (int)len;
+
+		crc = crc32_iscsi((unsigned char *)buf, n, crc);
+		buf = (const char *)buf + n;
+		len -= (uint64_t)n;
+	}
+	return crc ^ 0xffffffffu;
+}
+
+void csum_ent_dec(const uint8_t *p, struct csum_ent *e)
+{
+	e->cur.crc = get32(p);
+	e->cur.end = get32(p + 4);
+	e->pend.crc = get32(p + 8);
+	e->pend.end = get32(p + 12);
+}
+
+void csum_ent_enc(uint8_t *p, const struct csum_ent *e)
+{
+	put32(p, e->cur.crc);
+	put32(p + 4, e->cur.end);
+	put32(p + 8, e->pend.crc);
+	put32(p + 12, e->pend.end);
+}
+
+bool csum_ent_empty(const struct csum_ent *e)
+{
+	return !e->cur.end && !e->pend.end;
+}
+
+static bool ver_match(const struct csum_ver *v, uint32_t crc, uint32_t avail)
+{
+	return v->end && v->end <= CSUM_BLOCK && avail >= v->end && crc == v->crc;
+}
+
+static int match_crc(const struct csum_ent *e, uint32_t crc, uint32_t avail)
+{
+	if (e->cur.end ? ver_match(&e->cur, crc, avail) : crc == CSUM_ZERO_CRC)
+		return 1;
+	return ver_match(&e->pend, crc, avail) ? 2 : 0;
+}
+
+int csum_match(const struct csum_ent *e, const void *bytes, uint32_t avail)
+{
+	return match_crc(e, csum_crc(bytes, CSUM_BLOCK), avail);
+}
+
+/* The version that matched (a hole is the empty version). */
+static struct csum_ver matched(const struct csum_ent *e, int m)
+{
+	struct csum_ver none = {0, 0};
+
+	return m == 2 ? e->pend : e->cur.end ? e->cur : none;
+}
+
+/* ---- names and header ------------------------------------------------------ */
+
+void csum_data_name(uint64_t handle, char *buf, size_t len)
+{
+	snprintf(buf, len, "%016" PRIx64, handle);
+}
+
+void csum_sum_name(uint64_t handle, char *buf, size_t len)
+{
+	snprintf(buf, len, "%016" PRIx64 CSUM_SUFFIX, handle);
+}
+
+int csum_parse_name(const char *name, uint64_t *handle)
+{
+	uint64_t h = 0;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		char c = name[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+					       : -1;
+
+		if (d < 0)
+			return -1;
+		h = h << 4 | (uint64_t)d;
+	}
+	*handle = h;
+	if (!name[16])
+		return 0;
+	return strcmp(name + 16, CSUM_SUFFIX) ? -1 : 1;
+}
+
+void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce)
+{
+	memset(hdr, 0, CSUM_HDR);
+	memcpy(hdr, CSUM_MAGIC, 8);
+	put32(hdr + 8, CSUM_VERSION);
+	put32(hdr + 12, CSUM_BLOCK);
+	put64(hdr + 16, handle);
+	put64(hdr + 24, nonce);
+}
+
+int csum_hdr_check(const uint8_t *hdr, size_t len, uint64_t handle, uint64_t *nonce)
+{
+	if (len < CSUM_HDR || memcmp(hdr, CSUM_MAGIC, 8) ||
+	    get32(hdr + 8) != CSUM_VERSION || get32(hdr + 12) != CSUM_BLOCK ||
+	    get64(hdr + 16) != handle)
+		return -EBADMSG;
+	if (nonce)
+		*nonce = get64(hdr + 24);
+	return 0;
+}
+
+/* ---- raw I/O --------------------------------------------------------------- */
+
+/* Read up to len bytes; what lies past the end of the file reads as zeros
+ * and *got says how much was there. */
+static int pread_avail(int fd, void *buf, uint64_t len, uint64_t off, uint64_t *got)
+{
+	char *p = buf;
+	uint64_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, p + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (uint64_t)n;
+	}
+	memset(p + done, 0, len - done);
+	*got = done;
+	return 0;
+}
+
+static int pwrite_full(int fd, const void *buf, uint64_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static uint32_t avail_of(uint64_t got, uint64_t start)
+{
+	if (got <= start)
+		return 0;
+	return got - start >= CSUM_BLOCK ? CSUM_BLOCK : (uint32_t)(got - start);
+}
+
+int csum_read_block(struct csum_file *f, uint64_t k, void *bytes, uint32_t *avail)
+{
+	uint64_t got;
+	int ret = pread_avail(f->fd, bytes, CSUM_BLOCK, k * CSUM_BLOCK, &got);
+
+	*avail = (uint32_t)got;
+	return ret;
+}
+
+int csum_read_ents(struct csum_file *f, uint64_t b0, uint64_t n, struct csum_ent *e)
+{
+	uint8_t stackbuf[CSUM_STACK_ENTS * CSUM_ENT];
+	uint8_t *raw = n <= CSUM_STACK_ENTS ? stackbuf : malloc(n * CSUM_ENT);
+	uint64_t got;
+	int ret = 0;
+
+	if (!raw)
+		return -ENOMEM;
+	if (f->cfd < 0)
+		memset(raw, 0, n * CSUM_ENT);
+	else
+		ret = pread_avail(f->cfd, raw, n * CSUM_ENT, CSUM_HDR + b0 * CSUM_ENT,
+				  &got);
+	for (uint64_t i = 0; !ret && i < n; i++)
+		csum_ent_dec(raw + i * CSUM_ENT, &e[i]);
+	if (raw != stackbuf)
+		free(raw);
+	return ret;
+}
+
+int csum_write_ents(struct csum_file *f, uint64_t b0, uint64_t n,
+		    const struct csum_ent *e)
+{
+	uint8_t stackbuf[CSUM_STACK_ENTS * CSUM_ENT] = {0};
+	uint8_t *raw = n <= CSUM_STACK_ENTS ? stackbuf : malloc(n * CSUM_ENT);
+	int ret;
+
+	if (!raw)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++)
+		csum_ent_enc(raw + i * CSUM_ENT, &e[i]);
+	ret = pwrite_full(f->cfd, raw, n * CSUM_ENT, CSUM_HDR + b0 * CSUM_ENT);
+	if (raw != stackbuf)
+		free(raw);
+	return ret;
+}
+
+/* ---- block range locks ------------------------------------------------------- */
+
+static void range_lock(struct csum_file *f, struct csum_range *r, uint64_t b0,
+		       uint64_t b1)
+{
+	r->b0 = b0;
+	r->b1 = b1;
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		struct csum_range *h;
+
+		for (h = f->held; h; h = h->next)
+			if (h->b0 <= b1 && b0 <= h->b1)
+				break;
+		if (!h)
+			break;
+		pthread_cond_wait(&f->cond, &f->lock);
+	}
+	r->next = f->held;
+	f->held = r;
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void range_unlock(struct csum_file *f, struct csum_range *r)
+{
+	pthread_mutex_lock(&f->lock);
+	for (struct csum_range **pp = &f->held; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* ---- open, create, close ---------------------------------------------------- */
+
+static int open_sumfile(struct csum_file *f, int flags)
+{
+	uint8_t hdr[CSUM_HDR];
+	char name[40];
+	uint64_t got;
+	int ret;
+
+	csum_sum_name(f->handle, name, sizeof(name));
+	f->cfd = openat(f->dirfd, name, O_RDWR | O_CLOEXEC | flags, 0600);
+	if (f->cfd < 0)
+		return errno == ENOENT && !(flags & O_CREAT) ? 0 : -errno;
+	ret = pread_avail(f->cfd, hdr, CSUM_HDR, 0, &got);
+	if (ret)
+		return ret;
+	if (got == 0 && (flags & O_CREAT)) {
+		/* New: a datafile that had lost its checksum file. */
+		csum_hdr_enc(hdr, f->handle, 0);
+		f->cfd_created = true;
+		return pwrite_full(f->cfd, hdr, CSUM_HDR, 0);
+	}
+	f->bad_hdr = csum_hdr_check(hdr, got, f->handle, NULL) != 0;
+	return 0;
+}
+
+int csum_open(struct csum_file *f, int dirfd, uint64_t handle)
+{
+	char name[40];
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->handle = handle;
+	f->dirfd = dirfd;
+	f->cfd = -1;
+	csum_data_name(handle, name, sizeof(name));
+	f->fd = openat(dirfd, name, O_RDWR | O_CLOEXEC);
+	if (f->fd < 0)
+		return -errno;
+	ret = open_sumfile(f, 0);
+	if (ret) {
+		if (f->cfd >= 0)
+			close(f->cfd);
+		close(f->fd);
+		return ret;
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	return 0;
+}
+
+void csum_close(struct csum_file *f)
+{
+	if (f->cfd >= 0)
+		close(f->cfd);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = f->cfd = -1;
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->cond);
+}
+
+int csum_ensure_sumfile(struct csum_file *f)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->cfd < 0)
+		ret = open_sumfile(f, O_CREAT);
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+/* The pair made by the create with this nonce? */
+static bool ours(int dirfd, uint64_t handle, uint64_t nonce)
+{
+	uint8_t hdr[CSUM_HDR];
+	char name[40];
+	uint64_t got, had = 0;
+	struct stat st;
+	int fd, ret;
+
+	csum_sum_name(handle, name, sizeof(name));
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ret = pread_avail(fd, hdr, CSUM_HDR, 0, &got);
+	close(fd);
+	if (ret || csum_hdr_check(hdr, got, handle, &had) || had != nonce)
+		return false;
+	csum_data_name(handle, name, sizeof(name));
+	if (!fstatat(dirfd, name, &st, 0))
+		return true;
+	/* Killed between the two: finish the job. */
+	fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int csum_create(int dirfd, uint64_t handle, uint64_t nonce)
+{
+	uint8_t hdr[CSUM_HDR];
+	char sname[40], dname[40];
+	int cfd, fd, ret;
+
+	csum_sum_name(handle, sname, sizeof(sname));
+	csum_data_name(handle, dname, sizeof(dname));
+	cfd = openat(dirfd, sname, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (cfd < 0) {
+		ret = -errno;
+		if (ret == -EEXIST && ours(dirfd, handle, nonce))
+			ret = 0;
+		return ret;
+	}
+	csum_hdr_enc(hdr, handle, nonce);
+	ret = pwrite_full(cfd, hdr, CSUM_HDR, 0);
+	close(cfd);
+	if (ret)
+		goto undo;
+	fd = openat(dirfd, dname, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		goto undo;
+	}
+	close(fd);
+	/* The file exists once a reply says so, even after a crash. */
+	if (fsync(dirfd)) {
+		ret = -errno;
+		unlinkat(dirfd, dname, 0);
+		goto undo;
+	}
+	return 0;
+undo:
+	unlinkat(dirfd, sname, 0);
+	return ret;
+}
+
+/* ---- reads ------------------------------------------------------------------- */
+
+/* Read [off, off + len) into buf and check every block it touches against
+ * e[0..] (entries from block off / CSUM_BLOCK). Whole blocks are read
+ * straight into buf, the partial ones at the edges through a block buffer. */
+static int read_checked(struct csum_file *f, char *buf, uint64_t len, uint64_t off,
+			const struct csum_ent *e, uint64_t *bad)
+{
+	uint64_t b0 = off / CSUM_BLOCK, end = off + len, k = b0;
+	char blk[CSUM_BLOCK];
+	int ret;
+
+	while (k * CSUM_BLOCK < end) {
+		uint64_t bs = k * CSUM_BLOCK, got;
+
+		if (bs < off || bs + CSUM_BLOCK > end) {
+			uint64_t from = bs < off ? off : bs;
+			uint64_t to = bs + CSUM_BLOCK < end ? bs + CSUM_BLOCK : end;
+
+			ret = pread_avail(f->fd, blk, CSUM_BLOCK, bs, &got);
+			if (ret)
+				return ret;
+			if (!csum_match(&e[k - b0], blk, (uint32_t)got)) {
+				*bad = from;
+				return -EBADMSG;
+			}
+			memcpy(buf + (from - off), blk + (from - bs), to - from);
+			k++;
+			continue;
+		}
+		/* A run of whole blocks. */
+		uint64_t k1 = k;
+
+		while ((k1 + 1) * CSUM_BLOCK <= end)
+			k1++;
+		ret = pread_avail(f->fd, buf + (bs - off), (k1 - k) * CSUM_BLOCK, bs,
+				  &got);
+		if (ret)
+			return ret;
+		for (uint64_t j = k; j < k1; j++) {
+			const char *p = buf + (j * CSUM_BLOCK - off);
+			uint32_t avail = avail_of(got, (j - k) * CSUM_BLOCK);
+
+			/* Past the end and never written: zeros, nothing to check. */
+			if (!avail && csum_ent_empty(&e[j - b0]))
+				continue;
+			if (!match_crc(&e[j - b0], csum_crc(p, CSUM_BLOCK), avail)) {
+				*bad = j * CSUM_BLOCK;
+				return -EBADMSG;
+			}
+		}
+		k = k1;
+	}
+	return 0;
+}
+
+int csum_read(struct csum_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *bad)
+{
+	uint64_t b0 = off / CSUM_BLOCK, n;
+	struct csum_ent stack_e[CSUM_STACK_ENTS], *e;
+	struct csum_range r;
+	int ret;
+
+	if (!len)
+		return 0;
+	if (f->bad_hdr) {
+		*bad = off;
+		return -EBADMSG;
+	}
+	n = (off + len - 1) / CSUM_BLOCK - b0 + 1;
+	e = n <= CSUM_STACK_ENTS ? stack_e : malloc(n * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	ret = csum_read_ents(f, b0, n, e);
+	if (!ret)
+		ret = read_checked(f, buf, len, off, e, bad);
+	if (ret == -EBADMSG) {
+		/* Perhaps a write went by: look again with writers kept out. */
+		range_lock(f, &r, b0, b0 + n - 1);
+		ret = csum_read_ents(f, b0, n, e);
+		if (!ret)
+			ret = read_checked(f, buf, len, off, e, bad);
+		range_unlock(f, &r);
+	}
+	if (e != stack_e)
+		free(e);
+	return ret;
+}
+
+/* ---- writes ------------------------------------------------------------------ */
+
+/* The new version of block k for a write of [off, end), and in *pre the
+ * version the entry keeps as cur while the data goes out. A partial block
+ * is read and checked first. */
+static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_t off,
+		       uint64_t end, const struct csum_ent *old, struct csum_ver *nv,
+		       struct csum_ver *pre, uint64_t *bad)
+{
+	uint64_t bs = k * CSUM_BLOCK, from = bs < off ? off : bs;
+	uint64_t to = bs + CSUM_BLOCK < end ? bs + CSUM_BLOCK : end;
+	char blk[CSUM_BLOCK];
+	uint64_t got;
+	int m, ret;
+
+	if (from == bs && to == bs + CSUM_BLOCK) {
+		nv->crc = csum_crc(buf + (bs - off), CSUM_BLOCK);
+		nv->end = CSUM_BLOCK;
+		*pre = old->cur;
+		return 0;
+	}
+	ret = pread_avail(f->fd, blk, CSUM_BLOCK, bs, &got);
+	if (ret)
+		return ret;
+	m = csum_match(old, blk, (uint32_t)got);
+	if (!m) {
+		/* Its other bytes are damaged: a new checksum would bless them. */
+		*bad = from == bs ? to : bs;
+		return -EBADMSG;
+	}
+	*pre = matched(old, m);
+	memcpy(blk + (from - bs), buf + (from - off), to - from);
+	nv->crc = csum_crc(blk, CSUM_BLOCK);
+	nv->end = (uint32_t)(to - bs) > pre->end ? (uint32_t)(to - bs) : pre->end;
+	return 0;
+}
+
+int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
+	       uint64_t *bad)
+{
+	uint64_t b0 = off / CSUM_BLOCK, n, end = off + len;
+	struct csum_ent stack_e[2 * CSUM_STACK_ENTS], *e;
+	struct csum_range r;
+	int ret;
+
+	if (!len)
+		return 0;
+	if (f->bad_hdr) {
+		*bad = off;
+		return -EBADMSG;
+	}
+	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
+		return ret;
+	n = (end - 1) / CSUM_BLOCK - b0 + 1;
+	/* e[0..n): the entries as they are, then as the write goes out;
+	 * e[n..2n): the entries it leaves. */
+	e = n <= CSUM_STACK_ENTS ? stack_e : malloc(2 * n * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	range_lock(f, &r, b0, b0 + n - 1);
+	ret = csum_read_ents(f, b0, n, e);
+	for (uint64_t i = 0; !ret && i < n; i++) {
+		struct csum_ver nv, pre;
+
+		ret = new_version(f, b0 + i, buf, off, end, &e[i], &nv, &pre, bad);
+		e[n + i].cur = nv;
+		e[n + i].pend = (struct csum_ver){0, 0};
+		e[i].cur = pre;
+		e[i].pend = nv;
+	}
+	if (!ret)
+		ret = csum_write_ents(f, b0, n, e);
+	if (!ret)
+		ret = pwrite_full(f->fd, buf, len, off);
+	if (!ret)
+		ret = csum_write_ents(f, b0, n, e + n);
+	range_unlock(f, &r);
+	if (e != stack_e)
+		free(e);
+	return ret;
+}
+
+/* ---- truncate, size, sync ------------------------------------------------------- */
+
+int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad)
+{
+	uint64_t k = size / CSUM_BLOCK, rem = size % CSUM_BLOCK, nents;
+	struct csum_ent e, done;
+	struct csum_range r;
+	struct stat st;
+	int ret;
+
+	if (f->bad_hdr) {
+		*bad = size;
+		return -EBADMSG;
+	}
+	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
+		return ret;
+	range_lock(f, &r, k, UINT64_MAX);
+	ret = csum_read_ents(f, k, 1, &e);
+	if (!ret && rem && !csum_ent_empty(&e)) {
+		/* The cut block: what stays must be good; its new version has
+		 * zeros past the cut. */
+		char blk[CSUM_BLOCK];
+		uint32_t avail;
+		int m;
+
+		ret = csum_read_block(f, k, blk, &avail);
+		m = ret ? 0 : csum_match(&e, blk, avail);
+		if (!ret && !m) {
+			*bad = k * CSUM_BLOCK;
+			ret = -EBADMSG;
+		}
+		if (!ret) {
+			memset(blk + rem, 0, CSUM_BLOCK - rem);
+			done.cur.crc = csum_crc(blk, CSUM_BLOCK);
+			done.cur.end = (uint32_t)rem;
+			done.pend = (struct csum_ver){0, 0};
+			e.cur = matched(&e, m);
+			e.pend = done.cur;
+			ret = csum_write_ents(f, k, 1, &e);
+		}
+	}
+	if (!ret && ftruncate(f->fd, (off_t)size))
+		ret = -errno;
+	if (!ret && rem && !csum_ent_empty(&e))
+		ret = csum_write_ents(f, k, 1, &done);
+	/* Entries of blocks wholly past the end go; a longer file needs none. */
+	nents = (size + CSUM_BLOCK - 1) / CSUM_BLOCK;
+	if (!ret && !fstat(f->cfd, &st) &&
+	    (uint64_t)st.st_size > CSUM_HDR + nents * CSUM_ENT &&
+	    ftruncate(f->cfd, (off_t)(CSUM_HDR + nents * CSUM_ENT)))
+		ret = -errno;
+	range_unlock(f, &r);
+	return ret;
+}
+
+/* Is the datafile (size) as long as its last checksummed block says? */
+static int check_tail(struct csum_file *f, uint64_t size, uint64_t *bad)
+{
+	struct csum_ent e;
+	struct stat st;
+	uint64_t k, need;
+	int ret;
+
+	if (f->cfd < 0)
+		return 0;
+	if (fstat(f->cfd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < CSUM_HDR + CSUM_ENT)
+		return 0;
+	k = ((uint64_t)st.st_size - CSUM_HDR) / CSUM_ENT - 1;
+	ret = csum_read_ents(f, k, 1, &e);
+	if (ret || !e.cur.end)
+		return ret;
+	need = e.cur.end;
+	if (e.pend.end && e.pend.end < need)
+		need = e.pend.end;
+	if (size < k * CSUM_BLOCK + need) {
+		*bad = size;
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad)
+{
+	struct csum_range r;
+	struct stat st;
+	int ret;
+
+	if (fstat(f->fd, &st))
+		return -errno;
+	ret = check_tail(f, (uint64_t)st.st_size, bad);
+	if (ret == -EBADMSG) {
+		/* A truncate may be half way: ask again once it is through. */
+		range_lock(f, &r, 0, UINT64_MAX);
+		ret = fstat(f->fd, &st) ? -errno
+					: check_tail(f, (uint64_t)st.st_size, bad);
+		range_unlock(f, &r);
+	}
+	if (!ret)
+		*size = (uint64_t)st.st_size;
+	return ret;
+}
+
+int csum_sync(struct csum_file *f)
+{
+	if (fdatasync(f->fd))
+		return -errno;
+	if (f->cfd >= 0 && fdatasync(f->cfd))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,125 @@
+/* rpfsd: a CRC32C per 4 KiB block of every datafile, verified on every read.
+ *
+ * Each datafile DIR/data/<handle> has a checksum file beside it,
+ * DIR/data/<handle>.sum:
+ *
+ *   header (64 bytes)  magic "RPFSSUM1", version u32, block size u32,
+ *                      handle u64, create nonce u64, zeros
+ *   entry k (16 bytes, at 64 + 16 k), for datafile block k:
+ *                      cur  = { crc u32, end u32 }  the block's contents
+ *                      pend = { crc u32, end u32 }  a write in progress
+ *
+ * A version's crc is the CRC32C of the whole block, bytes past the end of
+ * the datafile counted as zeros; its end (1..4096) is how many bytes of the
+ * block the datafile must hold, so a datafile cut short is caught even
+ * where the lost bytes were zeros. end 0 means "no version": a block with
+ * no cur is a hole that was never written and must read as zeros. A block
+ * is good when its bytes match cur (or are zeros and there is no cur), or
+ * match pend.
+ *
+ * A write stores the new versions as pend first, then the data, then makes
+ * them cur: a server killed in between leaves every block matching one of
+ * the two, so only a torn block is ever reported. Writes lock their block
+ * range (csum_file.held), so writers of the same block, even from different
+ * requests and clients, take turns and a block's bytes and its entry always
+ * change together; a partial block is read, checked and merged under that
+ * lock (read-modify-write), and a damaged one is refused rather than given
+ * a fresh checksum. Reads take no lock: they check what they read, and only
+ * a block that fails is read again under the lock before it is reported,
+ * so a read racing a write sees the old or the new block, never an error.
+ *
+ * Functions return 0 or a negative errno; -EBADMSG (damaged data) sets *bad
+ * to the datafile offset of the first damaged byte asked for. */
+#ifndef RPFS_CSUM_H
+#define RPFS_CSUM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CSUM_BLOCK  4096u
+#define CSUM_HDR    64u
+#define CSUM_ENT    16u
+#define CSUM_SUFFIX ".sum"
+/* CRC32C of a block of zeros (test_csum checks it). */
+#define CSUM_ZERO_CRC 0x98f94189u
+
+struct csum_ver {
+	uint32_t crc, end; /* end 0: no version */
+};
+
+struct csum_ent {
+	struct csum_ver cur, pend;
+};
+
+struct csum_range;
+
+/* One datafile and its checksums, shared by the requests on that handle. */
+struct csum_file {
+	uint64_t handle;
+	int dirfd;    /* DIR/data, not owned */
+	int fd;	      /* datafile */
+	int cfd;      /* checksum file, -1 if there is none (made on first write) */
+	bool bad_hdr; /* the checksum file's header is not ours: nothing verifies */
+	bool cfd_created;
+	pthread_mutex_t lock; /* held, cfd */
+	pthread_cond_t cond;
+	struct csum_range *held; /* block ranges being written */
+};
+
+/* Standard CRC32C (iSCSI) of len bytes, from ISA-L. */
+uint32_t csum_crc(const void *buf, uint64_t len);
+
+/* Entry (de)coding and the check of one block: bytes holds CSUM_BLOCK bytes
+ * (zeros past the datafile's end), avail of them are in the datafile.
+ * csum_match returns which version matched: 1 cur (or a hole), 2 pend, 0
+ * none. */
+void csum_ent_dec(const uint8_t *p, struct csum_ent *e);
+void csum_ent_enc(uint8_t *p, const struct csum_ent *e);
+int csum_match(const struct csum_ent *e, const void *bytes, uint32_t avail);
+bool csum_ent_empty(const struct csum_ent *e);
+
+/* Header of a checksum file. csum_hdr_check: 0, or -EBADMSG if it is not
+ * one of ours for handle (nonce, if not NULL, gets its create nonce). */
+void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce);
+int csum_hdr_check(const uint8_t *hdr, size_t len, uint64_t handle, uint64_t *nonce);
+
+/* Names: "<16 hex>" and "<16 hex>.sum"; csum_parse_name tells which a
+ * directory entry is (0 datafile, 1 checksum file, -1 neither). */
+void csum_data_name(uint64_t handle, char *buf, size_t len);
+void csum_sum_name(uint64_t handle, char *buf, size_t len);
+int csum_parse_name(const char *name, uint64_t *handle);
+
+/* Open handle's datafile (O_RDWR) and its checksum file in dirfd. -ENOENT
+ * if the datafile does not exist. */
+int csum_open(struct csum_file *f, int dirfd, uint64_t handle);
+void csum_close(struct csum_file *f);
+/* Make the checksum file (header with nonce) and the datafile, both
+ * exclusively, and sync the directory. A pair this nonce made before is
+ * success (a retried create); anything else there is -EEXIST, and a
+ * failure leaves nothing behind. */
+int csum_create(int dirfd, uint64_t handle, uint64_t nonce);
+
+/* Data: verified read (bytes past the datafile's end read as zeros, if no
+ * checksum says they should be there) and checksummed write. */
+int csum_read(struct csum_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *bad);
+int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
+	       uint64_t *bad);
+/* ftruncate with the checksums of the cut block redone (its old bytes are
+ * checked first) and those of dropped blocks removed. */
+int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad);
+/* The datafile's size, checked against its last checksum (-EBADMSG if the
+ * datafile is shorter than that block's end). */
+int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad);
+int csum_sync(struct csum_file *f);
+
+/* Entries [b0, b0 + n) into e (missing ones read as empty). */
+int csum_read_ents(struct csum_file *f, uint64_t b0, uint64_t n, struct csum_ent *e);
+int csum_write_ents(struct csum_file *f, uint64_t b0, uint64_t n,
+		    const struct csum_ent *e);
+/* Block k's bytes (zero-filled past the end) and how many are in the file. */
+int csum_read_block(struct csum_file *f, uint64_t k, void *bytes, uint32_t *avail);
+/* Make the checksum file if there is none (under f->lock). */
+int csum_ensure_sumfile(struct csum_file *f);
+
+#endif
