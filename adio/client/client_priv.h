@@ -155,6 +155,9 @@ void rpfsc_err_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "what: cause" after the server description; what may be NULL. */
 int rpfsc_err_server(const char *desc, const char *what, int err, int timeout_ms,
 		     bool transport);
+/* "desc: what: damaged data at offset off": an I/O server found a block
+ * that fails its checksum; off is the logical file offset. Returns err. */
+int rpfsc_err_damaged(const char *desc, const char *what, uint64_t off, int err);
 /* Text for a negative errno; transport failures read differently (a
  * timeout is "no progress within N ms", not a server's ETIMEDOUT). */
 const char *rpfsc_strerror(int err, int timeout_ms, bool transport, char *buf,

@@ -2,8 +2,9 @@
  *
  * Return values carry the errno; the message carries what an operator needs
  * to act on it: which server ("meta server 0 (127.0.0.1:7100)"), about what
- * (a path), and the cause. Thread-local, like errno, because a client is
- * shared by threads and each wants the story of its own failure. */
+ * (a path), and the cause; for damaged data also where in the file. Thread-local, like
+ * errno, because a client is shared by threads and each wants the story of its own
+ * failure. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,9 +53,30 @@ const char *rpfsc_strerror(int err, int timeout_ms, bool transport, char *buf, s
 		default:
 			break;
 		}
-	} else if (e == EPROTO) {
-		snprintf(buf, len, "malformed request or reply");
-		return buf;
+	} else {
+		/* Statuses a server gives about its storage (rpc.h). */
+		switch (e) {
+		case EPROTO:
+			snprintf(buf, len, "malformed request or reply");
+			return buf;
+		case EBADMSG:
+			snprintf(buf, len,
+				 "damaged data (checksum mismatch; rpfsd --check "
+				 "on that server lists what is damaged)");
+			return buf;
+		case ESTALE:
+			snprintf(buf, len,
+				 "datafile missing (the file was removed, or "
+				 "the server lost its storage)");
+			return buf;
+		case EHOSTDOWN:
+			snprintf(buf, len,
+				 "an I/O server it needed is unreachable (its "
+				 "log names it)");
+			return buf;
+		default:
+			break;
+		}
 	}
 	snprintf(buf, len, "%s", strerror(e));
 	return buf;
@@ -70,5 +92,13 @@ int rpfsc_err_server(const char *desc, const char *what, int err, int timeout_ms
 		rpfsc_err_set("%s: %s: %s", desc, what, cause);
 	else
 		rpfsc_err_set("%s: %s", desc, cause);
+	return err;
+}
+
+int rpfsc_err_damaged(const char *desc, const char *what, uint64_t off, int err)
+{
+	rpfsc_err_set("%s: %s: damaged data at offset %llu (checksum mismatch; rpfsd "
+		      "--check on that server lists what is damaged)",
+		      desc, what ? what : "?", (unsigned long long)off);
 	return err;
 }

@@ -17,7 +17,11 @@
  * data than RPFSC_IO_CALL_MAX. Every call to every server is started before
  * any is waited for, so servers work in parallel; the transport picks each
  * call's path (inline, Fast RDMA Write, bulk) by its size. As in MPI, file
- * pieces that overlap within one write land in an unspecified order. */
+ * pieces that overlap within one write land in an unspecified order.
+ *
+ * A server that finds damaged data (a block failing its checksum) answers
+ * -EBADMSG with the datafile offset; the message turns it into the file's
+ * own offset through the layout, so it names server, file and offset. */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -56,6 +60,7 @@ struct rpfsc_io {
 	struct iochunk *ch;
 	size_t nch, capch;
 	struct xp_call *calls; /* one per chunk, stable while in flight */
+	uint8_t (*reps)[16];   /* their reply bodies (an error's detail) */
 	uint8_t *bodies;
 	size_t nstarted; /* calls[0 .. nstarted) are in flight or done */
 	size_t ntested;	 /* calls[0 .. ntested) are known done */
@@ -319,6 +324,7 @@ static void io_free(struct rpfsc_io *io)
 	free(io->sl);
 	free(io->ch);
 	free(io->calls);
+	free(io->reps);
 	free(io->bodies);
 	free(io);
 }
@@ -348,7 +354,16 @@ static ssize_t io_collect(struct rpfsc_io *io)
 		struct slotlist *sl = &io->sl[ch->slot];
 		struct xp_call *call = &io->calls[i];
 		int ret = xp_call_wait(call);
+		uint64_t local;
 
+		if (ret && !first && ret == -EBADMSG && !xp_conn_error(sl->link->conn) &&
+		    !rpc_dec_u64(io->reps[i], call->rep_len, &local)) {
+			first = rpfsc_err_damaged(
+				rpfsc_desc(c, sl->srv, RPFSC_IO), io->f->path,
+				layout_logical(&io->f->attr.layout, ch->slot, local),
+				ret);
+			continue;
+		}
 		if (ret) {
 			if (!first)
 				first = rpfsc_call_error(c, sl->srv, RPFSC_IO, sl->link,
@@ -367,10 +382,11 @@ static int io_launch(struct rpfsc_io *io)
 	size_t body_total = 0, off = 0;
 
 	io->calls = calloc(io->nch ? io->nch : 1, sizeof(*io->calls));
+	io->reps = calloc(io->nch ? io->nch : 1, sizeof(*io->reps));
 	for (size_t i = 0; i < io->nch; i++)
 		body_total += c->io_hdr + io->ch[i].nseg * RPC_SEG_SIZE;
 	io->bodies = malloc(body_total ? body_total : 1);
-	if (!io->calls || !io->bodies) {
+	if (!io->calls || !io->reps || !io->bodies) {
 		rpfsc_err_set("%s: out of memory", io->f->path);
 		return -ENOMEM;
 	}
@@ -391,6 +407,8 @@ static int io_launch(struct rpfsc_io *io)
 		}
 		call->req = io->bodies + off;
 		call->req_len = (size_t)len;
+		call->rep = io->reps[i];
+		call->rep_max = sizeof(io->reps[i]);
 		off += cap;
 		if (io->write) {
 			call->wr_iov = &sl->iov[ch->iov0];
