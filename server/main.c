@@ -2,6 +2,7 @@
  *
  *   rpfsd --config FILE --name NAME [--foreground|--daemon] [--pidfile F]
  *         [--log-level L] [--accept-empty-metadata]
+ *   rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]
  *
  * Start-up is a ladder (config, storage directory, roles, workers, the
  * listening fabric) and every rung that fails says why and exits non-zero:
@@ -12,9 +13,13 @@
  * back through the same pipe as the status, and the parent prints it, so
  * it is seen (and logged where its stderr goes) even though the daemon
  * has left the terminal. The storage directory is locked (DIR/rpfsd.lock)
- * while a server uses it; the metadata store is checked before
+ * while a server or a check uses it; the metadata store is checked before
  * it is mapped (store.c), and a SIGBUS from a mapped file that shrank
  * under us ends the server with a message rather than a core.
+ *
+ * --check examines a stopped server's storage (check.c) and exits 0 when
+ * it is clean, 1 when it found problems (repaired or not), 2 on a usage or
+ * config error.
  *
  * Shutdown on SIGTERM or SIGINT: new requests are refused with -ESHUTDOWN,
  * requests in flight get up to RPFSD_DRAIN_MS to finish, then the threads
@@ -50,6 +55,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
 		   "             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
 		   "             [--accept-empty-metadata]\n"
+		   "       rpfsd --config FILE --name NAME --check [--repair "
+		   "[--accept-damaged]]\n"
 		   "\n"
 		   "Serve the roles (meta, io) that FILE gives server NAME (its section\n"
 		   "name after \"server.\", or its index in the file).\n");
@@ -187,7 +194,8 @@ static void guard_sigbus(const struct srv *s)
 
 	snprintf(sigbus_msg, sizeof(sigbus_msg),
 		 "rpfsd %s: fatal SIGBUS: a file it maps shrank or its storage failed "
-		 "(the metadata store in %s/meta?): stopping",
+		 "(the metadata store in %s/meta?): stopping; rpfsd --check tells what "
+		 "is damaged",
 		 s->me->name, s->me->dir);
 	sa.sa_handler = on_sigbus;
 	sigemptyset(&sa.sa_mask);
@@ -263,12 +271,16 @@ int main(int argc, char **argv)
 		{"pidfile", required_argument, NULL, 'p'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"accept-empty-metadata", no_argument, NULL, 'E'},
+		{"check", no_argument, NULL, 'C'},
+		{"repair", no_argument, NULL, 'R'},
+		{"accept-damaged", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *config = NULL, *name = NULL, *pidfile = NULL;
 	struct srv *s = NULL;
-	bool daemon_mode = false, accept_empty = false;
+	bool daemon_mode = false, accept_empty = false, check = false;
+	unsigned check_flags = 0;
 	char why[512] = "", roles[16];
 	enum rpfs_log_level level;
 	sigset_t set;
@@ -302,6 +314,15 @@ int main(int argc, char **argv)
 		case 'E':
 			accept_empty = true;
 			break;
+		case 'C':
+			check = true;
+			break;
+		case 'R':
+			check_flags |= CHECK_REPAIR;
+			break;
+		case 'A':
+			check_flags |= CHECK_ACCEPT_DAMAGED;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -314,6 +335,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rpfsd: %s\n",
 			optind < argc ? "unexpected argument" : "--name is required");
 		usage(stderr);
+		return 2;
+	}
+	if (check_flags && !check) {
+		fprintf(stderr, "rpfsd: --repair and --accept-damaged go with --check\n");
+		return 2;
+	}
+	if ((check_flags & CHECK_ACCEPT_DAMAGED) && !(check_flags & CHECK_REPAIR)) {
+		fprintf(stderr, "rpfsd: --accept-damaged goes with --repair\n");
 		return 2;
 	}
 
@@ -350,6 +379,11 @@ int main(int argc, char **argv)
 			"rpfsd: server '%s' in %s has no roles (want meta and/or io)\n",
 			s->me->name, s->cfg.path);
 		status = 2;
+		goto out_cfg;
+	}
+	if (check) {
+		/* Offline: no fabric, no daemon; the storage must exist. */
+		status = check_storage(s, check_flags);
 		goto out_cfg;
 	}
 	ret = rpfs_config_key(&s->cfg, &s->key, why, sizeof(why));

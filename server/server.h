@@ -182,6 +182,12 @@ void ident_conn_down(struct xp_conn *c);
  * new, then it becomes so). 0, or -ESTALE with the reason on stderr. */
 int ident_check_storage(struct srv *s);
 
+/* check.c: rpfsd --check, on a stopped server's storage. Returns the exit
+ * status: 0 clean, 1 problems found (repaired or not), 2 can't check. */
+#define CHECK_REPAIR	     1u /* fix what is safe: orphans, indexes */
+#define CHECK_ACCEPT_DAMAGED 2u /* also take damaged blocks' data as it is */
+int check_storage(struct srv *s, unsigned flags);
+
 /* placement.c */
 void place_init(struct srv *s);
 void place_bind_progress(struct srv *s);

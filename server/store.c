@@ -9,7 +9,8 @@
  * by LMDB itself, then the last page it would use against the file's
  * size: LMDB never reads a page beyond that one), and walks every record
  * of every database once. A fault during that walk is caught and becomes
- * an error message, not a dead server. */
+ * an error message, not a dead server. The same check starts rpfsd
+ * --check. */
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
@@ -189,7 +190,8 @@ int store_lock(const char *dir, char *why, size_t whylen)
 		close(fd);
 		if (err == EWOULDBLOCK) {
 			snprintf(why, whylen,
-				 "%s is in use by another rpfsd",
+				 "%s is in use by another rpfsd (a running server or "
+				 "rpfsd --check)",
 				 dir);
 			return -EBUSY;
 		}

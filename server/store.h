@@ -10,7 +10,7 @@
 int store_validate(const char *metadir, char *why, size_t whylen);
 
 /* Lock the storage directory dir for this process (DIR/rpfsd.lock, kept
- * until exit): one server at a time. -EBUSY (why says who) if
+ * until exit): one server or check at a time. -EBUSY (why says who) if
  * another process holds it. */
 int store_lock(const char *dir, char *why, size_t whylen);
 

@@ -1,0 +1,677 @@
+/* rpfsd --check [--repair [--accept-damaged]]: fsck of a stopped server's
+ * storage directory (config and --name as for starting it).
+ *
+ * Role meta: the store must open (store.c's checks), and its two indexes
+ * must agree: every entry of "ns" decodes, lives under the key its path
+ * makes, has a handle of this server below the handle counter and a
+ * "byhandle" record naming its path; every "byhandle" record names an
+ * entry with that handle. Role io: every datafile has its checksum file
+ * and every block of it matches its checksum; no checksum file is without
+ * its datafile; a write cut short by a crash has left a block matching its
+ * new or its old version. Both roles on one server: every file of the
+ * store that has a stripe here has its datafile, and every datafile of a
+ * handle of this store belongs to a file (or to a handle the store never
+ * handed out: then the store is behind, and nothing is removed).
+ *
+ * One line per problem on stdout: the file or entry, the offset where it
+ * matters, what is wrong, and what --repair did about it. --repair fixes
+ * what loses nothing: orphans (checksums without data, datafiles of
+ * removed files), index records, the handle counter, cut-short writes; a
+ * block whose data does not match its checksum is left alone (the data
+ * may be all that remains of it) unless --accept-damaged says to take the
+ * data as it is and checksum it anew.
+ *
+ * The store's value format is meta.c's: magic u32 (0x31415052), the
+ * encoded attributes (rpc.h), the full path; its keys are the FNV-1a hash
+ * of the parent path (8 bytes, big-endian) and the name. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <lmdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "csum.h"
+#include "server.h"
+#include "store.h"
+#include "wire.h"
+
+#define CHK_MAGIC	0x31415052u
+#define CHK_VAL_HDR	(4 + RPC_ATTR_SIZE)
+#define CHK_HANDLE_MASK ((1ull << 48) - 1)
+#define CHK_MAP_SIZE	(1ull << 30)
+#define CHK_BATCH	256
+
+struct chk {
+	struct srv *s;
+	unsigned flags;
+	int problems, repaired;
+	char datadir[1100], metadir[1100];
+	/* the store, when this server has role meta and it opened */
+	MDB_env *env;
+	MDB_dbi ns, byh, sys;
+	bool meta_ok;
+	uint64_t next; /* handle counter (0: none) */
+};
+
+static void problem(struct chk *c, bool fixed, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct chk *c, bool fixed, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("%s\n", fixed ? " [repaired]" : "");
+	c->problems++;
+	c->repaired += fixed;
+}
+
+static bool repair(const struct chk *c)
+{
+	return c->flags & CHECK_REPAIR;
+}
+
+/* ---- the store ------------------------------------------------------------- */
+
+static uint64_t fnv1a64(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (uint8_t)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* The ns key of a path, as meta.c makes it. */
+static size_t ns_key(const char *path, uint8_t *k)
+{
+	const char *slash = strrchr(path, '/');
+	size_t plen = slash == path ? 1 : (size_t)(slash - path);
+	uint64_t h = fnv1a64(path, plen);
+	size_t nlen = strlen(slash + 1);
+
+	for (int i = 7; i >= 0; i--, h >>= 8)
+		k[i] = (uint8_t)h;
+	memcpy(k + 8, slash + 1, nlen);
+	return 8 + nlen;
+}
+
+static void be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* Decode an ns value: attributes and path (NUL-terminated into path). */
+static int ns_value(const MDB_val *v, struct rpc_attr *a, char *path)
+{
+	size_t plen;
+
+	if (v->mv_size < CHK_VAL_HDR || get32(v->mv_data) != CHK_MAGIC ||
+	    rpc_dec_attr((const uint8_t *)v->mv_data + 4, RPC_ATTR_SIZE, a))
+		return -EBADMSG;
+	plen = v->mv_size - CHK_VAL_HDR;
+	if (!plen || plen > RPC_PATH_MAX)
+		return -EBADMSG;
+	memcpy(path, (const char *)v->mv_data + CHK_VAL_HDR, plen);
+	path[plen] = 0;
+	return rpc_path_ok(path) && strcmp(path, "/") ? 0 : -EBADMSG;
+}
+
+static int store_open(struct chk *c, MDB_txn **txn)
+{
+	unsigned ro = repair(c) ? 0 : MDB_RDONLY;
+	int rc = mdb_env_create(&c->env);
+
+	if (!rc)
+		rc = mdb_env_set_mapsize(c->env, CHK_MAP_SIZE);
+	if (!rc)
+		rc = mdb_env_set_maxdbs(c->env, 4);
+	if (!rc)
+		rc = mdb_env_open(c->env, c->metadir, MDB_NOTLS | ro, 0600);
+	if (!rc)
+		rc = mdb_txn_begin(c->env, NULL, ro, txn);
+	if (!rc)
+		rc = mdb_dbi_open(*txn, "ns", 0, &c->ns);
+	if (!rc)
+		rc = mdb_dbi_open(*txn, "byhandle", 0, &c->byh);
+	if (!rc)
+		rc = mdb_dbi_open(*txn, "sys", 0, &c->sys);
+	return rc;
+}
+
+static void check_counter(struct chk *c, MDB_txn *txn, uint64_t max)
+{
+	static const char key[] = "next_handle";
+	MDB_val k = {sizeof(key) - 1, (void *)key}, v;
+	uint8_t buf[8];
+	bool fixed = false;
+
+	if (!mdb_get(txn, c->sys, &k, &v) && v.mv_size == 8)
+		c->next = get64(v.mv_data);
+	if (max < c->next)
+		return;
+	if (repair(c)) {
+		put64(buf, max + 1);
+		v.mv_data = buf;
+		v.mv_size = 8;
+		fixed = !mdb_put(txn, c->sys, &k, &v, 0);
+	}
+	problem(c, fixed,
+		"%s: handle counter %#" PRIx64 " is not past the largest handle in use "
+		"%#" PRIx64 " (new files would reuse handles)",
+		c->metadir, c->next, max);
+	if (fixed)
+		c->next = max + 1;
+}
+
+/* Every ns entry: decodable, under its own key, with a handle of ours and
+ * a byhandle record. Returns the largest handle counter seen. */
+static uint64_t check_ns(struct chk *c, MDB_txn *txn)
+{
+	static char path[RPC_PATH_MAX + 1];
+	uint32_t me = (uint32_t)c->s->me->meta_index;
+	uint8_t key[8 + RPC_NAME_MAX + 1], hk[8];
+	uint64_t max = 0;
+	MDB_cursor *cur;
+	MDB_val k, v;
+
+	if (mdb_cursor_open(txn, c->ns, &cur))
+		return 0;
+	while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		MDB_val hkv = {8, hk}, hv, pv;
+		struct rpc_attr a;
+		size_t klen;
+
+		if (ns_value(&v, &a, path)) {
+			problem(c, false,
+				"%s: an entry (key of %zu bytes) does not decode",
+				c->metadir, k.mv_size);
+			continue;
+		}
+		klen = ns_key(path, key);
+		if (k.mv_size != klen || memcmp(k.mv_data, key, klen))
+			problem(c, false,
+				"%s: %s (handle %#" PRIx64 ") is stored under "
+				"another path's key: unreachable",
+				c->metadir, path, a.handle);
+		if (RPC_HANDLE_META(a.handle) != me)
+			problem(c, false,
+				"%s: %s has handle %#" PRIx64 " of metadata server %u",
+				c->metadir, path, a.handle, RPC_HANDLE_META(a.handle));
+		else if ((a.handle & CHK_HANDLE_MASK) > max)
+			max = a.handle & CHK_HANDLE_MASK;
+		be64(hk, a.handle);
+		if (mdb_get(txn, c->byh, &hkv, &hv)) {
+			bool fixed = false;
+
+			if (repair(c)) {
+				pv.mv_data = path;
+				pv.mv_size = strlen(path);
+				fixed = !mdb_put(txn, c->byh, &hkv, &pv, 0);
+			}
+			problem(c, fixed,
+				"%s: %s (handle %#" PRIx64 ") has no byhandle record",
+				c->metadir, path, a.handle);
+		} else if (hv.mv_size != strlen(path) ||
+			   memcmp(hv.mv_data, path, hv.mv_size)) {
+			problem(c, false, "%s: %s and %.*s share handle %#" PRIx64,
+				c->metadir, path, (int)hv.mv_size,
+				(const char *)hv.mv_data, a.handle);
+		}
+	}
+	mdb_cursor_close(cur);
+	return max;
+}
+
+/* Every byhandle record names an entry with that handle. */
+static void check_byhandle(struct chk *c, MDB_txn *txn)
+{
+	static char path[RPC_PATH_MAX + 1], stored[RPC_PATH_MAX + 1];
+	uint8_t key[8 + RPC_NAME_MAX + 1];
+	MDB_cursor *cur;
+	MDB_val k, v;
+
+	if (mdb_cursor_open(txn, c->byh, &cur))
+		return;
+	while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uint64_t h = 0;
+		MDB_val nk, nv;
+		struct rpc_attr a;
+		bool fixed = false, ok = false;
+
+		for (size_t i = 0; i < 8 && k.mv_size == 8; i++)
+			h = h << 8 | ((const uint8_t *)k.mv_data)[i];
+		if (k.mv_size == 8 && v.mv_size && v.mv_size <= RPC_PATH_MAX) {
+			memcpy(path, v.mv_data, v.mv_size);
+			path[v.mv_size] = 0;
+			if (rpc_path_ok(path) && strcmp(path, "/")) {
+				nk.mv_data = key;
+				nk.mv_size = ns_key(path, key);
+				ok = !mdb_get(txn, c->ns, &nk, &nv) &&
+				     !ns_value(&nv, &a, stored) &&
+				     !strcmp(stored, path) && a.handle == h;
+			}
+		}
+		if (ok)
+			continue;
+		if (repair(c))
+			fixed = !mdb_cursor_del(cur, 0);
+		problem(c, fixed,
+			"%s: byhandle record %#" PRIx64
+			" -> %.*s names no entry with that "
+			"handle",
+			c->metadir, h, (int)(v.mv_size < 200 ? v.mv_size : 200),
+			(const char *)v.mv_data);
+	}
+	mdb_cursor_close(cur);
+}
+
+static void check_meta(struct chk *c)
+{
+	char why[1024], path[1200];
+	MDB_txn *txn = NULL;
+	struct stat st;
+	uint64_t max;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", c->metadir);
+	if (stat(path, &st)) {
+		problem(c, false,
+			"%s: no metadata store (a server never started, or a lost "
+			"store)",
+			c->metadir);
+		return;
+	}
+	if (store_validate(c->metadir, why, sizeof(why))) {
+		problem(c, false, "%s", why);
+		return;
+	}
+	rc = store_open(c, &txn);
+	if (rc) {
+		problem(c, false, "%s: can't open the metadata store: %s", c->metadir,
+			mdb_strerror(rc));
+		if (txn)
+			mdb_txn_abort(txn);
+		return;
+	}
+	max = check_ns(c, txn);
+	check_byhandle(c, txn);
+	check_counter(c, txn, max);
+	rc = repair(c) ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
+	if (rc)
+		problem(c, false, "%s: couldn't store the repairs: %s", c->metadir,
+			mdb_strerror(rc));
+	c->meta_ok = true;
+}
+
+/* Is handle a file of the store? 1 yes, 0 no, -1 can't tell. */
+static int store_has(struct chk *c, uint64_t handle)
+{
+	uint8_t hk[8];
+	MDB_val k = {8, hk}, v;
+	MDB_txn *txn;
+	int rc;
+
+	if (!c->meta_ok || mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))
+		return -1;
+	be64(hk, handle);
+	rc = mdb_get(txn, c->byh, &k, &v);
+	mdb_txn_abort(txn);
+	return rc == 0 ? 1 : rc == MDB_NOTFOUND ? 0 : -1;
+}
+
+/* ---- datafiles -------------------------------------------------------------- */
+
+static void sum_path(const struct chk *c, uint64_t h, char *buf, size_t len, bool sum)
+{
+	char name[40];
+
+	if (sum)
+		csum_sum_name(h, name, sizeof(name));
+	else
+		csum_data_name(h, name, sizeof(name));
+	snprintf(buf, len, "%s/%s", c->datadir, name);
+}
+
+/* What is wrong with block k (m == 0): the words of the report. */
+static const char *why_bad(const struct csum_ent *e, uint32_t avail)
+{
+	if (!e->cur.end && !e->pend.end)
+		return "data without a checksum";
+	if (e->cur.end && avail < e->cur.end)
+		return "the datafile ends before this block's data (truncated)";
+	return "checksum mismatch";
+}
+
+/* Check (and perhaps repair) every block of one datafile. */
+static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
+{
+	struct csum_ent e[CHK_BATCH];
+	char blk[CSUM_BLOCK];
+	struct stat st, sst;
+	uint64_t nb, ne = 0;
+
+	if (fstat(f->fd, &st))
+		return;
+	if (f->cfd >= 0 && !fstat(f->cfd, &sst) && (uint64_t)sst.st_size > CSUM_HDR)
+		ne = ((uint64_t)sst.st_size - CSUM_HDR + CSUM_ENT - 1) / CSUM_ENT;
+	nb = ((uint64_t)st.st_size + CSUM_BLOCK - 1) / CSUM_BLOCK;
+	if (ne > nb)
+		nb = ne;
+	for (uint64_t b0 = 0; b0 < nb; b0 += CHK_BATCH) {
+		uint64_t n = nb - b0 < CHK_BATCH ? nb - b0 : CHK_BATCH;
+		bool dirty = false;
+
+		if (csum_read_ents(f, b0, n, e))
+			return;
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t k = b0 + i;
+			uint32_t avail;
+			bool fixed = false;
+			int m;
+
+			if (csum_read_block(f, k, blk, &avail))
+				return;
+			if (!avail && csum_ent_empty(&e[i]))
+				continue;
+			m = csum_match(&e[i], blk, avail);
+			if (m == 1 && !e[i].pend.end)
+				continue;
+			if (m) {
+				/* A write cut short: keep the version the data has. */
+				if (m == 2)
+					e[i].cur = e[i].pend;
+				e[i].pend = (struct csum_ver){0, 0};
+				fixed = dirty = repair(c);
+				problem(c, fixed,
+					"%s: block at offset %" PRIu64
+					": a write was cut "
+					"short; the %s version is whole",
+					dpath, k * CSUM_BLOCK, m == 2 ? "new" : "old");
+				continue;
+			}
+			if (repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED)) {
+				e[i].cur.crc = csum_crc(blk, CSUM_BLOCK);
+				e[i].cur.end = avail;
+				if (!avail)
+					e[i].cur.crc = 0;
+				e[i].pend = (struct csum_ver){0, 0};
+				fixed = dirty = true;
+			}
+			problem(c, fixed, "%s: damaged block at offset %" PRIu64 ": %s%s",
+				dpath, k * CSUM_BLOCK, why_bad(&e[i], avail),
+				fixed ? " (data accepted as it is)" : "");
+		}
+		if (dirty && (f->cfd >= 0 || !csum_ensure_sumfile(f)) &&
+		    csum_write_ents(f, b0, n, e))
+			printf("%s: couldn't write the repaired checksums\n", dpath);
+	}
+}
+
+/* Redo the checksum file of a datafile from its data (--accept-damaged). */
+static int rechecksum(struct csum_file *f)
+{
+	char name[40];
+	uint8_t hdr[CSUM_HDR];
+	int fd;
+
+	csum_sum_name(f->handle, name, sizeof(name));
+	fd = openat(f->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	csum_hdr_enc(hdr, f->handle, 0);
+	if (pwrite(fd, hdr, CSUM_HDR, 0) != CSUM_HDR) {
+		close(fd);
+		return -EIO;
+	}
+	if (f->cfd >= 0)
+		close(f->cfd);
+	f->cfd = fd;
+	f->bad_hdr = false;
+	return 0;
+}
+
+static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum)
+{
+	char dpath[1200], spath[1200];
+	struct csum_file f;
+	bool accept = repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED);
+	int ret;
+
+	sum_path(c, h, dpath, sizeof(dpath), false);
+	sum_path(c, h, spath, sizeof(spath), true);
+	if (!data) {
+		bool fixed = repair(c) && !unlinkat(dirfd, strrchr(spath, '/') + 1, 0);
+
+		problem(c, fixed, "%s: checksums without a datafile%s", spath,
+			repair(c) ? " (removing them)" : "");
+		return;
+	}
+	ret = csum_open(&f, dirfd, h);
+	if (ret) {
+		problem(c, false, "%s: can't open: %s", dpath, strerror(-ret));
+		return;
+	}
+	if (!sum || f.bad_hdr) {
+		bool fixed = accept && !rechecksum(&f);
+
+		problem(c, fixed, "%s: %s%s", dpath,
+			sum ? "its checksum file is not this datafile's (bad header)"
+			    : "no checksum file",
+			fixed ? " (made anew from the data as it is)" : "");
+		if (!fixed) {
+			csum_close(&f);
+			return;
+		}
+		/* Every block now has no checksum: accept them one by one. */
+	}
+	check_blocks(c, &f, dpath);
+	csum_close(&f);
+}
+
+/* A datafile of a handle of this server's store that the store does not
+ * know. */
+static void check_orphan(struct chk *c, int dirfd, uint64_t h)
+{
+	char dpath[1200];
+	bool fixed = false;
+	int has;
+
+	if (!c->meta_ok || RPC_HANDLE_META(h) != (uint32_t)c->s->me->meta_index)
+		return;
+	has = store_has(c, h);
+	if (has != 0)
+		return;
+	sum_path(c, h, dpath, sizeof(dpath), false);
+	if ((h & CHK_HANDLE_MASK) >= c->next) {
+		problem(c, false,
+			"%s: datafile of handle %#" PRIx64
+			", which the store never handed "
+			"out (the store is older than the data: restored from a backup?)",
+			dpath, h);
+		return;
+	}
+	if (repair(c)) {
+		char name[40];
+
+		csum_data_name(h, name, sizeof(name));
+		fixed = !unlinkat(dirfd, name, 0);
+		csum_sum_name(h, name, sizeof(name));
+		unlinkat(dirfd, name, 0);
+	}
+	problem(c, fixed,
+		"%s: datafile of handle %#" PRIx64 ", a file that no longer "
+		"exists%s",
+		dpath, h, repair(c) ? " (removing it)" : "");
+}
+
+struct found {
+	uint64_t h;
+	bool data, sum;
+};
+
+static int cmp_found(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	return x->h < y->h ? -1 : x->h > y->h;
+}
+
+/* The datafiles and checksum files of the data directory, by handle. */
+static struct found *scan(struct chk *c, int dirfd, size_t *count)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct found *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		*count = 0;
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		uint64_t h;
+		int kind = csum_parse_name(de->d_name, &h);
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (kind < 0) {
+			problem(c, false, "%s/%s: not an rpfs file (left alone)",
+				c->datadir, de->d_name);
+			continue;
+		}
+		if (n == cap) {
+			struct found *nv =
+				realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].h = h;
+		v[n].data = kind == 0;
+		v[n].sum = kind == 1;
+		n++;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_found);
+	/* Merge the pairs. */
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (m && v[m - 1].h == v[i].h) {
+			v[m - 1].data |= v[i].data;
+			v[m - 1].sum |= v[i].sum;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	*count = m;
+	return v;
+}
+
+/* Files of the store with a stripe on this server must have a datafile. */
+static void check_missing(struct chk *c, const struct found *v, size_t n)
+{
+	static char path[RPC_PATH_MAX + 1];
+	int32_t me = c->s->me->io_index;
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	MDB_val k, val;
+
+	if (!c->meta_ok || me < 0 || mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))
+		return;
+	if (mdb_cursor_open(txn, c->ns, &cur)) {
+		mdb_txn_abort(txn);
+		return;
+	}
+	while (!mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
+		struct rpc_attr a;
+		struct found key;
+		bool here = false;
+
+		if (ns_value(&val, &a, path) || a.type != RPC_TYPE_FILE)
+			continue;
+		a.layout.nservers = c->s->cfg.nio;
+		for (uint32_t slot = 0; slot < a.layout.stripe_count; slot++)
+			here |= layout_server(&a.layout, slot) == (uint32_t)me;
+		key.h = a.handle;
+		if (!here || bsearch(&key, v, n, sizeof(*v), cmp_found))
+			continue;
+		problem(c, false,
+			"%s/%016" PRIx64 ": missing datafile of %s (its data on "
+			"this server is lost)",
+			c->datadir, a.handle, path);
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+}
+
+static void check_io(struct chk *c)
+{
+	struct found *v;
+	size_t n;
+	int dirfd = open(c->datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dirfd < 0) {
+		problem(c, false, "%s: no data directory (%s)", c->datadir,
+			strerror(errno));
+		check_missing(c, NULL, 0);
+		return;
+	}
+	v = scan(c, dirfd, &n);
+	for (size_t i = 0; i < n; i++) {
+		check_pair(c, dirfd, v[i].h, v[i].data, v[i].sum);
+		if (v[i].data)
+			check_orphan(c, dirfd, v[i].h);
+	}
+	check_missing(c, v, n);
+	if (repair(c) && c->repaired)
+		fsync(dirfd);
+	free(v);
+	close(dirfd);
+}
+
+int check_storage(struct srv *s, unsigned flags)
+{
+	struct chk c = {.s = s, .flags = flags};
+	char why[512];
+	struct stat st;
+
+	if (stat(s->me->dir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "rpfsd --check: no storage directory %s\n", s->me->dir);
+		return 2;
+	}
+	if (store_lock(s->me->dir, why, sizeof(why))) {
+		fprintf(stderr, "rpfsd --check: %s\n", why);
+		return 2;
+	}
+	snprintf(c.datadir, sizeof(c.datadir), "%s/data", s->me->dir);
+	snprintf(c.metadir, sizeof(c.metadir), "%s/meta", s->me->dir);
+	if (s->me->roles & RPFS_ROLE_META)
+		check_meta(&c);
+	if (s->me->roles & RPFS_ROLE_IO)
+		check_io(&c);
+	if (c.env)
+		mdb_env_close(c.env);
+	if (c.problems)
+		printf("rpfsd --check %s: %d problem%s, %d repaired\n", s->me->name,
+		       c.problems, c.problems == 1 ? "" : "s", c.repaired);
+	else
+		printf("rpfsd --check %s: clean\n", s->me->name);
+	return c.problems ? 1 : 0;
+}
