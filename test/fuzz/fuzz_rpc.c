@@ -1,0 +1,234 @@
+/* libFuzzer target: the file service's bodies (rpc.h).
+ *
+ * Requests: the input is a request body as rpfsd's progress thread hands it
+ * to rpc_decode_req, with room for segments sized the way server/progress.c
+ * sizes it (rpc_io_max_segs of the body for IO_WRITE and IO_READ, none for
+ * other ops), in an allocation of exactly that many segments. A second
+ * decode offers room for fewer segments than a list I/O request carries,
+ * which must be -E2BIG without a write past that room. An accepted request
+ * satisfies every invariant rpc.c lists for rpc_decode_req, and encodes
+ * back through the rpc_enc_* encoders to the very bytes it came from (the
+ * reserved preamble word and, for ops that have none, the flags aside):
+ * the decoder read every field where the encoders put it and took nothing
+ * more than the body.
+ *
+ * Replies: the same input through every reply decoder a client uses (attr,
+ * u64, dirents, statfs, probe), with the checks each promises, and a
+ * re-encode of what it decoded. */
+#include <errno.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "rpc.h"
+
+#define BODY_MAX 65536
+
+static uint8_t again[BODY_MAX + 64];
+
+/* The request encoded again from what was decoded; -1 for an op the
+ * decoder should not have accepted. */
+static int reencode(const struct rpc_req *r, size_t cap)
+{
+	switch (r->op) {
+	case RPC_PING:
+	case RPC_STATFS_META:
+	case RPC_IO_STATFS:
+		return rpc_enc_path_op(again, cap, r->op, r->flags, NULL);
+	case RPC_RMDIR:
+	case RPC_LOOKUP:
+	case RPC_REMOVE:
+		return rpc_enc_path_op(again, cap, r->op, r->flags, r->path);
+	case RPC_MKDIR:
+		return rpc_enc_mkdir(again, cap, r->path, r->mode, r->uid, r->gid);
+	case RPC_CREATE:
+		return rpc_enc_create(again, cap, r->path, r->mode, r->uid, r->gid,
+				      r->flags, r->stripe_unit, r->stripe_count,
+				      r->first_server);
+	case RPC_SETATTR:
+		return rpc_enc_setattr(again, cap, r->path, r->mask, r->mode, r->uid,
+				       r->gid, r->atime, r->mtime);
+	case RPC_READDIR:
+		return rpc_enc_readdir(again, cap, r->path, r->cookie, r->max);
+	case RPC_GETATTR:
+	case RPC_IO_SIZE:
+	case RPC_IO_SYNC:
+	case RPC_IO_REMOVE:
+		return rpc_enc_handle_op(again, cap, r->op, r->handle);
+	case RPC_FETCH_ADD:
+		return rpc_enc_fetch_add(again, cap, r->handle, r->delta);
+	case RPC_LOCK:
+	case RPC_UNLOCK:
+		return rpc_enc_lock(again, cap, r->op, r->flags, r->handle, r->off,
+				    r->len, r->owner);
+	case RPC_IO_TRUNCATE:
+		return rpc_enc_truncate(again, cap, r->handle, r->size);
+	case RPC_IO_WRITE:
+	case RPC_IO_READ:
+		return rpc_enc_io(again, cap, r->op, r->handle, r->segs, r->nseg);
+	case RPC_IO_CREATE:
+		return rpc_enc_io_create(again, cap, r->handle, r->nonce);
+	case RPC_IO_PROBE:
+		return rpc_enc_io_probe(again, cap, r->meta);
+	default:
+		return -1;
+	}
+}
+
+static int has_flags(uint16_t op)
+{
+	return op == RPC_CREATE || op == RPC_LOCK || op == RPC_UNLOCK || op == RPC_PING ||
+	       op == RPC_STATFS_META || op == RPC_IO_STATFS || op == RPC_RMDIR ||
+	       op == RPC_LOOKUP || op == RPC_REMOVE;
+}
+
+static int is_bodyless(uint16_t op)
+{
+	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS;
+}
+
+static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
+		      const struct rpc_seg *segs, uint32_t maxseg)
+{
+	int n;
+
+	FUZZ_CHECK(size >= RPC_PREAMBLE);
+	if (r->path) {
+		FUZZ_CHECK(r->path == r->path_buf);
+		FUZZ_CHECK(rpc_path_ok(r->path));
+	}
+	switch (r->op) {
+	case RPC_READDIR:
+		FUZZ_CHECK(strlen(r->cookie) <= RPC_NAME_MAX);
+		FUZZ_CHECK(!strchr(r->cookie, '/'));
+		FUZZ_CHECK(strcmp(r->cookie, ".") && strcmp(r->cookie, ".."));
+		break;
+	case RPC_CREATE:
+		FUZZ_CHECK(!(r->flags & ~RPC_CREATE_EXCL) && r->first_server >= -1);
+		break;
+	case RPC_SETATTR:
+		FUZZ_CHECK(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
+		break;
+	case RPC_LOCK:
+	case RPC_UNLOCK:
+		FUZZ_CHECK(!(r->flags & ~(RPC_LOCK_EXCL | RPC_LOCK_WAIT)));
+		FUZZ_CHECK(r->len > 0 && r->len <= UINT64_MAX - r->off);
+		break;
+	case RPC_IO_WRITE:
+	case RPC_IO_READ:
+		FUZZ_CHECK(r->nseg <= maxseg && r->segs == segs);
+		FUZZ_CHECK(RPC_PREAMBLE + 16 + (uint64_t)r->nseg * RPC_SEG_SIZE == size);
+		for (uint32_t i = 0; i < r->nseg; i++)
+			FUZZ_CHECK(segs[i].len > 0 &&
+				   segs[i].len <= UINT64_MAX - segs[i].off);
+		break;
+	case RPC_IO_CREATE:
+		FUZZ_CHECK(r->nonce != 0);
+		break;
+	default:
+		break;
+	}
+	if (size > BODY_MAX)
+		return;
+	n = reencode(r, sizeof(again));
+	FUZZ_CHECK(n >= RPC_PREAMBLE);
+	if (is_bodyless(r->op)) {
+		FUZZ_CHECK(n == RPC_PREAMBLE);
+	} else {
+		FUZZ_CHECK((size_t)n == size);
+	}
+	FUZZ_CHECK(!memcmp(again, data, 2));
+	FUZZ_CHECK(!has_flags(r->op) || !memcmp(again + 2, data + 2, 2));
+	FUZZ_CHECK(!memcmp(again + RPC_PREAMBLE, data + RPC_PREAMBLE,
+			   (size_t)n - RPC_PREAMBLE));
+}
+
+static void requests(const uint8_t *data, size_t size)
+{
+	static struct rpc_req r;
+	struct rpc_seg *segs = NULL;
+	uint32_t maxseg = 0;
+	int ret;
+
+	/* As server/progress.c: room only for I/O requests, sized by the body. */
+	if (size >= 2) {
+		uint16_t code = (uint16_t)(data[0] | data[1] << 8);
+
+		if (code == RPC_IO_WRITE || code == RPC_IO_READ)
+			maxseg = rpc_io_max_segs(size);
+	}
+	if (maxseg)
+		segs = malloc(maxseg * sizeof(*segs));
+	ret = rpc_decode_req(data, size, &r, segs, maxseg);
+	FUZZ_CHECK(ret == 0 || ret == -EPROTO || ret == -E2BIG);
+	if (!ret)
+		check_req(data, size, &r, segs, maxseg);
+	if (ret) {
+		FUZZ_CHECK(r.nseg == 0 && r.segs == NULL);
+	}
+	/* Less room than the request needs: -E2BIG, nothing written past it. */
+	if (!ret && (r.op == RPC_IO_WRITE || r.op == RPC_IO_READ) && r.nseg) {
+		uint32_t room = r.nseg - 1;
+		struct rpc_seg *few = malloc((room ? room : 1) * sizeof(*few));
+
+		ret = rpc_decode_req(data, size, &r, room ? few : NULL, room);
+		FUZZ_CHECK(ret == -E2BIG);
+		free(few);
+	}
+	free(segs);
+}
+
+static void replies(const uint8_t *data, size_t size)
+{
+	static struct rpc_dirent ents[64];
+	uint8_t buf[RPC_ATTR_SIZE];
+	struct rpc_attr a, a2;
+	struct rpc_statfs st;
+	struct rpc_probe p;
+	uint32_t n, more;
+	uint64_t v;
+	int ret;
+
+	if (!rpc_dec_attr(data, size, &a)) {
+		FUZZ_CHECK(size >= RPC_ATTR_SIZE);
+		FUZZ_CHECK(a.type == RPC_TYPE_FILE || a.type == RPC_TYPE_DIR);
+		FUZZ_CHECK(a.type != RPC_TYPE_FILE ||
+			   (a.layout.stripe_unit > 0 && a.layout.stripe_count >= 1));
+		rpc_enc_attr(buf, &a);
+		FUZZ_CHECK(!memcmp(buf, data, 68));
+		FUZZ_CHECK(rpc_dec_attr(buf, sizeof(buf), &a2) == 0);
+	}
+	if (!rpc_dec_u64(data, size, &v))
+		FUZZ_CHECK(size >= 8);
+	if (!rpc_dec_statfs(data, size, &st))
+		FUZZ_CHECK(size >= RPC_STATFS_SIZE);
+	if (!rpc_dec_probe(data, size, &p))
+		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
+	/* A page of at most 64 entries, as a client asks for a page. */
+	ret = rpc_dec_dirents(data, size, ents, 64, &n, &more);
+	FUZZ_CHECK(ret == 0 || ret == -EPROTO || ret == -E2BIG);
+	if (!ret) {
+		FUZZ_CHECK(n <= 64 && more <= 1);
+		for (uint32_t i = 0; i < n; i++) {
+			size_t len = strlen(ents[i].name);
+
+			FUZZ_CHECK(len >= 1 && len <= RPC_NAME_MAX);
+			FUZZ_CHECK(!strchr(ents[i].name, '/'));
+			FUZZ_CHECK(ents[i].type == RPC_TYPE_FILE ||
+				   ents[i].type == RPC_TYPE_DIR);
+		}
+		if (size <= BODY_MAX) {
+			ret = rpc_enc_dirents(again, sizeof(again), ents, n, more);
+			FUZZ_CHECK(ret >= 0 && (size_t)ret == size);
+			FUZZ_CHECK(!memcmp(again, data, size));
+		}
+	} else {
+		FUZZ_CHECK(n == 0 && more == 0);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	requests(data, size);
+	replies(data, size);
+	return 0;
+}
