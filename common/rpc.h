@@ -177,8 +177,8 @@ void rpc_enc_statfs(void *buf, const struct rpc_statfs *s);
 int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s);
 #define RPC_STATFS_SIZE 24
 
-/* IO_PROBE reply: u64 datafiles (and checksum files) of that metadata
- * server's handles, u64 the largest such handle (0 if none). */
+/* IO_PROBE reply: u64 datafiles of that metadata server's handles, u64 the
+ * largest such handle with a datafile or a checksum file (0 if none). */
 struct rpc_probe {
 	uint64_t count, max_handle;
 };

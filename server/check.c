@@ -56,7 +56,9 @@ struct chk {
 	MDB_env *env;
 	MDB_dbi ns, byh, sys;
 	bool meta_ok;
-	uint64_t next; /* handle counter (0: none) */
+	uint64_t next;	   /* handle counter (0: none) */
+	uint64_t *handles; /* of the entries, sorted (what a datafile belongs to) */
+	size_t nhandles, caphandles;
 };
 
 static void problem(struct chk *c, bool fixed, const char *fmt, ...)
@@ -80,6 +82,13 @@ static bool repair(const struct chk *c)
 }
 
 /* ---- the store ------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static uint64_t fnv1a64(const char *s, size_t n)
 {
@@ -211,6 +220,17 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 				c->metadir, path, a.handle, RPC_HANDLE_META(a.handle));
 		else if ((a.handle & CHK_HANDLE_MASK) > max)
 			max = a.handle & CHK_HANDLE_MASK;
+		if (c->nhandles == c->caphandles) {
+			size_t cap = c->caphandles ? 2 * c->caphandles : 256;
+			uint64_t *nh = realloc(c->handles, cap * sizeof(*nh));
+
+			if (nh) {
+				c->handles = nh;
+				c->caphandles = cap;
+			}
+		}
+		if (c->nhandles < c->caphandles)
+			c->handles[c->nhandles++] = a.handle;
 		be64(hk, a.handle);
 		if (mdb_get(txn, c->byh, &hkv, &hv)) {
 			bool fixed = false;
@@ -306,29 +326,22 @@ static void check_meta(struct chk *c)
 		return;
 	}
 	max = check_ns(c, txn);
+	qsort(c->handles, c->nhandles, sizeof(*c->handles), cmp_u64);
 	check_byhandle(c, txn);
 	check_counter(c, txn, max);
-	rc = repair(c) ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
+	/* Committed even when read-only: an aborted transaction would take
+	 * the database handles it opened with it. */
+	rc = mdb_txn_commit(txn);
 	if (rc)
 		problem(c, false, "%s: couldn't store the repairs: %s", c->metadir,
 			mdb_strerror(rc));
 	c->meta_ok = true;
 }
 
-/* Is handle a file of the store? 1 yes, 0 no, -1 can't tell. */
-static int store_has(struct chk *c, uint64_t handle)
+/* Does an entry of the store have this handle? */
+static bool store_has(struct chk *c, uint64_t handle)
 {
-	uint8_t hk[8];
-	MDB_val k = {8, hk}, v;
-	MDB_txn *txn;
-	int rc;
-
-	if (!c->meta_ok || mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))
-		return -1;
-	be64(hk, handle);
-	rc = mdb_get(txn, c->byh, &k, &v);
-	mdb_txn_abort(txn);
-	return rc == 0 ? 1 : rc == MDB_NOTFOUND ? 0 : -1;
+	return bsearch(&handle, c->handles, c->nhandles, sizeof(handle), cmp_u64) != NULL;
 }
 
 /* ---- datafiles -------------------------------------------------------------- */
@@ -486,12 +499,9 @@ static void check_orphan(struct chk *c, int dirfd, uint64_t h)
 {
 	char dpath[1200];
 	bool fixed = false;
-	int has;
 
-	if (!c->meta_ok || RPC_HANDLE_META(h) != (uint32_t)c->s->me->meta_index)
-		return;
-	has = store_has(c, h);
-	if (has != 0)
+	if (!c->meta_ok || RPC_HANDLE_META(h) != (uint32_t)c->s->me->meta_index ||
+	    store_has(c, h))
 		return;
 	sum_path(c, h, dpath, sizeof(dpath), false);
 	if ((h & CHK_HANDLE_MASK) >= c->next) {
@@ -531,7 +541,7 @@ static int cmp_found(const void *a, const void *b)
 /* The datafiles and checksum files of the data directory, by handle. */
 static struct found *scan(struct chk *c, int dirfd, size_t *count)
 {
-	int fd = dup(dirfd);
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct found *v = NULL;
 	size_t n = 0, cap = 0;
@@ -601,7 +611,7 @@ static void check_missing(struct chk *c, const struct found *v, size_t n)
 	}
 	while (!mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
 		struct rpc_attr a;
-		struct found key;
+		struct found key, *at;
 		bool here = false;
 
 		if (ns_value(&val, &a, path) || a.type != RPC_TYPE_FILE)
@@ -610,7 +620,8 @@ static void check_missing(struct chk *c, const struct found *v, size_t n)
 		for (uint32_t slot = 0; slot < a.layout.stripe_count; slot++)
 			here |= layout_server(&a.layout, slot) == (uint32_t)me;
 		key.h = a.handle;
-		if (!here || bsearch(&key, v, n, sizeof(*v), cmp_found))
+		at = here ? bsearch(&key, v, n, sizeof(*v), cmp_found) : NULL;
+		if (!here || (at && at->data))
 			continue;
 		problem(c, false,
 			"%s/%016" PRIx64 ": missing datafile of %s (its data on "
@@ -668,6 +679,7 @@ int check_storage(struct srv *s, unsigned flags)
 		check_io(&c);
 	if (c.env)
 		mdb_env_close(c.env);
+	free(c.handles);
 	if (c.problems)
 		printf("rpfsd --check %s: %d problem%s, %d repaired\n", s->me->name,
 		       c.problems, c.problems == 1 ? "" : "s", c.repaired);

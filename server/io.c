@@ -308,7 +308,8 @@ int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce)
 
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p)
 {
-	int fd = dup(s->io->dirfd);
+	/* A descriptor of its own: a dup would share the read position. */
+	int fd = openat(s->io->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent *de;
 	DIR *d;
 
@@ -320,13 +321,15 @@ int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p)
 		close(fd);
 		return -errno;
 	}
-	/* Checksum files count too: a handle whose datafile is gone was used. */
+	/* Checksum files count for the largest handle: a handle whose
+	 * datafile is gone was used all the same. */
 	while ((de = readdir(d))) {
 		uint64_t h;
+		int kind = csum_parse_name(de->d_name, &h);
 
-		if (csum_parse_name(de->d_name, &h) < 0 || RPC_HANDLE_META(h) != meta)
+		if (kind < 0 || RPC_HANDLE_META(h) != meta)
 			continue;
-		p->count++;
+		p->count += kind == 0;
 		if (h > p->max_handle)
 			p->max_handle = h;
 	}

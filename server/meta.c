@@ -1410,7 +1410,7 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 		return -ENOMEM;
 	probe_all(s, ps);
 	for (uint32_t i = 0; i < s->cfg.nio; i++) {
-		if (!ps[i].st && ps[i].p.count) {
+		if (!ps[i].st && (ps[i].p.count || ps[i].p.max_handle)) {
 			held++;
 			if (ps[i].p.max_handle > max)
 				max = ps[i].p.max_handle;
@@ -1421,7 +1421,7 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 		used = (size_t)snprintf(why, whylen,
 					"the metadata store in %s is empty, but", m->dir);
 		for (uint32_t i = 0; i < s->cfg.nio && used < whylen; i++) {
-			if (ps[i].st == 0 && !ps[i].p.count)
+			if (ps[i].st == 0 && !ps[i].p.count && !ps[i].p.max_handle)
 				continue;
 			used += (size_t)snprintf(why + used, whylen - used, " ");
 			used += io_desc(s, i, why + used,
