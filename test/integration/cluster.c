@@ -117,7 +117,7 @@ static void log_tail(const struct cl_server *s)
 	}
 }
 
-static int spawn(struct cluster *cl, int i)
+static int spawn(struct cluster *cl, int i, const char *extra)
 {
 	struct cl_server *s = &cl->s[i];
 	char name[16];
@@ -158,7 +158,7 @@ static int spawn(struct cluster *cl, int i)
 		if (nul >= 0)
 			dup2(nul, 0);
 		execl(rpfsd_path(), "rpfsd", "--config", cl->config, "--name", name,
-		      "--foreground", (char *)NULL);
+		      "--foreground", extra, (char *)NULL);
 		fprintf(stderr, "cluster: couldn't run %s: %s\n", rpfsd_path(),
 			strerror(errno));
 		_exit(127);
@@ -451,12 +451,22 @@ int cl_signal(struct cluster *cl, int i, int sig)
 
 int cl_restart(struct cluster *cl, int i)
 {
+	return cl_restart_with(cl, i, NULL);
+}
+
+int cl_restart_with(struct cluster *cl, int i, const char *arg)
+{
 	int ret;
 
 	if (cl->s[i].pid)
 		cl_stop(cl, i);
-	ret = spawn(cl, i);
+	ret = spawn(cl, i, arg);
 	return ret ? ret : wait_up(cl, i);
+}
+
+const char *cl_log(const struct cluster *cl, int i)
+{
+	return cl->s[i].log;
 }
 
 int cl_stop_all(struct cluster *cl)
@@ -480,7 +490,7 @@ int cl_start_all(struct cluster *cl)
 	for (int i = 0; i < cl->n; i++) {
 		if (cl->s[i].pid)
 			continue;
-		ret = spawn(cl, i);
+		ret = spawn(cl, i, NULL);
 		if (ret)
 			return ret;
 	}

@@ -62,6 +62,10 @@ int cl_kill(struct cluster *cl, int i);
 int cl_signal(struct cluster *cl, int i, int sig);
 /* Start server i again (same port and directory) and wait until pingable. */
 int cl_restart(struct cluster *cl, int i);
+/* The same with one more rpfsd argument (e.g. "--accept-empty-metadata"). */
+int cl_restart_with(struct cluster *cl, int i, const char *arg);
+/* Server i's log (its stdout and stderr). */
+const char *cl_log(const struct cluster *cl, int i);
 int cl_stop_all(struct cluster *cl);
 int cl_start_all(struct cluster *cl);
 

@@ -1,0 +1,1086 @@
+/* Storage integrity: lost or damaged storage is an error that names the
+ * server, the file and the offset, never zeros or garbage; the metadata
+ * store's loss or damage stops its server with a message; rpfsd --check
+ * finds every kind of damage. rpfsd servers on loopback (cluster.h): 4
+ * servers, server 0 metadata + I/O, stripe unit 64 KiB. What is specified:
+ *   - a flipped bit in a datafile fails the reads of its block with "io
+ *     server N (host:port): /path: damaged data at offset X" (X the file's
+ *     offset); other blocks read fine; a write of part of the block is
+ *     refused, a write of all of it heals it;
+ *   - a deleted datafile, an emptied data directory, a datafile cut short:
+ *     errors naming server and file, for reads, writes and sizes;
+ *   - holes never written read as zeros;
+ *   - a metadata server whose store is lost refuses to start (naming the
+ *     I/O servers that hold its handles' datafiles, or the one it could
+ *     not ask) unless --accept-empty-metadata, and then never hands out
+ *     an old handle;
+ *   - a truncated or corrupt store: a message and exit status 1, never a
+ *     signal, in the foreground and with --daemon (the parent prints it);
+ *   - rpfsd --check reports each kind of damage on its own line, exits 1,
+ *     and --repair fixes orphans and indexes but not data (that takes
+ *     --accept-damaged);
+ *   - concurrent writers of overlapping, unaligned ranges of the same
+ *     blocks from several clients, with a reader alongside, keep every
+ *     block's checksum right; a server killed mid-write reads back whole.
+ * Worker processes are forked before they open a client. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "rpfs.h"
+
+#define KiB  1024ull
+#define MiB  (1024ull * 1024)
+#define SU   (64 * KiB)
+#define NSRV 4
+#define BLK  4096ull
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static uint64_t rnd_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void fill(void *buf, size_t len, uint64_t seed)
+{
+	unsigned char *p = buf;
+	uint64_t s = seed, v = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!(i & 7))
+			v = rnd_next(&s);
+		p[i] = (unsigned char)(v >> ((i & 7) * 8));
+	}
+}
+
+static struct cluster *start(int timeout_ms)
+{
+	struct cl_opts o = {.nservers = NSRV,
+			    .nmeta = 1,
+			    .stripe_unit = SU,
+			    .timeout_ms = timeout_ms};
+	struct cluster *cl = cl_start(&o);
+
+	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
+	return cl;
+}
+
+static rpfs_client_t *client(struct cluster *cl)
+{
+	rpfs_client_t *c = NULL;
+	int ret = rpfs_init(cl_config(cl), &c);
+
+	ck_assert_msg(ret == 0, "rpfs_init: %s: %s", strerror(-ret), rpfs_errmsg());
+	return c;
+}
+
+static rpfs_file_t *create_opts(rpfs_client_t *c, const char *path,
+				const struct rpfs_create_opts *o)
+{
+	rpfs_file_t *f = NULL;
+	int ret = rpfs_create(c, path, 0644, 0, o, &f);
+
+	ck_assert_msg(ret == 0, "create %s: %s: %s", path, strerror(-ret), rpfs_errmsg());
+	return f;
+}
+
+static rpfs_file_t *create(rpfs_client_t *c, const char *path)
+{
+	return create_opts(c, path, NULL);
+}
+
+static rpfs_file_t *open_file(rpfs_client_t *c, const char *path)
+{
+	rpfs_file_t *f = NULL;
+	int ret = rpfs_open(c, path, &f);
+
+	ck_assert_msg(ret == 0, "open %s: %s: %s", path, strerror(-ret), rpfs_errmsg());
+	return f;
+}
+
+static void write_all(rpfs_file_t *f, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = rpfs_pwrite(f, buf, len, off);
+
+	ck_assert_msg(n == (ssize_t)len, "pwrite %zu at %llu: %zd: %s", len,
+		      (unsigned long long)off, n, rpfs_errmsg());
+}
+
+static void read_all(rpfs_file_t *f, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = rpfs_pread(f, buf, len, off);
+
+	ck_assert_msg(n == (ssize_t)len, "pread %zu at %llu: %zd: %s", len,
+		      (unsigned long long)off, n, rpfs_errmsg());
+}
+
+/* Write len bytes of pattern seed at 0 and sync; the file's attributes. */
+static struct rpfs_stat put_file(rpfs_client_t *c, const char *path, size_t len,
+				 uint64_t seed, const struct rpfs_create_opts *o)
+{
+	rpfs_file_t *f = create_opts(c, path, o);
+	char *buf = malloc(len);
+	struct rpfs_stat st;
+
+	ck_assert(buf);
+	fill(buf, len, seed);
+	write_all(f, buf, len, 0);
+	ck_assert_msg(rpfs_sync(f) == 0, "sync %s: %s", path, rpfs_errmsg());
+	rpfs_file_attr(f, &st);
+	rpfs_close(f);
+	free(buf);
+	return st;
+}
+
+/* The whole file reads back as written. */
+static void expect_intact(rpfs_client_t *c, const char *path, size_t len, uint64_t seed)
+{
+	rpfs_file_t *f = open_file(c, path);
+	char *a = malloc(len), *b = malloc(len);
+
+	ck_assert(a && b);
+	read_all(f, a, len, 0);
+	fill(b, len, seed);
+	ck_assert_msg(!memcmp(a, b, len), "%s: data differs", path);
+	free(a);
+	free(b);
+	rpfs_close(f);
+}
+
+/* Which I/O server holds logical offset off, and where in its datafile. */
+static void locate(const struct rpfs_stat *st, uint64_t off, int *io, uint64_t *local)
+{
+	uint64_t stripe = off / st->stripe_unit;
+
+	*io = (int)((st->first_server + stripe % st->stripe_count) % NSRV);
+	*local = stripe / st->stripe_count * st->stripe_unit + off % st->stripe_unit;
+}
+
+static void datafile(struct cluster *cl, int io, uint64_t handle, const char *suffix,
+		     char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/data/%016llx%s", cl_dir(cl, io),
+		 (unsigned long long)handle, suffix);
+}
+
+static void flip_bit(const char *path, uint64_t off)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char b;
+
+	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+	ck_assert(pread(fd, &b, 1, (off_t)off) == 1);
+	b ^= 0x10;
+	ck_assert(pwrite(fd, &b, 1, (off_t)off) == 1);
+	close(fd);
+}
+
+static bool has(const char *hay, const char *needle)
+{
+	return strstr(hay, needle) != NULL;
+}
+
+/* The access fails, and its message holds every one of needles (NULL
+ * ends the list). */
+static void expect_error(ssize_t n, const char *what, const char *needles[])
+{
+	const char *msg = rpfs_errmsg();
+
+	ck_assert_msg(n < 0, "%s: succeeded (%zd), expected an error", what, n);
+	for (int i = 0; needles[i]; i++)
+		ck_assert_msg(has(msg, needles[i]), "%s: message lacks \"%s\": \"%s\"",
+			      what, needles[i], msg);
+	fprintf(stderr, "%s: %s\n", what, msg);
+}
+
+static void server_name(struct cluster *cl, int io, char *name, size_t nlen, char *port,
+			size_t plen)
+{
+	snprintf(name, nlen, "io server %d", io);
+	snprintf(port, plen, ":%d", cl_port(cl, io));
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *rpfsd_path(void)
+{
+	const char *p = getenv("RPFSD");
+
+	return p && *p ? p : "./rpfsd";
+}
+
+/* Run rpfsd as server i with up to three more arguments; wait up to ms for
+ * it to exit, its output (stdout and stderr) in out. Returns its wait
+ * status, or -1 if it was still running then (it is stopped). */
+static int run_rpfsd(struct cluster *cl, int i, const char *a1, const char *a2,
+		     const char *a3, char *out, size_t outlen, int ms)
+{
+	char name[16];
+	int pfd[2], status = -1;
+	size_t got = 0;
+	pid_t pid;
+
+	snprintf(name, sizeof(name), "%d", i);
+	ck_assert(pipe(pfd) == 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		signal(SIGTERM, SIG_DFL);
+		execl(rpfsd_path(), "rpfsd", "--config", cl_config(cl), "--name", name,
+		      a1, a2, a3, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	for (double t0 = now_ms();;) {
+		ssize_t n;
+
+		while (got < outlen - 1 &&
+		       (n = read(pfd[0], out + got, outlen - 1 - got)) > 0)
+			got += (size_t)n;
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		if (now_ms() - t0 >= ms) {
+			kill(pid, SIGTERM);
+			waitpid(pid, NULL, 0);
+			status = -1;
+			break;
+		}
+		usleep(10000);
+	}
+	usleep(50000);
+	for (ssize_t n;
+	     got < outlen - 1 && (n = read(pfd[0], out + got, outlen - 1 - got)) > 0;)
+		got += (size_t)n;
+	out[got] = 0;
+	close(pfd[0]);
+	return status;
+}
+
+/* rpfsd failed to start the way it should: exit status 1, no signal. */
+static void expect_exit1(int status, const char *out, const char *what)
+{
+	ck_assert_msg(status != -1, "%s: rpfsd started; output:\n%s", what, out);
+	ck_assert_msg(!WIFSIGNALED(status), "%s: rpfsd died of %s; output:\n%s", what,
+		      strsignal(WTERMSIG(status)), out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "%s: exit status %d, expected 1; output:\n%s", what,
+		      WEXITSTATUS(status), out);
+	fprintf(stderr, "%s: exit 1: %s", what, out);
+}
+
+static int rm_tree_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char p[1024];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		n += unlink(p) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/* ---- damaged and lost data --------------------------------------------- */
+
+#define FL_LEN (1 * MiB)
+
+START_TEST(test_flipped_bit_is_named_with_server_file_and_offset)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_stat st = put_file(c, "/flip", FL_LEN, 11, NULL);
+	uint64_t bad = 5 * SU + 3 * BLK + 1000, local, blk = bad & ~(BLK - 1);
+	char path[1024], name[32], port[16], want[64], *buf = malloc(FL_LEN);
+	rpfs_file_t *f;
+	int io;
+
+	ck_assert(buf);
+	locate(&st, bad, &io, &local);
+	datafile(cl, io, st.handle, "", path, sizeof(path));
+	flip_bit(path, local);
+	server_name(cl, io, name, sizeof(name), port, sizeof(port));
+
+	f = open_file(c, "/flip");
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)blk);
+	expect_error(rpfs_pread(f, buf, FL_LEN, 0), "read of the whole file",
+		     (const char *[]){name, port, "/flip", want, NULL});
+	/* Part of the damaged block, after the flipped byte: still refused,
+	 * the offset is where the read starts. */
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)(bad + 100));
+	expect_error(rpfs_pread(f, buf, 200, bad + 100), "read of part of the block",
+		     (const char *[]){name, port, "/flip", want, NULL});
+
+	/* Everything else reads fine: the next block, the rest of the stripe,
+	 * other servers. */
+	char *want_data = malloc(FL_LEN);
+
+	ck_assert(want_data);
+	fill(want_data, FL_LEN, 11);
+	read_all(f, buf, BLK, blk + BLK);
+	ck_assert(!memcmp(buf, want_data + blk + BLK, BLK));
+	read_all(f, buf, 5 * SU, 0);
+	ck_assert(!memcmp(buf, want_data, 5 * SU));
+	read_all(f, buf, FL_LEN - 6 * SU, 6 * SU);
+	ck_assert(!memcmp(buf, want_data + 6 * SU, FL_LEN - 6 * SU));
+
+	/* A write of part of the block would bless the damage: refused. A
+	 * write of the whole block replaces it. */
+	snprintf(want, sizeof(want), "damaged data at offset");
+	expect_error(rpfs_pwrite(f, want_data, 10, blk + 5), "write of part of the block",
+		     (const char *[]){name, "/flip", want, NULL});
+	write_all(f, want_data + blk, BLK, blk);
+	read_all(f, buf, FL_LEN, 0);
+	ck_assert(!memcmp(buf, want_data, FL_LEN));
+	free(want_data);
+	free(buf);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_deleted_datafile_is_an_error_not_zeros)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_stat st = put_file(c, "/del", 8 * SU, 12, NULL);
+	char path[1024], name[32], port[16], buf[4096];
+	uint64_t local, size;
+	rpfs_file_t *f;
+	int io;
+
+	locate(&st, 2 * SU, &io, &local);
+	datafile(cl, io, st.handle, "", path, sizeof(path));
+	ck_assert(unlink(path) == 0);
+	server_name(cl, io, name, sizeof(name), port, sizeof(port));
+	f = open_file(c, "/del");
+	expect_error(rpfs_pread(f, buf, sizeof(buf), 2 * SU), "read",
+		     (const char *[]){name, port, "/del", "datafile missing", NULL});
+	expect_error(rpfs_pwrite(f, buf, sizeof(buf), 2 * SU), "write",
+		     (const char *[]){name, "/del", "datafile missing", NULL});
+	expect_error(rpfs_getsize(f, &size), "size",
+		     (const char *[]){name, "/del", "datafile missing", NULL});
+	/* The other servers' stripes still read. */
+	read_all(f, buf, sizeof(buf), 3 * SU);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_emptied_io_directory_gives_errors)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	char dir[1024], name[32], port[16], *all = malloc(8 * SU);
+	rpfs_file_t *f;
+
+	ck_assert(all);
+	put_file(c, "/e1", 8 * SU, 21, NULL);
+	put_file(c, "/e2", 8 * SU, 22, NULL);
+	server_name(cl, 2, name, sizeof(name), port, sizeof(port));
+	snprintf(dir, sizeof(dir), "%s/data", cl_dir(cl, 2));
+
+	/* While it runs: open descriptors must not serve deleted files. */
+	ck_assert(rm_tree_files(dir) >= 4);
+	for (int k = 0; k < 2; k++) {
+		const char *p = k ? "/e2" : "/e1";
+
+		/* All 8 stripes: two of them are on server 2. */
+		f = open_file(c, p);
+		expect_error(rpfs_pread(f, all, 8 * SU, 0), p,
+			     (const char *[]){name, port, p, "datafile missing", NULL});
+		rpfs_close(f);
+	}
+	/* After a restart on the empty directory: the same. */
+	rpfs_finalize(c);
+	ck_assert(cl_restart(cl, 2) == 0);
+	c = client(cl);
+	f = open_file(c, "/e1");
+	expect_error(rpfs_pread(f, all, 8 * SU, 0), "after restart",
+		     (const char *[]){name, "/e1", "datafile missing", NULL});
+	rpfs_close(f);
+	/* New files still work there. */
+	put_file(c, "/e3", 8 * SU, 23, NULL);
+	expect_intact(c, "/e3", 8 * SU, 23);
+	free(all);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_truncated_datafile_is_damage)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	/* 10 stripes: servers first .. first+1 hold 3, the last is stripe 9. */
+	struct rpfs_stat st = put_file(c, "/cut", 10 * SU, 31, NULL);
+	char path[1024], name[32], port[16], want[64], *buf = malloc(10 * SU);
+	uint64_t local, size;
+	rpfs_file_t *f;
+	int io;
+
+	ck_assert(buf);
+	/* Cut the datafile holding the last stripe to the middle of it. */
+	locate(&st, 9 * SU, &io, &local);
+	datafile(cl, io, st.handle, "", path, sizeof(path));
+	ck_assert(truncate(path, (off_t)(local + SU / 2)) == 0);
+	server_name(cl, io, name, sizeof(name), port, sizeof(port));
+	f = open_file(c, "/cut");
+	/* The size would silently shrink: it is an error. */
+	expect_error(rpfs_getsize(f, &size), "size of a cut file",
+		     (const char *[]){name, port, "/cut", "damaged data", NULL});
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)(9 * SU + SU / 2));
+	expect_error(rpfs_pread(f, buf, SU, 9 * SU), "read of the lost half",
+		     (const char *[]){name, "/cut", want, NULL});
+	read_all(f, buf, SU / 2, 9 * SU);
+	/* Cut another one to nothing. */
+	locate(&st, 4 * SU, &io, &local);
+	datafile(cl, io, st.handle, "", path, sizeof(path));
+	ck_assert(truncate(path, 0) == 0);
+	server_name(cl, io, name, sizeof(name), port, sizeof(port));
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)(4 * SU));
+	expect_error(rpfs_pread(f, buf, SU, 4 * SU), "read of an emptied datafile",
+		     (const char *[]){name, "/cut", want, NULL});
+	free(buf);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_holes_read_as_zeros)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	rpfs_file_t *f = create(c, "/holes");
+	size_t len = 3 * MiB + 10;
+	char *buf = malloc(len), *zero = calloc(1, len);
+	uint64_t size;
+
+	ck_assert(buf && zero);
+	write_all(f, "0123456789", 10, 3 * MiB);
+	read_all(f, buf, len, 0);
+	ck_assert(!memcmp(buf, zero, 3 * MiB));
+	ck_assert(!memcmp(buf + 3 * MiB, "0123456789", 10));
+	/* A partial write into a block of a hole, then the rest of it. */
+	write_all(f, "abc", 3, 5 * BLK + 7);
+	read_all(f, buf, 2 * BLK, 5 * BLK - BLK / 2);
+	ck_assert(!memcmp(buf, zero, BLK / 2 + 7));
+	ck_assert(!memcmp(buf + BLK / 2 + 7, "abc", 3));
+	ck_assert(!memcmp(buf + BLK / 2 + 10, zero, 2 * BLK - BLK / 2 - 10));
+	/* Growing by truncate: zeros; shrinking into a block and growing
+	 * again: zeros past the cut. */
+	ck_assert(rpfs_truncate(f, 4 * MiB) == 0);
+	read_all(f, buf, MiB, 3 * MiB);
+	ck_assert(!memcmp(buf, "0123456789", 10));
+	ck_assert(!memcmp(buf + 10, zero, MiB - 10));
+	ck_assert(rpfs_truncate(f, 3 * MiB + 4) == 0);
+	ck_assert(rpfs_getsize(f, &size) == 0 && size == 3 * MiB + 4);
+	ck_assert(rpfs_truncate(f, 3 * MiB + 100) == 0);
+	read_all(f, buf, 100, 3 * MiB);
+	ck_assert(!memcmp(buf, "0123", 4));
+	ck_assert(!memcmp(buf + 4, zero, 96));
+	free(buf);
+	free(zero);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* ---- the metadata store -------------------------------------------------- */
+
+static void wipe_store(struct cluster *cl)
+{
+	char dir[1024];
+
+	snprintf(dir, sizeof(dir), "%s/meta", cl_dir(cl, 0));
+	ck_assert(rm_tree_files(dir) >= 1);
+}
+
+START_TEST(test_lost_metadata_store_refuses_to_start)
+{
+	struct cluster *cl = start(2000);
+	rpfs_client_t *c = client(cl);
+	char out[8192], *buf = malloc(4 * SU), *zero = calloc(1, 4 * SU);
+	struct rpfs_stat old[8], st;
+	rpfs_file_t *f;
+	int status;
+
+	ck_assert(buf && zero);
+	for (int i = 0; i < 8; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/old%d", i);
+		old[i] = put_file(c, p, 4 * SU, 40 + (uint64_t)i, NULL);
+	}
+	rpfs_finalize(c);
+	ck_assert(cl_stop(cl, 0) == 0);
+	wipe_store(cl);
+
+	status = run_rpfsd(cl, 0, "--foreground", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "lost store");
+	ck_assert_msg(has(out, "is empty") && has(out, "io server 1") &&
+			      has(out, "datafiles") &&
+			      has(out, "--accept-empty-metadata"),
+		      "message: %s", out);
+	/* The same with --daemon: the parent says it on stderr. */
+	status = run_rpfsd(cl, 0, "--daemon", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "lost store, --daemon");
+	ck_assert_msg(has(out, "is empty") && has(out, "--accept-empty-metadata"),
+		      "message: %s", out);
+
+	/* An I/O server that can't be asked: refused too, and named. */
+	ck_assert(cl_stop(cl, 3) == 0);
+	status = run_rpfsd(cl, 0, "--foreground", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "lost store, an I/O server down");
+	ck_assert_msg(has(out, "io server 3") && has(out, "did not answer"),
+		      "message: %s", out);
+	ck_assert(cl_restart(cl, 3) == 0);
+
+	/* Accepted: new files never get an old handle, never old data. */
+	ck_assert(cl_restart_with(cl, 0, "--accept-empty-metadata") == 0);
+	c = client(cl);
+	for (int i = 0; i < 8; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/new%d", i);
+		f = create(c, p);
+		rpfs_file_attr(f, &st);
+		for (int k = 0; k < 8; k++)
+			ck_assert_msg(st.handle != old[k].handle, "handle %#llx reused",
+				      (unsigned long long)st.handle);
+		read_all(f, buf, 4 * SU, 0);
+		ck_assert_msg(!memcmp(buf, zero, 4 * SU), "a new file shows old data");
+		rpfs_close(f);
+	}
+	rpfs_finalize(c);
+	/* The store is not empty any more: a plain restart works. */
+	ck_assert(cl_restart(cl, 0) == 0);
+	free(buf);
+	free(zero);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* Enough entries that the store spans many pages. */
+static void fill_store(struct cluster *cl, int n)
+{
+	rpfs_client_t *c = client(cl);
+
+	for (int i = 0; i < n; i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "/d%d", i);
+		ck_assert_msg(rpfs_mkdir(c, p, 0755) == 0, "mkdir: %s", rpfs_errmsg());
+	}
+	put_file(c, "/f", SU, 5, NULL);
+	rpfs_finalize(c);
+}
+
+static off_t store_size(struct cluster *cl, char *path, size_t len)
+{
+	struct stat st;
+
+	snprintf(path, len, "%s/meta/data.mdb", cl_dir(cl, 0));
+	ck_assert(stat(path, &st) == 0);
+	return st.st_size;
+}
+
+START_TEST(test_truncated_metadata_store_is_a_message_not_sigbus)
+{
+	struct cluster *cl = start(0);
+	char path[1024], out[8192];
+	off_t size;
+	int status;
+
+	fill_store(cl, 400);
+	ck_assert(cl_stop(cl, 0) == 0);
+	size = store_size(cl, path, sizeof(path));
+	ck_assert_msg(size >= 8 * 4096, "store only %lld bytes", (long long)size);
+	ck_assert(truncate(path, size / 2) == 0);
+
+	status = run_rpfsd(cl, 0, "--foreground", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "truncated store");
+	ck_assert_msg(has(out, "truncated") && has(out, "data.mdb"), "message: %s", out);
+	status = run_rpfsd(cl, 0, "--daemon", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "truncated store, --daemon");
+	ck_assert_msg(has(out, "truncated") && has(out, "data.mdb"), "message: %s", out);
+	status = run_rpfsd(cl, 0, "--check", NULL, NULL, out, sizeof(out), 15000);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+			      has(out, "truncated"),
+		      "--check: status %d: %s", status, out);
+
+	ck_assert(truncate(path, 0) == 0);
+	status = run_rpfsd(cl, 0, "--foreground", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "store cut to nothing");
+	ck_assert_msg(has(out, "empty (0 bytes)"), "message: %s", out);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_corrupt_metadata_store_is_a_message_not_sigbus)
+{
+	struct cluster *cl = start(0);
+	char path[1024], out[8192];
+	off_t size;
+	int fd, status;
+
+	fill_store(cl, 400);
+	ck_assert(cl_stop(cl, 0) == 0);
+	size = store_size(cl, path, sizeof(path));
+	/* Garbage over every page but the two meta pages. */
+	fd = open(path, O_RDWR);
+	ck_assert(fd >= 0);
+	for (off_t off = 2 * 4096; off < size; off += 4096) {
+		char junk[4096];
+
+		fill(junk, sizeof(junk), (uint64_t)off);
+		ck_assert(pwrite(fd, junk, sizeof(junk), off) == (ssize_t)sizeof(junk));
+	}
+	close(fd);
+	status = run_rpfsd(cl, 0, "--foreground", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "garbled pages");
+	ck_assert_msg(has(out, "damaged") && has(out, "data.mdb"), "message: %s", out);
+	status = run_rpfsd(cl, 0, "--daemon", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "garbled pages, --daemon");
+	ck_assert_msg(has(out, "damaged"), "message: %s", out);
+
+	/* Garbage over the meta pages too. */
+	fd = open(path, O_RDWR);
+	ck_assert(fd >= 0);
+	for (off_t off = 0; off < 2 * 4096; off += 4096) {
+		char junk[4096];
+
+		fill(junk, sizeof(junk), (uint64_t)off + 1);
+		ck_assert(pwrite(fd, junk, sizeof(junk), off) == (ssize_t)sizeof(junk));
+	}
+	close(fd);
+	status = run_rpfsd(cl, 0, "--foreground", NULL, NULL, out, sizeof(out), 15000);
+	expect_exit1(status, out, "garbled meta pages");
+	ck_assert_msg(has(out, "damaged") && has(out, "data.mdb"), "message: %s", out);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* ---- rpfsd --check --------------------------------------------------------- */
+
+/* Delete from server 0's store what a crash or a bug could leave out:
+ * the byhandle record of path (index), or its entry and record both. */
+static void store_forget(struct cluster *cl, const char *path, bool entry)
+{
+	char dir[1024];
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi ns, byh;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	size_t plen = strlen(path);
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "%s/meta", cl_dir(cl, 0));
+	ck_assert(mdb_env_create(&env) == 0);
+	ck_assert(mdb_env_set_maxdbs(env, 4) == 0);
+	ck_assert(mdb_env_set_mapsize(env, 1ull << 30) == 0);
+	ck_assert(mdb_env_open(env, dir, 0, 0600) == 0);
+	ck_assert(mdb_txn_begin(env, NULL, 0, &txn) == 0);
+	ck_assert(mdb_dbi_open(txn, "ns", 0, &ns) == 0);
+	ck_assert(mdb_dbi_open(txn, "byhandle", 0, &byh) == 0);
+	ck_assert(mdb_cursor_open(txn, byh, &cur) == 0);
+	while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if (v.mv_size == plen && !memcmp(v.mv_data, path, plen))
+			found += mdb_cursor_del(cur, 0) == 0;
+	mdb_cursor_close(cur);
+	if (entry) {
+		ck_assert(mdb_cursor_open(txn, ns, &cur) == 0);
+		while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+			if (v.mv_size == 84 + plen &&
+			    !memcmp((char *)v.mv_data + 84, path, plen))
+				found += mdb_cursor_del(cur, 0) == 0;
+		mdb_cursor_close(cur);
+	}
+	ck_assert_int_eq(found, entry ? 2 : 1);
+	ck_assert(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+}
+
+/* rpfsd --check (plus flags) on server i: its exit status, its report. */
+static int check(struct cluster *cl, int i, const char *f1, const char *f2, char *out,
+		 size_t len)
+{
+	int status = run_rpfsd(cl, i, "--check", f1, f2, out, len, 30000);
+
+	ck_assert_msg(status != -1 && WIFEXITED(status), "--check did not finish: %s",
+		      out);
+	fprintf(stderr, "--- rpfsd --check %s %s on server %d: exit %d\n%s", f1 ? f1 : "",
+		f2 ? f2 : "", i, WEXITSTATUS(status), out);
+	return WEXITSTATUS(status);
+}
+
+START_TEST(test_check_finds_each_kind_of_damage_and_repairs_orphans)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on0 = {0, 1, 0}, on3 = {0, 1, 3};
+	struct rpfs_stat flip = put_file(c, "/c-flip", 8 * SU, 51, NULL);
+	struct rpfs_stat gone = put_file(c, "/c-gone", SU, 52, &on0);
+	struct rpfs_stat nosum = put_file(c, "/c-nosum", SU, 53, &on3);
+	char path[1024], want[1200], out[16384];
+	uint64_t local;
+	int io;
+
+	put_file(c, "/c-index", SU, 54, NULL);
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	/* I/O: a flipped bit, checksums without data, data without checksums. */
+	/* On server 1 or 2: 0 and 3 get other damage. */
+	for (uint64_t k = 0; k < 8; k++) {
+		locate(&flip, k * SU + 5000, &io, &local);
+		if (io == 1 || io == 2)
+			break;
+	}
+	datafile(cl, io, flip.handle, "", path, sizeof(path));
+	flip_bit(path, local);
+	datafile(cl, 2, 0xabcdef, ".sum", path, sizeof(path));
+	ck_assert(close(open(path, O_CREAT | O_WRONLY, 0600)) == 0);
+	datafile(cl, 3, nosum.handle, ".sum", path, sizeof(path));
+	ck_assert(unlink(path) == 0);
+	/* Metadata: a lost index record; an entry gone with its datafile left
+	 * behind (a remove cut short). */
+	store_forget(cl, "/c-index", false);
+	store_forget(cl, "/c-gone", true);
+
+	/* Each is found, one line each, exit 1. */
+	ck_assert_int_eq(check(cl, io, NULL, NULL, out, sizeof(out)), 1);
+	datafile(cl, io, flip.handle, "", path, sizeof(path));
+	snprintf(want, sizeof(want), "%s: damaged block at offset %llu", path,
+		 (unsigned long long)(local & ~(BLK - 1)));
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert_int_eq(check(cl, 2, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert(has(out, "0000000000abcdef.sum: checksums without a datafile"));
+	ck_assert_int_eq(check(cl, 3, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert(has(out, "no checksum file"));
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert_msg(has(out, "/c-index") && has(out, "no byhandle record"), "%s", out);
+	snprintf(want, sizeof(want), "%016llx: datafile of handle",
+		 (unsigned long long)gone.handle);
+	ck_assert_msg(has(out, want) && has(out, "no longer exists"), "%s", out);
+
+	/* --repair: orphans and the index, not the data. */
+	ck_assert_int_eq(check(cl, 2, "--repair", NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(check(cl, 2, NULL, NULL, out, sizeof(out)), 0);
+	ck_assert_int_eq(check(cl, 0, "--repair", NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 0);
+	datafile(cl, 0, gone.handle, "", path, sizeof(path));
+	ck_assert_msg(access(path, F_OK) != 0, "orphan datafile %s still there", path);
+	ck_assert_int_eq(check(cl, io, "--repair", NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(check(cl, io, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert(has(out, "damaged block"));
+	ck_assert_int_eq(check(cl, 3, "--repair", NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(check(cl, 3, NULL, NULL, out, sizeof(out)), 1);
+	/* --accept-damaged takes the data as it is. */
+	ck_assert_int_eq(check(cl, io, "--repair", "--accept-damaged", out, sizeof(out)),
+			 1);
+	ck_assert_int_eq(check(cl, io, NULL, NULL, out, sizeof(out)), 0);
+	ck_assert_int_eq(check(cl, 3, "--repair", "--accept-damaged", out, sizeof(out)),
+			 1);
+	ck_assert_int_eq(check(cl, 3, NULL, NULL, out, sizeof(out)), 0);
+	for (int i = 0; i < NSRV; i++)
+		ck_assert_int_eq(check(cl, i, NULL, NULL, out, sizeof(out)), 0);
+
+	/* Bad usage: 2. A running server's directory: 2. */
+	ck_assert_int_eq(WEXITSTATUS(run_rpfsd(cl, 1, "--repair", NULL, NULL, out,
+					       sizeof(out), 10000)),
+			 2);
+	ck_assert(cl_start_all(cl) == 0);
+	ck_assert_int_eq(check(cl, 1, NULL, NULL, out, sizeof(out)), 2);
+	ck_assert(has(out, "in use"));
+	c = client(cl);
+	expect_intact(c, "/c-index", SU, 54);
+	expect_intact(c, "/c-nosum", SU, 53);
+	/* A file of the store whose datafile on this server is gone. */
+	gone = put_file(c, "/c-lost", SU, 55, &on0);
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	datafile(cl, 0, gone.handle, "", path, sizeof(path));
+	ck_assert(unlink(path) == 0);
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert_msg(has(out, "missing datafile of /c-lost"), "%s", out);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* ---- concurrency ------------------------------------------------------------- */
+
+#define CW_RANGE (96 * KiB) /* spans two stripes, so two servers */
+#define CW_OPS	 300
+#define CW_N	 4
+#define CW_PATH	 "/overlap"
+
+/* A writer: random unaligned ranges, one fill byte of its own. */
+static int cw_writer(const char *config, int w)
+{
+	rpfs_client_t *c;
+	rpfs_file_t *f;
+	uint64_t s = 1234 + (uint64_t)w;
+	char buf[12 * 1024];
+	int ret = 0;
+
+	if (rpfs_init(config, &c) || rpfs_open(c, CW_PATH, &f)) {
+		fprintf(stderr, "writer %d: %s\n", w, rpfs_errmsg());
+		return 1;
+	}
+	memset(buf, 'A' + w, sizeof(buf));
+	for (int i = 0; i < CW_OPS && !ret; i++) {
+		uint64_t len = 1 + rnd_next(&s) % sizeof(buf);
+		uint64_t off = rnd_next(&s) % (CW_RANGE - len);
+
+		if (rpfs_pwrite(f, buf, len, off) != (ssize_t)len) {
+			fprintf(stderr, "writer %d: %s\n", w, rpfs_errmsg());
+			ret = 1;
+		}
+	}
+	rpfs_close(f);
+	rpfs_finalize(c);
+	return ret;
+}
+
+static volatile sig_atomic_t cw_stop;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	cw_stop = 1;
+}
+
+/* A reader alongside, until SIGUSR1: every read must verify. */
+static int cw_reader(const char *config)
+{
+	rpfs_client_t *c;
+	rpfs_file_t *f;
+	char *buf = malloc(CW_RANGE);
+	int ret = 0, n = 0;
+
+	if (!buf || rpfs_init(config, &c) || rpfs_open(c, CW_PATH, &f)) {
+		fprintf(stderr, "reader: %s\n", rpfs_errmsg());
+		return 1;
+	}
+	while (!ret && !cw_stop) {
+		if (rpfs_pread(f, buf, CW_RANGE, 0) != (ssize_t)CW_RANGE) {
+			fprintf(stderr, "reader: %s\n", rpfs_errmsg());
+			ret = 1;
+		}
+		n++;
+	}
+	fprintf(stderr, "reader: %d reads of %llu KiB during the writes\n", n,
+		(unsigned long long)(CW_RANGE / KiB));
+	rpfs_close(f);
+	rpfs_finalize(c);
+	free(buf);
+	return ret;
+}
+
+START_TEST(test_concurrent_unaligned_writers_keep_checksums_consistent)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	rpfs_file_t *f = create(c, CW_PATH);
+	char *buf = malloc(CW_RANGE);
+	pid_t pids[CW_N], reader;
+	int failed = 0, status, counts[CW_N + 1] = {0};
+
+	ck_assert(buf);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	fflush(NULL);
+	signal(SIGUSR1, on_usr1);
+	reader = fork();
+	ck_assert(reader >= 0);
+	if (reader == 0)
+		_exit(cw_reader(cl_config(cl)));
+	signal(SIGUSR1, SIG_DFL);
+	for (int w = 0; w < CW_N; w++) {
+		pids[w] = fork();
+		ck_assert(pids[w] >= 0);
+		if (pids[w] == 0)
+			_exit(cw_writer(cl_config(cl), w));
+	}
+	for (int w = 0; w < CW_N; w++) {
+		waitpid(pids[w], &status, 0);
+		failed += !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	kill(reader, SIGUSR1);
+	waitpid(reader, &status, 0);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "the reader saw an error while the writers wrote (see stderr)");
+	ck_assert_msg(!failed, "%d writers failed (see stderr)", failed);
+
+	c = client(cl);
+	f = open_file(c, CW_PATH);
+	read_all(f, buf, CW_RANGE, 0);
+	for (size_t i = 0; i < CW_RANGE; i++) {
+		ck_assert_msg(!buf[i] || (buf[i] >= 'A' && buf[i] < 'A' + CW_N),
+			      "byte %zu is %d", i, buf[i]);
+		counts[buf[i] ? buf[i] - 'A' + 1 : 0]++;
+	}
+	fprintf(stderr, "overlapping unaligned writers: zeros %d A %d B %d C %d D %d\n",
+		counts[0], counts[1], counts[2], counts[3], counts[4]);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	free(buf);
+	/* Offline, every block of every server checks out. */
+	ck_assert(cl_stop_all(cl) == 0);
+	for (int i = 0; i < NSRV; i++) {
+		char out[8192];
+
+		ck_assert_int_eq(check(cl, i, NULL, NULL, out, sizeof(out)), 0);
+	}
+	cl_destroy(cl);
+}
+END_TEST
+
+#define KW_LEN (8 * MiB)
+
+START_TEST(test_kill9_mid_write_reads_back_whole)
+{
+	struct cluster *cl = start(3000);
+	rpfs_client_t *c = client(cl);
+	char *buf = malloc(KW_LEN);
+	pid_t writer;
+	int status;
+
+	ck_assert(buf);
+	put_file(c, "/kw", KW_LEN, 60, NULL);
+	rpfs_finalize(c);
+	fflush(NULL);
+	writer = fork();
+	ck_assert(writer >= 0);
+	if (writer == 0) {
+		rpfs_client_t *wc;
+		rpfs_file_t *f;
+		char *wb = malloc(KW_LEN);
+
+		if (!wb || rpfs_init(cl_config(cl), &wc) || rpfs_open(wc, "/kw", &f))
+			_exit(1);
+		/* Overwrite until the server dies under us. */
+		for (int i = 0; i < 1000; i++) {
+			fill(wb, KW_LEN, 61 + (uint64_t)i);
+			if (rpfs_pwrite(f, wb, KW_LEN, 0) < 0)
+				break;
+		}
+		_exit(0);
+	}
+	usleep(300 * 1000);
+	cl_kill(cl, 1);
+	waitpid(writer, &status, 0);
+	ck_assert(cl_restart(cl, 1) == 0);
+	c = client(cl);
+	{
+		rpfs_file_t *f = open_file(c, "/kw");
+
+		/* Old or new, block by block: never damaged. */
+		read_all(f, buf, KW_LEN, 0);
+		rpfs_close(f);
+	}
+	rpfs_finalize(c);
+	free(buf);
+	cl_destroy(cl);
+}
+END_TEST
+
+static Suite *integrity_suite(void)
+{
+	Suite *s = suite_create("integrity");
+	TCase *tc;
+
+	tc = tcase_create("data");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_flipped_bit_is_named_with_server_file_and_offset);
+	tcase_add_test(tc, test_deleted_datafile_is_an_error_not_zeros);
+	tcase_add_test(tc, test_emptied_io_directory_gives_errors);
+	tcase_add_test(tc, test_truncated_datafile_is_damage);
+	tcase_add_test(tc, test_holes_read_as_zeros);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("metadata");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_lost_metadata_store_refuses_to_start);
+	tcase_add_test(tc, test_truncated_metadata_store_is_a_message_not_sigbus);
+	tcase_add_test(tc, test_corrupt_metadata_store_is_a_message_not_sigbus);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("check");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_check_finds_each_kind_of_damage_and_repairs_orphans);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("concurrency");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_concurrent_unaligned_writers_keep_checksums_consistent);
+	tcase_add_test(tc, test_kill9_mid_write_reads_back_whole);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed, status;
+
+	if (cl_child_main(argc, argv, &status))
+		return status;
+	sr = srunner_create(integrity_suite());
+	signal(SIGPIPE, SIG_IGN);
+	cl_session_begin();
+	srunner_run_all(sr, CK_NORMAL);
+	cl_session_end();
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

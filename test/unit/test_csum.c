@@ -1,0 +1,563 @@
+/* The datafile checksums of rpfsd (server/csum.c), on files in a temporary
+ * directory, without a server:
+ *   - CRC32C is the standard one; entries and headers encode and decode;
+ *   - which bytes match a block's entry: its current or its pending
+ *     version, zeros for a hole, never a datafile shorter than the entry
+ *     says;
+ *   - reads return what was written, zeros for holes, and -EBADMSG with
+ *     the right offset for a damaged block; a partial write never blesses
+ *     a damaged block, a whole-block write replaces it;
+ *   - truncate, size, a lost checksum file, creation (exclusive, retried);
+ *   - a write cut short by a crash leaves blocks that still read;
+ *   - threads writing overlapping unaligned ranges, with a reader, keep
+ *     every block's checksum right. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "csum.h"
+#include "rpc.h"
+
+#define B CSUM_BLOCK
+
+static char dir[64];
+static int dirfd_;
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/rpfs-csum-XXXXXX");
+	ck_assert(mkdtemp(dir));
+	dirfd_ = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert(dirfd_ >= 0);
+}
+
+static void teardown(void)
+{
+	close(dirfd_);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static void fill(void *buf, size_t len, unsigned seed)
+{
+	unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (unsigned char)(seed * 131 + i * 7 + (i >> 9));
+}
+
+/* A new datafile with its checksums, opened. */
+static void make(struct csum_file *f, uint64_t h)
+{
+	ck_assert_int_eq(csum_create(dirfd_, h, 77), 0);
+	ck_assert_int_eq(csum_open(f, dirfd_, h), 0);
+}
+
+static void put(struct csum_file *f, const void *buf, uint64_t len, uint64_t off)
+{
+	uint64_t bad = 0;
+
+	ck_assert_int_eq(csum_write(f, buf, len, off, &bad), 0);
+}
+
+static void get(struct csum_file *f, void *buf, uint64_t len, uint64_t off)
+{
+	uint64_t bad = 0;
+	int ret = csum_read(f, buf, len, off, &bad);
+
+	ck_assert_msg(ret == 0, "read %llu at %llu: %s (bad %llu)",
+		      (unsigned long long)len, (unsigned long long)off, strerror(-ret),
+		      (unsigned long long)bad);
+}
+
+static void poke(struct csum_file *f, uint64_t off, unsigned char x)
+{
+	unsigned char b;
+
+	ck_assert(pread(f->fd, &b, 1, (off_t)off) == 1);
+	b ^= x;
+	ck_assert(pwrite(f->fd, &b, 1, (off_t)off) == 1);
+}
+
+/* ---- block math ---------------------------------------------------------- */
+
+START_TEST(crc_is_the_standard_crc32c)
+{
+	static const unsigned char zeros[B];
+
+	ck_assert_uint_eq(csum_crc("123456789", 9), 0xe3069283u);
+	ck_assert_uint_eq(csum_crc(zeros, B), CSUM_ZERO_CRC);
+	ck_assert_uint_eq(csum_crc("", 0), 0);
+}
+END_TEST
+
+START_TEST(entries_and_headers_round_trip)
+{
+	struct csum_ent e = {{0x12345678, 4096}, {0x9abcdef0, 17}}, d;
+	uint8_t raw[CSUM_ENT], hdr[CSUM_HDR];
+	uint64_t nonce = 0;
+
+	csum_ent_enc(raw, &e);
+	csum_ent_dec(raw, &d);
+	ck_assert(!memcmp(&e, &d, sizeof(e)));
+	ck_assert(!csum_ent_empty(&d));
+	memset(raw, 0, sizeof(raw));
+	csum_ent_dec(raw, &d);
+	ck_assert(csum_ent_empty(&d));
+
+	csum_hdr_enc(hdr, 0x1234, 99);
+	ck_assert_int_eq(csum_hdr_check(hdr, sizeof(hdr), 0x1234, &nonce), 0);
+	ck_assert_uint_eq(nonce, 99);
+	ck_assert_int_eq(csum_hdr_check(hdr, sizeof(hdr), 0x1235, NULL), -EBADMSG);
+	ck_assert_int_eq(csum_hdr_check(hdr, CSUM_HDR - 1, 0x1234, NULL), -EBADMSG);
+	hdr[0] ^= 1;
+	ck_assert_int_eq(csum_hdr_check(hdr, sizeof(hdr), 0x1234, NULL), -EBADMSG);
+}
+END_TEST
+
+START_TEST(names_parse)
+{
+	char name[40];
+	uint64_t h = 0;
+
+	csum_data_name(0xab, name, sizeof(name));
+	ck_assert_str_eq(name, "00000000000000ab");
+	ck_assert_int_eq(csum_parse_name(name, &h), 0);
+	ck_assert_uint_eq(h, 0xab);
+	csum_sum_name(0x1000000000001ull, name, sizeof(name));
+	ck_assert_str_eq(name, "0001000000000001.sum");
+	ck_assert_int_eq(csum_parse_name(name, &h), 1);
+	ck_assert_uint_eq(h, 0x1000000000001ull);
+	ck_assert_int_eq(csum_parse_name("00000000000000AB", &h), -1);
+	ck_assert_int_eq(csum_parse_name("00000000000000ab.crc", &h), -1);
+	ck_assert_int_eq(csum_parse_name("000000000000000", &h), -1);
+	ck_assert_int_eq(csum_parse_name("lock.mdb", &h), -1);
+}
+END_TEST
+
+START_TEST(a_block_matches_its_current_or_pending_version)
+{
+	unsigned char blk[B] = {0}, other[B];
+	struct csum_ent hole = {{0, 0}, {0, 0}}, e;
+
+	/* A hole: zeros only. */
+	ck_assert_int_eq(csum_match(&hole, blk, 0), 1);
+	ck_assert_int_eq(csum_match(&hole, blk, B), 1);
+	blk[100] = 1;
+	ck_assert_int_eq(csum_match(&hole, blk, B), 0);
+
+	fill(blk, B, 1);
+	fill(other, B, 2);
+	e.cur.crc = csum_crc(blk, B);
+	e.cur.end = 3000;
+	e.pend.crc = 0;
+	e.pend.end = 0;
+	ck_assert_int_eq(csum_match(&e, blk, B), 1);
+	ck_assert_int_eq(csum_match(&e, blk, 3000), 1);
+	/* The datafile ends before the entry's end: cut short. */
+	ck_assert_int_eq(csum_match(&e, blk, 2999), 0);
+	ck_assert_int_eq(csum_match(&e, other, B), 0);
+	/* A write in progress: either version. */
+	e.pend.crc = csum_crc(other, B);
+	e.pend.end = B;
+	ck_assert_int_eq(csum_match(&e, blk, B), 1);
+	ck_assert_int_eq(csum_match(&e, other, B), 2);
+	ck_assert_int_eq(csum_match(&e, other, B - 1), 0);
+	blk[5] ^= 0x80;
+	ck_assert_int_eq(csum_match(&e, blk, B), 0);
+}
+END_TEST
+
+/* ---- files ------------------------------------------------------------------ */
+
+START_TEST(reads_return_writes_and_holes_read_as_zeros)
+{
+	static unsigned char buf[64 * B], back[64 * B], zero[64 * B];
+	struct csum_file f;
+
+	make(&f, 1);
+	fill(buf, sizeof(buf), 3);
+	/* Unaligned, across many blocks, then beyond a hole. */
+	put(&f, buf, 10 * B + 123, 1000);
+	put(&f, buf, 100, 50 * B + 7);
+	get(&f, back, 60 * B, 0);
+	ck_assert(!memcmp(back, zero, 1000));
+	ck_assert(!memcmp(back + 1000, buf, 10 * B + 123));
+	ck_assert(!memcmp(back + 1000 + 10 * B + 123, zero,
+			  50 * B + 7 - 1000 - 10 * B - 123));
+	ck_assert(!memcmp(back + 50 * B + 7, buf, 100));
+	ck_assert(!memcmp(back + 50 * B + 107, zero, 10 * B - 107));
+	/* Past the end: zeros. */
+	get(&f, back, 4 * B, 200 * B);
+	ck_assert(!memcmp(back, zero, 4 * B));
+	/* Many small writes inside one block. */
+	for (int i = 0; i < 40; i++)
+		put(&f, buf + i, 1, 20 * B + (uint64_t)i * 100);
+	get(&f, back, B, 20 * B);
+	for (int i = 0; i < 40; i++)
+		ck_assert_uint_eq(back[i * 100], buf[i]);
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(damage_is_found_and_never_blessed)
+{
+	static unsigned char buf[16 * B], back[16 * B];
+	struct csum_file f;
+	uint64_t bad = 0;
+
+	make(&f, 2);
+	fill(buf, sizeof(buf), 4);
+	put(&f, buf, sizeof(buf), 0);
+	poke(&f, 5 * B + 300, 0x04);
+	/* Whole-file read: the damaged block's start. */
+	ck_assert_int_eq(csum_read(&f, back, sizeof(buf), 0, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 5 * B);
+	/* Part of the block, after the bad byte: where the read starts. */
+	ck_assert_int_eq(csum_read(&f, back, 10, 5 * B + 1000, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 5 * B + 1000);
+	/* Its neighbours read fine. */
+	get(&f, back, 5 * B, 0);
+	get(&f, back, 10 * B, 6 * B);
+	ck_assert(!memcmp(back, buf + 6 * B, 10 * B));
+	/* A partial write would keep the damaged bytes: refused. */
+	ck_assert_int_eq(csum_write(&f, buf, 10, 5 * B + 8, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 5 * B);
+	ck_assert_int_eq(csum_write(&f, buf, 10, 5 * B, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 5 * B + 10);
+	/* A whole-block write replaces it. */
+	put(&f, buf + 5 * B, B, 5 * B);
+	get(&f, back, sizeof(buf), 0);
+	ck_assert(!memcmp(back, buf, sizeof(buf)));
+	/* A damaged checksum is damage too. */
+	{
+		unsigned char b;
+
+		ck_assert(pread(f.cfd, &b, 1, CSUM_HDR + 3 * CSUM_ENT) == 1);
+		b ^= 1;
+		ck_assert(pwrite(f.cfd, &b, 1, CSUM_HDR + 3 * CSUM_ENT) == 1);
+	}
+	ck_assert_int_eq(csum_read(&f, back, B, 3 * B, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 3 * B);
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(a_datafile_cut_short_is_damage)
+{
+	static unsigned char buf[8 * B], back[8 * B];
+	struct csum_file f;
+	uint64_t bad = 0, size = 0;
+
+	make(&f, 3);
+	fill(buf, sizeof(buf), 5);
+	put(&f, buf, 7 * B + 10, 0);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 7 * B + 10);
+	/* Cut in the last block: the size is no longer believed. */
+	ck_assert(ftruncate(f.fd, 7 * B + 5) == 0);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 7 * B + 5);
+	ck_assert_int_eq(csum_read(&f, back, B, 7 * B, &bad), -EBADMSG);
+	/* Cut at a block boundary: the blocks beyond are missing. */
+	ck_assert(ftruncate(f.fd, 4 * B) == 0);
+	ck_assert_int_eq(csum_read(&f, back, 2 * B, 4 * B, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 4 * B);
+	get(&f, back, 4 * B, 0);
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(truncate_keeps_checksums_right)
+{
+	static unsigned char buf[8 * B], back[8 * B], zero[8 * B];
+	struct csum_file f;
+	uint64_t bad = 0, size = 0;
+
+	make(&f, 4);
+	fill(buf, sizeof(buf), 6);
+	put(&f, buf, sizeof(buf), 0);
+	ck_assert_int_eq(csum_truncate(&f, 3 * B + 100, &bad), 0);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 3 * B + 100);
+	/* Grow again: zeros past the cut, in the cut block and beyond. */
+	ck_assert_int_eq(csum_truncate(&f, 6 * B, &bad), 0);
+	get(&f, back, 6 * B, 0);
+	ck_assert(!memcmp(back, buf, 3 * B + 100));
+	ck_assert(!memcmp(back + 3 * B + 100, zero, 3 * B - 100));
+	/* To nothing, then written again. */
+	ck_assert_int_eq(csum_truncate(&f, 0, &bad), 0);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 0);
+	put(&f, buf, 10, 2 * B);
+	get(&f, back, 3 * B, 0);
+	ck_assert(!memcmp(back, zero, 2 * B));
+	ck_assert(!memcmp(back + 2 * B, buf, 10));
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(create_is_exclusive_and_retries_are_harmless)
+{
+	struct csum_file f;
+	char name[40];
+
+	ck_assert_int_eq(csum_create(dirfd_, 5, 1111), 0);
+	/* The same create again (a lost reply): fine. */
+	ck_assert_int_eq(csum_create(dirfd_, 5, 1111), 0);
+	/* Another create of the handle: refused. */
+	ck_assert_int_eq(csum_create(dirfd_, 5, 2222), -EEXIST);
+	/* A datafile left without checksums: refused, nothing added. */
+	csum_data_name(6, name, sizeof(name));
+	ck_assert(close(openat(dirfd_, name, O_CREAT | O_WRONLY, 0600)) == 0);
+	ck_assert_int_eq(csum_create(dirfd_, 6, 3333), -EEXIST);
+	csum_sum_name(6, name, sizeof(name));
+	ck_assert(faccessat(dirfd_, name, F_OK, 0) != 0);
+	/* No datafile: no file. */
+	ck_assert_int_eq(csum_open(&f, dirfd_, 7), -ENOENT);
+}
+END_TEST
+
+START_TEST(a_lost_checksum_file_fails_the_data_not_the_holes)
+{
+	static unsigned char buf[4 * B], back[4 * B], zero[4 * B];
+	struct csum_file f;
+	char name[40];
+	uint64_t bad = 0;
+
+	make(&f, 8);
+	fill(buf, sizeof(buf), 7);
+	put(&f, buf, 2 * B, 0);
+	csum_close(&f);
+	csum_sum_name(8, name, sizeof(name));
+	ck_assert(unlinkat(dirfd_, name, 0) == 0);
+	ck_assert_int_eq(csum_open(&f, dirfd_, 8), 0);
+	ck_assert_int_eq(f.cfd, -1);
+	ck_assert_int_eq(csum_read(&f, back, B, 0, &bad), -EBADMSG);
+	get(&f, back, 2 * B, 2 * B);
+	ck_assert(!memcmp(back, zero, 2 * B));
+	/* A write makes a new checksum file; the rest stays unverified. */
+	put(&f, buf, B, 3 * B);
+	ck_assert(f.cfd >= 0);
+	get(&f, back, B, 3 * B);
+	ck_assert(!memcmp(back, buf, B));
+	ck_assert_int_eq(csum_read(&f, back, B, B, &bad), -EBADMSG);
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(a_write_cut_short_still_reads)
+{
+	static unsigned char old[2 * B], nw[2 * B], back[2 * B];
+	struct csum_file f;
+	struct csum_ent e[2];
+	uint64_t bad = 0;
+
+	make(&f, 9);
+	fill(old, sizeof(old), 8);
+	fill(nw, sizeof(nw), 9);
+	put(&f, old, sizeof(old), 0);
+	/* Killed after the pending versions were stored ... */
+	ck_assert_int_eq(csum_read_ents(&f, 0, 2, e), 0);
+	for (int i = 0; i < 2; i++) {
+		e[i].pend.crc = csum_crc(nw + i * B, B);
+		e[i].pend.end = B;
+	}
+	ck_assert_int_eq(csum_write_ents(&f, 0, 2, e), 0);
+	get(&f, back, sizeof(back), 0);
+	ck_assert(!memcmp(back, old, sizeof(old)));
+	/* ... and with one block of the new data written. */
+	ck_assert(pwrite(f.fd, nw, B, 0) == (ssize_t)B);
+	get(&f, back, sizeof(back), 0);
+	ck_assert(!memcmp(back, nw, B));
+	ck_assert(!memcmp(back + B, old + B, B));
+	/* A block torn inside is damage. */
+	ck_assert(pwrite(f.fd, nw + B, 100, B) == 100);
+	ck_assert_int_eq(csum_read(&f, back, B, B, &bad), -EBADMSG);
+	/* The next write of the block takes the version that matched. */
+	put(&f, nw + B, B, B);
+	put(&f, old, 10, 5);
+	get(&f, back, sizeof(back), 0);
+	ck_assert(!memcmp(back + 5, old, 10));
+	csum_close(&f);
+}
+END_TEST
+
+/* ---- concurrency ---------------------------------------------------------------- */
+
+#define TW_RANGE (3 * B + 500)
+#define TW_OPS	 3000
+
+struct tw {
+	struct csum_file *f;
+	int id;
+	int errors;
+	volatile int *stop;
+};
+
+static void *tw_writer(void *arg)
+{
+	struct tw *t = arg;
+	unsigned char buf[2 * B];
+	unsigned s = (unsigned)t->id * 7919u + 1;
+
+	memset(buf, 'A' + t->id, sizeof(buf));
+	for (int i = 0; i < TW_OPS; i++) {
+		uint64_t len, off, bad;
+
+		s = s * 1103515245u + 12345u;
+		len = 1 + (s >> 8) % (sizeof(buf) - 1);
+		s = s * 1103515245u + 12345u;
+		off = (s >> 8) % (TW_RANGE - len);
+		if (csum_write(t->f, buf, len, off, &bad))
+			t->errors++;
+	}
+	return NULL;
+}
+
+static void *tw_reader(void *arg)
+{
+	struct tw *t = arg;
+	unsigned char buf[TW_RANGE];
+
+	while (!*t->stop) {
+		uint64_t bad;
+
+		if (csum_read(t->f, buf, TW_RANGE, 0, &bad))
+			t->errors++;
+	}
+	return NULL;
+}
+
+START_TEST(threads_writing_the_same_blocks_keep_checksums_right)
+{
+	static unsigned char back[TW_RANGE];
+	volatile int stop = 0;
+	struct csum_file f;
+	struct tw t[5];
+	pthread_t thr[5];
+
+	make(&f, 10);
+	for (int i = 0; i < 5; i++) {
+		t[i] = (struct tw){&f, i, 0, &stop};
+		pthread_create(&thr[i], NULL, i < 4 ? tw_writer : tw_reader, &t[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(thr[i], NULL);
+	stop = 1;
+	pthread_join(thr[4], NULL);
+	for (int i = 0; i < 5; i++)
+		ck_assert_msg(!t[i].errors, "thread %d: %d errors", i, t[i].errors);
+	get(&f, back, TW_RANGE, 0);
+	for (size_t i = 0; i < TW_RANGE; i++)
+		ck_assert(!back[i] || (back[i] >= 'A' && back[i] <= 'D'));
+	/* Every block checks against its current version alone. */
+	for (uint64_t k = 0; k * B < TW_RANGE; k++) {
+		unsigned char blk[B];
+		struct csum_ent e;
+		uint32_t avail;
+
+		ck_assert_int_eq(csum_read_ents(&f, k, 1, &e), 0);
+		ck_assert_uint_eq(e.pend.end, 0);
+		ck_assert_int_eq(csum_read_block(&f, k, blk, &avail), 0);
+		ck_assert_int_eq(csum_match(&e, blk, avail), 1);
+	}
+	csum_close(&f);
+}
+END_TEST
+
+/* ---- the new RPC bodies ----------------------------------------------------- */
+
+START_TEST(io_create_and_probe_round_trip)
+{
+	uint8_t body[64];
+	struct rpc_req r;
+	struct rpc_probe p = {12, 0x3000000000007ull}, q;
+	int n;
+
+	n = rpc_enc_io_create(body, sizeof(body), 0x1000000000005ull, 0xfeed);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16);
+	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), 0);
+	ck_assert_uint_eq(r.op, RPC_IO_CREATE);
+	ck_assert_uint_eq(r.handle, 0x1000000000005ull);
+	ck_assert_uint_eq(r.nonce, 0xfeed);
+	ck_assert(rpc_is_io_op(RPC_IO_CREATE) && rpc_is_io_op(RPC_IO_PROBE));
+	ck_assert(!rpc_is_io_op(RPC_CREATE) && !rpc_is_io_op(47));
+	/* No nonce, short, long: refused. */
+	ck_assert_int_eq(rpc_enc_io_create(body, sizeof(body), 1, 0), -EINVAL);
+	body[RPC_PREAMBLE + 8] = 0;
+	body[RPC_PREAMBLE + 9] = 0;
+	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), -EPROTO);
+	ck_assert_int_eq(rpc_decode_req(body, (size_t)n - 1, &r, NULL, 0), -EPROTO);
+
+	n = rpc_enc_io_probe(body, sizeof(body), 3);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 8);
+	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), 0);
+	ck_assert_uint_eq(r.op, RPC_IO_PROBE);
+	ck_assert_uint_eq(r.meta, 3);
+	body[RPC_PREAMBLE + 4] = 1; /* the pad must be 0 */
+	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), -EPROTO);
+	ck_assert_int_eq(rpc_decode_req(body, (size_t)n + 1, &r, NULL, 0), -EPROTO);
+
+	rpc_enc_probe(body, &p);
+	ck_assert_int_eq(rpc_dec_probe(body, RPC_PROBE_SIZE, &q), 0);
+	ck_assert(q.count == 12 && q.max_handle == p.max_handle);
+	ck_assert_int_eq(rpc_dec_probe(body, RPC_PROBE_SIZE - 1, &q), -EPROTO);
+}
+END_TEST
+
+static Suite *csum_suite(void)
+{
+	Suite *s = suite_create("csum");
+	TCase *tc = tcase_create("block math");
+
+	tcase_add_test(tc, crc_is_the_standard_crc32c);
+	tcase_add_test(tc, entries_and_headers_round_trip);
+	tcase_add_test(tc, names_parse);
+	tcase_add_test(tc, a_block_matches_its_current_or_pending_version);
+	tcase_add_test(tc, io_create_and_probe_round_trip);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, reads_return_writes_and_holes_read_as_zeros);
+	tcase_add_test(tc, damage_is_found_and_never_blessed);
+	tcase_add_test(tc, a_datafile_cut_short_is_damage);
+	tcase_add_test(tc, truncate_keeps_checksums_right);
+	tcase_add_test(tc, create_is_exclusive_and_retries_are_harmless);
+	tcase_add_test(tc, a_lost_checksum_file_fails_the_data_not_the_holes);
+	tcase_add_test(tc, a_write_cut_short_still_reads);
+	tcase_add_test(tc, threads_writing_the_same_blocks_keep_checksums_right);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(csum_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
