@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <lmdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1302,9 +1303,19 @@ struct probe_state {
 	struct rpc_probe p;
 };
 
+/* SIGTERM or SIGINT waiting (main blocks them until it sigwaits)? */
+static bool stop_asked(void)
+{
+	sigset_t pending;
+
+	return !sigpending(&pending) && (sigismember(&pending, SIGTERM) == 1 ||
+					 sigismember(&pending, SIGINT) == 1);
+}
+
 /* Ask every I/O server for datafiles of our handles, retrying those that
- * cannot be reached (they may be starting with us) until timeout_ms. */
-static void probe_all(struct srv *s, struct probe_state *ps)
+ * cannot be reached (they may be starting with us) until timeout_ms, or
+ * until we are told to stop (false then). */
+static bool probe_all(struct srv *s, struct probe_state *ps)
 {
 	uint32_t nio = s->cfg.nio, left;
 	struct timespec pause = {0, 100 * 1000 * 1000};
@@ -1316,6 +1327,7 @@ static void probe_all(struct srv *s, struct probe_state *ps)
 	bool *down = calloc(nio, sizeof(*down));
 	uint8_t body[32];
 	int len = rpc_enc_io_probe(body, sizeof(body), s->meta->index);
+	bool ret = true;
 
 	for (uint32_t i = 0; i < nio; i++)
 		ps[i].st = 1;
@@ -1355,6 +1367,10 @@ static void probe_all(struct srv *s, struct probe_state *ps)
 			else
 				left++;
 		}
+		if (left && stop_asked()) {
+			ret = false;
+			break;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!left || (now.tv_sec - t0.tv_sec) * 1000 +
 					     (now.tv_nsec - t0.tv_nsec) / 1000000 >=
@@ -1370,6 +1386,7 @@ out:
 	free(calls);
 	free(rep);
 	free(down);
+	return ret;
 }
 
 static size_t io_desc(struct srv *s, uint32_t i, char *buf, size_t len)
@@ -1408,7 +1425,14 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 	ps = calloc(s->cfg.nio ? s->cfg.nio : 1, sizeof(*ps));
 	if (!ps)
 		return -ENOMEM;
-	probe_all(s, ps);
+	if (!probe_all(s, ps)) {
+		snprintf(why, whylen,
+			 "stopped while asking the I/O servers about its empty "
+			 "metadata store");
+		free(ps);
+		atomic_store(&m->store_state, -1);
+		return -ESHUTDOWN;
+	}
 	for (uint32_t i = 0; i < s->cfg.nio; i++) {
 		if (!ps[i].st && (ps[i].p.count || ps[i].p.max_handle)) {
 			held++;
