@@ -207,16 +207,18 @@ int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
 			continue;
 		}
 		calls[i].status = get_conn(s, servers[i], &conns[i]);
-		if (!calls[i].status)
-			calls[i].status = xp_call_start(conns[i], &calls[i]);
-		if (calls[i].status)
+		if (calls[i].status) {
+			/* No connection could be made: a retry would not help. */
 			conns[i] = NULL;
+			transport[i] = true;
+			continue;
+		}
+		calls[i].status = xp_call_start(conns[i], &calls[i]);
 	}
 	for (int i = 0; i < n; i++) {
-		if (conns[i])
+		if (conns[i] && !calls[i].status)
 			xp_call_wait(&calls[i]);
-		if (calls[i].status && servers[i] < s->cfg.nservers && !ret &&
-		    peer_broken(s, servers[i])) {
+		if (conns[i] && calls[i].status && peer_broken(s, servers[i])) {
 			/* As in peer_call: a kept connection to a server that
 			 * restarted breaks on first use; every op sent this way
 			 * is idempotent, so one more try on a fresh one. */
