@@ -24,7 +24,10 @@
  *
  * Threads: a client fabric may be used from many threads (one lock; whoever
  * waits drives progress). A server fabric is driven by one progress thread;
- * other threads hand work back to it with xp_fabric_post. */
+ * other threads hand work back to it with xp_fabric_post. Callbacks (the
+ * request handler, connection events, done and chunk callbacks, call
+ * callbacks) run from progress after it let go of the fabric's lock, so
+ * they may call any of these functions. */
 #ifndef RPFS_XPORT_H
 #define RPFS_XPORT_H
 
@@ -53,7 +56,6 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 		   const struct auth_key *key, struct xp_fabric **out);
 void xp_fabric_close(struct xp_fabric *fab);
 const char *xp_fabric_provider(const struct xp_fabric *fab);
-const struct xp_params *xp_fabric_params(const struct xp_fabric *fab);
 
 /* Drive completions and connection events for up to timeout_ms (0: poll
  * once, no wait). Returns the number of events handled or a negative errno. */
@@ -199,13 +201,13 @@ void xp_set_conn_handler(struct xp_fabric *fab, xp_conn_fn fn, void *arg);
 typedef int (*xp_hello_fn)(struct xp_conn *c, const void *data, size_t len, void *rep,
 			   size_t rep_max, size_t *rep_len, void *arg);
 void xp_set_hello_handler(struct xp_fabric *fab, xp_hello_fn fn, void *arg);
-/* Per-connection state of the application (server side). */
-void xp_conn_set_ctx(struct xp_conn *c, void *ctx);
+/* Per-connection state of the application (server side): free_ctx (may be
+ * NULL) runs when the transport frees the connection, however it ends. */
+void xp_conn_set_ctx(struct xp_conn *c, void *ctx, void (*free_ctx)(void *ctx));
 void *xp_conn_ctx(const struct xp_conn *c);
 
 const void *xp_req_body(const struct xp_req *r, size_t *len);
 int xp_req_dir(const struct xp_req *r);		/* enum proto_dir */
-int xp_req_path(const struct xp_req *r);	/* enum xp_path */
 size_t xp_req_data_len(const struct xp_req *r); /* bytes written, or read room */
 struct xp_conn *xp_req_conn(const struct xp_req *r);
 

@@ -1,38 +1,25 @@
-/* Connections: one reliable FI_EP_MSG connection per client-server pair.
+/* Connections: objects, buffers, posting, failure and teardown (see
+ * xport_domain.h for the layers).
  *
- * Setup, in order (auth.h has the cryptography):
- *   1. fi_connect carries the client's proof of the cluster key (nonce,
- *      time, MAC). The server checks it, the protocol version, the replay
- *      guard and its connection limit before it creates an endpoint or
- *      allocates anything; a refusal goes back as reject data naming why.
- *   2. fi_accept carries the server's nonce and its proof of the key over
- *      both nonces; the client checks it before sending anything.
- *   3. HELLO / HELLO_REP, each with a MAC over both nonces and its content,
- *      carry each side's receive geometry, credits and Fast RDMA buffer
- *      descriptor, and the application's data (who the client is; the
- *      server's answer, which may refuse it).
- * Receives are posted before fi_connect / fi_accept, so the client's first
- * message always finds one (its implicit first credit). A server drops a
- * connection that has not finished its handshake within handshake_ms, and
- * one idle (nothing in flight, nothing received) for idle_timeout_s.
+ * Posting never waits and never drives progress: when the provider's queue
+ * is full (-FI_EAGAIN), the operation goes on the connection's backlog and
+ * the engine posts it once completions have made room. Sends, fast writes
+ * and RDMA keep their order through one backlog (a reply must not overtake
+ * the RDMA writes of its data); receives have their own. An operation that
+ * waits a whole timeout fails the connection: a provider that takes nothing
+ * for that long never will (seen on verbs when the device is unusable).
  *
- * Teardown: a connection that fails is shut down; its posted operations
- * complete with errors and are counted down; once its owner let it go and
- * no request uses it, progress closes the endpoint at top level, drains the
- * completion queue and frees the memory (xp_reap_conns). */
-#include <arpa/inet.h>
+ * Teardown: a connection that fails is shut down and its calls or requests
+ * are ended by the engine; once its owner let it go and nothing uses it,
+ * the engine closes the endpoint, waits for the flushed completions and
+ * frees the memory (xp_reap_conns). */
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "log.h"
-#include "mraddr.h"
-#include "xport_priv.h"
-
-_Static_assert(XP_HELLO_MAX == PROTO_APP_MAX, "hello data bound");
+#include "xport_conn.h"
 
 uint32_t xp_imm(uint32_t conn_id, uint32_t slot)
 {
@@ -70,6 +57,8 @@ int xp_conn_alloc(struct xp_fabric *fab, struct fid_ep *ep, struct xp_conn **out
 	c->fab = fab;
 	c->ep = ep;
 	c->state = XP_CONN_CONNECTING;
+	if (fab->role == XP_SERVER)
+		fab->nlive++;
 	*out = c;
 	return 0;
 }
@@ -106,7 +95,7 @@ int xp_conn_setup_recv(struct xp_conn *c, uint32_t nrecv)
 	for (uint32_t i = 0; i < nrecv; i++) {
 		c->rbufs[i].buf = c->mem + c->recv_size * i;
 		c->rbufs[i].index = i;
-		c->rbufs[i].op.done = xp_recv_done;
+		c->rbufs[i].op.kind = XP_OP_RECV;
 		c->rbufs[i].op.conn = c;
 	}
 	return 0;
@@ -130,6 +119,7 @@ int xp_conn_setup_send(struct xp_conn *c, uint32_t nsend)
 	for (uint32_t i = 0; i < nsend; i++) {
 		c->sbufs[i].buf = c->smem + c->send_size * i;
 		c->sbufs[i].index = i;
+		c->sbufs[i].op.kind = XP_OP_SEND;
 		c->sbufs[i].op.conn = c;
 		c->sfree[i] = nsend - 1 - i;
 	}
@@ -151,63 +141,227 @@ void xp_sbuf_put(struct xp_conn *c, struct xp_sbuf *sb)
 	c->sfree[c->nsfree++] = sb->index;
 }
 
-int xp_conn_post_recv(struct xp_conn *c, struct xp_rbuf *rb)
+/* ---- posting ---------------------------------------------------------------- */
+
+/* Hand one operation to the provider: 0, -FI_EAGAIN (queue full), or an
+ * error. */
+static int post_now(struct xp_conn *c, const struct xp_pending *p)
 {
-	int64_t since = 0;
+	struct fi_msg_rma msg;
+
+	switch (p->kind) {
+	case XP_PEND_RECV:
+		return (int)fi_recv(c->ep, p->buf, p->len, p->desc, 0, &p->op->fictx);
+	case XP_PEND_SEND:
+		return (int)fi_send(c->ep, p->buf, p->len, p->desc, 0, &p->op->fictx);
+	case XP_PEND_READ:
+		return (int)fi_read(c->ep, p->buf, p->len, p->desc, 0, p->addr, p->key,
+				    &p->op->fictx);
+	case XP_PEND_WRITE:
+		return (int)fi_write(c->ep, p->buf, p->len, p->desc, 0, p->addr, p->key,
+				     &p->op->fictx);
+	case XP_PEND_FAST:
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = p->iov;
+		msg.desc = (void **)p->descs;
+		msg.iov_count = p->iov_count;
+		msg.rma_iov = &p->rma;
+		msg.rma_iov_count = 1;
+		msg.context = &p->op->fictx;
+		msg.data = p->imm;
+		return (int)fi_writemsg(c->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+	}
+	return -FI_EINVAL;
+}
+
+static bool is_rx(const struct xp_pending *p)
+{
+	return p->kind == XP_PEND_RECV;
+}
+
+static void backlog_push(struct xp_conn *c, struct xp_pending *p)
+{
+	struct xp_pending **head = is_rx(p) ? &c->rx_backlog : &c->tx_backlog;
+	struct xp_pending **tail = is_rx(p) ? &c->rx_backlog_tail : &c->tx_backlog_tail;
+
+	p->next = NULL;
+	if (*tail)
+		(*tail)->next = p;
+	else
+		*head = p;
+	*tail = p;
+	if (!c->backlog_since)
+		c->backlog_since = xp_now_ns();
+	c->fab->need_backlog = true;
+}
+
+static const char *what(const struct xp_pending *p)
+{
+	switch (p->kind) {
+	case XP_PEND_RECV:
+		return "couldn't post a receive";
+	case XP_PEND_SEND:
+		return "couldn't send";
+	case XP_PEND_FAST:
+		return "couldn't RDMA-write a fast message";
+	default:
+		return "couldn't post an RDMA operation";
+	}
+}
+
+/* Post p now, or queue it behind what already waits. */
+static int post(struct xp_conn *c, const struct xp_pending *tmpl)
+{
+	struct xp_pending *p;
 	int ret;
 
 	if (!c->ep || c->state == XP_CONN_BROKEN)
-		return -ENOTCONN;
-	do {
-		ret = (int)fi_recv(c->ep, rb->buf, c->recv_size, c->mr->desc, 0,
-				   &rb->op.fictx);
-	} while (ret == -FI_EAGAIN && xp_retry_post(c, &since));
-	if (c->state == XP_CONN_BROKEN)
 		return c->error ? c->error : -ENOTCONN;
-	if (ret) {
-		xp_conn_fail(c, xp_errno(ret), "couldn't post a receive");
-		return xp_errno(ret);
-	}
-	c->posted++;
-	return 0;
-}
-
-/* Connection-manager data must fit what the provider carries (56 bytes on
- * InfiniBand less libfabric's own header; tcp allows more). Providers that
- * do not answer the option are taken at their word at connect time. */
-static int cm_data_fits(struct fid_ep *ep, size_t need, size_t *have)
-{
-	size_t size = 0, len = sizeof(size);
-
-	if (fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &len))
-		return 1;
-	*have = size;
-	return need <= size;
-}
-
-static int conn_bind(struct xp_conn *c)
-{
-	struct xp_fabric *fab = c->fab;
-	int ret;
-
-	ret = fi_ep_bind(c->ep, &fab->eq->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(c->ep, &fab->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!ret)
-		ret = fi_enable(c->ep);
-	return xp_errno(ret);
-}
-
-static int post_all_recvs(struct xp_conn *c)
-{
-	for (uint32_t i = 0; i < c->nrecv; i++) {
-		int ret = xp_conn_post_recv(c, &c->rbufs[i]);
-
-		if (ret)
+	if (!(is_rx(tmpl) ? c->rx_backlog : c->tx_backlog)) {
+		ret = post_now(c, tmpl);
+		if (!ret) {
+			c->posted++;
+			return 0;
+		}
+		if (ret != -FI_EAGAIN) {
+			ret = xp_errno(ret);
+			xp_conn_fail(c, ret, what(tmpl));
 			return ret;
+		}
 	}
+	p = malloc(sizeof(*p));
+	if (!p) {
+		xp_conn_fail(c, -ENOMEM, "no memory to queue an operation");
+		return -ENOMEM;
+	}
+	*p = *tmpl;
+	backlog_push(c, p);
 	return 0;
 }
+
+int xp_post_recv(struct xp_conn *c, struct xp_rbuf *rb)
+{
+	struct xp_pending p = {.kind = XP_PEND_RECV,
+			       .op = &rb->op,
+			       .buf = rb->buf,
+			       .len = c->recv_size,
+			       .desc = c->mr->desc};
+
+	return post(c, &p);
+}
+
+int xp_post_send(struct xp_conn *c, struct xp_sbuf *sb, size_t len)
+{
+	struct xp_pending p = {.kind = XP_PEND_SEND,
+			       .op = &sb->op,
+			       .buf = sb->buf,
+			       .len = len,
+			       .desc = c->smr->desc};
+
+	return post(c, &p);
+}
+
+int xp_post_fast(struct xp_conn *c, struct xp_op *op, const struct iovec *iov,
+		 void *const *desc, size_t cnt, uint64_t addr, uint64_t key, uint64_t imm)
+{
+	struct xp_pending p = {
+		.kind = XP_PEND_FAST, .op = op, .iov_count = cnt, .imm = imm};
+	size_t total = 0;
+
+	if (cnt > XP_FAST_IOV_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < cnt; i++) {
+		p.iov[i] = iov[i];
+		p.descs[i] = desc[i];
+		total += iov[i].iov_len;
+	}
+	p.rma.addr = addr;
+	p.rma.len = total;
+	p.rma.key = key;
+	return post(c, &p);
+}
+
+int xp_post_rma(struct xp_conn *c, struct xp_op *op, bool write, void *buf, size_t len,
+		void *desc, uint64_t addr, uint64_t key)
+{
+	struct xp_pending p = {.kind = write ? XP_PEND_WRITE : XP_PEND_READ,
+			       .op = op,
+			       .buf = buf,
+			       .len = len,
+			       .desc = desc,
+			       .addr = addr,
+			       .key = key};
+
+	return post(c, &p);
+}
+
+/* Post the head of one backlog while the provider takes it. */
+static int drain(struct xp_conn *c, struct xp_pending **head, struct xp_pending **tail)
+{
+	int n = 0;
+
+	while (*head && c->state != XP_CONN_BROKEN) {
+		struct xp_pending *p = *head;
+		int ret = post_now(c, p);
+
+		if (ret == -FI_EAGAIN)
+			break;
+		if (ret) {
+			/* Left on the backlog: the engine completes it with the
+			 * connection's error. */
+			xp_conn_fail(c, xp_errno(ret), what(p));
+			break;
+		}
+		*head = p->next;
+		if (!*head)
+			*tail = NULL;
+		free(p);
+		c->posted++;
+		n++;
+	}
+	return n;
+}
+
+int xp_conn_post_backlog(struct xp_conn *c)
+{
+	int n = drain(c, &c->rx_backlog, &c->rx_backlog_tail) +
+		drain(c, &c->tx_backlog, &c->tx_backlog_tail);
+
+	if (!c->rx_backlog && !c->tx_backlog) {
+		c->backlog_since = 0;
+		return n;
+	}
+	if (n)
+		c->backlog_since = xp_now_ns();
+	else if (c->state != XP_CONN_BROKEN &&
+		 xp_now_ns() - c->backlog_since >
+			 (int64_t)c->fab->params.timeout_ms * 1000000)
+		xp_conn_fail(c, -ETIMEDOUT,
+			     "the provider took no operation for a whole timeout");
+	if (c->state != XP_CONN_BROKEN)
+		c->fab->need_backlog = true;
+	return n;
+}
+
+struct xp_op *xp_conn_take_backlog(struct xp_conn *c)
+{
+	struct xp_pending **head = c->tx_backlog ? &c->tx_backlog : &c->rx_backlog;
+	struct xp_pending **tail =
+		c->tx_backlog ? &c->tx_backlog_tail : &c->rx_backlog_tail;
+	struct xp_pending *p = *head;
+	struct xp_op *op;
+
+	if (!p)
+		return NULL;
+	*head = p->next;
+	if (!*head)
+		*tail = NULL;
+	op = p->op;
+	free(p);
+	return op;
+}
+
+/* ---- failure and teardown ---------------------------------------------------- */
 
 void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 {
@@ -232,24 +386,18 @@ void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 	snprintf(c->fail_why, sizeof(c->fail_why), "%s", why);
 	if (c->ep)
 		fi_shutdown(c->ep, 0);
-	if (fab->role == XP_CLIENT)
-		xp_fail_calls(c, err);
-	else
-		xp_req_abort_all(c);
-	if (fab->role == XP_SERVER) {
+	/* A server lets go of a broken connection itself; a client's owner
+	 * does (xp_conn_close). Its calls or requests end in the engine. */
+	if (fab->role == XP_SERVER)
 		c->closing = true;
-		/* Not while the fabric closes: its owner is tearing down. */
-		if (fab->conn_fn && c->hello_done && !fab->closing)
-			fab->conn_fn(c, 0, fab->conn_arg);
-	}
-	xp_conn_maybe_free(c);
+	fab->need_fail = true;
 }
 
-/* Ready to free: broken, let go by its owner, no call or request uses it. */
 void xp_conn_maybe_free(struct xp_conn *c)
 {
-	if (c->state != XP_CONN_BROKEN || !c->closing || c->reqs || c->inflight ||
-	    c->waitq)
+	if (c->state != XP_CONN_BROKEN || !c->closing || !c->fail_handled || c->reqs ||
+	    c->inflight || c->waitq || c->events_pending || c->tx_backlog ||
+	    c->rx_backlog)
 		return;
 	c->reap = true;
 	c->fab->need_reap = true;
@@ -262,6 +410,8 @@ void xp_conn_free(struct xp_conn *c)
 	fab->conns[c->id] = NULL;
 	if (fab->role == XP_SERVER)
 		fab->nlive--;
+	if (c->free_ctx)
+		c->free_ctx(c->ctx);
 	xp_mr_dereg(c->mr);
 	xp_mr_dereg(c->smr);
 	free(c->mem);
@@ -277,12 +427,13 @@ void xp_conn_free(struct xp_conn *c)
 	free(c);
 }
 
-/* Free connections that are done. Closing an endpoint makes the provider
- * flush its posted operations, and those completions (which name this
- * connection's buffers) may arrive a little later: until they have, the
- * connection stays as a zombie with its memory intact. A provider that never
- * flushes would leave it forever; after XP_ZOMBIE_NS it is left alone (its
- * memory kept, never reused) rather than freed under the provider. */
+/* Closing an endpoint makes the provider flush its posted operations, and
+ * those completions (which name this connection's buffers) may arrive a
+ * little later: until they have, the connection stays as a zombie with its
+ * memory intact. A provider that never flushes (verbs discards the work of a
+ * destroyed queue pair) would leave it forever; after XP_ZOMBIE_NS it is left
+ * alone (its memory kept, never reused) rather than freed under the
+ * provider. */
 #define XP_ZOMBIE_NS 10000000000LL
 
 void xp_reap_conns(struct xp_fabric *fab)
@@ -303,655 +454,12 @@ void xp_reap_conns(struct xp_fabric *fab)
 		if (!c->posted) {
 			xp_conn_free(c);
 		} else if (now - c->zombie_since > XP_ZOMBIE_NS) {
-			log_warn("connection %u: %d operations never completed; keeping "
+			log_info("connection %u: %d operations never completed; keeping "
 				 "its memory",
 				 c->id, c->posted);
 			c->reap = false;
 		} else {
 			fab->need_reap = true;
 		}
-	}
-}
-
-static void fill_fastbuf(struct xp_conn *c, struct proto_fastbuf *f)
-{
-	f->addr = xp_remote_addr(c->fab->virt_addr, c->mem, c->fast);
-	f->key = c->mr->key;
-	f->slot_size = (uint32_t)c->slot_size;
-	f->slot_count = c->nfast;
-}
-
-/* ---- client ----------------------------------------------------------- */
-
-/* MAC of a HELLO or HELLO_REP: both nonces (client's first for HELLO,
- * server's first for the reply, so one cannot stand for the other), the
- * fixed part with its MAC field zeroed, and the application data. */
-static void hello_mac(const struct xp_conn *c, const char *label, bool server_first,
-		      uint8_t *fixed, size_t fixed_len, size_t mac_off, const void *app,
-		      size_t app_len, uint8_t mac[PROTO_MAC_SIZE])
-{
-	uint8_t nonces[2 * PROTO_NONCE_SIZE], saved[PROTO_MAC_SIZE], out[PROTO_MAC_SIZE];
-
-	memcpy(nonces, server_first ? c->snonce : c->cnonce, PROTO_NONCE_SIZE);
-	memcpy(nonces + PROTO_NONCE_SIZE, server_first ? c->cnonce : c->snonce,
-	       PROTO_NONCE_SIZE);
-	memcpy(saved, fixed + mac_off, PROTO_MAC_SIZE);
-	memset(fixed + mac_off, 0, PROTO_MAC_SIZE);
-	auth_mac(&c->fab->key, label, nonces, sizeof(nonces), fixed, fixed_len, app,
-		 app_len, out);
-	/* mac may be the MAC field itself: write it after the restore */
-	memcpy(fixed + mac_off, saved, PROTO_MAC_SIZE);
-	memcpy(mac, out, PROTO_MAC_SIZE);
-}
-
-#define HELLO_MAC_OFF	  40 /* where proto_hello_encode puts the MAC */
-#define HELLO_REP_MAC_OFF 48
-
-static int client_send_hello(struct xp_conn *c)
-{
-	struct proto_hello m = {0};
-	struct proto_hdr h = {0};
-	struct xp_sbuf *sb = xp_sbuf_get(c);
-	const struct xp_hello *app = c->hello;
-	size_t app_len = app && app->data ? app->len : 0;
-	uint8_t *body = (uint8_t *)sb->buf + PROTO_HDR_SIZE;
-
-	m.conn_id = c->id;
-	m.recv_count = c->nrecv;
-	m.recv_size = (uint32_t)c->recv_size;
-	m.max_requests = c->max_req;
-	m.app_len = (uint32_t)app_len;
-	fill_fastbuf(c, &m.fast);
-	proto_hello_encode(body, &m);
-	if (app_len)
-		memcpy(body + PROTO_HELLO_SIZE, app->data, app_len);
-	hello_mac(c, "hello", false, body, PROTO_HELLO_SIZE, HELLO_MAC_OFF,
-		  body + PROTO_HELLO_SIZE, app_len, body + HELLO_MAC_OFF);
-	h.type = PROTO_HELLO;
-	h.body_len = (uint32_t)(PROTO_HELLO_SIZE + app_len);
-	h.data_off = (uint16_t)(PROTO_HDR_SIZE + h.body_len);
-	proto_hdr_encode(sb->buf, &h);
-	c->state = XP_CONN_HELLO;
-	return xp_send_msg(c, sb, PROTO_HDR_SIZE + h.body_len);
-}
-
-void xp_client_hello_rep(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
-{
-	struct proto_hello_rep m;
-	struct proto_hdr h;
-	uint8_t mac[PROTO_MAC_SIZE];
-	uint8_t *body = (uint8_t *)rb->buf + PROTO_HDR_SIZE;
-
-	if (proto_hdr_decode(rb->buf, len, &h) || h.type != PROTO_HELLO_REP ||
-	    proto_hello_rep_decode(body, h.body_len, &m)) {
-		xp_conn_fail(c, -EPROTO, "bad handshake reply");
-		return;
-	}
-	hello_mac(c, "hello_rep", true, body, PROTO_HELLO_REP_SIZE, HELLO_REP_MAC_OFF,
-		  body + PROTO_HELLO_REP_SIZE, m.app_len, mac);
-	if (!auth_mac_equal(mac, m.mac)) {
-		xp_conn_fail(c, -EKEYREJECTED,
-			     "the handshake reply is not authenticated");
-		return;
-	}
-	if (c->hello && c->hello->rep) {
-		size_t n = m.app_len < c->hello->rep_max ? m.app_len : c->hello->rep_max;
-
-		memcpy(c->hello->rep, body + PROTO_HELLO_REP_SIZE, n);
-		c->hello->rep_len = n;
-	}
-	if (m.status) {
-		xp_conn_fail(c, m.status, "the server refused the connection");
-		return;
-	}
-	c->peer_id = m.conn_id;
-	c->peer_fast = m.fast;
-	c->peer_recv_size = m.recv_size;
-	c->credits = m.credits;
-	/* The server sized its reply buffers for this many of our requests. */
-	if (m.max_requests < c->max_req)
-		c->max_req = m.max_requests;
-	c->peer_slots = calloc(m.fast.slot_count, sizeof(uint32_t));
-	if (!c->peer_slots) {
-		xp_conn_fail(c, -ENOMEM, "no memory for fast slots");
-		return;
-	}
-	for (uint32_t i = 0; i < m.fast.slot_count; i++)
-		c->peer_slots[i] = m.fast.slot_count - 1 - i;
-	c->npeer_slots = m.fast.slot_count;
-	c->state = XP_CONN_UP;
-	c->last_active_ns = xp_now_ns();
-	xp_conn_post_recv(c, rb);
-}
-
-/* The server's accept: its proof of the key over both nonces. */
-static void client_connected(struct xp_conn *c, const void *data, size_t len)
-{
-	struct proto_cm_acc m;
-	uint8_t mac[PROTO_MAC_SIZE];
-
-	if (proto_cm_acc_decode(data, len, &m) || m.version != PROTO_VERSION) {
-		xp_conn_fail(c, -EPROTO, "the server speaks another protocol");
-		return;
-	}
-	memcpy(c->snonce, m.nonce, PROTO_NONCE_SIZE);
-	auth_mac(&c->fab->key, "accept", c->cnonce, PROTO_NONCE_SIZE, c->snonce,
-		 PROTO_NONCE_SIZE, NULL, 0, mac);
-	if (!auth_mac_equal(mac, m.mac)) {
-		xp_conn_fail(c, -EKEYREJECTED,
-			     "the server could not prove it holds the cluster key (not "
-			     "a server of this cluster)");
-		return;
-	}
-	client_send_hello(c);
-}
-
-/* The server refused the connection request: its reject data says why. */
-static const char *refusal_reason(int status)
-{
-	switch (status) {
-	case -EKEYREJECTED:
-		return "the server did not accept our cluster key (is key_file the "
-		       "cluster's?)";
-	case -ETIME:
-		return "our clock and the server's differ by more than auth_window_s";
-	case -EALREADY:
-		return "the server saw this connection request before (a replay)";
-	case -EPROTONOSUPPORT:
-		return "the server speaks another protocol version";
-	case -EUSERS:
-		return "the server has as many connections as it allows (max_conns)";
-	default:
-		return "the server refused the connection";
-	}
-}
-
-void xp_conn_rejected(struct xp_conn *c, const void *data, size_t len)
-{
-	struct proto_cm_rej m;
-
-	if (!proto_cm_rej_decode(data, len, &m)) {
-		xp_conn_fail(c, m.status, refusal_reason(m.status));
-		return;
-	}
-	/* No reason given: a peer that is not an rpfs server, or one that
-	 * does not listen. */
-	xp_conn_fail(c, -ECONNREFUSED, "connection refused or unreachable");
-}
-
-static int client_conn_init(struct xp_conn *c)
-{
-	const struct xp_params *p = &c->fab->params;
-	int ret;
-
-	c->max_req = p->credits;
-	ret = xp_conn_setup_recv(c, c->max_req + XP_CTRL_RECVS);
-	if (!ret)
-		ret = xp_conn_setup_send(c, c->max_req);
-	if (ret)
-		return ret;
-	c->calls = calloc(c->max_req, sizeof(*c->calls));
-	c->gen = calloc(c->max_req, sizeof(*c->gen));
-	c->my_slots = calloc(c->nfast, sizeof(*c->my_slots));
-	if (!c->calls || !c->gen || !c->my_slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < c->nfast; i++)
-		c->my_slots[i] = c->nfast - 1 - i;
-	c->nmy_slots = c->nfast;
-	return 0;
-}
-
-int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
-	       struct xp_hello *hello, struct xp_conn **out, char *why, size_t whylen)
-{
-	uint8_t cm[PROTO_CM_REQ_SIZE];
-	struct proto_cm_req m = {.magic = PROTO_MAGIC, .version = PROTO_VERSION};
-	struct fi_info *info = NULL;
-	struct fid_ep *ep = NULL;
-	struct xp_conn *c = NULL;
-	char msg[320] = "";
-	int64_t deadline;
-	size_t have = 0;
-	int ret;
-
-	if (hello && hello->len > XP_HELLO_MAX)
-		return -E2BIG;
-	if (hello)
-		hello->rep_len = 0;
-	pthread_mutex_lock(&fab->lock);
-	ret = xp_getinfo(fab, host, port, 0, &info);
-	if (ret) {
-		snprintf(msg, sizeof(msg), "can't resolve %s:%s with provider %s: %s",
-			 host, port, fab->params.provider, fi_strerror(-ret));
-		goto out;
-	}
-	ret = xp_errno(fi_endpoint(fab->domain, info, &ep, NULL));
-	if (ret) {
-		snprintf(msg, sizeof(msg), "couldn't create an endpoint for %s:%s: %s",
-			 host, port, fi_strerror(-ret));
-		goto out;
-	}
-	ret = xp_conn_alloc(fab, ep, &c);
-	if (ret) {
-		fi_close(&ep->fid);
-		goto out;
-	}
-	ep->fid.context = c;
-	c->hello = hello;
-	c->in_connect = true;
-	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
-	ret = conn_bind(c);
-	if (!ret)
-		ret = client_conn_init(c);
-	if (!ret)
-		ret = post_all_recvs(c);
-	if (ret) {
-		snprintf(msg, sizeof(msg), "couldn't set up a connection to %s: %s",
-			 c->peer, strerror(-ret));
-		goto fail;
-	}
-	/* Our proof of the key, checked before the server allocates anything. */
-	auth_random(c->cnonce, sizeof(c->cnonce));
-	memcpy(m.nonce, c->cnonce, sizeof(m.nonce));
-	m.time_s = (uint64_t)time(NULL);
-	proto_cm_req_encode(cm, &m);
-	auth_mac(&fab->key, "connreq", cm, PROTO_CM_REQ_MAC_OFF, NULL, 0, NULL, 0, m.mac);
-	proto_cm_req_encode(cm, &m);
-	if (!cm_data_fits(ep, sizeof(cm), &have)) {
-		ret = -EMSGSIZE;
-		snprintf(msg, sizeof(msg),
-			 "provider %s carries %zu bytes of connection data, rpfs needs "
-			 "%zu",
-			 fab->params.provider, have, sizeof(cm));
-		goto fail;
-	}
-	ret = xp_errno(fi_connect(ep, info->dest_addr, cm, sizeof(cm)));
-	if (ret) {
-		snprintf(msg, sizeof(msg), "couldn't connect to %s: %s", c->peer,
-			 fi_strerror(-ret));
-		goto fail;
-	}
-	deadline = xp_now_ns() + (int64_t)fab->params.timeout_ms * 1000000;
-	while (c->state != XP_CONN_UP && c->state != XP_CONN_BROKEN) {
-		if (xp_now_ns() > deadline) {
-			xp_conn_fail(c, -ETIMEDOUT,
-				     "no answer to the connection request");
-			break;
-		}
-		xp_progress_locked(fab, 50);
-	}
-	if (c->state != XP_CONN_UP) {
-		ret = c->error ? c->error : -ECONNREFUSED;
-		snprintf(msg, sizeof(msg), "couldn't connect to server %s: %s (%s)",
-			 c->peer, c->fail_why[0] ? c->fail_why : "refused",
-			 strerror(-ret));
-		goto fail;
-	}
-	c->hello = NULL;
-	c->in_connect = false;
-	fi_freeinfo(info);
-	*out = c;
-	pthread_mutex_unlock(&fab->lock);
-	return 0;
-fail:
-	c->hello = NULL;
-	c->closing = true;
-	xp_conn_fail(c, ret, "connection setup failed");
-	c->in_connect = false;
-	xp_progress_locked(fab, 0);
-out:
-	if (info)
-		fi_freeinfo(info);
-	if (why && whylen)
-		snprintf(why, whylen, "%s", msg);
-	if (msg[0])
-		log_dbg("%s", msg);
-	pthread_mutex_unlock(&fab->lock);
-	return ret;
-}
-
-void xp_conn_close(struct xp_conn *c)
-{
-	struct xp_fabric *fab;
-
-	if (!c)
-		return;
-	fab = c->fab;
-	pthread_mutex_lock(&fab->lock);
-	/* Let calls in flight finish; they are bounded by the timeout. */
-	while ((c->inflight || c->waitq) && c->state != XP_CONN_BROKEN)
-		xp_progress_locked(fab, 10);
-	c->closing = true;
-	if (c->state != XP_CONN_BROKEN)
-		xp_conn_fail(c, -ECONNABORTED, "closed");
-	xp_conn_maybe_free(c);
-	xp_progress_locked(fab, 0);
-	pthread_mutex_unlock(&fab->lock);
-}
-
-int xp_conn_error(struct xp_conn *c)
-{
-	return c->state == XP_CONN_BROKEN ? (c->error ? c->error : -ENOTCONN) : 0;
-}
-
-int64_t xp_conn_idle_ms(struct xp_conn *c)
-{
-	int64_t last;
-
-	pthread_mutex_lock(&c->fab->lock);
-	last = c->last_active_ns > c->last_reply_ns ? c->last_active_ns
-						    : c->last_reply_ns;
-	pthread_mutex_unlock(&c->fab->lock);
-	return (xp_now_ns() - last) / 1000000;
-}
-
-const char *xp_conn_peer(const struct xp_conn *c)
-{
-	return c->peer;
-}
-
-/* ---- server ----------------------------------------------------------- */
-
-int xp_listen(struct xp_fabric *fab, const char *host, const char *port,
-	      xp_req_fn handler, void *arg)
-{
-	struct sockaddr_storage ss;
-	size_t sslen = sizeof(ss);
-	struct fi_info *info = NULL;
-	int ret;
-
-	pthread_mutex_lock(&fab->lock);
-	fab->handler = handler;
-	fab->handler_arg = arg;
-	if (!fab->replay) {
-		/* Nonces of a window's worth of connection requests; a burst of a
-		 * few per client and server of a large job fits. */
-		ret = auth_replay_create(1u << 20, fab->params.auth_window_s,
-					 &fab->replay);
-		if (ret)
-			goto out;
-	}
-	ret = xp_getinfo(fab, host, port, FI_SOURCE, &info);
-	if (ret) {
-		log_err("can't resolve listen address %s:%s: %s", host, port,
-			fi_strerror(-ret));
-		goto out;
-	}
-	ret = xp_errno(fi_passive_ep(fab->fabric, info, &fab->pep, NULL));
-	if (!ret)
-		ret = xp_errno(fi_pep_bind(fab->pep, &fab->eq->fid, 0));
-	if (!ret)
-		ret = xp_errno(fi_listen(fab->pep));
-	if (ret) {
-		log_err("couldn't listen on %s:%s: %s", host, port, fi_strerror(-ret));
-		goto out;
-	}
-	if (!fi_getname(&fab->pep->fid, &ss, &sslen)) {
-		if (ss.ss_family == AF_INET)
-			fab->listen_port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		else if (ss.ss_family == AF_INET6)
-			fab->listen_port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	}
-	log_info("listening on %s:%d (%s)", host, fab->listen_port,
-		 xp_fabric_provider(fab));
-out:
-	if (info)
-		fi_freeinfo(info);
-	pthread_mutex_unlock(&fab->lock);
-	return ret;
-}
-
-int xp_listen_port(struct xp_fabric *fab)
-{
-	return fab->listen_port;
-}
-
-void xp_set_conn_handler(struct xp_fabric *fab, xp_conn_fn fn, void *arg)
-{
-	fab->conn_fn = fn;
-	fab->conn_arg = arg;
-}
-
-void xp_set_hello_handler(struct xp_fabric *fab, xp_hello_fn fn, void *arg)
-{
-	fab->hello_fn = fn;
-	fab->hello_arg = arg;
-}
-
-void xp_conn_set_ctx(struct xp_conn *c, void *ctx)
-{
-	c->ctx = ctx;
-}
-
-void *xp_conn_ctx(const struct xp_conn *c)
-{
-	return c->ctx;
-}
-
-/* Refuse a connection request, telling the client why (reject data). */
-static void server_reject(struct xp_fabric *fab, struct fi_info *info, int status,
-			  const char *why)
-{
-	uint8_t buf[PROTO_CM_REJ_SIZE];
-	struct proto_cm_rej m = {PROTO_MAGIC, PROTO_VERSION, status};
-
-	fab->stats.conn_refused++;
-	log_warn("refused a connection request: %s", why);
-	proto_cm_rej_encode(buf, &m);
-	fi_reject(fab->pep, info->handle, buf, sizeof(buf));
-}
-
-/* Everything about a request that can be checked before anything is
- * allocated for it: who sent it (the key), when (the window), whether it was
- * seen before, and whether there is room. Returns 0 or the status to reject
- * with, and a reason for the log. */
-static int check_connreq(struct xp_fabric *fab, const struct fi_eq_cm_entry *e,
-			 size_t len, struct proto_cm_req *m, const char **why)
-{
-	uint8_t mac[PROTO_MAC_SIZE];
-	int ret;
-
-	if (len < sizeof(*e) || proto_cm_req_decode(e->data, len - sizeof(*e), m)) {
-		*why = "not an rpfs client";
-		return -EPROTO;
-	}
-	if (m->version != PROTO_VERSION) {
-		*why = "the client speaks another protocol version";
-		return -EPROTONOSUPPORT;
-	}
-	auth_mac(&fab->key, "connreq", e->data, PROTO_CM_REQ_MAC_OFF, NULL, 0, NULL, 0,
-		 mac);
-	if (!auth_mac_equal(mac, m->mac)) {
-		*why = "the client does not hold the cluster key";
-		return -EKEYREJECTED;
-	}
-	if (fab->nlive >= fab->params.max_conns) {
-		*why = "as many connections as max_conns";
-		return -EUSERS;
-	}
-	ret = auth_replay_check(fab->replay, m->nonce, (int64_t)m->time_s,
-				(int64_t)time(NULL));
-	if (ret == -ETIME)
-		*why = "the client's clock is outside auth_window_s of ours";
-	else if (ret == -EALREADY)
-		*why = "a replayed connection request";
-	else if (ret)
-		*why = "too many recent connection requests";
-	return ret == -ENOSPC ? -EUSERS : ret;
-}
-
-static void server_connreq(struct xp_fabric *fab, struct fi_eq_cm_entry *e, size_t len)
-{
-	uint8_t cm[PROTO_CM_ACC_SIZE];
-	struct proto_cm_req req;
-	struct proto_cm_acc acc = {.magic = PROTO_MAGIC, .version = PROTO_VERSION};
-	struct xp_conn *c = NULL;
-	struct fid_ep *ep = NULL;
-	const char *why = "";
-	size_t have = 0;
-	int ret;
-
-	ret = check_connreq(fab, e, len, &req, &why);
-	if (ret) {
-		server_reject(fab, e->info, ret, why);
-		return;
-	}
-	ret = xp_errno(fi_endpoint(fab->domain, e->info, &ep, NULL));
-	if (ret) {
-		server_reject(fab, e->info, ret, "couldn't create an endpoint");
-		return;
-	}
-	ret = xp_conn_alloc(fab, ep, &c);
-	if (ret) {
-		fi_close(&ep->fid);
-		server_reject(fab, e->info, -EUSERS, "too many connections");
-		return;
-	}
-	fab->nlive++;
-	ep->fid.context = c;
-	memcpy(c->cnonce, req.nonce, PROTO_NONCE_SIZE);
-	c->connect_deadline = xp_now_ns() + (int64_t)fab->params.handshake_ms * 1000000;
-	ret = conn_bind(c);
-	if (!ret)
-		ret = xp_conn_setup_recv(c, fab->params.credits);
-	if (!ret)
-		ret = post_all_recvs(c);
-	if (!ret) {
-		auth_random(c->snonce, sizeof(c->snonce));
-		memcpy(acc.nonce, c->snonce, PROTO_NONCE_SIZE);
-		auth_mac(&fab->key, "accept", c->cnonce, PROTO_NONCE_SIZE, c->snonce,
-			 PROTO_NONCE_SIZE, NULL, 0, acc.mac);
-		proto_cm_acc_encode(cm, &acc);
-		ret = cm_data_fits(ep, sizeof(cm), &have)
-			      ? xp_errno(fi_accept(ep, cm, sizeof(cm)))
-			      : -EMSGSIZE;
-	}
-	if (ret) {
-		c->closing = true;
-		xp_conn_fail(c, ret, "couldn't accept the connection");
-	}
-}
-
-/* Send the HELLO_REP: our geometry (on success), the application's answer
- * and the MAC over all of it. */
-static int server_send_hello_rep(struct xp_conn *c, int status, const void *app,
-				 size_t app_len)
-{
-	struct proto_hello_rep rep = {0};
-	struct proto_hdr h = {0};
-	struct xp_sbuf *sb = xp_sbuf_get(c);
-	uint8_t *body;
-
-	if (!sb)
-		return -ENOBUFS;
-	body = (uint8_t *)sb->buf + PROTO_HDR_SIZE;
-	rep.status = status;
-	rep.conn_id = c->id;
-	rep.credits = c->nrecv;
-	rep.recv_size = (uint32_t)c->recv_size;
-	rep.max_requests = c->max_req;
-	rep.app_len = (uint32_t)app_len;
-	fill_fastbuf(c, &rep.fast);
-	proto_hello_rep_encode(body, &rep);
-	if (app_len)
-		memcpy(body + PROTO_HELLO_REP_SIZE, app, app_len);
-	hello_mac(c, "hello_rep", true, body, PROTO_HELLO_REP_SIZE, HELLO_REP_MAC_OFF,
-		  body + PROTO_HELLO_REP_SIZE, app_len, body + HELLO_REP_MAC_OFF);
-	h.type = PROTO_HELLO_REP;
-	h.body_len = (uint32_t)(PROTO_HELLO_REP_SIZE + app_len);
-	h.data_off = (uint16_t)(PROTO_HDR_SIZE + h.body_len);
-	proto_hdr_encode(sb->buf, &h);
-	return xp_send_msg(c, sb, PROTO_HDR_SIZE + h.body_len);
-}
-
-void xp_server_hello(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
-{
-	uint8_t app_rep[XP_HELLO_MAX];
-	struct xp_fabric *fab = c->fab;
-	struct proto_hello m;
-	struct proto_hdr h;
-	uint8_t mac[PROTO_MAC_SIZE];
-	uint8_t *body = (uint8_t *)rb->buf + PROTO_HDR_SIZE;
-	size_t app_rep_len = 0;
-	int ret, status = 0;
-
-	if (proto_hdr_decode(rb->buf, len, &h) || h.type != PROTO_HELLO ||
-	    proto_hello_decode(body, h.body_len, &m) || m.conn_id >= XP_MAX_CONNS) {
-		xp_conn_fail(c, -EPROTO, "bad handshake");
-		return;
-	}
-	hello_mac(c, "hello", false, body, PROTO_HELLO_SIZE, HELLO_MAC_OFF,
-		  body + PROTO_HELLO_SIZE, m.app_len, mac);
-	if (!auth_mac_equal(mac, m.mac)) {
-		xp_conn_fail(c, -EKEYREJECTED, "the client's hello is not authenticated");
-		return;
-	}
-	c->peer_id = m.conn_id;
-	c->peer_fast = m.fast;
-	c->peer_recv_size = m.recv_size;
-	/* Reply buffers for as many requests as we allow, not as the client
-	 * claims: what a peer costs is ours to bound. */
-	c->max_req = m.max_requests < fab->params.credits ? m.max_requests
-							  : fab->params.credits;
-	ret = xp_conn_setup_send(c, c->max_req + XP_CTRL_RECVS);
-	if (ret) {
-		xp_conn_fail(c, ret, "no memory for send buffers");
-		return;
-	}
-	if (fab->hello_fn)
-		status = fab->hello_fn(c, body + PROTO_HELLO_SIZE, m.app_len, app_rep,
-				       sizeof(app_rep), &app_rep_len, fab->hello_arg);
-	if (status > 0 || app_rep_len > sizeof(app_rep))
-		status = -EINVAL, app_rep_len = 0;
-	if (xp_conn_post_recv(c, rb))
-		return;
-	if (status) {
-		/* Answer, then close once the answer is out (xp_send_done). */
-		c->refused = true;
-		c->connect_deadline =
-			xp_now_ns() + (int64_t)fab->params.handshake_ms * 1000000;
-		if (server_send_hello_rep(c, status, app_rep, app_rep_len))
-			xp_conn_fail(c, status, "refused the client's hello");
-		return;
-	}
-	c->hello_done = true;
-	c->state = XP_CONN_UP;
-	c->granted = c->nrecv;
-	c->peer_credits = c->nrecv;
-	c->last_active_ns = xp_now_ns();
-	if (server_send_hello_rep(c, 0, app_rep, app_rep_len))
-		return;
-	if (fab->conn_fn)
-		fab->conn_fn(c, 1, fab->conn_arg);
-}
-
-/* ---- connection events (both sides) ------------------------------------ */
-
-void xp_handle_eq_event(struct xp_fabric *fab, uint32_t event, struct fi_eq_cm_entry *e,
-			size_t len)
-{
-	struct xp_conn *c = (event == FI_CONNREQ || !e->fid) ? NULL : e->fid->context;
-
-	switch (event) {
-	case FI_CONNREQ:
-		server_connreq(fab, e, len);
-		fi_freeinfo(e->info);
-		break;
-	case FI_CONNECTED:
-		if (!c)
-			break;
-		if (fab->role == XP_CLIENT && c->state == XP_CONN_CONNECTING) {
-			client_connected(c, len > sizeof(*e) ? e->data : NULL,
-					 len > sizeof(*e) ? len - sizeof(*e) : 0);
-		} else if (c->state == XP_CONN_CONNECTING) {
-			c->state = XP_CONN_HELLO;
-		}
-		break;
-	case FI_SHUTDOWN:
-		if (c)
-			xp_conn_fail(c, -ECONNRESET, "peer closed the connection");
-		break;
-	default:
-		break;
 	}
 }

@@ -5,12 +5,14 @@
  * (header, body, data) is RDMA-written straight into a slot of the peer's
  * buffer with immediate data naming (connection id, slot): the target learns
  * of it from its completion queue, with no extra control message and no
- * registration on the data path.
+ * registration on the data path. On verbs each such write consumes one of
+ * the target's posted receives (FI_RX_CQ_DATA), which the credits account
+ * for; the immediate carries only 32 bits.
  *
- * The client allocates every slot, on both sides: a server slot for a write
- * request (free again when its reply arrives) and one of its own slots for a
- * read reply (free again once the data is copied out). So slots need no
- * separate return messages.
+ * The client allocates every slot, on both sides (xport_client.c): a server
+ * slot for a write request (free again when its reply arrives) and one of
+ * its own for a read reply (free again once the data is copied out). So
+ * slots need no separate return messages.
  *
  * Writes go zero-copy from the user's buffer when it is already registered
  * (a registration cache hit), else with one copy into the send buffer. */
@@ -20,7 +22,7 @@
 
 #include "log.h"
 #include "mraddr.h"
-#include "xport_priv.h"
+#include "xport_path.h"
 
 /* The user's pieces, if all are in registered memory and fit the iov limit. */
 static int zero_copy_iov(struct xp_conn *c, struct xp_call *call, struct iovec *iov,
@@ -50,134 +52,78 @@ static int zero_copy_iov(struct xp_conn *c, struct xp_call *call, struct iovec *
 	return (int)n + 1;
 }
 
-int xp_fast_write_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *sb,
-		       size_t hdr_len)
+int xp_fast_send_call(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *sb,
+		      size_t hdr_len)
 {
 	struct xp_fabric *fab = c->fab;
-	struct iovec iov[8];
-	void *desc[8];
-	struct fi_rma_iov rma;
-	struct fi_msg_rma msg = {0};
-	size_t total = hdr_len + call->priv.wr_len;
-	size_t lim = fab->iov_limit < 8 ? fab->iov_limit : 8;
-	int64_t since = 0;
-	int cnt, ret;
+	struct iovec iov[XP_FAST_IOV_MAX];
+	void *desc[XP_FAST_IOV_MAX];
+	size_t lim = fab->iov_limit < XP_FAST_IOV_MAX ? fab->iov_limit : XP_FAST_IOV_MAX;
+	uint64_t addr;
+	int cnt;
 
 	cnt = zero_copy_iov(c, call, iov, desc, lim);
 	if (cnt > 1) {
 		fab->stats.fast_zero_copy++;
 	} else {
-		xp_call_release(call);
+		xp_bulk_release(call);
 		xp_gather(sb->buf + hdr_len, call->wr_iov, call->wr_cnt);
 		cnt = 1;
-		hdr_len = total;
+		hdr_len += call->priv.wr_len;
 	}
 	iov[0].iov_base = sb->buf;
 	iov[0].iov_len = hdr_len;
 	desc[0] = c->smr->desc;
 	if (xp_remote_target(c->peer_fast.addr,
-			     (uint64_t)call->priv.slot * c->peer_fast.slot_size,
-			     &rma.addr))
+			     (uint64_t)call->priv.slot * c->peer_fast.slot_size, &addr))
 		return -EINVAL;
-	rma.len = total;
-	rma.key = c->peer_fast.key;
-	msg.msg_iov = iov;
-	msg.desc = desc;
-	msg.iov_count = (size_t)cnt;
-	msg.rma_iov = &rma;
-	msg.rma_iov_count = 1;
-	msg.context = &sb->op.fictx;
-	msg.data = xp_imm(c->peer_id, call->priv.slot);
-	sb->op.done = xp_send_done; /* same bookkeeping as a send */
-	do {
-		ret = (int)fi_writemsg(c->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
-	} while (ret == -FI_EAGAIN && xp_retry_post(c, &since));
-	if (ret) {
-		xp_conn_fail(c, xp_errno(ret), "couldn't RDMA-write a fast message");
-		return xp_errno(ret);
-	}
-	c->posted++;
-	return 0;
+	return xp_post_fast(c, &sb->op, iov, desc, (size_t)cnt, addr, c->peer_fast.key,
+			    xp_imm(c->peer_id, call->priv.slot));
 }
 
-int xp_fast_reply(struct xp_req *r, size_t msg_len)
+int xp_fast_send_reply(struct xp_req *r, size_t msg_len)
 {
 	struct xp_conn *c = r->conn;
-	struct xp_sbuf *sb = r->sbuf;
-	struct fi_rma_iov rma;
-	struct iovec iov = {sb->buf, msg_len};
+	struct iovec iov = {r->sbuf->buf, msg_len};
 	void *desc = c->smr->desc;
-	struct fi_msg_rma msg = {0};
-	int64_t since = 0;
-	int ret;
+	uint64_t addr;
 
 	if (xp_remote_target(c->peer_fast.addr,
-			     (uint64_t)r->hdr.slot * c->peer_fast.slot_size, &rma.addr))
+			     (uint64_t)r->hdr.slot * c->peer_fast.slot_size, &addr))
 		return -EINVAL;
-	rma.len = msg_len;
-	rma.key = c->peer_fast.key;
-	msg.msg_iov = &iov;
-	msg.desc = &desc;
-	msg.iov_count = 1;
-	msg.rma_iov = &rma;
-	msg.rma_iov_count = 1;
-	msg.context = &sb->op.fictx;
-	msg.data = xp_imm(c->peer_id, r->hdr.slot);
-	sb->op.done = xp_send_done;
-	do {
-		ret = (int)fi_writemsg(c->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
-	} while (ret == -FI_EAGAIN && xp_retry_post(c, &since));
-	if (ret) {
-		xp_conn_fail(c, xp_errno(ret), "couldn't RDMA-write a fast reply");
-		return xp_errno(ret);
-	}
-	c->posted++;
-	return 0;
+	return xp_post_fast(c, &r->sbuf->op, &iov, &desc, 1, addr, c->peer_fast.key,
+			    xp_imm(c->peer_id, r->hdr.slot));
 }
 
-/* An RDMA write with immediate data landed in one of our slots. */
-void xp_fast_arrival(struct xp_fabric *fab, uint64_t imm, struct xp_rbuf *rb)
+struct xp_conn *xp_fast_arrival(struct xp_fabric *fab, uint64_t imm, struct xp_rbuf *rb,
+				struct proto_hdr *h, const char **msg, uint32_t *slotp)
 {
 	uint32_t id = (uint32_t)(imm >> XP_IMM_SLOT_BITS);
 	uint32_t slot = (uint32_t)(imm & ((1u << XP_IMM_SLOT_BITS) - 1));
 	struct xp_conn *c = xp_conn_by_id(fab, id);
-	struct proto_hdr h;
-	const char *msg;
 
 	if (rb && rb->op.conn != c) {
 		/* verbs: the receive it consumed tells the true connection. */
 		xp_conn_fail(rb->op.conn, -EPROTO,
 			     "immediate data names another connection");
-		return;
+		return NULL;
 	}
 	if (!c || c->state != XP_CONN_UP) {
 		log_warn("fast write for unknown or closed connection %u dropped", id);
-		return;
+		return NULL;
 	}
-	if (rb && xp_conn_post_recv(c, rb))
-		return;
+	if (rb && xp_post_recv(c, rb))
+		return NULL;
 	if (slot >= c->nfast) {
 		xp_conn_fail(c, -EPROTO, "fast write names a slot out of range");
-		return;
+		return NULL;
 	}
-	msg = c->fast + (size_t)slot * c->slot_size;
-	if (proto_hdr_decode(msg, c->slot_size, &h) || h.path != XP_PATH_FAST ||
-	    h.slot != slot || !proto_data_fits(&h, c->slot_size)) {
+	*msg = c->fast + (size_t)slot * c->slot_size;
+	if (proto_hdr_decode(*msg, c->slot_size, h) || h->path != XP_PATH_FAST ||
+	    h->slot != slot || !proto_data_fits(h, c->slot_size)) {
 		xp_conn_fail(c, -EPROTO, "malformed fast message");
-		return;
+		return NULL;
 	}
-	if (fab->role == XP_SERVER) {
-		if (h.type != PROTO_REQ || h.dir != PROTO_DIR_WRITE ||
-		    c->fast_busy[slot]) {
-			xp_conn_fail(c, -EPROTO, "unexpected fast request");
-			return;
-		}
-		/* The client spent a credit on this write whether or not the
-		 * provider consumed a receive for it (verbs does, tcp does not):
-		 * give it back the same way on both. */
-		c->ret_credits++;
-		xp_server_request(c, &h, msg, c->slot_size, NULL, (int)slot);
-		return;
-	}
-	xp_client_reply(c, &h, msg, c->slot_size);
+	*slotp = slot;
+	return c;
 }

@@ -1,46 +1,86 @@
-/* Progress: completion and connection events, blocking waits, timeouts.
+/* The engine (see xport_engine.h and, for the layers, xport_domain.h).
  *
- * On tcp an RMA only completes while its target polls (FACTS.md), so both
- * sides must keep calling progress while anything is in flight. To not burn
- * a core while idle, a progress call that found nothing blocks in epoll on
- * the provider's wait fds (after fi_trywait says it is safe) and on an
- * eventfd that xp_fabric_post writes. Callers poll for short waits and pass
- * a timeout for long ones. */
+ * One round: read the completion queue and dispatch each completion (a
+ * receive, a send or fast write, an RDMA of the bulk path, a fast message
+ * landing in our slot), read the event queue (connection management), post
+ * what waits on backlogs, end the calls or requests of connections that
+ * broke, sweep timeouts every 50 ms, free connections that are done. The
+ * roles' handlers run here under the lock; whatever they finish for the
+ * application is queued and run by xp_engine_run_deferred after the lock is
+ * let go, so application code never runs inside the engine and may call the
+ * API again.
+ *
+ * Waiting: on tcp an RMA only completes while its target polls (FACTS.md),
+ * so both sides keep the engine turning while anything is in flight. A
+ * round that found nothing keeps polling for spin_us (the next message
+ * usually comes within a round trip, and waking a sleeping thread costs
+ * more than that on a VM), then blocks in epoll on the provider's wait fds
+ * (after fi_trywait says it is safe) and on an eventfd that xp_fabric_post
+ * writes; an idle side uses no CPU. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
-#include "xport_priv.h"
+#include "xport_engine.h"
 
 #define XP_CQ_BATCH 32
-#define XP_SWEEP_NS 50000000 /* look for expired operations every 50 ms */
+#define XP_SWEEP_NS 50000000 /* look for expired connections every 50 ms */
 
-static void run_posts(struct xp_fabric *fab, int *n)
+/* ---- dispatch ------------------------------------------------------------------- */
+
+static void recv_done(struct xp_rbuf *rb, int status, size_t len)
 {
-	struct xp_post *list;
-	uint64_t v;
+	struct xp_conn *c = rb->op.conn;
+	struct xp_fabric *fab = c->fab;
 
-	pthread_mutex_lock(&fab->post_lock);
-	list = fab->posts;
-	fab->posts = fab->posts_tail = NULL;
-	pthread_mutex_unlock(&fab->post_lock);
-	if (!list)
+	if (status) {
+		if (c->state != XP_CONN_BROKEN && status != -ECANCELED)
+			xp_conn_fail(c, status, "receive failed");
 		return;
-	if (read(fab->post_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_dbg("eventfd read: %s", strerror(errno));
-	while (list) {
-		struct xp_post *p = list;
-
-		list = p->next;
-		p->fn(p->arg);
-		free(p);
-		(*n)++;
 	}
+	if (c->state == XP_CONN_BROKEN)
+		return;
+	if (c->state != XP_CONN_UP)
+		fab->hs_ops->recv(c, rb, len);
+	else
+		fab->ops->recv(c, rb, len);
+}
+
+/* An operation completed with status (0 or a negative errno). */
+static void dispatch(struct xp_fabric *fab, struct xp_op *op, int status,
+		     const struct fi_cq_data_entry *e)
+{
+	switch (op->kind) {
+	case XP_OP_RECV:
+		recv_done((struct xp_rbuf *)op, status, e ? e->len : 0);
+		break;
+	case XP_OP_SEND:
+		fab->ops->send_done(op->conn, (struct xp_sbuf *)op, status);
+		break;
+	case XP_OP_RMA:
+		op->done(op, status, e);
+		break;
+	}
+}
+
+/* A write with immediate data landed in one of our slots. On verbs it
+ * consumed a posted receive (op), on tcp nothing (op is NULL). */
+static void fast_landed(struct xp_fabric *fab, uint64_t imm, struct xp_op *op)
+{
+	struct xp_rbuf *rb = op && op->kind == XP_OP_RECV ? (struct xp_rbuf *)op : NULL;
+	struct proto_hdr h;
+	const char *msg;
+	uint32_t slot;
+	struct xp_conn *c = xp_fast_arrival(fab, imm, rb, &h, &msg, &slot);
+
+	if (c)
+		fab->ops->fast(c, &h, msg, c->slot_size, slot);
 }
 
 static void cq_entry(struct xp_fabric *fab, const struct fi_cq_data_entry *e)
@@ -49,14 +89,10 @@ static void cq_entry(struct xp_fabric *fab, const struct fi_cq_data_entry *e)
 
 	if (op && op->conn)
 		op->conn->posted--;
-	if (e->flags & FI_REMOTE_CQ_DATA) {
-		/* Fast RDMA Write arrival. On verbs it consumed a posted
-		 * receive (op), on tcp it consumed nothing (op is NULL). */
-		xp_fast_arrival(fab, e->data, (struct xp_rbuf *)op);
-		return;
-	}
-	if (op)
-		op->done(op, 0, e);
+	if (e->flags & FI_REMOTE_CQ_DATA)
+		fast_landed(fab, e->data, op);
+	else if (op)
+		dispatch(fab, op, 0, e);
 }
 
 static void cq_error(struct xp_fabric *fab)
@@ -73,7 +109,7 @@ static void cq_error(struct xp_fabric *fab)
 	}
 	if (op->conn)
 		op->conn->posted--;
-	op->done(op, err.err ? -err.err : -EIO, NULL);
+	dispatch(fab, op, err.err ? -err.err : -EIO, NULL);
 }
 
 static int poll_cq(struct xp_fabric *fab)
@@ -116,91 +152,94 @@ static int poll_eq(struct xp_fabric *fab)
 			struct fi_eq_err_entry err = {0};
 
 			if (fi_eq_readerr(fab->eq, &err, 0) > 0 && err.fid &&
-			    err.fid->context &&
-			    (!fab->pep || err.fid != &fab->pep->fid)) {
-				struct xp_conn *c = err.fid->context;
-				int code = err.err ? -err.err : -ECONNREFUSED;
-
-				/* A refusal may say why in its reject data. */
-				if (c->state == XP_CONN_CONNECTING &&
-				    (code == -ECONNREFUSED || err.err_data_size))
-					xp_conn_rejected(c, err.err_data,
-							 err.err_data_size);
-				else
-					xp_conn_fail(c, code, "connection error");
-			}
+			    err.fid->context && (!fab->pep || err.fid != &fab->pep->fid))
+				fab->hs_ops->error(err.fid->context,
+						   err.err ? -err.err : -ECONNREFUSED,
+						   err.err_data, err.err_data_size);
 			n++;
 			continue;
 		}
 		if (len <= 0)
 			break;
-		xp_handle_eq_event(fab, event, &buf.e, (size_t)len);
+		fab->hs_ops->event(fab, event, &buf.e, (size_t)len);
 		n++;
 	}
 	return n;
 }
 
-void xp_sweep_timeouts(struct xp_fabric *fab)
+/* ---- connections: backlogs, failures, timeouts ---------------------------------- */
+
+static void post_backlogs(struct xp_fabric *fab)
+{
+	fab->need_backlog = false;
+	for (uint32_t i = 0; i < fab->nconns; i++) {
+		struct xp_conn *c = fab->conns[i];
+
+		if (c && (c->tx_backlog || c->rx_backlog) && c->state != XP_CONN_BROKEN)
+			xp_conn_post_backlog(c);
+	}
+}
+
+/* Broken connections: what waits on their backlogs completes with their
+ * error, then their side ends its calls or requests. */
+static void end_failed(struct xp_fabric *fab)
+{
+	fab->need_fail = false;
+	for (uint32_t i = 0; i < fab->nconns; i++) {
+		struct xp_conn *c = fab->conns[i];
+		struct xp_op *op;
+
+		if (!c || c->state != XP_CONN_BROKEN || c->fail_handled)
+			continue;
+		while ((op = xp_conn_take_backlog(c)))
+			dispatch(fab, op, -ECANCELED, NULL);
+		c->fail_handled = true;
+		fab->ops->conn_failed(c);
+		xp_conn_maybe_free(c);
+	}
+}
+
+static void sweep_timeouts(struct xp_fabric *fab)
 {
 	int64_t now = xp_now_ns();
-	int64_t limit = (int64_t)fab->params.timeout_ms * 1000000;
 
 	if (now < fab->next_sweep_ns)
 		return;
 	fab->next_sweep_ns = now + XP_SWEEP_NS;
 	for (uint32_t i = 0; i < fab->nconns; i++) {
 		struct xp_conn *c = fab->conns[i];
-		bool expired = false;
+		char why[96];
 
 		if (!c || c->state == XP_CONN_BROKEN)
 			continue;
 		if (c->state != XP_CONN_UP) {
-			/* Half-open or refused: the handshake has a bound. */
-			expired = fab->role == XP_SERVER && c->connect_deadline &&
-				  now > c->connect_deadline;
-		} else if (fab->role == XP_SERVER && fab->params.idle_timeout_s &&
-			   !c->reqs &&
-			   now - c->last_active_ns >
-				   (int64_t)fab->params.idle_timeout_s * 1000000000) {
-			xp_conn_fail(c, -ETIMEDOUT, "idle");
+			if (!fab->hs_ops->expired(c, now))
+				continue;
+			snprintf(why, sizeof(why),
+				 "no handshake within handshake_ms (%u ms)",
+				 fab->params.handshake_ms);
+		} else if (!fab->ops->expired(c, now, why, sizeof(why))) {
 			continue;
-		} else if (fab->role == XP_CLIENT) {
-			/* "No progress" means no answer at all for a whole timeout
-			 * while calls wait: a server that works through a long queue
-			 * of large requests keeps answering, a dead or hung one
-			 * does not. (Per-call deadlines would fail the tail of a
-			 * long queue on a healthy server.) */
-			expired = c->inflight && now - c->last_reply_ns > limit;
-		} else {
-			/* A client that stopped answering RMA stalls our buffers. */
-			for (struct xp_req *r = c->reqs; r && !expired; r = r->next)
-				expired = r->rma_pending && now - r->start_ns > limit;
 		}
-		if (expired) {
-			char why[96];
-
-			fab->stats.timeouts++;
-			if (c->state != XP_CONN_UP)
-				snprintf(why, sizeof(why),
-					 "no handshake within handshake_ms (%u ms)",
-					 fab->params.handshake_ms);
-			else
-				snprintf(why, sizeof(why), "no progress within %d ms",
-					 fab->params.timeout_ms);
-			xp_conn_fail(c, -ETIMEDOUT, why);
-		}
+		fab->stats.timeouts++;
+		xp_conn_fail(c, -ETIMEDOUT, why);
 	}
 }
 
-void xp_run_done_calls(struct xp_fabric *fab)
-{
-	while (fab->done_calls) {
-		struct xp_call *call = fab->done_calls;
+/* ---- a round ----------------------------------------------------------------------- */
 
-		fab->done_calls = call->priv.next;
-		call->priv.next = NULL;
-		call->cb(call);
-	}
+static int poll_all(struct xp_fabric *fab)
+{
+	int n = poll_cq(fab) + poll_eq(fab);
+
+	if (fab->need_backlog)
+		post_backlogs(fab);
+	if (fab->need_fail)
+		end_failed(fab);
+	/* Work for the deferred phase counts: the caller must come back out. */
+	if (fab->deferred || __atomic_load_n(&fab->posts, __ATOMIC_ACQUIRE))
+		n++;
+	return n;
 }
 
 static void idle_wait(struct xp_fabric *fab, int timeout_ms)
@@ -210,7 +249,9 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 
 	fab->stats.idle_waits++;
 	if (!fab->can_wait) {
+		pthread_mutex_unlock(&fab->lock);
 		usleep(timeout_ms > 1 ? 1000 : (useconds_t)timeout_ms * 1000);
+		pthread_mutex_lock(&fab->lock);
 		return;
 	}
 	if (fi_trywait(fab->fabric, fids, 2) != FI_SUCCESS)
@@ -223,28 +264,14 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 	fab->waiter = false;
 }
 
-static int poll_all(struct xp_fabric *fab)
+int xp_engine_round(struct xp_fabric *fab, int timeout_ms)
 {
-	int n = 0;
+	int n = poll_all(fab);
 
-	run_posts(fab, &n);
-	n += poll_cq(fab);
-	n += poll_eq(fab);
-	return n;
-}
-
-int xp_progress_locked(struct xp_fabric *fab, int timeout_ms)
-{
-	int n;
-
-	fab->depth++;
-	n = poll_all(fab);
-	xp_sweep_timeouts(fab);
-	if (!n && timeout_ms > 0 && fab->depth == 1) {
+	sweep_timeouts(fab);
+	if (!n && timeout_ms > 0) {
 		/* Back off in two steps: keep polling for spin_us after the last
-		 * activity (the next request or reply usually comes within a
-		 * round trip, and waking a sleeping thread, on a VM especially,
-		 * costs more than that), then sleep in the wait fds. */
+		 * activity, then sleep in the wait fds. */
 		int64_t now = xp_now_ns();
 		int64_t spin_end =
 			fab->last_event_ns + (int64_t)fab->params.spin_us * 1000;
@@ -256,10 +283,12 @@ int xp_progress_locked(struct xp_fabric *fab, int timeout_ms)
 		if (moving && spin_end < now + 1000000)
 			spin_end = now + 1000000;
 		/* Yield between polls: on a machine with few cores a spinning
-		 * thread must not hold a core the server's storage workers (or
-		 * the peer process) need to make the very progress it waits for. */
+		 * thread must not hold a core the peer (or the server's storage
+		 * workers) needs to make the very progress it waits for. */
 		while (!n && xp_now_ns() < spin_end) {
+			pthread_mutex_unlock(&fab->lock);
 			sched_yield();
+			pthread_mutex_lock(&fab->lock);
 			n = poll_all(fab);
 		}
 		if (!n && !moving) {
@@ -269,33 +298,88 @@ int xp_progress_locked(struct xp_fabric *fab, int timeout_ms)
 	}
 	if (n)
 		fab->last_event_ns = xp_now_ns();
-	fab->depth--;
-	if (!fab->depth) {
-		if (fab->need_reap)
-			xp_reap_conns(fab);
-		xp_run_done_calls(fab);
-		if (n)
-			pthread_cond_broadcast(&fab->cond);
-	}
+	if (fab->need_reap)
+		xp_reap_conns(fab);
+	if (n)
+		pthread_cond_broadcast(&fab->cond);
 	return n;
 }
 
-/* Completions free queue entries within a round trip. A provider that
- * refuses posts for a whole timeout never will (seen on verbs when the
- * device cannot be used): fail the connection rather than spin. */
-bool xp_retry_post(struct xp_conn *c, int64_t *since)
-{
-	int64_t now = xp_now_ns();
+/* ---- deferred work ---------------------------------------------------------------- */
 
-	if (!*since)
-		*since = now;
-	if (now - *since > (int64_t)c->fab->params.timeout_ms * 1000000) {
-		xp_conn_fail(c, -ETIMEDOUT,
-			     "the provider took no operation for a whole timeout");
-		return false;
+static void run_one(struct xp_fabric *fab, struct xp_cb *cb)
+{
+	struct xp_conn *c;
+
+	switch (cb->kind) {
+	case XP_CB_FN:
+		cb->f.fn(cb->a);
+		break;
+	case XP_CB_REQ:
+		fab->handler(cb->a, fab->handler_arg);
+		break;
+	case XP_CB_CONN:
+		c = cb->a;
+		if (fab->conn_fn && !fab->closing)
+			fab->conn_fn(c, cb->st, fab->conn_arg);
+		pthread_mutex_lock(&fab->lock);
+		c->events_pending--;
+		xp_conn_maybe_free(c);
+		pthread_mutex_unlock(&fab->lock);
+		break;
+	case XP_CB_DONE:
+		cb->f.done(cb->a, cb->st, cb->b);
+		break;
+	case XP_CB_CHUNK:
+		cb->f.chunk(cb->a, cb->b);
+		break;
+	case XP_CB_CALL: {
+		struct xp_call *call = cb->a;
+
+		call->cb(call);
+		break;
 	}
-	xp_progress_locked(c->fab, 0);
-	return c->state != XP_CONN_BROKEN;
+	}
+}
+
+void xp_engine_run_deferred(struct xp_fabric *fab)
+{
+	for (;;) {
+		struct xp_cb *list, *posts, *cb;
+		uint64_t v;
+
+		pthread_mutex_lock(&fab->lock);
+		list = fab->deferred;
+		fab->deferred = fab->deferred_tail = NULL;
+		pthread_mutex_unlock(&fab->lock);
+		pthread_mutex_lock(&fab->post_lock);
+		posts = fab->posts;
+		fab->posts = fab->posts_tail = NULL;
+		pthread_mutex_unlock(&fab->post_lock);
+		if (posts && read(fab->post_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			log_dbg("eventfd read: %s", strerror(errno));
+		if (!list && !posts)
+			return;
+		/* Handed-over work first: it was queued before this round's. */
+		while (posts) {
+			cb = posts;
+			posts = cb->next;
+			run_one(fab, cb);
+			if (cb->owned)
+				free(cb);
+		}
+		while (list) {
+			cb = list;
+			list = cb->next;
+			/* The entry may belong to what the callback frees. */
+			if (cb->owned) {
+				run_one(fab, cb);
+				free(cb);
+			} else {
+				run_one(fab, cb);
+			}
+		}
+	}
 }
 
 int xp_progress(struct xp_fabric *fab, int timeout_ms)
@@ -303,7 +387,53 @@ int xp_progress(struct xp_fabric *fab, int timeout_ms)
 	int n;
 
 	pthread_mutex_lock(&fab->lock);
-	n = xp_progress_locked(fab, timeout_ms);
+	n = xp_engine_round(fab, timeout_ms);
 	pthread_mutex_unlock(&fab->lock);
+	xp_engine_run_deferred(fab);
 	return n;
+}
+
+int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
+		   int timeout_ms)
+{
+	int64_t end =
+		timeout_ms < 0 ? INT64_MAX : xp_now_ns() + (int64_t)timeout_ms * 1000000;
+	int spins = 0;
+
+	pthread_mutex_lock(&fab->lock);
+	while (!ready(arg)) {
+		int64_t left = end - xp_now_ns();
+
+		if (left <= 0) {
+			pthread_mutex_unlock(&fab->lock);
+			xp_engine_run_deferred(fab);
+			return -ETIMEDOUT;
+		}
+		/* Poll first: short operations finish in microseconds. Then
+		 * block, one thread in the wait fds, the others on the cond. */
+		if (xp_engine_round(fab, 0) || ++spins < 16) {
+			;
+		} else if (!fab->waiter) {
+			xp_engine_round(
+				fab, left > 100000000 ? 100 : (int)(left / 1000000) + 1);
+		} else {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 10000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&fab->cond, &fab->lock, &ts);
+		}
+		if (fab->deferred || __atomic_load_n(&fab->posts, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_unlock(&fab->lock);
+			xp_engine_run_deferred(fab);
+			pthread_mutex_lock(&fab->lock);
+		}
+	}
+	pthread_mutex_unlock(&fab->lock);
+	xp_engine_run_deferred(fab);
+	return 0;
 }

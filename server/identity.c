@@ -10,7 +10,8 @@
  * (common/hello.h). A client whose cluster id, server list (fingerprint)
  * or target server differs from this server's config is refused with an
  * answer naming the difference; an accepted one is remembered with its
- * credentials (uid, gid, groups) for the permission checks of meta.c. */
+ * credentials (uid, gid, groups) for the permission checks of meta.c, for
+ * as long as its connection lives. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ int ident_hello(struct xp_conn *c, const void *data, size_t len, void *rep,
 	who->gid = req.gid;
 	who->ngroups = req.ngroups;
 	memcpy(who->groups, req.groups, req.ngroups * sizeof(req.groups[0]));
-	xp_conn_set_ctx(c, who);
+	xp_conn_set_ctx(c, who, free);
 	n = hello_rep_encode(rep, rep_max, &ans);
 	*rep_len = n > 0 ? (size_t)n : 0;
 	return 0;
@@ -65,12 +66,6 @@ int ident_hello(struct xp_conn *c, const void *data, size_t len, void *rep,
 const struct srv_client *ident_of(const struct xp_conn *c)
 {
 	return xp_conn_ctx(c);
-}
-
-void ident_conn_down(struct xp_conn *c)
-{
-	free(xp_conn_ctx(c));
-	xp_conn_set_ctx(c, NULL);
 }
 
 /* The identity line this server writes and expects. */

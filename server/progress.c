@@ -175,7 +175,6 @@ static void conn_event(struct xp_conn *c, int up, void *arg)
 	if (s->meta)
 		meta_conn_down(s, c);
 	sched_conn_down(s, c);
-	ident_conn_down(c);
 }
 
 static void *progress_main(void *arg)

@@ -177,7 +177,6 @@ struct srv_client {
 int ident_hello(struct xp_conn *c, const void *data, size_t len, void *rep,
 		size_t rep_max, size_t *rep_len, void *arg);
 const struct srv_client *ident_of(const struct xp_conn *c);
-void ident_conn_down(struct xp_conn *c);
 /* At start: the storage directory is this server's of this cluster (or
  * new, then it becomes so). 0, or -ESTALE with the reason on stderr. */
 int ident_check_storage(struct srv *s);

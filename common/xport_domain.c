@@ -1,6 +1,7 @@
-/* libfabric backend: provider choice, fabric, domain, completion and event
- * queues, wait objects, memory registration, the registration cache and the
- * server buffer pool.
+/* The transport's bottom layer (see xport_domain.h): provider choice,
+ * fabric, domain, completion and event queues, wait fds, the provider's
+ * limits, memory registration, the registration cache (client) or buffer
+ * pool (server), and the queue of work deferred to the engine.
  *
  * Registration follows the provider's mr_mode so the same code is right on
  * tcp (mr_mode 0: offsets, caller keys) and verbs (FI_MR_LOCAL |
@@ -23,7 +24,7 @@
 
 #include "log.h"
 #include "mraddr.h"
-#include "xport_priv.h"
+#include "xport_domain.h"
 
 #define XP_FI_VERSION FI_VERSION(1, 11)
 
@@ -217,46 +218,22 @@ static void fab_dereg(void *ctx, void *handle)
 	xp_mr_dereg(handle);
 }
 
-int xp_fabric_open(const struct xp_params *p, enum xp_role role,
-		   const struct auth_key *key, struct xp_fabric **out)
+/* Provider, fabric, domain, event and completion queues, wait fds, and the
+ * client's registration cache or the server's buffer pool. */
+int xp_domain_open(struct xp_fabric *fab)
 {
 	struct fi_cq_attr cq_attr = {
 		.format = FI_CQ_FORMAT_DATA, .size = 16384, .wait_obj = FI_WAIT_FD};
 	struct fi_eq_attr eq_attr = {.size = 256, .wait_obj = FI_WAIT_FD};
-	struct rpfs_regops ops = {fab_reg, fab_dereg, NULL};
-	pthread_mutexattr_t ma;
-	struct xp_fabric *fab;
-	char why[128];
+	struct rpfs_regops ops = {fab_reg, fab_dereg, fab};
+	const struct xp_params *p = &fab->params;
 	uint64_t mode;
 	int ret;
-
-	if (xp_params_check(p, why, sizeof(why))) {
-		log_err("transport settings: %s", why);
-		return -EINVAL;
-	}
-	if (!key) {
-		log_err("no cluster key: every connection must prove it");
-		return -ENOKEY;
-	}
-	fab = calloc(1, sizeof(*fab));
-	if (!fab)
-		return -ENOMEM;
-	fab->params = *p;
-	fab->key = *key;
-	fab->role = role;
-	fab->epfd = fab->cq_fd = fab->eq_fd = fab->post_fd = -1;
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&fab->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
-	pthread_cond_init(&fab->cond, NULL);
-	pthread_mutex_init(&fab->post_lock, NULL);
-	ops.ctx = fab;
 
 	turn_off_libfabric_mr_cache();
 	ret = pick_provider(fab);
 	if (ret)
-		goto err;
+		return ret;
 	mode = fab->info->domain_attr->mr_mode;
 	fab->virt_addr = mode & FI_MR_VIRT_ADDR;
 	fab->prov_key = mode & FI_MR_PROV_KEY;
@@ -264,49 +241,46 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 	fab->iov_limit = fab->info->tx_attr->iov_limit;
 	fab->max_msg = fab->info->ep_attr->max_msg_size;
 	fab->rx_depth = fab->info->rx_attr->size;
+	ret = fit_provider_limits(fab);
+	if (ret)
+		return ret;
 	/* verbs moves RDMA in the NIC; the software providers (tcp, net, ...)
 	 * move it only while the target process polls (FACTS.md). */
 	fab->sw_rma = strcmp(fab->info->fabric_attr->prov_name, "verbs") != 0;
-	ret = fit_provider_limits(fab);
-	if (ret)
-		goto err;
 	if (fab->info->domain_attr->cq_data_size < 4) {
 		log_err("provider %s carries no remote CQ data: Fast RDMA Write needs it",
 			fab->info->fabric_attr->prov_name);
-		ret = -ENOTSUP;
-		goto err;
+		return -ENOTSUP;
 	}
 
 	ret = xp_errno(fi_fabric(fab->info->fabric_attr, &fab->fabric, NULL));
 	if (ret) {
 		log_err("couldn't open fabric %s: %s", fab->info->fabric_attr->name,
 			fi_strerror(-ret));
-		goto err;
+		return ret;
 	}
 	ret = xp_errno(fi_domain(fab->fabric, fab->info, &fab->domain, NULL));
 	if (ret) {
 		log_err("couldn't open domain: %s", fi_strerror(-ret));
-		goto err;
+		return ret;
 	}
 	ret = xp_errno(fi_eq_open(fab->fabric, &eq_attr, &fab->eq, NULL));
 	if (ret) {
 		log_err("couldn't open event queue: %s", fi_strerror(-ret));
-		goto err;
+		return ret;
 	}
 	ret = xp_errno(fi_cq_open(fab->domain, &cq_attr, &fab->cq, NULL));
 	if (ret) {
 		log_err("couldn't open completion queue: %s", fi_strerror(-ret));
-		goto err;
+		return ret;
 	}
 
 	/* Blocking waits: epoll over the CQ's and EQ's fds plus an eventfd for
-	 * posted work. Without wait fds progress falls back to short sleeps. */
+	 * posted work. Without wait fds the engine falls back to short sleeps. */
 	fab->post_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	fab->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (fab->post_fd < 0 || fab->epfd < 0) {
-		ret = -errno;
-		goto err;
-	}
+	if (fab->post_fd < 0 || fab->epfd < 0)
+		return -errno;
 	epoll_add(fab->epfd, fab->post_fd, 0);
 	if (!open_waitfd(&fab->cq->fid, &fab->cq_fd) &&
 	    !open_waitfd(&fab->eq->fid, &fab->eq_fd) &&
@@ -315,7 +289,7 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 	else
 		log_info("provider gives no wait fds: idle waits sleep in short steps");
 
-	if (role == XP_CLIENT) {
+	if (fab->role == XP_CLIENT) {
 		struct rcache_params rp;
 
 		rcache_params_default(&rp);
@@ -327,7 +301,7 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 		rp.pins_pages = fab->mr_local || (mode & FI_MR_ALLOCATED);
 		ret = rcache_create(&rp, &ops, &fab->rcache);
 		if (ret)
-			goto err;
+			return ret;
 	} else {
 		struct bpool_params bp;
 
@@ -338,7 +312,7 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 		ret = bpool_create(&bp, &ops, &fab->pool);
 		if (ret) {
 			log_err("couldn't create the buffer pool: %s", strerror(-ret));
-			goto err;
+			return ret;
 		}
 	}
 	log_info("transport: provider %s, mr_mode %s%s%s, max_msg %zu, iov_limit %zu, "
@@ -347,68 +321,16 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 		 fab->virt_addr ? "virt_addr " : "offset ",
 		 fab->prov_key ? "prov_key " : "", fab->mr_local ? "local" : "",
 		 fab->max_msg, fab->iov_limit, fab->rx_depth);
-	*out = fab;
 	return 0;
-err:
-	xp_fabric_close(fab);
-	return ret;
 }
 
-void xp_fabric_close(struct xp_fabric *fab)
+/* Endpoints must be closed before (they are bound to the CQ). */
+void xp_domain_close(struct xp_fabric *fab)
 {
-	if (!fab)
-		return;
-	pthread_mutex_lock(&fab->lock);
-	fab->closing = true;
-	for (uint32_t i = 0; i < fab->nconns; i++) {
-		struct xp_conn *c = fab->conns[i];
-
-		if (!c)
-			continue;
-		c->closing = true;
-		xp_conn_fail(c, -ECONNABORTED, "transport shut down");
-	}
-	/* Let flushed operations complete, so no context is freed under the
-	 * provider; then close whatever is left. */
-	for (int i = 0; i < 500; i++) {
-		bool left = false;
-
-		for (uint32_t j = 0; j < fab->nconns; j++)
-			left |= fab->conns[j] != NULL;
-		if (!left || !fab->cq)
-			break;
-		xp_progress_locked(fab, 0);
-		if (i > 10)
-			usleep(1000);
-	}
-	/* Whatever is left can no longer complete once its endpoint and the CQ
-	 * are closed (endpoints first: they are bound to the CQ). */
-	for (uint32_t i = 0; i < fab->nconns; i++) {
-		struct xp_conn *c = fab->conns[i];
-
-		if (c && c->ep) {
-			fi_close(&c->ep->fid);
-			c->ep = NULL;
-		}
-	}
-	if (fab->cq) {
-		fi_close(&fab->cq->fid);
-		fab->cq = NULL;
-	}
-	for (uint32_t i = 0; i < fab->nconns; i++) {
-		struct xp_conn *c = fab->conns[i];
-
-		if (!c)
-			continue;
-		xp_conn_free(c);
-	}
-	free(fab->conns);
 	if (fab->pep)
 		fi_close(&fab->pep->fid);
 	if (fab->rcache)
 		rcache_destroy(fab->rcache);
-	auth_replay_destroy(fab->replay);
-	memset(&fab->key, 0, sizeof(fab->key));
 	if (fab->pool)
 		bpool_destroy(fab->pool);
 	if (fab->cq)
@@ -425,17 +347,15 @@ void xp_fabric_close(struct xp_fabric *fab)
 		close(fab->epfd);
 	if (fab->post_fd >= 0)
 		close(fab->post_fd);
-	while (fab->posts) {
-		struct xp_post *p = fab->posts;
-
-		fab->posts = p->next;
-		free(p);
-	}
-	pthread_mutex_unlock(&fab->lock);
-	pthread_mutex_destroy(&fab->lock);
-	pthread_mutex_destroy(&fab->post_lock);
-	pthread_cond_destroy(&fab->cond);
-	free(fab);
+	fab->pep = NULL;
+	fab->rcache = NULL;
+	fab->pool = NULL;
+	fab->cq = NULL;
+	fab->eq = NULL;
+	fab->domain = NULL;
+	fab->fabric = NULL;
+	fab->info = NULL;
+	fab->epfd = fab->post_fd = -1;
 }
 
 const char *xp_fabric_provider(const struct xp_fabric *fab)
@@ -443,54 +363,7 @@ const char *xp_fabric_provider(const struct xp_fabric *fab)
 	return fab->info->fabric_attr->prov_name;
 }
 
-const struct xp_params *xp_fabric_params(const struct xp_fabric *fab)
-{
-	return &fab->params;
-}
-
-void xp_fabric_stats(struct xp_fabric *fab, struct xp_stats *st)
-{
-	pthread_mutex_lock(&fab->lock);
-	*st = fab->stats;
-	st->conns_live = fab->nlive;
-	st->conn_bytes = 0;
-	for (uint32_t i = 0; i < fab->nconns; i++)
-		if (fab->conns[i])
-			st->conn_bytes +=
-				fab->conns[i]->mem_len + fab->conns[i]->smem_len;
-	if (fab->rcache) {
-		struct rcache_stats rs;
-
-		rcache_get_stats(fab->rcache, &rs);
-		st->rcache_hits = rs.hits;
-		st->rcache_misses = rs.misses;
-	}
-	pthread_mutex_unlock(&fab->lock);
-}
-
-int xp_fabric_post(struct xp_fabric *fab, void (*fn)(void *arg), void *arg)
-{
-	struct xp_post *p = malloc(sizeof(*p));
-	uint64_t one = 1;
-
-	if (!p)
-		return -ENOMEM;
-	p->fn = fn;
-	p->arg = arg;
-	p->next = NULL;
-	pthread_mutex_lock(&fab->post_lock);
-	if (fab->posts_tail)
-		fab->posts_tail->next = p;
-	else
-		fab->posts = p;
-	fab->posts_tail = p;
-	pthread_mutex_unlock(&fab->post_lock);
-	/* Queued either way: a failed wake-up only delays it to the next
-	 * progress call (EAGAIN means a wake-up is already pending). */
-	if (write(fab->post_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("couldn't wake progress: %s", strerror(errno));
-	return 0;
-}
+/* ---- memory registration -------------------------------------------------- */
 
 int xp_mr_reg_locked(struct xp_fabric *fab, void *addr, size_t len, struct xp_mr **out)
 {
@@ -558,4 +431,56 @@ int xp_cache_reg(struct xp_fabric *fab, const void *addr, size_t len, void **reg
 void xp_cache_unreg(struct xp_fabric *fab, void *region)
 {
 	rcache_put(fab->rcache, region);
+}
+
+/* ---- work for the engine ---------------------------------------------------- */
+
+void xp_defer(struct xp_fabric *fab, struct xp_cb *cb)
+{
+	cb->next = NULL;
+	if (fab->deferred_tail)
+		fab->deferred_tail->next = cb;
+	else
+		fab->deferred = cb;
+	fab->deferred_tail = cb;
+}
+
+int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, void *a, void *b, int st)
+{
+	struct xp_cb *cb = calloc(1, sizeof(*cb));
+
+	if (!cb)
+		return -ENOMEM;
+	cb->kind = kind;
+	cb->owned = true;
+	cb->a = a;
+	cb->b = b;
+	cb->st = st;
+	xp_defer(fab, cb);
+	return 0;
+}
+
+int xp_fabric_post(struct xp_fabric *fab, void (*fn)(void *arg), void *arg)
+{
+	struct xp_cb *cb = calloc(1, sizeof(*cb));
+	uint64_t one = 1;
+
+	if (!cb)
+		return -ENOMEM;
+	cb->kind = XP_CB_FN;
+	cb->owned = true;
+	cb->f.fn = fn;
+	cb->a = arg;
+	pthread_mutex_lock(&fab->post_lock);
+	if (fab->posts_tail)
+		fab->posts_tail->next = cb;
+	else
+		fab->posts = cb;
+	fab->posts_tail = cb;
+	pthread_mutex_unlock(&fab->post_lock);
+	/* Queued either way: a failed wake-up only delays it to the next
+	 * progress call (EAGAIN means a wake-up is already pending). */
+	if (write(fab->post_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("couldn't wake progress: %s", strerror(errno));
+	return 0;
 }

@@ -1,0 +1,434 @@
+/* The client's call path (see xport_domain.h for the layers): choosing a
+ * data path, credit-based flow control, sending requests, matching replies,
+ * completing calls.
+ *
+ * Flow control: a call leaves the waiting queue only when the connection
+ * has a send credit (a receive the server posted for us), a free tag (one
+ * per send buffer) and, on the fast path, a free slot. Credits come back in
+ * every reply and in CREDIT control messages; slots come back with the
+ * reply of the request that used them. Calls wait in FIFO order.
+ *
+ * A call is over when its reply arrived and its send completed; a call with
+ * a callback has it run by the engine after the lock is let go. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xport_engine.h"
+
+#define TAG_INDEX(t) ((t)&0xffffu)
+
+/* ---- completion of a call ------------------------------------------------------ */
+
+static void call_finish(struct xp_call *call, int status)
+{
+	struct xp_conn *c = call->priv.conn;
+	struct xp_fabric *fab = c->fab;
+
+	if (call->priv.done)
+		return;
+	if (call->used_path == XP_PATH_BULK)
+		fab->rma_busy--;
+	xp_bulk_release(call);
+	if (status && !call->status)
+		call->status = status;
+	c->inflight--;
+	/* Done last: a waiting owner may free the call once it reads it. */
+	if (call->cb && xp_defer_new(fab, XP_CB_CALL, call, NULL, 0))
+		log_err("no memory to run a call's callback");
+	call->priv.done = 1;
+	pthread_cond_broadcast(&fab->cond);
+	xp_conn_maybe_free(c);
+}
+
+static void dispatch_calls(struct xp_conn *c);
+
+/* A call is over when its reply arrived and its send completed. */
+static void call_try_complete(struct xp_conn *c, struct xp_call *call, uint32_t idx)
+{
+	if (!call->priv.replied || call->priv.pending_tx)
+		return;
+	c->calls[idx] = NULL;
+	xp_sbuf_put(c, &c->sbufs[idx]);
+	call_finish(call, 0);
+	dispatch_calls(c);
+}
+
+static void client_conn_failed(struct xp_conn *c)
+{
+	int err = c->error ? c->error : -ENOTCONN;
+
+	for (uint32_t i = 0; c->calls && i < c->max_req; i++) {
+		struct xp_call *call = c->calls[i];
+
+		if (!call)
+			continue;
+		c->calls[i] = NULL;
+		/* The send buffer stays reserved until its flushed completion,
+		 * which must not touch the call: its owner may free it now. */
+		c->sbufs[i].call = NULL;
+		call_finish(call, err);
+	}
+	while (c->waitq) {
+		struct xp_call *call = c->waitq;
+
+		c->waitq = call->priv.next;
+		call->priv.next = NULL;
+		call_finish(call, err);
+	}
+	c->waitq_tail = NULL;
+}
+
+static void client_send_done(struct xp_conn *c, struct xp_sbuf *sb, int status)
+{
+	struct xp_call *call = sb->call;
+
+	if (status && status != -ECANCELED)
+		xp_conn_fail(c, status, "send failed");
+	if (!call) {
+		/* HELLO, or a call already failed: free the buffer now. */
+		xp_sbuf_put(c, sb);
+		return;
+	}
+	call->priv.pending_tx--;
+	if (c->calls[sb->index] == call)
+		call_try_complete(c, call, sb->index);
+	else if (!call->priv.pending_tx)
+		xp_sbuf_put(c, sb);
+}
+
+/* ---- path choice ------------------------------------------------------------------- */
+
+static int choose_path(struct xp_conn *c, struct xp_call *call, int dir, size_t n)
+{
+	const struct xp_params *p = &c->fab->params;
+	int path = call->path ? call->path : p->force_path;
+	size_t req = PROTO_HDR_SIZE + call->req_len;
+
+	if (dir == PROTO_DIR_NONE)
+		path = XP_PATH_INLINE;
+	if (!path)
+		path = n <= p->inline_max ? XP_PATH_INLINE
+		       : n <= p->fast_max ? XP_PATH_FAST
+					  : XP_PATH_BULK;
+	switch (path) {
+	case XP_PATH_INLINE:
+		if (n > p->inline_max)
+			return -EINVAL;
+		if (dir == PROTO_DIR_WRITE ? req + n > c->peer_recv_size
+					   : req > c->peer_recv_size)
+			return -E2BIG;
+		break;
+	case XP_PATH_FAST:
+		if (n > p->fast_max)
+			return -EINVAL;
+		if (dir == PROTO_DIR_WRITE ? req + n > c->peer_fast.slot_size
+					   : req > c->peer_recv_size)
+			return -E2BIG;
+		break;
+	case XP_PATH_BULK:
+		break;
+	default:
+		return -EINVAL;
+	}
+	return path;
+}
+
+int xp_call_max_desc(struct xp_conn *c, size_t body_len)
+{
+	size_t room = c->peer_recv_size - PROTO_HDR_SIZE;
+
+	if (body_len >= room)
+		return 0;
+	return (int)((room - body_len) / PROTO_DESC_SIZE);
+}
+
+/* ---- sending ----------------------------------------------------------------------- */
+
+/* Build and post one request. Resources are reserved by the caller. */
+static int send_request(struct xp_conn *c, struct xp_call *call, struct xp_sbuf *sb)
+{
+	int dir = call->priv.wr_len   ? PROTO_DIR_WRITE
+		  : call->priv.rd_cap ? PROTO_DIR_READ
+				      : PROTO_DIR_NONE;
+	struct proto_hdr h = {0};
+	size_t off = PROTO_HDR_SIZE + call->req_len;
+
+	h.type = PROTO_REQ;
+	h.path = (uint8_t)call->used_path;
+	h.dir = (uint8_t)dir;
+	h.tag = call->priv.tag;
+	h.acks = c->acks;
+	c->acks = 0;
+	h.body_len = (uint32_t)call->req_len;
+	h.data_len = dir == PROTO_DIR_WRITE ? call->priv.wr_len : call->priv.rd_cap;
+	h.slot = call->priv.slot;
+	h.data_off = (uint16_t)off;
+	memcpy(sb->buf + PROTO_HDR_SIZE, call->req, call->req_len);
+	call->priv.pending_tx = 1;
+
+	if (call->used_path == XP_PATH_FAST && dir == PROTO_DIR_WRITE) {
+		proto_hdr_encode(sb->buf, &h);
+		return xp_fast_send_call(c, call, sb, off);
+	}
+	if (call->used_path == XP_PATH_INLINE && dir == PROTO_DIR_WRITE) {
+		xp_gather(sb->buf + off, call->wr_iov, call->wr_cnt);
+		off += call->priv.wr_len;
+	} else if (call->used_path == XP_PATH_BULK) {
+		const struct iovec *iov =
+			dir == PROTO_DIR_WRITE ? call->wr_iov : call->rd_iov;
+		int cnt = dir == PROTO_DIR_WRITE ? call->wr_cnt : call->rd_cnt;
+
+		h.ndesc = xp_bulk_encode(c, call, iov, cnt, sb->buf + off);
+		off += (size_t)h.ndesc * PROTO_DESC_SIZE;
+		h.data_off = (uint16_t)off;
+	}
+	proto_hdr_encode(sb->buf, &h);
+	return xp_post_send(c, sb, off);
+}
+
+static void dispatch_calls(struct xp_conn *c)
+{
+	struct xp_fabric *fab = c->fab;
+
+	while (c->waitq && c->state == XP_CONN_UP) {
+		struct xp_call *call = c->waitq;
+		bool fast = call->used_path == XP_PATH_FAST;
+		bool fast_wr = fast && call->priv.wr_len;
+		bool fast_rd = fast && call->priv.rd_cap;
+		struct xp_sbuf *sb;
+		uint32_t idx;
+
+		if (!c->credits || !c->nsfree) {
+			if (!call->priv.queued_credit)
+				fab->stats.credit_waits++;
+			call->priv.queued_credit = true;
+			return;
+		}
+		if ((fast_wr && !c->npeer_slots) || (fast_rd && !c->nmy_slots)) {
+			if (!call->priv.queued_slot)
+				fab->stats.slot_waits++;
+			call->priv.queued_slot = true;
+			return;
+		}
+		c->waitq = call->priv.next;
+		if (!c->waitq)
+			c->waitq_tail = NULL;
+		call->priv.next = NULL;
+
+		sb = xp_sbuf_get(c);
+		idx = sb->index;
+		c->gen[idx] = (c->gen[idx] + 1) & 0xffff;
+		call->priv.tag = (c->gen[idx] << 16) | idx;
+		c->calls[idx] = call;
+		sb->call = call;
+		if (fast_wr)
+			call->priv.slot = c->peer_slots[--c->npeer_slots];
+		else if (fast_rd)
+			call->priv.slot = c->my_slots[--c->nmy_slots];
+		c->credits--;
+		/* A failed post fails the connection, which ends this call. */
+		if (send_request(c, call, sb))
+			return;
+	}
+}
+
+int xp_call_start(struct xp_conn *c, struct xp_call *call)
+{
+	struct xp_fabric *fab = c->fab;
+	size_t wr, rd;
+	int dir, path, ret = 0;
+
+	memset(&call->priv, 0, sizeof(call->priv));
+	call->priv.conn = c;
+	call->status = 0;
+	call->rep_len = 0;
+	call->rd_len = 0;
+	wr = xp_iov_len(call->wr_iov, call->wr_cnt);
+	rd = xp_iov_len(call->rd_iov, call->rd_cnt);
+	if ((wr && rd) || call->req_len > 32768)
+		return wr && rd ? -EINVAL : -E2BIG;
+	dir = wr ? PROTO_DIR_WRITE : rd ? PROTO_DIR_READ : PROTO_DIR_NONE;
+
+	pthread_mutex_lock(&fab->lock);
+	if (xp_conn_error(c)) {
+		/* xp_conn_error() tells why. */
+		ret = -ENOTCONN;
+		goto out;
+	}
+	path = choose_path(c, call, dir, wr + rd);
+	if (path < 0) {
+		ret = path;
+		goto out;
+	}
+	if (path == XP_PATH_BULK) {
+		const struct iovec *iov = wr ? call->wr_iov : call->rd_iov;
+		int cnt = wr ? call->wr_cnt : call->rd_cnt;
+		int n = 0;
+
+		for (int i = 0; i < cnt; i++)
+			n += iov[i].iov_len != 0;
+		if (n > xp_call_max_desc(c, call->req_len)) {
+			ret = -E2BIG;
+			goto out;
+		}
+		ret = xp_bulk_register(c, call, iov, cnt);
+		if (ret) {
+			xp_bulk_release(call);
+			goto out;
+		}
+	}
+	call->used_path = path;
+	call->priv.wr_len = wr;
+	call->priv.rd_cap = rd;
+	fab->stats.calls[path]++;
+	if (path == XP_PATH_BULK)
+		fab->rma_busy++;
+	if (!c->inflight)
+		c->last_reply_ns = xp_now_ns();
+	c->last_active_ns = xp_now_ns();
+	c->inflight++;
+	if (c->waitq_tail)
+		c->waitq_tail->priv.next = call;
+	else
+		c->waitq = call;
+	c->waitq_tail = call;
+	dispatch_calls(c);
+out:
+	pthread_mutex_unlock(&fab->lock);
+	return ret;
+}
+
+/* ---- replies --------------------------------------------------------------------------
+ */
+
+static void client_reply(struct xp_conn *c, const struct proto_hdr *h, const char *msg,
+			 size_t len)
+{
+	uint32_t idx = TAG_INDEX(h->tag);
+	struct xp_call *call;
+	bool fast;
+
+	if (h->type != PROTO_REP || idx >= c->max_req || !(call = c->calls[idx]) ||
+	    call->priv.tag != h->tag || call->priv.replied ||
+	    h->path != call->used_path || c->credits + (uint64_t)h->credits > 4096) {
+		xp_conn_fail(c, -EPROTO, "unexpected reply");
+		return;
+	}
+	fast = call->used_path == XP_PATH_FAST;
+	if (call->priv.rd_cap) {
+		if (h->data_len > call->priv.rd_cap ||
+		    (call->used_path != XP_PATH_BULK && !proto_data_fits(h, len))) {
+			xp_conn_fail(c, -EPROTO, "reply data does not fit");
+			return;
+		}
+		if (call->used_path != XP_PATH_BULK)
+			xp_scatter(call->rd_iov, call->rd_cnt, msg + h->data_off,
+				   (size_t)h->data_len);
+		call->rd_len = (size_t)h->data_len;
+	}
+	call->rep_len = h->body_len;
+	if (call->rep && call->rep_max)
+		memcpy(call->rep, msg + PROTO_HDR_SIZE,
+		       h->body_len < call->rep_max ? h->body_len : call->rep_max);
+	call->status = h->status;
+	c->credits += h->credits;
+	c->last_reply_ns = xp_now_ns();
+	if (fast && call->priv.wr_len)
+		c->peer_slots[c->npeer_slots++] = call->priv.slot;
+	else if (fast && call->priv.rd_cap)
+		c->my_slots[c->nmy_slots++] = call->priv.slot;
+	call->priv.replied = true;
+	call_try_complete(c, call, idx);
+	dispatch_calls(c);
+}
+
+/* A reply or a CREDIT control message in a receive buffer. */
+static void client_recv(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
+{
+	struct proto_hdr h;
+
+	if (proto_hdr_decode(rb->buf, len, &h)) {
+		xp_conn_fail(c, -EPROTO, "malformed message");
+		return;
+	}
+	if (h.type == PROTO_CREDIT) {
+		if (c->credits + (uint64_t)h.credits > 4096) {
+			xp_conn_fail(c, -EPROTO, "credit overflow");
+			return;
+		}
+		c->credits += h.credits;
+		c->acks++;
+		c->last_reply_ns = xp_now_ns();
+		if (!xp_post_recv(c, rb))
+			dispatch_calls(c);
+		return;
+	}
+	client_reply(c, &h, rb->buf, len);
+	if (c->state != XP_CONN_BROKEN)
+		xp_post_recv(c, rb);
+}
+
+static void client_fast(struct xp_conn *c, const struct proto_hdr *h, const char *msg,
+			size_t len, uint32_t slot)
+{
+	client_reply(c, h, msg, len);
+}
+
+static bool client_expired(struct xp_conn *c, int64_t now, char *why, size_t whylen)
+{
+	/* "No progress" means no answer at all for a whole timeout while calls
+	 * wait: a server that works through a long queue of large requests
+	 * keeps answering, a dead or hung one does not. (Per-call deadlines
+	 * would fail the tail of a long queue on a healthy server.) */
+	if (!c->inflight ||
+	    now - c->last_reply_ns <= (int64_t)c->fab->params.timeout_ms * 1000000)
+		return false;
+	snprintf(why, whylen, "no progress within %d ms", c->fab->params.timeout_ms);
+	return true;
+}
+
+const struct xp_role_ops xp_client_ops = {
+	.recv = client_recv,
+	.fast = client_fast,
+	.send_done = client_send_done,
+	.conn_failed = client_conn_failed,
+	.expired = client_expired,
+};
+
+/* ---- waiting --------------------------------------------------------------------------
+ */
+
+static bool call_done(void *arg)
+{
+	return ((struct xp_call *)arg)->priv.done;
+}
+
+int xp_call_test(struct xp_call *call)
+{
+	struct xp_fabric *fab = call->priv.conn->fab;
+	int done;
+
+	pthread_mutex_lock(&fab->lock);
+	if (!call->priv.done)
+		xp_engine_round(fab, 0);
+	done = call->priv.done;
+	pthread_mutex_unlock(&fab->lock);
+	xp_engine_run_deferred(fab);
+	return done;
+}
+
+int xp_call_wait(struct xp_call *call)
+{
+	xp_engine_wait(call->priv.conn->fab, call_done, call, -1);
+	return call->status;
+}
+
+int xp_call(struct xp_conn *c, struct xp_call *call)
+{
+	int ret = xp_call_start(c, call);
+
+	return ret ? ret : xp_call_wait(call);
+}
