@@ -474,6 +474,21 @@ static int new_layout(struct srv *s, const struct rpc_req *q, uint64_t handle,
 	return layout_check(l);
 }
 
+/* This server's own datafile, while the others' calls are in flight. */
+struct local_job {
+	struct srv *s;
+	uint64_t handle, nonce;
+	int *st;
+};
+
+static void local_datafile(void *arg)
+{
+	struct local_job *j = arg;
+
+	*j->st = j->nonce ? io_create_handle(j->s, j->handle, j->nonce)
+			  : io_remove_handle(j->s, j->handle);
+}
+
 /* IO_CREATE (nonce != 0) or IO_REMOVE (nonce 0) of a's handle on each I/O
  * server of its layout (only the slots where skip is NULL or skip[slot] is
  * 0), all at once, the local one served in place meanwhile. Results in
@@ -487,6 +502,7 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 	uint32_t *slot_of = calloc(n, sizeof(*slot_of));
 	struct xp_call *calls = calloc(n, sizeof(*calls));
 	bool *tr = calloc(n, sizeof(*tr));
+	struct local_job job;
 	uint8_t body[64];
 	int len, first = 0, local = -1;
 
@@ -518,11 +534,12 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 			nr++;
 		}
 	}
-	if (local >= 0)
-		st[local] = nonce ? io_create_handle(s, a->handle, nonce)
-				  : io_remove_handle(s, a->handle);
+	job = (struct local_job){s, a->handle, nonce, local >= 0 ? &st[local] : NULL};
 	if (nr)
-		peer_call_all(s, servers, calls, tr, (int)nr);
+		peer_call_all(s, servers, calls, tr, (int)nr,
+			      local >= 0 ? local_datafile : NULL, &job);
+	else if (local >= 0)
+		local_datafile(&job);
 	for (uint32_t i = 0; i < nr; i++) {
 		st[slot_of[i]] = calls[i].status;
 		down[slot_of[i]] = tr[i];
@@ -575,11 +592,35 @@ static uint64_t new_nonce(void)
 	return v ? v : 1;
 }
 
+/* The largest handle of ours that I/O server io has a datafile of (0 if
+ * it can't say). */
+static uint64_t probe_one(struct srv *s, uint32_t io)
+{
+	struct rpc_probe p = {0, 0};
+	uint8_t body[32], rep[RPC_PROBE_SIZE];
+	struct xp_call call = {0};
+	int len;
+
+	if ((int)s->cfg.io[io] == s->self && s->io)
+		return io_probe(s, s->meta->index, &p) ? 0 : p.max_handle;
+	len = rpc_enc_io_probe(body, sizeof(body), s->meta->index);
+	if (len < 0)
+		return 0;
+	call.req = body;
+	call.req_len = (size_t)len;
+	call.rep = rep;
+	call.rep_max = sizeof(rep);
+	if (peer_call(s, s->cfg.io[io], &call) || rpc_dec_probe(rep, call.rep_len, &p))
+		return 0;
+	return p.max_handle;
+}
+
 /* Make the datafiles of a new file on every I/O server of its layout. On
  * failure nothing this create made is left; *skip is set when an I/O
- * server already holds a datafile of the handle (a handle used before:
- * try another). */
-static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip)
+ * server already holds a datafile of the handle (a handle used before),
+ * and *past to the largest handle it holds: try one beyond. */
+static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
+			    uint64_t *past)
 {
 	uint32_t n = a->layout.stripe_count;
 	int *st = calloc(n, sizeof(*st));
@@ -587,6 +628,7 @@ static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip)
 	int ret;
 
 	*skip = false;
+	*past = a->handle;
 	if (!st || !down) {
 		ret = -ENOMEM;
 		goto out;
@@ -596,7 +638,10 @@ static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip)
 		goto out;
 	for (uint32_t slot = 0; slot < n; slot++) {
 		if (st[slot] == -EEXIST) {
+			uint64_t max = probe_one(s, layout_server(&a->layout, slot));
+
 			*skip = true;
+			*past = max > *past ? max : *past;
 			log_warn("rpfsd: handle %016" PRIx64
 				 " already has a datafile on I/O "
 				 "server %s (from a lost or older metadata store?): "
@@ -638,6 +683,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	struct rpc_attr a, had;
 	MDB_txn *txn;
 	bool skip = false;
+	uint64_t past;
 	int ret, tries = 0;
 
 	if (!strcmp(q->path, "/"))
@@ -666,10 +712,16 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		if (ret)
 			return ret;
 		/* Datafiles first: an entry never names missing ones. */
-		ret = create_datafiles(s, &a, &skip);
-		if (skip && (ret = skip_handles(m, a.handle)))
+		ret = create_datafiles(s, &a, &skip, &past);
+		if (skip && (ret = skip_handles(m, past)))
 			return ret;
 	} while (skip && ++tries < META_CREATE_TRIES);
+	if (skip) {
+		log_err("rpfsd: can't create %s: %d handles in a row already have "
+			"datafiles",
+			q->path, tries);
+		return -EIO;
+	}
 	if (ret)
 		return ret;
 	ret = txn_begin(m, false, &txn);
@@ -1353,7 +1405,7 @@ static bool probe_all(struct srv *s, struct probe_state *ps)
 			which[n++] = i;
 		}
 		if (n)
-			peer_call_all(s, servers, calls, down, (int)n);
+			peer_call_all(s, servers, calls, down, (int)n, NULL, NULL);
 		left = 0;
 		for (uint32_t k = 0; k < n; k++) {
 			struct probe_state *p = &ps[which[k]];

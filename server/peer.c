@@ -183,7 +183,7 @@ static bool peer_broken(struct srv *s, uint32_t server)
 }
 
 int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
-		  bool *transport, int n)
+		  bool *transport, int n, void (*meanwhile)(void *arg), void *arg)
 {
 	struct xp_conn **conns = calloc((size_t)(n ? n : 1), sizeof(*conns));
 	struct xp_call *fresh = malloc((size_t)(n ? n : 1) * sizeof(*fresh));
@@ -215,6 +215,8 @@ int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
 		}
 		calls[i].status = xp_call_start(conns[i], &calls[i]);
 	}
+	if (meanwhile)
+		meanwhile(arg);
 	for (int i = 0; i < n; i++) {
 		if (conns[i] && !calls[i].status)
 			xp_call_wait(&calls[i]);

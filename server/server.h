@@ -158,11 +158,12 @@ int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 int peer_init(struct srv *s);
 void peer_fini(struct srv *s);
 int peer_call(struct srv *s, uint32_t server, struct xp_call *call);
-/* calls[i] to servers[i], all in flight at once; each one's result in
- * calls[i].status, transport[i] true if it failed for want of a working
- * connection. Returns 0 or the first failure. */
+/* calls[i] to servers[i], all in flight at once, meanwhile(arg) (if not
+ * NULL) run while they are; each one's result in calls[i].status,
+ * transport[i] true if it failed for want of a working connection.
+ * Returns 0 or the first failure. */
 int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
-		  bool *transport, int n);
+		  bool *transport, int n, void (*meanwhile)(void *arg), void *arg);
 
 /* identity.c */
 /* Who a connected client is: from its hello, for permission checks. */

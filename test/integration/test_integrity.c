@@ -10,6 +10,9 @@
  *   - a deleted datafile, an emptied data directory, a datafile cut short:
  *     errors naming server and file, for reads, writes and sizes;
  *   - holes never written read as zeros;
+ *   - a create with an I/O server of its layout down fails naming the
+ *     cause and leaves nothing behind; a handle that already has a
+ *     datafile anywhere is skipped, never shared;
  *   - a metadata server whose store is lost refuses to start (naming the
  *     I/O servers that hold its handles' datafiles, or the one it could
  *     not ask) unless --accept-empty-metadata, and then never hands out
@@ -534,6 +537,104 @@ START_TEST(test_holes_read_as_zeros)
 }
 END_TEST
 
+/* ---- creation ------------------------------------------------------------ */
+
+/* Datafiles and checksum files in server i's data directory. */
+static int count_files(struct cluster *cl, int i)
+{
+	char dir[1024];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/data", cl_dir(cl, i));
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_create_fails_cleanly_when_an_io_server_is_down)
+{
+	struct cluster *cl = start(2000);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on01 = {0, 2, 0};
+	int before[NSRV], ret;
+	struct rpfs_stat st;
+	rpfs_file_t *f = NULL;
+
+	put_file(c, "/before", 4 * SU, 70, NULL);
+	ck_assert(cl_stop(cl, 3) == 0);
+	for (int i = 0; i < 3; i++)
+		before[i] = count_files(cl, i);
+	/* Striped over all four: refused, named, and nothing left behind. */
+	ret = rpfs_create(c, "/down", 0644, 0, NULL, &f);
+	expect_error(ret, "create with io server 3 down",
+		     (const char *[]){"meta server 0", "/down", "unreachable", NULL});
+	ck_assert_int_eq(rpfs_stat(c, "/down", &st), -ENOENT);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(count_files(cl, i) == before[i],
+			      "server %d kept files of the failed create", i);
+	/* A layout without it is fine. */
+	put_file(c, "/up", 2 * SU, 71, &on01);
+	expect_intact(c, "/up", 2 * SU, 71);
+	/* Back up: the name is free. */
+	ck_assert(cl_restart(cl, 3) == 0);
+	put_file(c, "/down", 4 * SU, 72, NULL);
+	expect_intact(c, "/down", 4 * SU, 72);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_handles_with_datafiles_are_skipped_never_shared)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_stat last = put_file(c, "/h1", SU, 80, NULL), st;
+	char path[1024], *buf = malloc(4 * SU), *zero = calloc(1, 4 * SU);
+	rpfs_file_t *f;
+
+	ck_assert(buf && zero);
+	/* Leftovers of the next five handles on server 2, as a lost store
+	 * or an older one would leave them. */
+	for (uint64_t h = last.handle + 1; h <= last.handle + 5; h++) {
+		int fd;
+
+		datafile(cl, 2, h, "", path, sizeof(path));
+		fd = open(path, O_CREAT | O_WRONLY, 0600);
+		ck_assert(fd >= 0 && write(fd, "old data", 8) == 8);
+		close(fd);
+		datafile(cl, 2, h, ".sum", path, sizeof(path));
+		ck_assert(close(open(path, O_CREAT | O_WRONLY, 0600)) == 0);
+	}
+	f = create(c, "/h2");
+	rpfs_file_attr(f, &st);
+	ck_assert_msg(st.handle > last.handle + 5,
+		      "new handle %#llx, leftovers up to %#llx",
+		      (unsigned long long)st.handle, (unsigned long long)last.handle + 5);
+	read_all(f, buf, 4 * SU, 0);
+	ck_assert(!memcmp(buf, zero, 4 * SU));
+	rpfs_close(f);
+	put_file(c, "/h3", 4 * SU, 81, NULL);
+	expect_intact(c, "/h3", 4 * SU, 81);
+	/* The leftovers are untouched. */
+	datafile(cl, 2, last.handle + 3, "", path, sizeof(path));
+	{
+		struct stat sb;
+
+		ck_assert(stat(path, &sb) == 0 && sb.st_size == 8);
+	}
+	free(buf);
+	free(zero);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
 /* ---- the metadata store -------------------------------------------------- */
 
 static void wipe_store(struct cluster *cl)
@@ -1046,6 +1147,12 @@ static Suite *integrity_suite(void)
 	tcase_add_test(tc, test_emptied_io_directory_gives_errors);
 	tcase_add_test(tc, test_truncated_datafile_is_damage);
 	tcase_add_test(tc, test_holes_read_as_zeros);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("create");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_create_fails_cleanly_when_an_io_server_is_down);
+	tcase_add_test(tc, test_handles_with_datafiles_are_skipped_never_shared);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("metadata");
