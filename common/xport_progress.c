@@ -246,6 +246,8 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 {
 	struct fid *fids[2] = {&fab->cq->fid, &fab->eq->fid};
 	struct epoll_event ev[4];
+	uint64_t v;
+	int n;
 
 	fab->stats.idle_waits++;
 	if (!fab->can_wait) {
@@ -259,7 +261,16 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 	/* Let other threads in while this one sleeps. */
 	fab->waiter = true;
 	pthread_mutex_unlock(&fab->lock);
-	epoll_wait(fab->epfd, ev, 4, timeout_ms);
+	n = epoll_wait(fab->epfd, ev, 4, timeout_ms);
+	/* Drain the hand-over eventfd here, before poll_all looks at the
+	 * list: a post whose write lands after the deferred phase took the
+	 * list would otherwise leave it readable with nothing queued, and
+	 * every later wait would return at once (a thread spinning at 100%
+	 * on an idle server). A post appended after this read writes again. */
+	for (int i = 0; i < n; i++)
+		if (ev[i].data.u32 == 0 &&
+		    read(fab->post_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			log_dbg("eventfd read: %s", strerror(errno));
 	pthread_mutex_lock(&fab->lock);
 	fab->waiter = false;
 }

@@ -24,6 +24,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1415,6 +1416,69 @@ START_TEST(connect_without_listener_fails_quickly_naming_the_address)
 }
 END_TEST
 
+/* Work handed to the progress thread by another thread while it polls:
+ * whenever the progress thread takes the queue between a post's append and
+ * its wake-up, an idle progress call afterwards must still sleep its
+ * timeout, not return at once on the stale wake-up (a server spinning at
+ * 100% CPU with no client, found in a leftover rpfsd). Each round posts one
+ * callback while this thread spins, then times an idle call. */
+struct post_burst {
+	int rounds;
+	int posted;
+	int done;
+};
+
+static void post_count(void *arg)
+{
+	__atomic_add_fetch(&((struct post_burst *)arg)->done, 1, __ATOMIC_RELEASE);
+}
+
+static void *post_rounds(void *arg)
+{
+	struct post_burst *b = arg;
+
+	for (int i = 0; i < b->rounds; i++) {
+		/* Wait for the spinning phase of round i. */
+		while (__atomic_load_n(&b->posted, __ATOMIC_ACQUIRE) != i + 1)
+			sched_yield();
+		ck_assert_int_eq(xp_fabric_post(fab, post_count, b), 0);
+	}
+	return NULL;
+}
+
+START_TEST(idle_progress_sleeps_after_posts_from_another_thread)
+{
+	struct post_burst b = {.rounds = 300};
+	struct xp_params p;
+	int early = 0;
+	pthread_t t;
+
+	test_params(&p);
+	p.spin_us = 0;
+	ck_assert_int_eq(xp_fabric_open(&p, XP_CLIENT, test_key(), &fab), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, post_rounds, &b), 0);
+	for (int i = 0; i < b.rounds; i++) {
+		int64_t t0 = now_ms();
+
+		__atomic_store_n(&b.posted, i + 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) < i + 1) {
+			ck_assert_msg(now_ms() - t0 < 10000, "post %d never ran", i);
+			xp_progress(fab, 0);
+		}
+		/* The round's wake-up may be consumed by one call; a second
+		 * call has nothing to do and must wait. */
+		xp_progress(fab, 0);
+		t0 = now_ms();
+		xp_progress(fab, 5);
+		if (now_ms() - t0 < 3)
+			early++;
+	}
+	pthread_join(t, NULL);
+	ck_assert_msg(early == 0, "%d of %d idle progress calls returned at once",
+		      early, b.rounds);
+}
+END_TEST
+
 START_TEST(connect_to_unknown_host_fails_naming_it)
 {
 	struct xp_params p;
@@ -1872,6 +1936,7 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, server_stops_cleanly_with_a_client_connected);
 	tcase_add_test(tc, connect_without_listener_fails_quickly_naming_the_address);
 	tcase_add_test(tc, connect_to_unknown_host_fails_naming_it);
+	tcase_add_test(tc, idle_progress_sleeps_after_posts_from_another_thread);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_own_setup("handshake");
