@@ -13,8 +13,9 @@
 #
 # What runs, and why each: the transport tests (every path forced and auto,
 # sizes across every threshold, credits exhausted, many connections,
-# timeouts, killed servers: verbs' rules are the transport's), the
-# file-service integration and CLI tests (the file service over verbs),
+# timeouts, killed servers, the authenticated handshake: verbs' rules are
+# the transport's), the file-service integration, CLI and trust tests (the
+# file service, and refusals carried in rdmacm's reject data, over verbs),
 # rpfs's MPI tests with tile I/O verifying every read, and ROMIO's suite.
 # Under emulation the guest's CPU is slow, so the MPI tests run at one
 # process count (NPS=2) and ROMIO's at one (np 2, its fixed-count tests at
@@ -46,6 +47,7 @@ cd "$B" || exit 2
 suite test_xport.log ./test/xport/test_xport
 suite test_fileservice.log ./test/integration/test_fileservice
 suite cli-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+suite trust-test.out env RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/trust.sh
 cd "$top" || exit 2
 export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 suite mpi-tests.out env NO_BUILD=1 BIN_DIR="$B/mpi-bin" NPS=2 TILE_ARGS="--iters 1" \
