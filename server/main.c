@@ -404,6 +404,12 @@ int main(int argc, char **argv)
 	}
 	if (daemon_mode)
 		notify_fd = daemonize();
+	/* The pid file from the start, not only once ready: a launcher that
+	 * gives up on a start (`rpfs up` moving to other ports) must find a
+	 * server still starting, to stop it. */
+	if (pidfile && (ret = write_pidfile(pidfile)))
+		log_warn("rpfsd: couldn't write pid file %s: %s", pidfile,
+			 strerror(-ret));
 
 	parent_fd = notify_fd;
 	guard_sigbus(s);
@@ -441,13 +447,12 @@ int main(int argc, char **argv)
 		if (notify_fd < 0)
 			log_err("%s", startup_why);
 		shutdown_server(s);
+		if (pidfile)
+			unlink(pidfile);
 		status = ret == -EADDRINUSE ? 3 : 1;
 		notify(notify_fd, (char)status);
 		goto out_cfg;
 	}
-	if (pidfile && (ret = write_pidfile(pidfile)))
-		log_warn("rpfsd: couldn't write pid file %s: %s", pidfile,
-			 strerror(-ret));
 	roles_str(s->me->roles, roles, sizeof(roles));
 	log_info("rpfsd %s ready on %s:%d roles=%s", s->me->name, s->me->address, s->port,
 		 roles);

@@ -473,8 +473,13 @@ static int choose_ports(const struct opts *o, int n, int start)
 	    DEFAULT_PORT + PORT_SCAN);
 }
 
+/* The config for n servers from port0. The first attempt (*have_id false)
+ * makes the cluster id and key; a retry at other ports keeps both, since
+ * the servers of the first attempt may already have recorded the id in
+ * their storage. */
 static void write_cluster_config(const struct opts *o, const char *dir, const char *conf,
-				 int n, int port0)
+				 int n, int port0, uint8_t id[RPFS_CLUSTER_ID_SIZE],
+				 bool *have_id)
 {
 	struct rpfs_config cfg;
 	int ret;
@@ -485,7 +490,10 @@ static void write_cluster_config(const struct opts *o, const char *dir, const ch
 	cfg.stripe_count = 0;
 	fmt(cfg.key_file, sizeof(cfg.key_file), "%s/cluster.key", dir);
 	xp_params_default(&cfg.xport);
-	rpfs_config_new_id(&cfg);
+	if (*have_id)
+		memcpy(cfg.cluster_id, id, RPFS_CLUSTER_ID_SIZE);
+	else
+		rpfs_config_new_id(&cfg);
 	if (o->provider && xp_params_set(&cfg.xport, "provider", o->provider))
 		die("bad provider '%s'", o->provider);
 	cfg.servers = calloc((size_t)n, sizeof(*cfg.servers));
@@ -509,9 +517,14 @@ static void write_cluster_config(const struct opts *o, const char *dir, const ch
 		cfg.io[cfg.nio++] = (uint32_t)i;
 	}
 	cfg.meta[cfg.nmeta++] = 0;
-	ret = write_key(cfg.key_file);
-	if (ret)
-		die("writing the cluster key %s: %s", cfg.key_file, strerror(-ret));
+	if (!*have_id) {
+		ret = write_key(cfg.key_file);
+		if (ret)
+			die("writing the cluster key %s: %s", cfg.key_file,
+			    strerror(-ret));
+		memcpy(id, cfg.cluster_id, RPFS_CLUSTER_ID_SIZE);
+		*have_id = true;
+	}
 	ret = rpfs_config_write(&cfg, conf);
 	if (ret)
 		die("writing %s: %s", conf, strerror(-ret));
@@ -686,6 +699,8 @@ static int cmd_up(const struct opts *o, int argc, char **argv)
 	fmt(conf, sizeof(conf), "%s/rpfs.conf", dir);
 	pid_t *first = calloc((size_t)n, sizeof(*first));
 	int failed = -1, busy, tries = 0;
+	uint8_t cluster_id[RPFS_CLUSTER_ID_SIZE];
+	bool have_id = false;
 
 	if (!first)
 		die("out of memory");
@@ -694,7 +709,7 @@ static int cmd_up(const struct opts *o, int argc, char **argv)
 		double deadline = now_s() + UP_WAIT_MS / 1e3;
 
 		port0 = choose_ports(o, n, port0);
-		write_cluster_config(o, dir, conf, n, port0);
+		write_cluster_config(o, dir, conf, n, port0, cluster_id, &have_id);
 		/* Start them all at once: each daemon takes a while to get ready. */
 		for (int i = 0; i < n; i++) {
 			first[i] = spawn_daemon(rpfsd, conf, dir, i);
