@@ -1465,9 +1465,12 @@ START_TEST(idle_progress_sleeps_after_posts_from_another_thread)
 			ck_assert_msg(now_ms() - t0 < 10000, "post %d never ran", i);
 			xp_progress(fab, 0);
 		}
-		/* The round's wake-up may be consumed by one call; a second
-		 * call has nothing to do and must wait. */
-		xp_progress(fab, 0);
+		/* The round's wake-up may still be pending (the post's eventfd
+		 * write can land after the engine took its list) and end one
+		 * wait early; that wait drains it, so the next one has nothing
+		 * to do and must sleep. Without the drain every later wait
+		 * returned at once: a thread spinning on an idle server. */
+		xp_progress(fab, 5);
 		t0 = now_ms();
 		xp_progress(fab, 5);
 		if (now_ms() - t0 < 3)
