@@ -1,5 +1,6 @@
 /* Cluster authentication: see auth.h. */
 #include "auth.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,6 +113,18 @@ void auth_mac(const struct auth_key *key, const char *label, const void *a, size
 	memcpy(mac, full, AUTH_MAC_SIZE);
 	sodium_memzero(full, sizeof(full));
 	sodium_memzero(&st, sizeof(st));
+}
+
+void auth_cap_mac(const struct auth_key *key, uint64_t handle, uint32_t rights,
+		  uint32_t lifetime_s, int64_t expiry, uint8_t mac[AUTH_MAC_SIZE])
+{
+	uint8_t b[24];
+
+	put64(b, handle);
+	put32(b + 8, rights);
+	put32(b + 12, lifetime_s);
+	put64(b + 16, (uint64_t)expiry);
+	auth_mac(key, "cap", b, sizeof(b), NULL, 0, NULL, 0, mac);
 }
 
 bool auth_mac_equal(const uint8_t a[AUTH_MAC_SIZE], const uint8_t b[AUTH_MAC_SIZE])

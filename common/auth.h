@@ -55,6 +55,12 @@ void auth_digest(const void *buf, size_t len, uint8_t *out, size_t outlen);
 void auth_mac(const struct auth_key *key, const char *label, const void *a, size_t alen,
 	      const void *b, size_t blen, const void *c, size_t clen,
 	      uint8_t mac[AUTH_MAC_SIZE]);
+/* The MAC of a capability (rpc.h struct rpc_cap): label "cap" over handle,
+ * rights, lifetime and expiry. Made by metadata servers, checked by every
+ * server; any holder of the key can make one (the key is the line of
+ * trust: server/access.c). */
+void auth_cap_mac(const struct auth_key *key, uint64_t handle, uint32_t rights,
+		  uint32_t lifetime_s, int64_t expiry, uint8_t mac[AUTH_MAC_SIZE]);
 /* Constant-time check of a received MAC against the expected one. */
 bool auth_mac_equal(const uint8_t a[AUTH_MAC_SIZE], const uint8_t b[AUTH_MAC_SIZE]);
 

@@ -128,8 +128,8 @@ void hello_req_fill(struct hello_req *m, const struct rpfs_config *cfg, uint32_t
 	rpfs_config_fingerprint(cfg, m->fingerprint);
 	m->server = srv;
 	m->role = (uint8_t)role;
-	m->uid = (uint32_t)getuid();
-	m->gid = (uint32_t)getgid();
+	m->uid = (uint32_t)geteuid(); /* the identity the kernel checks files with */
+	m->gid = (uint32_t)getegid();
 	/* More groups than fit: the first HELLO_MAX_GROUPS of them. */
 	n = getgroups(0, NULL);
 	groups = n > 0 ? calloc((size_t)n, sizeof(*groups)) : NULL;

@@ -57,6 +57,9 @@ static const struct xp_setting settings[] = {
 	{"idle_timeout_s", XP_SET_U32, OFF(idle_timeout_s), "600", 0, 7 * 86400,
 	 "server: connections idle this long are dropped (0: never); clients "
 	 "reconnect after half of it"},
+	{"cap_lifetime_s", XP_SET_U32, OFF(cap_lifetime_s), "3600", 2, 7 * 86400,
+	 "metadata server: capabilities it grants on files last this long; clients "
+	 "renew them after half of it"},
 };
 
 #define NSETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))

@@ -51,6 +51,7 @@ struct xp_params {
 	uint32_t max_conns;	 /* server: connections at once */
 	uint32_t handshake_ms;	 /* server: a connection must finish its handshake */
 	uint32_t idle_timeout_s; /* server: drop connections idle this long (0: never) */
+	uint32_t cap_lifetime_s; /* metadata server: capabilities last this long */
 	uint8_t source[XP_MAX_SETTINGS]; /* enum xp_source, by table index */
 };
 

@@ -12,7 +12,8 @@
  *
  *   off size field
  *   0   2    op        enum rpc_op
- *   2   2    flags     CREATE: RPC_CREATE_EXCL; LOCK/UNLOCK: RPC_LOCK_*
+ *   2   2    flags     CREATE: RPC_CREATE_EXCL | RPC_WANT_*; LOOKUP GETATTR:
+ *                       RPC_WANT_*; LOCK/UNLOCK: RPC_LOCK_*
  *   4   4    reserved  written as 0, ignored by the decoder
  *
  * followed by the op's fields, in this order (path and name strings are
@@ -29,15 +30,19 @@
  *                               gid u32, atime i64, mtime i64
  *   READDIR                     path str, cookie str (0..NAME_MAX,      2+p+2+c+4
  *                               "" = from the start), max u32
- *   GETATTR IO_SIZE IO_SYNC     handle u64                              8
+ *   GETATTR IO_SIZE IO_SYNC     handle u64, cap                         40
  *   IO_REMOVE
- *   FETCH_ADD                   handle u64, delta i64                   16
- *   LOCK UNLOCK                 handle u64, off u64, len u64, owner u64 32
- *   IO_TRUNCATE                 handle u64, size u64                    16
- *   IO_WRITE IO_READ            handle u64, nseg u32, pad u32 (0),      16+16*nseg
+ *   FETCH_ADD                   handle u64, cap, delta i64              48
+ *   LOCK UNLOCK                 handle u64, cap, off u64, len u64,      64
+ *                               owner u64
+ *   IO_TRUNCATE                 handle u64, cap, size u64               48
+ *   IO_WRITE IO_READ            handle u64, cap, nseg u32, pad u32 (0), 48+16*nseg
  *                               nseg x { off u64, len u64 }
  *   IO_CREATE                   handle u64, nonce u64 (not 0)           16
  *   IO_PROBE                    meta u32, pad u32 (0)                   8
+ *
+ *   cap (32 bytes, the capability for the handle, rpc.h): expiry i64,
+ *   rights u32, lifetime_s u32, mac 16 bytes
  *
  * Apart from the three bodyless ops, a body must end exactly after its last
  * field: trailing bytes are -EPROTO (they would mean the peers disagree on
@@ -45,9 +50,11 @@
  *
  * Reply bodies (the transport status carries the result):
  *
- *   attr (80 bytes; MKDIR CREATE LOOKUP GETATTR SETATTR): handle u64 @0, type u32 @8,
- * mode u32 @12, uid u32 @16, gid u32 @20, atime i64 @24, mtime i64 @32, ctime i64 @40,
- * layout: stripe_unit u64 @48, stripe_count u32 @56, first_server u32 @60, nservers u32
+ *   attr (80 bytes; MKDIR CREATE LOOKUP GETATTR SETATTR; 112 with the
+ *   capability granted on a file by CREATE LOOKUP GETATTR, @80): handle u64 @0, type u32
+ * @8, mode u32 @12, uid u32 @16, gid u32 @20, atime i64 @24, mtime i64 @32, ctime i64
+ * @40, layout: stripe_unit u64 @48, stripe_count u32 @56, first_server u32 @60, nservers
+ * u32
  * @64, zero padding @68..79 u64 (8 bytes): FETCH_ADD old value, IO_SIZE datafile size
  *   dirents: count u32, more u32, count x { type u32, name str }
  *   statfs (24 bytes): total u64, avail u64, objects u64
@@ -118,6 +125,18 @@ static void wr_u64(struct wr *w, uint64_t v)
 
 	if (at)
 		put64(at, v);
+}
+
+static void wr_cap(struct wr *w, const struct rpc_cap *c)
+{
+	uint8_t *at = wr_room(w, RPC_CAP_SIZE);
+
+	if (!at)
+		return;
+	if (c)
+		rpc_enc_cap(at, c);
+	else
+		memset(at, 0, RPC_CAP_SIZE);
 }
 
 static void wr_str(struct wr *w, const char *s, size_t n)
@@ -231,7 +250,7 @@ int rpc_enc_create(void *buf, size_t cap, const char *path, uint32_t mode, uint3
 
 	if (ret)
 		return ret;
-	if ((flags & ~RPC_CREATE_EXCL) || first_server < -1)
+	if ((flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)) || first_server < -1)
 		return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), RPC_CREATE, flags);
 	wr_str(&w, path, strlen(path));
@@ -293,32 +312,50 @@ int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 	return wr_end(&w);
 }
 
-/* Also encodes the bodyless ops when given one of them (handle is then not
- * sent). */
-int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle)
+/* Also encodes the bodyless ops when given one of them (handle and
+ * capability are then not sent). */
+int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		      const struct rpc_cap *capa)
 {
 	struct wr w;
 
 	if (!is_handle_op(op) && !is_bodyless_op(op))
 		return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), op, 0);
-	if (is_handle_op(op))
+	if (is_handle_op(op)) {
 		wr_u64(&w, handle);
+		wr_cap(&w, capa);
+	}
 	return wr_end(&w);
 }
 
-int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, int64_t delta)
+int rpc_enc_getattr(void *buf, size_t cap, uint64_t handle, uint16_t flags,
+		    const struct rpc_cap *capa)
+{
+	struct wr w;
+
+	if (flags & ~RPC_WANT_RIGHTS)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_GETATTR, flags);
+	wr_u64(&w, handle);
+	wr_cap(&w, capa);
+	return wr_end(&w);
+}
+
+int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      int64_t delta)
 {
 	struct wr w;
 
 	wr_preamble(&w, buf, cap_clamp(cap), RPC_FETCH_ADD, 0);
 	wr_u64(&w, handle);
+	wr_cap(&w, capa);
 	wr_u64(&w, (uint64_t)delta);
 	return wr_end(&w);
 }
 
 int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
-		 uint64_t off, uint64_t len, uint64_t owner)
+		 const struct rpc_cap *capa, uint64_t off, uint64_t len, uint64_t owner)
 {
 	struct wr w;
 
@@ -328,24 +365,27 @@ int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t ha
 		return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), op, flags);
 	wr_u64(&w, handle);
+	wr_cap(&w, capa);
 	wr_u64(&w, off);
 	wr_u64(&w, len);
 	wr_u64(&w, owner);
 	return wr_end(&w);
 }
 
-int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, uint64_t size)
+int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		     uint64_t size)
 {
 	struct wr w;
 
 	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_TRUNCATE, 0);
 	wr_u64(&w, handle);
+	wr_cap(&w, capa);
 	wr_u64(&w, size);
 	return wr_end(&w);
 }
 
 int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
-	       const struct rpc_seg *segs, uint32_t nseg)
+	       const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg)
 {
 	struct wr w;
 
@@ -358,6 +398,7 @@ int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 			return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), op, 0);
 	wr_u64(&w, handle);
+	wr_cap(&w, capa);
 	wr_u32(&w, nseg);
 	wr_u32(&w, 0);
 	for (uint32_t i = 0; i < nseg; i++) {
@@ -391,7 +432,7 @@ int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta)
 
 uint32_t rpc_io_max_segs(size_t cap)
 {
-	size_t head = RPC_PREAMBLE + 16;
+	size_t head = RPC_PREAMBLE + 16 + RPC_CAP_SIZE;
 	size_t n;
 
 	if (cap < head)
@@ -462,6 +503,17 @@ static size_t rd_str(struct rd *r, char *dst, size_t max)
 	return n;
 }
 
+/* The handle and the capability that follows it. */
+static void dec_handle(struct rd *rd, struct rpc_req *r)
+{
+	const uint8_t *at;
+
+	r->handle = rd_u64(rd);
+	at = rd_take(rd, RPC_CAP_SIZE);
+	if (at)
+		rpc_dec_cap(at, &r->cap);
+}
+
 static void dec_path(struct rd *rd, struct rpc_req *r)
 {
 	rd_str(rd, r->path_buf, RPC_PATH_MAX);
@@ -475,7 +527,7 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
 	uint32_t pad;
 	size_t left;
 
-	r->handle = rd_u64(rd);
+	dec_handle(rd, r);
 	r->nseg = rd_u32(rd);
 	pad = rd_u32(rd);
 	if (rd->err)
@@ -502,7 +554,8 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
  *   - op is one of enum rpc_op;
  *   - path ops: r->path == r->path_buf and rpc_path_ok(r->path);
  *   - READDIR: r->cookie is "" or a valid entry name;
- *   - CREATE: flags only RPC_CREATE_EXCL, first_server >= -1;
+ *   - CREATE: flags only RPC_CREATE_EXCL | RPC_WANT_*, first_server >= -1;
+ *   - LOOKUP, GETATTR: flags only RPC_WANT_*;
  *   - SETATTR: mask only RPC_SET_*;
  *   - LOCK/UNLOCK: flags only RPC_LOCK_*, len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
@@ -534,8 +587,11 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 	case RPC_STATFS_META:
 	case RPC_IO_STATFS:
 		return 0;
-	case RPC_RMDIR:
 	case RPC_LOOKUP:
+		if (r->flags & ~RPC_WANT_RIGHTS)
+			return -EPROTO;
+		/* fall through */
+	case RPC_RMDIR:
 	case RPC_REMOVE:
 		dec_path(&rd, r);
 		break;
@@ -553,7 +609,8 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 		r->stripe_unit = rd_u64(&rd);
 		r->stripe_count = rd_u32(&rd);
 		r->first_server = (int32_t)rd_u32(&rd);
-		if (!rd.err && ((r->flags & ~RPC_CREATE_EXCL) || r->first_server < -1))
+		if (!rd.err && ((r->flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)) ||
+				r->first_server < -1))
 			ret = -EPROTO;
 		break;
 	case RPC_SETATTR:
@@ -578,18 +635,21 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 		break;
 	}
 	case RPC_GETATTR:
+		if (r->flags & ~RPC_WANT_RIGHTS)
+			return -EPROTO;
+		/* fall through */
 	case RPC_IO_SIZE:
 	case RPC_IO_SYNC:
 	case RPC_IO_REMOVE:
-		r->handle = rd_u64(&rd);
+		dec_handle(&rd, r);
 		break;
 	case RPC_FETCH_ADD:
-		r->handle = rd_u64(&rd);
+		dec_handle(&rd, r);
 		r->delta = (int64_t)rd_u64(&rd);
 		break;
 	case RPC_LOCK:
 	case RPC_UNLOCK:
-		r->handle = rd_u64(&rd);
+		dec_handle(&rd, r);
 		r->off = rd_u64(&rd);
 		r->len = rd_u64(&rd);
 		r->owner = rd_u64(&rd);
@@ -598,14 +658,14 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 			ret = -EPROTO;
 		break;
 	case RPC_IO_TRUNCATE:
-		r->handle = rd_u64(&rd);
+		dec_handle(&rd, r);
 		r->size = rd_u64(&rd);
 		break;
 	case RPC_IO_WRITE:
 	case RPC_IO_READ:
 		ret = dec_io(&rd, r, segs, maxseg);
 		break;
-	case RPC_IO_CREATE:
+	case RPC_IO_CREATE: /* between servers only: no capability */
 		r->handle = rd_u64(&rd);
 		r->nonce = rd_u64(&rd);
 		if (!rd.err && !r->nonce)
@@ -681,6 +741,32 @@ void rpc_enc_attr(void *buf, const struct rpc_attr *a)
 	put32(p + 64, a->layout.nservers);
 }
 
+void rpc_enc_cap(void *buf, const struct rpc_cap *c)
+{
+	uint8_t *p = buf;
+
+	put64(p, (uint64_t)c->expiry);
+	put32(p + 8, c->rights);
+	put32(p + 12, c->lifetime_s);
+	memcpy(p + 16, c->mac, sizeof(c->mac));
+}
+
+void rpc_dec_cap(const void *buf, struct rpc_cap *c)
+{
+	const uint8_t *p = buf;
+
+	c->expiry = (int64_t)get64(p);
+	c->rights = get32(p + 8);
+	c->lifetime_s = get32(p + 12);
+	memcpy(c->mac, p + 16, sizeof(c->mac));
+}
+
+void rpc_enc_attr_cap(void *buf, const struct rpc_attr *a)
+{
+	rpc_enc_attr(buf, a);
+	rpc_enc_cap((uint8_t *)buf + RPC_ATTR_SIZE, &a->cap);
+}
+
 /* Rejects an unknown type and a file whose layout fails layout_check(): a
  * client would divide by its stripe unit. */
 int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a)
@@ -702,6 +788,8 @@ int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a)
 	a->layout.stripe_count = get32(p + 56);
 	a->layout.first_server = get32(p + 60);
 	a->layout.nservers = get32(p + 64);
+	if (len >= RPC_ATTR_CAP_SIZE)
+		rpc_dec_cap(p + RPC_ATTR_SIZE, &a->cap);
 	if (a->type == RPC_TYPE_FILE)
 		return layout_check(&a->layout) ? -EPROTO : 0;
 	return a->type == RPC_TYPE_DIR ? 0 : -EPROTO;

@@ -70,6 +70,13 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
+/* CREATE LOOKUP GETATTR flags: the rights wanted in the capability the
+ * reply carries (files only). The metadata server checks them against the
+ * file's mode for the caller; none asks for a capability that only lets
+ * the caller learn the size (stat). */
+#define RPC_WANT_READ	2u
+#define RPC_WANT_WRITE	4u
+#define RPC_WANT_RIGHTS (RPC_WANT_READ | RPC_WANT_WRITE)
 /* RPC_SETATTR mask */
 #define RPC_SET_MODE  1u
 #define RPC_SET_OWNER 2u
@@ -78,6 +85,24 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 #define RPC_LOCK_EXCL 1u
 #define RPC_LOCK_WAIT 2u /* block (server-side queue) instead of -EAGAIN */
 
+/* A capability: the metadata server's grant of rights on one file handle
+ * until expiry, with a MAC under the cluster key (label "cap") over handle,
+ * rights, lifetime and expiry. Every request from a client that names a
+ * file by handle carries one, and the server (I/O or metadata) serves it
+ * only if the MAC is right for that handle, the grant has not expired and
+ * its rights cover the op (server/access.c): a guessed handle gets nothing.
+ * Servers among themselves send a zero capability (their connections are
+ * the cluster's own). */
+#define RPC_CAP_READ  1u
+#define RPC_CAP_WRITE 2u
+struct rpc_cap {
+	int64_t expiry;	     /* ns since the epoch, the issuing server's clock */
+	uint32_t rights;     /* RPC_CAP_* */
+	uint32_t lifetime_s; /* as issued: clients renew after half of it */
+	uint8_t mac[16];
+};
+#define RPC_CAP_SIZE 32
+
 struct rpc_attr {
 	uint64_t handle;
 	uint32_t type; /* enum rpc_type */
@@ -85,8 +110,13 @@ struct rpc_attr {
 	uint32_t uid, gid;
 	int64_t atime, mtime, ctime; /* ns since the epoch */
 	struct rpfs_layout layout;   /* files only */
+	/* Replies only, never stored: the capability granted with these
+	 * attributes (zero when none was). */
+	struct rpc_cap cap;
 };
 #define RPC_ATTR_SIZE 80
+/* A reply that grants a capability: the attributes, then the capability. */
+#define RPC_ATTR_CAP_SIZE (RPC_ATTR_SIZE + RPC_CAP_SIZE)
 
 struct rpc_seg {
 	uint64_t off; /* datafile offset */
@@ -110,13 +140,14 @@ struct rpc_req {
 	char cookie[RPC_NAME_MAX + 1]; /* READDIR: resume after this name ("" = start) */
 	uint32_t max;		       /* READDIR: entries wanted */
 	/* handle ops */
-	uint64_t handle;   /* GETATTR FETCH_ADD LOCK UNLOCK IO_* */
-	int64_t delta;	   /* FETCH_ADD */
-	uint64_t off, len; /* LOCK UNLOCK */
-	uint64_t owner;	   /* LOCK UNLOCK: client-chosen lock owner id */
-	uint64_t size;	   /* IO_TRUNCATE: datafile size */
-	uint64_t nonce;	   /* IO_CREATE: the create's random id (retries match it) */
-	uint32_t meta;	   /* IO_PROBE: metadata server index */
+	uint64_t handle;    /* GETATTR FETCH_ADD LOCK UNLOCK IO_* */
+	struct rpc_cap cap; /* with every handle (zero from another server) */
+	int64_t delta;	    /* FETCH_ADD */
+	uint64_t off, len;  /* LOCK UNLOCK */
+	uint64_t owner;	    /* LOCK UNLOCK: client-chosen lock owner id */
+	uint64_t size;	    /* IO_TRUNCATE: datafile size */
+	uint64_t nonce;	    /* IO_CREATE: the create's random id (retries match it) */
+	uint32_t meta;	    /* IO_PROBE: metadata server index */
 	/* IO_WRITE / IO_READ */
 	uint32_t nseg;
 	struct rpc_seg *segs; /* points into a caller buffer (rpc_decode_req's segs) */
@@ -133,13 +164,21 @@ int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint
 		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime);
 int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 		    uint32_t max);
-int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle);
-int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, int64_t delta);
+/* Handle ops carry the capability for the handle (capa; NULL sends a zero
+ * one, as servers do among themselves). */
+int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		      const struct rpc_cap *capa);
+/* GETATTR by handle, renewing a capability: flags RPC_WANT_*. */
+int rpc_enc_getattr(void *buf, size_t cap, uint64_t handle, uint16_t flags,
+		    const struct rpc_cap *capa);
+int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      int64_t delta);
 int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
-		 uint64_t off, uint64_t len, uint64_t owner);
-int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, uint64_t size);
+		 const struct rpc_cap *capa, uint64_t off, uint64_t len, uint64_t owner);
+int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		     uint64_t size);
 int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
-	       const struct rpc_seg *segs, uint32_t nseg);
+	       const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg);
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
 /* Segments that fit an I/O request body of cap bytes. */
@@ -152,9 +191,15 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 /* A path is absolute and normalized (see above). */
 int rpc_path_ok(const char *path);
 
-/* Reply bodies. */
+/* Reply bodies. rpc_enc_attr writes RPC_ATTR_SIZE bytes (no capability:
+ * also the stored form); rpc_enc_attr_cap RPC_ATTR_CAP_SIZE (with a->cap).
+ * rpc_dec_attr reads the capability when the body holds one, else zeroes it. */
 void rpc_enc_attr(void *buf, const struct rpc_attr *a);
+void rpc_enc_attr_cap(void *buf, const struct rpc_attr *a);
 int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a);
+/* A capability on its own (RPC_CAP_SIZE bytes), e.g. in struct rpfs_stat. */
+void rpc_enc_cap(void *buf, const struct rpc_cap *c);
+void rpc_dec_cap(const void *buf, struct rpc_cap *c);
 void rpc_enc_u64(void *buf, uint64_t v);
 int rpc_dec_u64(const void *buf, size_t len, uint64_t *v);
 

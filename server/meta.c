@@ -372,13 +372,43 @@ static void root_attr(struct srv *s, struct rpc_attr *a)
 	memset(a, 0, sizeof(*a));
 	a->handle = (uint64_t)rpfs_meta_for_path(&s->cfg, "/") << 48;
 	a->type = RPC_TYPE_DIR;
-	a->mode = 0777;
+	/* Like /tmp: anyone may create, only owners remove (access.c). */
+	a->mode = 01777;
 }
 
 static int reply_attr(struct srv_op *op, const struct rpc_attr *a)
 {
 	rpc_enc_attr(op->rep, a);
 	op->rep_len = RPC_ATTR_SIZE;
+	return 0;
+}
+
+/* The rights a request's RPC_WANT_* flags ask for, as capability rights and
+ * as mode bits. */
+static uint32_t wanted_rights(uint16_t flags)
+{
+	return ((flags & RPC_WANT_READ) ? RPC_CAP_READ : 0) |
+	       ((flags & RPC_WANT_WRITE) ? RPC_CAP_WRITE : 0);
+}
+
+static unsigned wanted_bits(uint16_t flags)
+{
+	return ((flags & RPC_WANT_READ) ? ACCESS_R : 0) |
+	       ((flags & RPC_WANT_WRITE) ? ACCESS_W : 0);
+}
+
+/* Answer an open (CREATE, LOOKUP, GETATTR) of a: a file's reply carries a
+ * capability for the rights asked, after checking them against its mode
+ * for the caller unless checked says the caller may (it just made it). */
+static int reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
+{
+	if (a->type != RPC_TYPE_FILE)
+		return reply_attr(op, a);
+	if (!checked && !access_may(ident_of(op->conn), a, wanted_bits(op->q.flags)))
+		return -EACCES;
+	access_grant(op->s, a->handle, wanted_rights(op->q.flags), &a->cap);
+	rpc_enc_attr_cap(op->rep, a);
+	op->rep_len = RPC_ATTR_CAP_SIZE;
 	return 0;
 }
 
@@ -405,26 +435,21 @@ static int local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
 	return ret;
 }
 
-/* The parent of path must exist and be a directory, wherever it lives. */
-static int check_parent(struct srv *s, const char *path)
+/* The attributes of path, wherever it lives: here, or a LOOKUP to the
+ * metadata server that owns it. */
+static int path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 {
-	char parent[RPC_PATH_MAX + 1];
-	size_t plen = parent_len(path);
 	uint8_t body[RPC_PATH_MAX + 64], rep[SRV_REPLY_CAP];
 	struct xp_call call = {0};
-	struct rpc_attr a;
-	uint32_t owner;
+	uint32_t owner = rpfs_meta_for_path(&s->cfg, path);
 	int ret;
 
-	memcpy(parent, path, plen);
-	parent[plen] = 0;
-	owner = rpfs_meta_for_path(&s->cfg, parent);
-	if (!strcmp(parent, "/") || owner == s->meta->index) {
-		ret = local_lookup(s, parent, &a);
+	if (!strcmp(path, "/") || owner == s->meta->index) {
+		ret = local_lookup(s, path, a);
 	} else {
 		if (owner >= s->cfg.nmeta)
 			return -EIO;
-		ret = rpc_enc_path_op(body, sizeof(body), RPC_LOOKUP, 0, parent);
+		ret = rpc_enc_path_op(body, sizeof(body), RPC_LOOKUP, 0, path);
 		if (ret < 0)
 			return ret;
 		call.req = body;
@@ -432,17 +457,29 @@ static int check_parent(struct srv *s, const char *path)
 		call.rep = rep;
 		call.rep_max = sizeof(rep);
 		ret = peer_call(s, s->cfg.meta[owner], &call);
-		if (!ret && rpc_dec_attr(rep, call.rep_len, &a))
+		if (!ret && rpc_dec_attr(rep, call.rep_len, a))
 			ret = -EPROTO;
 		if (ret && ret != -ENOENT)
-			log_warn("rpfsd: couldn't look up parent %s on metadata server "
-				 "%u: "
-				 "%s",
-				 parent, owner, strerror(-ret));
+			log_warn("rpfsd: couldn't look up %s on metadata server %u: %s",
+				 path, owner, strerror(-ret));
 	}
+	return ret;
+}
+
+/* The parent of path must exist and be a directory, wherever it lives;
+ * *pa gets its attributes. */
+static int parent_attr(struct srv *s, const char *path, struct rpc_attr *pa)
+{
+	char parent[RPC_PATH_MAX + 1];
+	size_t plen = parent_len(path);
+	int ret;
+
+	memcpy(parent, path, plen);
+	parent[plen] = 0;
+	ret = path_attr(s, parent, pa);
 	if (ret)
 		return ret;
-	return a.type == RPC_TYPE_DIR ? 0 : -ENOTDIR;
+	return pa->type == RPC_TYPE_DIR ? 0 : -ENOTDIR;
 }
 
 /* ---- operations (workers) ----------------------------------------------------- */
@@ -507,7 +544,8 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 	int len, first = 0, local = -1;
 
 	len = nonce ? rpc_enc_io_create(body, sizeof(body), a->handle, nonce)
-		    : rpc_enc_handle_op(body, sizeof(body), RPC_IO_REMOVE, a->handle);
+		    : rpc_enc_handle_op(body, sizeof(body), RPC_IO_REMOVE, a->handle,
+					NULL);
 	if (!servers || !slot_of || !calls || !tr || len < 0) {
 		first = len < 0 ? len : -ENOMEM;
 		goto out;
@@ -665,14 +703,32 @@ out:
 	return ret;
 }
 
-/* An existing entry answers a CREATE or MKDIR of its path. */
-static int existing(struct srv_op *op, bool dir, const struct rpc_attr *a)
+/* An existing entry answers a CREATE or MKDIR of its path: a CREATE
+ * without EXCL opens it. */
+static int existing(struct srv_op *op, bool dir, struct rpc_attr *a)
 {
 	if (dir || (op->q.flags & RPC_CREATE_EXCL))
 		return -EEXIST;
 	if (a->type != RPC_TYPE_FILE)
 		return -EISDIR;
-	return reply_attr(op, a);
+	return reply_open(op, a, false);
+}
+
+/* Owner of a new entry: the caller as its connection said (the uid and gid
+ * in the request only count for root and the servers), the group of a
+ * set-group-ID directory as on BSD and Linux. */
+static void new_owner(const struct srv_op *op, const struct rpc_attr *pa,
+		      struct rpc_attr *a, bool dir)
+{
+	const struct srv_client *who = ident_of(op->conn);
+
+	a->uid = access_is_super(who) ? op->q.uid : who->uid;
+	a->gid = access_is_super(who) ? op->q.gid : who->gid;
+	if (pa->mode & S_ISGID) {
+		a->gid = pa->gid;
+		if (dir)
+			a->mode |= S_ISGID;
+	}
 }
 
 static int do_mkdir_create(struct srv_op *op, bool dir)
@@ -680,7 +736,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
 	const struct rpc_req *q = &op->q;
-	struct rpc_attr a, had;
+	struct rpc_attr a, had, pa;
 	MDB_txn *txn;
 	bool skip = false;
 	uint64_t past;
@@ -688,13 +744,16 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 
 	if (!strcmp(q->path, "/"))
 		return dir ? -EEXIST : -EISDIR;
-	ret = check_parent(s, q->path);
+	ret = parent_attr(s, q->path, &pa);
 	if (ret)
 		return ret;
 	ret = local_lookup(s, q->path, &had);
 	if (!ret)
 		return existing(op, dir, &had);
 	if (ret != -ENOENT)
+		return ret;
+	ret = access_dir_change(ident_of(op->conn), &pa, NULL);
+	if (ret)
 		return ret;
 	do {
 		memset(&a, 0, sizeof(a));
@@ -703,8 +762,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 			return ret;
 		a.type = dir ? RPC_TYPE_DIR : RPC_TYPE_FILE;
 		a.mode = q->mode & 07777;
-		a.uid = q->uid;
-		a.gid = q->gid;
+		new_owner(op, &pa, &a, dir);
 		a.atime = a.mtime = a.ctime = srv_now_ns();
 		if (dir)
 			break;
@@ -743,7 +801,11 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	}
 	if (ret && !dir)
 		remove_datafiles(s, &a, NULL);
-	return ret ? ret : reply_attr(op, &a);
+	if (ret)
+		return ret;
+	/* Its creator may use a new file as asked, whatever its mode (as
+	 * open(O_CREAT | O_RDWR, 0444) does). */
+	return reply_open(op, &a, true);
 }
 
 static int do_lookup(struct srv_op *op)
@@ -751,7 +813,7 @@ static int do_lookup(struct srv_op *op)
 	struct rpc_attr a;
 	int ret = local_lookup(op->s, op->q.path, &a);
 
-	return ret ? ret : reply_attr(op, &a);
+	return ret ? ret : reply_open(op, &a, false);
 }
 
 static int do_getattr(struct srv_op *op)
@@ -784,7 +846,36 @@ static int do_getattr(struct srv_op *op)
 		ret = get_entry(m, txn, path, &a);
 	}
 	mdb_txn_abort(txn);
-	return ret ? ret : reply_attr(op, &a);
+	if (ret)
+		return ret;
+	/* A renewal asks for no more than the capability it renews had (the
+	 * progress thread checked that one); the mode is checked again, so a
+	 * chmod takes effect at the latest when the holder renews. */
+	if (!access_is_super(ident_of(op->conn)) &&
+	    (wanted_rights(op->q.flags) & ~op->q.cap.rights))
+		return -EACCES;
+	return reply_open(op, &a, false);
+}
+
+/* chmod: the owner or root. chown: root; the owner may only change the
+ * group, to one of its own. Times: the owner, root, or a writer. */
+static int may_setattr(const struct srv_client *who, const struct rpc_req *q,
+		       const struct rpc_attr *a)
+{
+	bool owner = access_is_super(who) || who->uid == a->uid;
+
+	if ((q->mask & RPC_SET_MODE) && !owner)
+		return -EPERM;
+	if ((q->mask & RPC_SET_OWNER) && !access_is_super(who)) {
+		struct rpc_attr g = {.uid = who->uid, .gid = q->gid, .mode = 0070};
+
+		/* access_may on a group-only mode: is q->gid one of who's? */
+		if (!owner || q->uid != a->uid || !access_may(who, &g, ACCESS_R))
+			return -EPERM;
+	}
+	if ((q->mask & RPC_SET_TIMES) && !owner && !access_may(who, a, ACCESS_W))
+		return -EACCES;
+	return 0;
 }
 
 static int do_setattr(struct srv_op *op)
@@ -801,6 +892,8 @@ static int do_setattr(struct srv_op *op)
 	if (ret)
 		return ret;
 	ret = get_entry(m, txn, q->path, &a);
+	if (!ret)
+		ret = may_setattr(ident_of(op->conn), q, &a);
 	if (ret)
 		goto abort;
 	if (q->mask & RPC_SET_MODE)
@@ -827,6 +920,19 @@ abort:
 
 static void drop_hent(struct meta *m, uint64_t handle);
 
+/* May the caller remove the entry at path (attributes a) from its parent? */
+static int may_remove(struct srv_op *op, const struct rpc_attr *a)
+{
+	const struct srv_client *who = ident_of(op->conn);
+	struct rpc_attr pa;
+	int ret;
+
+	if (access_is_super(who))
+		return 0;
+	ret = parent_attr(op->s, op->q.path, &pa);
+	return ret ? ret : access_dir_change(who, &pa, a);
+}
+
 static int do_remove(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
@@ -836,6 +942,14 @@ static int do_remove(struct srv_op *op)
 
 	if (!strcmp(op->q.path, "/"))
 		return -EISDIR;
+	/* Checked before the write transaction: asking the parent's owner
+	 * must not hold LMDB's single writer. A rename of the parent in
+	 * between cannot happen (rpfs has no rename). */
+	ret = local_lookup(op->s, op->q.path, &a);
+	if (!ret)
+		ret = may_remove(op, &a);
+	if (ret)
+		return ret;
 	ret = txn_begin(m, false, &txn);
 	if (ret)
 		return ret;
@@ -949,6 +1063,9 @@ static int do_rmdir(struct srv_op *op)
 		return ret;
 	if (a.type != RPC_TYPE_DIR)
 		return -ENOTDIR;
+	ret = may_remove(op, &a);
+	if (ret)
+		return ret;
 	ret = remote_has_child(s, op->q.path);
 	if (ret)
 		return ret > 0 ? -ENOTEMPTY : ret;
@@ -994,14 +1111,19 @@ static int do_readdir(struct srv_op *op)
 
 	if (clen > RPC_NAME_MAX)
 		return -EINVAL;
-	if (owns(s, dir)) {
+	/* The owner checks that the directory exists; every server checks
+	 * that a client may read it (a non-owner asks the owner, once per
+	 * page: listing is rare next to I/O). */
+	if (owns(s, dir) || !access_is_super(ident_of(op->conn))) {
 		struct rpc_attr a;
 
-		ret = local_lookup(s, dir, &a);
+		ret = path_attr(s, dir, &a);
 		if (ret)
 			return ret;
 		if (a.type != RPC_TYPE_DIR)
 			return -ENOTDIR;
+		if (!access_may(ident_of(op->conn), &a, ACCESS_R))
+			return -EACCES;
 	}
 	ents = calloc(want, sizeof(*ents));
 	if (!ents)

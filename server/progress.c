@@ -146,6 +146,12 @@ static void handle(struct xp_req *r, void *arg)
 		srv_op_finish(op);
 		return;
 	}
+	ret = access_check_request(op);
+	if (ret) {
+		op->status = ret;
+		srv_op_finish(op);
+		return;
+	}
 	op->sc = sched_conn_get(s, op->conn);
 	if (!op->sc) {
 		op->status = -ENOMEM;

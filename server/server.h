@@ -178,6 +178,29 @@ struct srv_client {
 int ident_hello(struct xp_conn *c, const void *data, size_t len, void *rep,
 		size_t rep_max, size_t *rep_len, void *arg);
 const struct srv_client *ident_of(const struct xp_conn *c);
+/* access.c: permission checks and capabilities (the trust model is
+ * described there). Wanted access bits as in a mode's rwx. */
+#define ACCESS_R 4u
+#define ACCESS_W 2u
+#define ACCESS_X 1u
+/* uid 0, another server of the cluster, or no identity (server-internal). */
+bool access_is_super(const struct srv_client *who);
+/* Does the mode of a (owner, group, others) give who every bit of want? */
+bool access_may(const struct srv_client *who, const struct rpc_attr *a, unsigned want);
+/* May who add or remove an entry of directory parent (victim: the entry
+ * removed or replaced, NULL when adding)? 0, -EACCES, or -EPERM (sticky). */
+int access_dir_change(const struct srv_client *who, const struct rpc_attr *parent,
+		      const struct rpc_attr *victim);
+/* A capability for rights (RPC_CAP_*) on handle, lasting cap_lifetime_s. */
+void access_grant(struct srv *s, uint64_t handle, uint32_t rights, struct rpc_cap *c);
+/* 0 if c is this cluster's grant for handle with every right of need and
+ * not expired (unless allow_expired); -EACCES or -EKEYEXPIRED. */
+int access_check_cap(struct srv *s, uint64_t handle, const struct rpc_cap *c,
+		     uint32_t need, bool allow_expired);
+/* A decoded request from a client: does its capability cover the op?
+ * 0, or the status to reply (ops between servers are refused: -EPERM). */
+int access_check_request(struct srv_op *op);
+
 /* At start: the storage directory is this server's of this cluster (or
  * new, then it becomes so). 0, or -ESTALE with the reason on stderr. */
 int ident_check_storage(struct srv *s);

@@ -27,6 +27,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,7 @@ static const char usage_text[] =
 	"  ls [-l] [PATH]       list a directory\n"
 	"  stat PATH            attributes and layout\n"
 	"  mkdir PATH...        rmdir PATH...        rm PATH...\n"
+	"  chmod MODE PATH...   change the permission bits (octal, e.g. 0640)\n"
 	"  cp SRC DST           copy; mark the rpfs side(s) with 'rpfs:/path'\n"
 	"  cat PATH             write a file to stdout\n"
 	"  df                   capacity per server and in total\n"
@@ -947,6 +949,31 @@ static int cmd_each(const struct opts *o, int argc, char **argv, const char *wha
 	return 0;
 }
 
+static int cmd_chmod(const struct opts *o, int argc, char **argv)
+{
+	rpfs_client_t *c;
+	char path[PATH_MAX], *end;
+	unsigned long mode;
+
+	if (argc < 3)
+		die("usage: rpfs chmod MODE PATH... (MODE in octal, e.g. 0640)");
+	errno = 0;
+	mode = strtoul(argv[1], &end, 8);
+	if (errno || *end || end == argv[1] || mode > 07777)
+		die("chmod: '%s' is not an octal mode (0 to 7777)", argv[1]);
+	c = connect_cluster(o);
+	for (int i = 2; i < argc; i++) {
+		int ret;
+
+		rpath(argv[i], path, sizeof(path));
+		ret = rpfs_chmod(c, path, (uint32_t)mode);
+		if (ret)
+			die_rpfs(ret, "chmod", path);
+	}
+	rpfs_finalize(c);
+	return 0;
+}
+
 /* ---- cp / cat ----------------------------------------------------------- */
 
 struct endpoint {
@@ -1135,7 +1162,7 @@ static int cmd_cp(const struct opts *o, int argc, char **argv)
 
 	if (is_rpfs(argv[1])) {
 		rpath(argv[1], spath, sizeof(spath));
-		ret = rpfs_open(c, spath, &src.f);
+		ret = rpfs_open(c, spath, RPFS_O_READ, &src.f);
 		if (ret)
 			die_rpfs(ret, "cp: open", spath);
 		ret = rpfs_getsize(src.f, &size);
@@ -1164,7 +1191,7 @@ static int cmd_cp(const struct opts *o, int argc, char **argv)
 		}
 		if (src.f && !strcmp(spath, dpath))
 			die("cp: %s and %s are the same file", argv[1], argv[2]);
-		ret = rpfs_create(c, dpath, 0644, 0, NULL, &dst.f);
+		ret = rpfs_create(c, dpath, 0644, RPFS_O_WRITE, NULL, &dst.f);
 		if (ret)
 			die_rpfs(ret, "cp: create", dpath);
 	} else {
@@ -1225,7 +1252,7 @@ static int cmd_cat(const struct opts *o, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		rpath(argv[i], path, sizeof(path));
 		src.name = path;
-		ret = rpfs_open(c, path, &src.f);
+		ret = rpfs_open(c, path, RPFS_O_READ, &src.f);
 		if (ret)
 			die_rpfs(ret, "cat: open", path);
 		ret = rpfs_getsize(src.f, &size);
@@ -1404,6 +1431,8 @@ int main(int argc, char **argv)
 		return cmd_stat(&o, argc, argv);
 	if (!strcmp(cmd, "mkdir") || !strcmp(cmd, "rmdir") || !strcmp(cmd, "rm"))
 		return cmd_each(&o, argc, argv, cmd);
+	if (!strcmp(cmd, "chmod"))
+		return cmd_chmod(&o, argc, argv);
 	if (!strcmp(cmd, "cp"))
 		return cmd_cp(&o, argc, argv);
 	if (!strcmp(cmd, "cat"))

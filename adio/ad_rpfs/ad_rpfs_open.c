@@ -14,6 +14,7 @@
 #include "ad_rpfs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,28 +99,38 @@ static uint32_t create_mode(ADIO_File fd)
 	return (uint32_t)(0666 & ~old_mask);
 }
 
-/* POSIX-style permission check of the access mode against the attributes:
- * the owner's, group's or others' bits, root passes. */
-static int check_access(ADIO_File fd, const struct rpfs_stat *st)
+/* The rights to open with. A write-only file is opened for reading too
+ * where its mode allows, as ROMIO's generic collective open does: two-phase
+ * collective writes read the holes of an aggregator's buffer before they
+ * write it back. The servers check the mode (-EACCES); then it is opened as
+ * asked. */
+static unsigned open_rights(const ADIO_File fd, bool widen)
 {
-	uid_t uid = geteuid();
-	uint32_t bits;
-	int want_r = !(fd->access_mode & ADIO_WRONLY);
-	int want_w = (fd->access_mode & (ADIO_WRONLY | ADIO_RDWR)) != 0;
+	if (fd->access_mode & ADIO_RDONLY)
+		return RPFS_O_READ;
+	if ((fd->access_mode & ADIO_WRONLY) && !widen)
+		return RPFS_O_WRITE;
+	return RPFS_O_RDWR;
+}
 
-	if (st->type != RPFS_TYPE_FILE)
-		return -EISDIR;
-	if (uid == 0)
-		return 0;
-	if (st->uid == (uint32_t)uid)
-		bits = (st->mode >> 6) & 7;
-	else if (st->gid == (uint32_t)getegid())
-		bits = (st->mode >> 3) & 7;
-	else
-		bits = st->mode & 7;
-	if ((want_r && !(bits & 4)) || (want_w && !(bits & 2)))
-		return -EACCES;
-	return 0;
+static int open_as(const ADIO_File fd, bool widen, rpfs_file_t **file)
+{
+	unsigned rights = open_rights(fd, widen);
+	struct rpfs_create_opts opts;
+	int ret;
+
+	if (fd->access_mode & ADIO_CREATE) {
+		ADIOI_RPFS_Create_opts(fd, &opts);
+		ret = rpfs_create(
+			ADIOI_RPFS_client, fd->filename, create_mode(fd),
+			rights | ((fd->access_mode & ADIO_EXCL) ? RPFS_O_EXCL : 0), &opts,
+			file);
+		/* a library that reports an existing file even without O_EXCL */
+		if (ret == -EEXIST && !(fd->access_mode & ADIO_EXCL))
+			ret = rpfs_open(ADIOI_RPFS_client, fd->filename, rights, file);
+		return ret;
+	}
+	return rpfs_open(ADIOI_RPFS_client, fd->filename, rights, file);
 }
 
 /* Rank 0's half: create or look up, fill res. Returns the open file or
@@ -127,31 +138,15 @@ static int check_access(ADIO_File fd, const struct rpfs_stat *st)
 static rpfs_file_t *lookup(ADIO_File fd, ADIOI_RPFS_open_result *res)
 {
 	rpfs_file_t *file = NULL;
-	struct rpfs_create_opts opts;
 	int ret;
 
-	if (fd->access_mode & ADIO_CREATE) {
-		ADIOI_RPFS_Create_opts(fd, &opts);
-		ret = rpfs_create(ADIOI_RPFS_client, fd->filename, create_mode(fd),
-				  (fd->access_mode & ADIO_EXCL) ? RPFS_O_EXCL : 0, &opts,
-				  &file);
-		/* a library that reports an existing file even without O_EXCL */
-		if (ret == -EEXIST && !(fd->access_mode & ADIO_EXCL))
-			ret = rpfs_open(ADIOI_RPFS_client, fd->filename, &file);
-	} else {
-		ret = rpfs_open(ADIOI_RPFS_client, fd->filename, &file);
-	}
+	ret = open_as(fd, true, &file);
+	if (ret == -EACCES && (fd->access_mode & ADIO_WRONLY))
+		ret = open_as(fd, false, &file);
 	if (ret < 0)
 		goto fail;
 
 	rpfs_file_attr(file, &res->st);
-	/* a file we just created is ours; an existing one is checked */
-	ret = check_access(fd, &res->st);
-	if (ret < 0) {
-		snprintf(res->msg, sizeof(res->msg), "%s: %s", fd->filename,
-			 strerror(-ret));
-		goto fail_close;
-	}
 	if (fd->access_mode & ADIO_APPEND) {
 		ret = rpfs_getsize(file, &res->size);
 		if (ret < 0)
@@ -162,7 +157,6 @@ static rpfs_file_t *lookup(ADIO_File fd, ADIOI_RPFS_open_result *res)
 
 fail_close_msg:
 	snprintf(res->msg, sizeof(res->msg), "%s", rpfs_errmsg());
-fail_close:
 	rpfs_close(file);
 	res->err = ret;
 	return NULL;

@@ -340,7 +340,7 @@ int rpfs_init(const char *config, rpfs_client_t **out)
 	struct rpfs_client *c;
 	struct rpc_seg seg = {0, 1};
 	char why[512] = "";
-	uint8_t body[64];
+	uint8_t body[128];
 	int ret;
 
 	*out = NULL;
@@ -393,7 +393,7 @@ int rpfs_init(const char *config, rpfs_client_t **out)
 
 	/* The I/O body size for n segments is header + n * RPC_SEG_SIZE;
 	 * learn the header from the encoder rather than restate the format. */
-	ret = rpc_enc_io(body, sizeof(body), RPC_IO_READ, 0, &seg, 1);
+	ret = rpc_enc_io(body, sizeof(body), RPC_IO_READ, 0, NULL, &seg, 1);
 	if (ret < RPC_SEG_SIZE) {
 		rpfsc_err_set("internal error: can't encode an I/O request (%d)", ret);
 		ret = -EINVAL;

@@ -71,8 +71,12 @@ struct rpfs_client {
 
 struct rpfs_file {
 	struct rpfs_client *c;
-	struct rpc_attr attr; /* as opened; layout.nservers = cluster I/O servers */
-	char *path;	      /* for messages; NULL when opened from attributes */
+	/* As opened; layout.nservers = cluster I/O servers. attr.cap changes
+	 * when renewed: read it through rpfsc_file_cap. */
+	struct rpc_attr attr;
+	char *path; /* for messages; NULL when opened from attributes */
+	pthread_mutex_t cap_lock;
+	int64_t cap_renew_ms; /* CLOCK_MONOTONIC ms: renew from then on */
 };
 
 /* ---- client.c ----------------------------------------------------------- */
@@ -123,8 +127,10 @@ int rpfsc_path_norm(const char *path, char *out);
 
 /* ---- namespace.c -------------------------------------------------------- */
 
-/* LOOKUP path (normalized into norm) on its metadata server. */
-int rpfsc_lookup(struct rpfs_client *c, const char *path, char *norm, struct rpc_attr *a);
+/* LOOKUP path (normalized into norm) on its metadata server; flags
+ * RPC_WANT_* ask for a capability with those rights (a->cap). */
+int rpfsc_lookup(struct rpfs_client *c, const char *path, uint16_t flags, char *norm,
+		 struct rpc_attr *a);
 
 /* ---- file.c --------------------------------------------------------------- */
 
@@ -132,9 +138,13 @@ void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st);
 
 /* Layout of an attribute with nservers filled in and checked. */
 int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a);
-/* Logical size of a file from its I/O servers (IO_SIZE in parallel). */
+/* Logical size of a file from its I/O servers (IO_SIZE in parallel, with
+ * the capability in a->cap). */
 int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint64_t *size);
+/* The file's capability for a request, renewed first (GETATTR with the old
+ * one) once half its lifetime has passed. 0 or -errno (message set). */
+int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap);
 
 /* ---- listio.c ----------------------------------------------------------- */
 

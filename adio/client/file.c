@@ -8,7 +8,12 @@
  * datafile sizes of the file's I/O servers (IO_SIZE to each, in parallel),
  * and truncate sets each datafile to the size its slot has at that logical
  * size. Shared file pointers and byte-range locks are served by the
- * metadata server that owns the handle (top 16 bits of the handle). */
+ * metadata server that owns the handle (top 16 bits of the handle).
+ *
+ * Every request naming the handle carries the capability the open got
+ * (server/access.c): the rights it was opened with, until an expiry. A
+ * file renews it with GETATTR once half its lifetime has passed, so a
+ * long-open file keeps working and a chmod reaches it then. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +40,25 @@ void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st)
 		st->stripe_count = a->layout.stripe_count;
 		st->first_server = a->layout.first_server;
 	}
+	_Static_assert(RPFS_CAP_SIZE == RPC_CAP_SIZE, "rpfs.h and rpc.h disagree");
+	rpc_enc_cap(st->cap, &a->cap);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* When to renew a capability received now: after half its lifetime, by our
+ * own clock (the servers' clocks need not agree with ours). */
+static int64_t renew_time(const struct rpc_cap *cap)
+{
+	if (!cap->lifetime_s)
+		return INT64_MAX; /* none granted: nothing to renew */
+	return now_ms() + (int64_t)cap->lifetime_s * 500;
 }
 
 int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a)
@@ -67,8 +91,59 @@ static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	}
 	f->c = c;
 	f->attr = *a;
+	f->cap_renew_ms = renew_time(&a->cap);
+	pthread_mutex_init(&f->cap_lock, NULL);
 	*out = f;
 	return 0;
+}
+
+static uint16_t want_flags(unsigned flags)
+{
+	return (uint16_t)(((flags & RPFS_O_READ) ? RPC_WANT_READ : 0) |
+			  ((flags & RPFS_O_WRITE) ? RPC_WANT_WRITE : 0));
+}
+
+static uint16_t rights_flags(uint32_t rights)
+{
+	return (uint16_t)(((rights & RPC_CAP_READ) ? RPC_WANT_READ : 0) |
+			  ((rights & RPC_CAP_WRITE) ? RPC_WANT_WRITE : 0));
+}
+
+int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap)
+{
+	uint8_t body[64], rep[256];
+	struct rpc_attr a;
+	size_t rep_len;
+	int srv, len, ret = 0;
+
+	pthread_mutex_lock(&f->cap_lock);
+	if (now_ms() < f->cap_renew_ms)
+		goto out;
+	srv = rpfsc_meta_srv(f->c, RPC_HANDLE_META(f->attr.handle));
+	len = rpc_enc_getattr(body, sizeof(body), f->attr.handle,
+			      rights_flags(f->attr.cap.rights), &f->attr.cap);
+	if (srv < 0 || len < 0) {
+		rpfsc_err_set("%s: can't renew its capability", f->path);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = rpfsc_call1(f->c, srv, RPFSC_META, f->path, body, (size_t)len, rep,
+			  sizeof(rep), &rep_len);
+	if (ret)
+		goto out;
+	if (rpc_dec_attr(rep, rep_len, &a) || a.handle != f->attr.handle ||
+	    rep_len < RPC_ATTR_CAP_SIZE) {
+		ret = rpfsc_err_server(rpfsc_desc(f->c, srv, RPFSC_META), f->path,
+				       -EPROTO, 0, false);
+		goto out;
+	}
+	f->attr.cap = a.cap;
+	f->cap_renew_ms = renew_time(&a.cap);
+out:
+	if (!ret)
+		*cap = f->attr.cap;
+	pthread_mutex_unlock(&f->cap_lock);
+	return ret;
 }
 
 int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
@@ -86,9 +161,12 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 	if (ret)
 		return ret;
 	srv = rpfsc_meta_srv(c, rpfs_meta_for_path(&c->cfg, norm));
-	len = rpc_enc_create(body, sizeof(body), norm, mode & 07777, (uint32_t)getuid(),
-			     (uint32_t)getgid(),
-			     (flags & RPFS_O_EXCL) ? RPC_CREATE_EXCL : 0,
+	if (!(flags & RPFS_O_RDWR))
+		flags |= RPFS_O_RDWR;
+	len = rpc_enc_create(body, sizeof(body), norm, mode & 07777, (uint32_t)geteuid(),
+			     (uint32_t)getegid(),
+			     ((flags & RPFS_O_EXCL) ? RPC_CREATE_EXCL : 0) |
+				     want_flags(flags),
 			     opts ? opts->stripe_unit : 0, opts ? opts->stripe_count : 0,
 			     opts ? opts->first_server : -1);
 	if (len < 0) {
@@ -110,14 +188,16 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 	return file_new(c, &a, norm, out);
 }
 
-int rpfs_open(rpfs_client_t *c, const char *path, rpfs_file_t **out)
+int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **out)
 {
 	char norm[RPC_PATH_MAX + 1];
 	struct rpc_attr a;
 	int ret;
 
 	*out = NULL;
-	ret = rpfsc_lookup(c, path, norm, &a);
+	if (!(flags & RPFS_O_RDWR))
+		flags |= RPFS_O_READ;
+	ret = rpfsc_lookup(c, path, want_flags(flags), norm, &a);
 	if (ret)
 		return ret;
 	if (a.type != RPC_TYPE_FILE) {
@@ -148,6 +228,7 @@ int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **o
 	a.layout.stripe_count = st->stripe_count;
 	a.layout.first_server = st->first_server;
 	a.layout.nservers = c->cfg.nio;
+	rpc_dec_cap(st->cap, &a.cap);
 	if (RPC_HANDLE_META(a.handle) >= c->cfg.nmeta || rpfsc_attr_layout(c, &a)) {
 		rpfsc_err_set("handle %#" PRIx64 ": attributes don't fit this cluster "
 			      "(%u metadata, %u I/O servers)",
@@ -161,13 +242,16 @@ void rpfs_close(rpfs_file_t *f)
 {
 	if (!f)
 		return;
+	pthread_mutex_destroy(&f->cap_lock);
 	free(f->path);
 	free(f);
 }
 
 void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st)
 {
+	pthread_mutex_lock(&f->cap_lock);
 	rpfsc_attr_to_stat(&f->attr, st);
+	pthread_mutex_unlock(&f->cap_lock);
 }
 
 /* ---- per-datafile operations -------------------------------------------- */
@@ -180,7 +264,7 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char 
 {
 	uint32_t n = a->layout.stripe_count;
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
-	uint8_t(*body)[32] = calloc(n, sizeof(*body));
+	uint8_t(*body)[64] = calloc(n, sizeof(*body));
 	uint8_t(*rep)[16] = calloc(n, sizeof(*rep));
 	int ret = 0;
 
@@ -190,12 +274,12 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char 
 		goto out;
 	}
 	for (uint32_t s = 0; s < n; s++) {
-		int len =
-			op == RPC_IO_TRUNCATE
-				? rpc_enc_truncate(body[s], sizeof(body[s]), a->handle,
-						   layout_local_size(&a->layout, s, size))
-				: rpc_enc_handle_op(body[s], sizeof(body[s]), op,
-						    a->handle);
+		int len = op == RPC_IO_TRUNCATE
+				  ? rpc_enc_truncate(
+					    body[s], sizeof(body[s]), a->handle, &a->cap,
+					    layout_local_size(&a->layout, s, size))
+				  : rpc_enc_handle_op(body[s], sizeof(body[s]), op,
+						      a->handle, &a->cap);
 
 		if (len < 0) {
 			ret = len;
@@ -245,19 +329,35 @@ int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	return ret;
 }
 
+/* The file's attributes with a current capability, for one operation. */
+static int attr_now(rpfs_file_t *f, struct rpc_attr *a)
+{
+	*a = f->attr;
+	return rpfsc_file_cap(f, &a->cap);
+}
+
 int rpfs_getsize(rpfs_file_t *f, uint64_t *size)
 {
-	return rpfsc_file_size(f->c, &f->attr, f->path, size);
+	struct rpc_attr a;
+	int ret = attr_now(f, &a);
+
+	return ret ? ret : rpfsc_file_size(f->c, &a, f->path, size);
 }
 
 int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 {
-	return per_slot(f->c, &f->attr, f->path, RPC_IO_TRUNCATE, size, NULL);
+	struct rpc_attr a;
+	int ret = attr_now(f, &a);
+
+	return ret ? ret : per_slot(f->c, &a, f->path, RPC_IO_TRUNCATE, size, NULL);
 }
 
 int rpfs_sync(rpfs_file_t *f)
 {
-	return per_slot(f->c, &f->attr, f->path, RPC_IO_SYNC, 0, NULL);
+	struct rpc_attr a;
+	int ret = attr_now(f, &a);
+
+	return ret ? ret : per_slot(f->c, &a, f->path, RPC_IO_SYNC, 0, NULL);
 }
 
 /* ---- shared file pointer and locks -------------------------------------- */
@@ -269,8 +369,9 @@ static int handle_meta(rpfs_file_t *f)
 
 int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old)
 {
-	uint8_t body[32], rep[16];
+	uint8_t body[64], rep[16];
 	int srv = handle_meta(f);
+	struct rpc_cap cap;
 	size_t rep_len;
 	uint64_t v;
 	int len, ret;
@@ -279,7 +380,10 @@ int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old)
 		rpfsc_err_set("%s: handle names no metadata server", f->path);
 		return -EINVAL;
 	}
-	len = rpc_enc_fetch_add(body, sizeof(body), f->attr.handle, delta);
+	ret = rpfsc_file_cap(f, &cap);
+	if (ret)
+		return ret;
+	len = rpc_enc_fetch_add(body, sizeof(body), f->attr.handle, &cap, delta);
 	if (len < 0) {
 		rpfsc_err_set("%s: can't encode the request: %s", f->path,
 			      strerror(-len));
@@ -299,18 +403,22 @@ int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old)
 static int lock_call(rpfs_file_t *f, uint16_t op, uint16_t flags, uint64_t off,
 		     uint64_t len)
 {
-	uint8_t body[64];
+	uint8_t body[96];
 	int srv = handle_meta(f);
-	int blen;
+	struct rpc_cap cap;
+	int blen, ret;
 
 	if (srv < 0) {
 		rpfsc_err_set("%s: handle names no metadata server", f->path);
 		return -EINVAL;
 	}
+	ret = rpfsc_file_cap(f, &cap);
+	if (ret)
+		return ret;
 	/* len 0 means "to the end of the file", whatever its size becomes. */
 	if (!len)
 		len = UINT64_MAX - off;
-	blen = rpc_enc_lock(body, sizeof(body), op, flags, f->attr.handle, off, len,
+	blen = rpc_enc_lock(body, sizeof(body), op, flags, f->attr.handle, &cap, off, len,
 			    f->c->lock_owner);
 	if (blen < 0) {
 		rpfsc_err_set("%s: bad lock range [%" PRIu64 ", +%" PRIu64 ")", f->path,
@@ -319,14 +427,6 @@ static int lock_call(rpfs_file_t *f, uint16_t op, uint16_t flags, uint64_t off,
 	}
 	return rpfsc_call1(f->c, srv, RPFSC_META, f->path, body, (size_t)blen, NULL, 0,
 			   NULL);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int rpfs_lock(rpfs_file_t *f, uint64_t off, uint64_t len, int exclusive)

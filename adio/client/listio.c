@@ -380,7 +380,12 @@ static int io_launch(struct rpfsc_io *io)
 {
 	struct rpfs_client *c = io->f->c;
 	size_t body_total = 0, off = 0;
+	struct rpc_cap cap;
+	int ret;
 
+	ret = rpfsc_file_cap(io->f, &cap);
+	if (ret)
+		return ret;
 	io->calls = calloc(io->nch ? io->nch : 1, sizeof(*io->calls));
 	io->reps = calloc(io->nch ? io->nch : 1, sizeof(*io->reps));
 	for (size_t i = 0; i < io->nch; i++)
@@ -394,12 +399,13 @@ static int io_launch(struct rpfsc_io *io)
 		struct iochunk *ch = &io->ch[i];
 		struct slotlist *sl = &io->sl[ch->slot];
 		struct xp_call *call = &io->calls[i];
-		size_t cap = c->io_hdr + ch->nseg * RPC_SEG_SIZE;
-		int len, ret;
+		size_t room = c->io_hdr + ch->nseg * RPC_SEG_SIZE;
+		int len;
 
-		len = rpc_enc_io(
-			io->bodies + off, cap, io->write ? RPC_IO_WRITE : RPC_IO_READ,
-			io->f->attr.handle, &sl->segs[ch->seg0], (uint32_t)ch->nseg);
+		len = rpc_enc_io(io->bodies + off, room,
+				 io->write ? RPC_IO_WRITE : RPC_IO_READ,
+				 io->f->attr.handle, &cap, &sl->segs[ch->seg0],
+				 (uint32_t)ch->nseg);
 		if (len < 0) {
 			rpfsc_err_set("%s: can't encode an I/O request: %s", io->f->path,
 				      strerror(-len));
@@ -409,7 +415,7 @@ static int io_launch(struct rpfsc_io *io)
 		call->req_len = (size_t)len;
 		call->rep = io->reps[i];
 		call->rep_max = sizeof(io->reps[i]);
-		off += cap;
+		off += room;
 		if (io->write) {
 			call->wr_iov = &sl->iov[ch->iov0];
 			call->wr_cnt = (int)ch->niov;

@@ -47,8 +47,8 @@ int rpfs_mkdir(rpfs_client_t *c, const char *path, uint32_t mode)
 	ret = path_owner(c, path, norm, &srv);
 	if (ret)
 		return ret;
-	len = rpc_enc_mkdir(body, sizeof(body), norm, mode & 07777, (uint32_t)getuid(),
-			    (uint32_t)getgid());
+	len = rpc_enc_mkdir(body, sizeof(body), norm, mode & 07777, (uint32_t)geteuid(),
+			    (uint32_t)getegid());
 	if (len < 0)
 		return enc_error(norm, len);
 	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
@@ -98,14 +98,15 @@ int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode)
 }
 
 /* LOOKUP of a normalized path: the attributes, with the layout completed. */
-static int lookup(struct rpfs_client *c, const char *norm, int srv, struct rpc_attr *a)
+static int lookup(struct rpfs_client *c, const char *norm, int srv, uint16_t flags,
+		  struct rpc_attr *a)
 {
 	uint8_t body[RPFSC_META_BODY_CAP];
 	uint8_t rep[256];
 	size_t rep_len;
 	int len, ret;
 
-	len = rpc_enc_path_op(body, sizeof(body), RPC_LOOKUP, 0, norm);
+	len = rpc_enc_path_op(body, sizeof(body), RPC_LOOKUP, flags, norm);
 	if (len < 0)
 		return enc_error(norm, len);
 	ret = rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, rep, sizeof(rep),
@@ -119,12 +120,13 @@ static int lookup(struct rpfs_client *c, const char *norm, int srv, struct rpc_a
 	return 0;
 }
 
-int rpfsc_lookup(struct rpfs_client *c, const char *path, char *norm, struct rpc_attr *a)
+int rpfsc_lookup(struct rpfs_client *c, const char *path, uint16_t flags, char *norm,
+		 struct rpc_attr *a)
 {
 	int srv, ret;
 
 	ret = path_owner(c, path, norm, &srv);
-	return ret ? ret : lookup(c, norm, srv, a);
+	return ret ? ret : lookup(c, norm, srv, flags, a);
 }
 
 int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
@@ -134,7 +136,7 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 	uint64_t size = 0;
 	int ret;
 
-	ret = rpfsc_lookup(c, path, norm, &a);
+	ret = rpfsc_lookup(c, path, 0, norm, &a);
 	if (ret)
 		return ret;
 	if (a.type == RPC_TYPE_FILE) {

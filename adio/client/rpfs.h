@@ -32,6 +32,9 @@ typedef struct rpfs_request rpfs_request_t;
 
 enum { RPFS_TYPE_FILE = 1, RPFS_TYPE_DIR = 2 };
 
+/* Bytes of the capability a file's attributes carry (see rpfs_stat.cap). */
+#define RPFS_CAP_SIZE 32
+
 struct rpfs_stat {
 	uint64_t handle;
 	uint32_t type; /* RPFS_TYPE_* */
@@ -41,6 +44,11 @@ struct rpfs_stat {
 	uint64_t stripe_unit;
 	uint32_t stripe_count;
 	uint32_t first_server; /* I/O server index of stripe 0 */
+	/* Opaque: the capability the metadata server granted with these
+	 * attributes (the rights of the open that got them; none from
+	 * rpfs_stat). The I/O servers serve a handle only with it, so
+	 * attributes broadcast to other processes (rpfs_open_attr) carry it. */
+	unsigned char cap[RPFS_CAP_SIZE];
 };
 
 /* Layout for a new file; zero fields take the cluster defaults. */
@@ -56,7 +64,10 @@ struct rpfs_seg {
 	uint64_t len;
 };
 
-#define RPFS_O_EXCL 1u /* rpfs_create: fail with -EEXIST if it exists */
+#define RPFS_O_EXCL  1u /* rpfs_create: fail with -EEXIST if it exists */
+#define RPFS_O_READ  2u /* rpfs_open, rpfs_create: for reading */
+#define RPFS_O_WRITE 4u /* rpfs_open, rpfs_create: for writing */
+#define RPFS_O_RDWR  (RPFS_O_READ | RPFS_O_WRITE)
 
 /* config: a path, or NULL for RPFS_CONFIG, then /etc/rpfs/rpfs.conf. */
 int rpfs_init(const char *config, rpfs_client_t **out);
@@ -90,9 +101,16 @@ struct rpfs_statfs {
 int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st);
 
 /* ---- files -------------------------------------------------------------- */
+/* Permissions are the servers' (mode and owner as in POSIX, for the uid and
+ * groups of the process): opening for RPFS_O_READ and/or RPFS_O_WRITE
+ * fails with -EACCES where the mode does not allow it, and the file then
+ * reads or writes only as opened. rpfs_create without either flag opens
+ * for both; an existing file (no RPFS_O_EXCL) is opened as rpfs_open does,
+ * a new one as asked whatever its mode. rpfs_open with neither flag opens
+ * for reading. */
 int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		const struct rpfs_create_opts *opts, rpfs_file_t **out);
-int rpfs_open(rpfs_client_t *c, const char *path, rpfs_file_t **out);
+int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **out);
 /* Open from attributes another process looked up (e.g. broadcast by MPI
  * rank 0), without any request: scalable opens. */
 int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out);

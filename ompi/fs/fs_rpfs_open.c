@@ -14,6 +14,7 @@
 #include "fs_rpfs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,28 +38,33 @@ static uint32_t create_mode(const ompio_file_t *fh)
 	return (uint32_t)(0666 & ~old_mask);
 }
 
-/* POSIX-style permission check of the access mode against the attributes
- * (the server keeps mode and owner; root passes). */
-static int check_access(int amode, const struct rpfs_stat *st)
+/* The rights to open with: the servers check them against the mode
+ * (-EACCES). A write-only file is opened for reading too where its mode
+ * allows (collective writes may read the holes they write around); where it
+ * does not, it is opened as asked. */
+static unsigned open_rights(int amode, bool widen)
 {
-	uid_t uid = geteuid();
-	uint32_t bits;
-	int want_r = !(amode & MPI_MODE_WRONLY);
-	int want_w = (amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0;
+	if (amode & MPI_MODE_RDONLY)
+		return RPFS_O_READ;
+	if ((amode & MPI_MODE_WRONLY) && !widen)
+		return RPFS_O_WRITE;
+	return RPFS_O_RDWR;
+}
 
-	if (st->type != RPFS_TYPE_FILE)
-		return -EISDIR;
-	if (uid == 0)
-		return 0;
-	if (st->uid == (uint32_t)uid)
-		bits = (st->mode >> 6) & 7;
-	else if (st->gid == (uint32_t)getegid())
-		bits = (st->mode >> 3) & 7;
-	else
-		bits = st->mode & 7;
-	if ((want_r && !(bits & 4)) || (want_w && !(bits & 2)))
-		return -EACCES;
-	return 0;
+static int open_as(rpfs_client_t *client, const char *path, opal_info_t *info,
+		   const ompio_file_t *fh, bool widen, rpfs_file_t **file)
+{
+	int amode = fh->f_amode;
+	unsigned rights = open_rights(amode, widen);
+	struct rpfs_create_opts opts;
+
+	if (amode & MPI_MODE_CREATE) {
+		mca_fs_rpfs_create_opts(info, &opts);
+		return rpfs_create(client, path, create_mode(fh),
+				   rights | ((amode & MPI_MODE_EXCL) ? RPFS_O_EXCL : 0),
+				   &opts, file);
+	}
+	return rpfs_open(client, path, rights, file);
 }
 
 /* Rank 0's half: create or look up. Returns the open file, or NULL with
@@ -68,34 +74,19 @@ static int check_access(int amode, const struct rpfs_stat *st)
 static rpfs_file_t *lookup(const char *path, opal_info_t *info, const ompio_file_t *fh,
 			   struct open_result *res)
 {
-	int amode = fh->f_amode;
 	rpfs_client_t *client;
 	rpfs_file_t *file = NULL;
-	struct rpfs_create_opts opts;
 	int ret;
 
 	ret = mca_fs_rpfs_client(info, &client);
 	if (ret < 0)
 		goto fail;
-	if (amode & MPI_MODE_CREATE) {
-		mca_fs_rpfs_create_opts(info, &opts);
-		ret = rpfs_create(client, path, create_mode(fh),
-				  (amode & MPI_MODE_EXCL) ? RPFS_O_EXCL : 0, &opts,
-				  &file);
-	} else {
-		ret = rpfs_open(client, path, &file);
-	}
+	ret = open_as(client, path, info, fh, true, &file);
+	if (ret == -EACCES && (fh->f_amode & MPI_MODE_WRONLY))
+		ret = open_as(client, path, info, fh, false, &file);
 	if (ret < 0)
 		goto fail;
 	rpfs_file_attr(file, &res->st);
-	/* a file just created is ours; an existing one is checked */
-	ret = check_access(amode, &res->st);
-	if (ret < 0) {
-		rpfs_close(file);
-		res->r.err = ret;
-		snprintf(res->r.msg, sizeof(res->r.msg), "%s", strerror(-ret));
-		return NULL;
-	}
 	rpfs_ompi_result_set(&res->r, 0);
 	return file;
 fail:

@@ -50,21 +50,23 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_READDIR:
 		return rpc_enc_readdir(again, cap, r->path, r->cookie, r->max);
 	case RPC_GETATTR:
+		return rpc_enc_getattr(again, cap, r->handle, r->flags, &r->cap);
 	case RPC_IO_SIZE:
 	case RPC_IO_SYNC:
 	case RPC_IO_REMOVE:
-		return rpc_enc_handle_op(again, cap, r->op, r->handle);
+		return rpc_enc_handle_op(again, cap, r->op, r->handle, &r->cap);
 	case RPC_FETCH_ADD:
-		return rpc_enc_fetch_add(again, cap, r->handle, r->delta);
+		return rpc_enc_fetch_add(again, cap, r->handle, &r->cap, r->delta);
 	case RPC_LOCK:
 	case RPC_UNLOCK:
-		return rpc_enc_lock(again, cap, r->op, r->flags, r->handle, r->off,
-				    r->len, r->owner);
+		return rpc_enc_lock(again, cap, r->op, r->flags, r->handle, &r->cap,
+				    r->off, r->len, r->owner);
 	case RPC_IO_TRUNCATE:
-		return rpc_enc_truncate(again, cap, r->handle, r->size);
+		return rpc_enc_truncate(again, cap, r->handle, &r->cap, r->size);
 	case RPC_IO_WRITE:
 	case RPC_IO_READ:
-		return rpc_enc_io(again, cap, r->op, r->handle, r->segs, r->nseg);
+		return rpc_enc_io(again, cap, r->op, r->handle, &r->cap, r->segs,
+				  r->nseg);
 	case RPC_IO_CREATE:
 		return rpc_enc_io_create(again, cap, r->handle, r->nonce);
 	case RPC_IO_PROBE:
@@ -107,7 +109,12 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(strcmp(r->cookie, ".") && strcmp(r->cookie, ".."));
 		break;
 	case RPC_CREATE:
-		FUZZ_CHECK(!(r->flags & ~RPC_CREATE_EXCL) && r->first_server >= -1);
+		FUZZ_CHECK(!(r->flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)) &&
+			   r->first_server >= -1);
+		break;
+	case RPC_LOOKUP:
+	case RPC_GETATTR:
+		FUZZ_CHECK(!(r->flags & ~RPC_WANT_RIGHTS));
 		break;
 	case RPC_SETATTR:
 		FUZZ_CHECK(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
@@ -120,7 +127,9 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 	case RPC_IO_WRITE:
 	case RPC_IO_READ:
 		FUZZ_CHECK(r->nseg <= maxseg && r->segs == segs);
-		FUZZ_CHECK(RPC_PREAMBLE + 16 + (uint64_t)r->nseg * RPC_SEG_SIZE == size);
+		FUZZ_CHECK(RPC_PREAMBLE + 16 + RPC_CAP_SIZE +
+				   (uint64_t)r->nseg * RPC_SEG_SIZE ==
+			   size);
 		for (uint32_t i = 0; i < r->nseg; i++)
 			FUZZ_CHECK(segs[i].len > 0 &&
 				   segs[i].len <= UINT64_MAX - segs[i].off);
@@ -184,7 +193,7 @@ static void requests(const uint8_t *data, size_t size)
 static void replies(const uint8_t *data, size_t size)
 {
 	static struct rpc_dirent ents[64];
-	uint8_t buf[RPC_ATTR_SIZE];
+	uint8_t buf[RPC_ATTR_CAP_SIZE];
 	struct rpc_attr a, a2;
 	struct rpc_statfs st;
 	struct rpc_probe p;
@@ -199,7 +208,13 @@ static void replies(const uint8_t *data, size_t size)
 			   (a.layout.stripe_unit > 0 && a.layout.stripe_count >= 1));
 		rpc_enc_attr(buf, &a);
 		FUZZ_CHECK(!memcmp(buf, data, 68));
-		FUZZ_CHECK(rpc_dec_attr(buf, sizeof(buf), &a2) == 0);
+		FUZZ_CHECK(rpc_dec_attr(buf, RPC_ATTR_SIZE, &a2) == 0);
+		if (size >= RPC_ATTR_CAP_SIZE) {
+			/* a granted capability travels unchanged */
+			rpc_enc_attr_cap(buf, &a);
+			FUZZ_CHECK(!memcmp(buf + RPC_ATTR_SIZE, data + RPC_ATTR_SIZE,
+					   RPC_CAP_SIZE));
+		}
 	}
 	if (!rpc_dec_u64(data, size, &v))
 		FUZZ_CHECK(size >= 8);

@@ -229,13 +229,13 @@ static void gen_rpc(void)
 	REQ("setattr", rpc_enc_setattr(buf, sizeof(buf), "/d/f",
 				       RPC_SET_MODE | RPC_SET_TIMES, 0600, 0, 0, 1, 2));
 	REQ("readdir", rpc_enc_readdir(buf, sizeof(buf), "/d", "f", 64));
-	REQ("getattr", rpc_enc_handle_op(buf, sizeof(buf), RPC_GETATTR, 7));
-	REQ("fetch-add", rpc_enc_fetch_add(buf, sizeof(buf), 7, -3));
-	REQ("lock",
-	    rpc_enc_lock(buf, sizeof(buf), RPC_LOCK, RPC_LOCK_EXCL, 7, 0, 4096, 99));
-	REQ("truncate", rpc_enc_truncate(buf, sizeof(buf), 7, 12345));
-	REQ("io-write", rpc_enc_io(buf, sizeof(buf), RPC_IO_WRITE, 7, segs, 3));
-	REQ("io-read", rpc_enc_io(buf, sizeof(buf), RPC_IO_READ, 7, segs, 1));
+	REQ("getattr", rpc_enc_handle_op(buf, sizeof(buf), RPC_GETATTR, 7, NULL));
+	REQ("fetch-add", rpc_enc_fetch_add(buf, sizeof(buf), 7, NULL, -3));
+	REQ("lock", rpc_enc_lock(buf, sizeof(buf), RPC_LOCK, RPC_LOCK_EXCL, 7, NULL, 0,
+				 4096, 99));
+	REQ("truncate", rpc_enc_truncate(buf, sizeof(buf), 7, NULL, 12345));
+	REQ("io-write", rpc_enc_io(buf, sizeof(buf), RPC_IO_WRITE, 7, NULL, segs, 3));
+	REQ("io-read", rpc_enc_io(buf, sizeof(buf), RPC_IO_READ, 7, NULL, segs, 1));
 	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	REQ("rep-dirents", rpc_enc_dirents(buf, sizeof(buf), ents, 3, 1));

@@ -613,6 +613,37 @@ static uint64_t junk_handle(void)
 	return rnd64() | 0x4000000000000000ULL;
 }
 
+/* The capability sent with a handle: half the time one a metadata server
+ * would grant (a key holder can make it: the key is the line of trust), so
+ * junk reaches the I/O and lock code behind the check; else none, random
+ * bytes, or a real one with a bit flipped, which must all be refused. */
+static const struct rpc_cap *junk_cap(uint64_t handle)
+{
+	static struct rpc_cap c;
+
+	c.rights = RPC_CAP_READ | RPC_CAP_WRITE;
+	c.lifetime_s = 3600;
+	c.expiry = (now_ms() + 3600 * 1000) * 1000000;
+	auth_cap_mac(&J.key, handle, c.rights, c.lifetime_s, c.expiry, c.mac);
+	switch (rnd(8)) {
+	case 0:
+		return NULL;
+	case 1:
+		rnd_bytes(&c, sizeof(c));
+		break;
+	case 2:
+		c.mac[rnd(sizeof(c.mac))] ^= (uint8_t)(1u << rnd(8));
+		break;
+	case 3:
+		c.expiry = now_ms() * 1000000 - 1; /* expired */
+		auth_cap_mac(&J.key, handle, c.rights, c.lifetime_s, c.expiry, c.mac);
+		break;
+	default:
+		break;
+	}
+	return &c;
+}
+
 static void junk_path(char *p, size_t len)
 {
 	static const char *const names[] = {"a", "junk", "..", ".", "", "x/y", "zz"};
@@ -664,6 +695,7 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       0xffff};
 	static struct rpc_seg segs[512];
 	char path[300];
+	uint64_t h;
 	uint16_t op = ops[rnd(sizeof(ops) / sizeof(ops[0]))];
 	int n = -1;
 
@@ -688,11 +720,13 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 		n = rpc_enc_readdir(b, cap, "/", rnd(2) ? "a" : NULL, rnd(1u << 20));
 		break;
 	case RPC_FETCH_ADD:
-		n = rpc_enc_fetch_add(b, cap, junk_handle(), (int64_t)rnd64());
+		h = junk_handle();
+		n = rpc_enc_fetch_add(b, cap, h, junk_cap(h), (int64_t)rnd64());
 		break;
 	case RPC_LOCK:
 	case RPC_UNLOCK:
-		n = rpc_enc_lock(b, cap, op, (uint16_t)rnd(4), junk_handle(), rnd(100),
+		h = junk_handle();
+		n = rpc_enc_lock(b, cap, op, (uint16_t)rnd(4), h, junk_cap(h), rnd(100),
 				 1 + rnd(100), rnd64());
 		break;
 	case RPC_IO_WRITE:
@@ -700,10 +734,11 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 		uint32_t ns = junk_segs(
 			segs, rpc_io_max_segs(cap) < 512 ? rpc_io_max_segs(cap) : 512);
 
-		n = rpc_enc_io(b, cap, op, junk_handle(), segs, ns);
+		h = junk_handle();
+		n = rpc_enc_io(b, cap, op, h, junk_cap(h), segs, ns);
 		if (n < 0) {
 			/* invalid segments: write them raw */
-			n = rpc_enc_io(b, cap, op, junk_handle(), NULL, 0);
+			n = rpc_enc_io(b, cap, op, h, junk_cap(h), NULL, 0);
 			for (uint32_t i = 0;
 			     n > 0 && i < ns && (size_t)n + RPC_SEG_SIZE <= cap; i++) {
 				memcpy(b + n, &segs[i], RPC_SEG_SIZE);
@@ -716,10 +751,12 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 	case RPC_IO_SIZE:
 	case RPC_IO_SYNC:
 	case RPC_IO_REMOVE:
-		n = rpc_enc_handle_op(b, cap, op, junk_handle());
+		h = junk_handle();
+		n = rpc_enc_handle_op(b, cap, op, h, junk_cap(h));
 		break;
 	case RPC_IO_TRUNCATE:
-		n = rpc_enc_truncate(b, cap, junk_handle(), rnd64());
+		h = junk_handle();
+		n = rpc_enc_truncate(b, cap, h, junk_cap(h), rnd64());
 		break;
 	case RPC_IO_CREATE:
 		n = rpc_enc_io_create(b, cap, junk_handle(), rnd64() | 1);
@@ -951,8 +988,9 @@ static size_t junk_message(struct jconn *c, enum shape sh)
 static size_t junk_descs(struct jconn *c, enum shape sh)
 {
 	uint8_t *buf = (uint8_t *)c->sbuf[0];
-	size_t blen = (size_t)rpc_enc_io(buf + PROTO_HDR_SIZE, 64, RPC_IO_READ,
-					 junk_handle(), &(struct rpc_seg){0, 4096}, 1);
+	uint64_t handle = junk_handle();
+	size_t blen = (size_t)rpc_enc_io(buf + PROTO_HDR_SIZE, 96, RPC_IO_READ, handle,
+					 junk_cap(handle), &(struct rpc_seg){0, 4096}, 1);
 	uint32_t nd = 1 + rnd(32);
 	uint64_t total = 0;
 	uint8_t *dp = buf + PROTO_HDR_SIZE + blen;

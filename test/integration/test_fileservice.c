@@ -141,7 +141,7 @@ static rpfs_file_t *create(rpfs_client_t *c, const char *path)
 static rpfs_file_t *open_file(rpfs_client_t *c, const char *path)
 {
 	rpfs_file_t *f = NULL;
-	int ret = rpfs_open(c, path, &f);
+	int ret = rpfs_open(c, path, RPFS_O_RDWR, &f);
 
 	ck_assert_msg(ret == 0, "open %s: %s: %s", path, strerror(-ret), rpfs_errmsg());
 	return f;
@@ -619,7 +619,7 @@ static int pt_worker(rpfs_client_t *c, struct team *t, void *arg)
 	}
 	if (team_barrier(t))
 		goto fail;
-	if (t->w && (ret = rpfs_open(c, PT_PATH, &f))) {
+	if (t->w && (ret = rpfs_open(c, PT_PATH, RPFS_O_RDWR, &f))) {
 		fprintf(stderr, "worker %d: open: %s\n", t->w, rpfs_errmsg());
 		goto out;
 	}
@@ -699,7 +699,7 @@ static int ow_worker(rpfs_client_t *c, struct team *t, void *arg)
 	}
 	if (team_barrier(t))
 		goto fail;
-	if (t->w && (ret = rpfs_open(c, OW_PATH, &f))) {
+	if (t->w && (ret = rpfs_open(c, OW_PATH, RPFS_O_RDWR, &f))) {
 		fprintf(stderr, "worker %d: open: %s\n", t->w, rpfs_errmsg());
 		goto out;
 	}
@@ -1075,7 +1075,7 @@ START_TEST(test_mkdir_readdir_rmdir_semantics)
 	ck_assert_int_eq(rpfs_rmdir(c, "/d"), -ENOTEMPTY);
 	ck_assert_int_eq(rpfs_rmdir(c, "/nope"), -ENOENT);
 	ck_assert_int_eq(rpfs_remove(c, "/nope"), -ENOENT);
-	ck_assert_int_eq(rpfs_open(c, "/nope", &f), -ENOENT);
+	ck_assert_int_eq(rpfs_open(c, "/nope", RPFS_O_RDWR, &f), -ENOENT);
 	ck_assert_int_eq(rpfs_stat(c, "/nope", &st), -ENOENT);
 	ck_assert_int_eq(rpfs_readdir(c, "/nope", collect, &nm), -ENOENT);
 

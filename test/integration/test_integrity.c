@@ -117,7 +117,7 @@ static rpfs_file_t *create(rpfs_client_t *c, const char *path)
 static rpfs_file_t *open_file(rpfs_client_t *c, const char *path)
 {
 	rpfs_file_t *f = NULL;
-	int ret = rpfs_open(c, path, &f);
+	int ret = rpfs_open(c, path, RPFS_O_RDWR, &f);
 
 	ck_assert_msg(ret == 0, "open %s: %s: %s", path, strerror(-ret), rpfs_errmsg());
 	return f;
@@ -973,7 +973,7 @@ static int cw_writer(const char *config, int w)
 	char buf[12 * 1024];
 	int ret = 0;
 
-	if (rpfs_init(config, &c) || rpfs_open(c, CW_PATH, &f)) {
+	if (rpfs_init(config, &c) || rpfs_open(c, CW_PATH, RPFS_O_RDWR, &f)) {
 		fprintf(stderr, "writer %d: %s\n", w, rpfs_errmsg());
 		return 1;
 	}
@@ -1008,7 +1008,7 @@ static int cw_reader(const char *config)
 	char *buf = malloc(CW_RANGE);
 	int ret = 0, n = 0;
 
-	if (!buf || rpfs_init(config, &c) || rpfs_open(c, CW_PATH, &f)) {
+	if (!buf || rpfs_init(config, &c) || rpfs_open(c, CW_PATH, RPFS_O_RDWR, &f)) {
 		fprintf(stderr, "reader: %s\n", rpfs_errmsg());
 		return 1;
 	}
@@ -1107,7 +1107,8 @@ START_TEST(test_kill9_mid_write_reads_back_whole)
 		rpfs_file_t *f;
 		char *wb = malloc(KW_LEN);
 
-		if (!wb || rpfs_init(cl_config(cl), &wc) || rpfs_open(wc, "/kw", &f))
+		if (!wb || rpfs_init(cl_config(cl), &wc) ||
+		    rpfs_open(wc, "/kw", RPFS_O_RDWR, &f))
 			_exit(1);
 		/* Overwrite until the server dies under us. */
 		for (int i = 0; i < 1000; i++) {

@@ -7,9 +7,10 @@
 #   - a config that lists the servers in another order, at other ports, or
 #     of another cluster gets an error naming the difference;
 #   - a server started on another server's storage directory refuses;
-#   - user nobody can neither read nor remove root's 0600 file, nor remove
-#     it through its directory, nor change its mode (needs root: skipped
-#     otherwise, and said so).
+#   - user nobody (its own copy of the key) can neither read nor remove
+#     root's 0600 file, nor remove root's file through root's directory,
+#     nor change its mode, nor write or create where the modes say no, and
+#     can do what they allow (needs root: skipped otherwise, and said so).
 set -u
 
 RPFS=${RPFS:-./rpfs}
@@ -88,6 +89,50 @@ refused "another cluster's config" "belongs to cluster" \
 sed "s|dir = $D/s0|dir = $D/s1|" "$C" >"$TMP/swapdir.conf"
 refused "a server on another server's storage" "belongs to another server" \
 	"$RPFSD" --config "$TMP/swapdir.conf" --name 0 --foreground
+
+# Another user: nobody, with its own copy of the key (a key holder states
+# its uid like an NFS AUTH_SYS client; the servers check the modes for it).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+	U=$(mktemp -d /tmp/rpfs-trust-nobody-XXXXXX) || exit 1
+	cp "$D/cluster.key" "$U/key"
+	cp "$TMP/data" "$U/data"
+	sed "s|key_file = .*|key_file = $U/key|" "$C" >"$U/rpfs.conf"
+	chown -R nobody "$U"
+	chmod 755 "$U"
+	chmod 600 "$U/key"
+	"$RPFS" chmod 0600 /data >"$TMP/out" 2>&1 || bad "chmod 0600 /data as root"
+	"$RPFS" mkdir /home >"$TMP/out" 2>&1 || bad "mkdir /home as root"
+	"$RPFS" cp "$TMP/data" rpfs:/home/f >"$TMP/out" 2>&1 || bad "cp to /home/f as root"
+	nobody() {
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			env RPFS_CONFIG="$U/rpfs.conf" "$RPFS" "$@"
+	}
+	refused "nobody reads root's 0600 file" "Permission denied" nobody cat /data
+	refused "nobody removes root's file from / (sticky, like /tmp)" \
+		"Operation not permitted" nobody rm /data
+	refused "nobody removes root's file from root's 0755 directory" \
+		"Permission denied" nobody rm /home/f
+	refused "nobody changes the mode of root's file" "Operation not permitted" \
+		nobody chmod 0666 /data
+	refused "nobody overwrites root's 0644 file" "Permission denied" \
+		nobody cp "$U/data" rpfs:/home/f
+	refused "nobody creates in root's 0755 directory" "Permission denied" \
+		nobody cp "$U/data" rpfs:/home/g
+	if nobody cat /home/f 2>"$TMP/out" | cmp -s - "$U/data"; then
+		ok "nobody reads root's 0644 file"
+	else
+		bad "nobody could not read root's 0644 file"
+	fi
+	if nobody cp "$U/data" rpfs:/nobodys >"$TMP/out" 2>&1 &&
+		nobody rm /nobodys >"$TMP/out" 2>&1; then
+		ok "nobody creates and removes its own file in /"
+	else
+		bad "nobody could not create and remove its own file in /"
+	fi
+	rm -rf "$U"
+else
+	echo "skip another user's tests: need root, setpriv and user nobody"
+fi
 
 # the data is still right for the real config
 if "$RPFS" cat /data 2>"$TMP/out" | cmp -s - "$TMP/data"; then

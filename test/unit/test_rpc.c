@@ -113,7 +113,7 @@ START_TEST(bodyless_ops_round_trip)
 		ck_assert_int_eq(decode(buf, (size_t)n), 0);
 		ck_assert_uint_eq(req.op, ops[i]);
 		ck_assert_ptr_null(req.path);
-		n = rpc_enc_handle_op(buf, BUFSZ, ops[i], 77);
+		n = rpc_enc_handle_op(buf, BUFSZ, ops[i], 77, NULL);
 		ck_assert_int_eq(n, RPC_PREAMBLE);
 		assert_prefixes_refused(buf, (size_t)n);
 	}
@@ -210,9 +210,10 @@ START_TEST(handle_ops_round_trip)
 				       RPC_IO_REMOVE};
 
 	for (size_t i = 0; i < 4; i++) {
-		int n = rpc_enc_handle_op(buf, BUFSZ, ops[i], 0x0003000000000042ull);
+		int n = rpc_enc_handle_op(buf, BUFSZ, ops[i], 0x0003000000000042ull,
+					  NULL);
 
-		ck_assert_int_eq(n, RPC_PREAMBLE + 8);
+		ck_assert_int_eq(n, RPC_PREAMBLE + 8 + RPC_CAP_SIZE);
 		ck_assert_int_eq(decode(buf, (size_t)n), 0);
 		ck_assert_uint_eq(req.op, ops[i]);
 		ck_assert_uint_eq(req.handle, 0x0003000000000042ull);
@@ -221,15 +222,15 @@ START_TEST(handle_ops_round_trip)
 		assert_prefixes_refused(buf, (size_t)n);
 		assert_trailing_byte_refused((size_t)n);
 	}
-	ck_assert_int_eq(rpc_enc_handle_op(buf, BUFSZ, RPC_MKDIR, 1), -EINVAL);
+	ck_assert_int_eq(rpc_enc_handle_op(buf, BUFSZ, RPC_MKDIR, 1, NULL), -EINVAL);
 }
 END_TEST
 
 START_TEST(fetch_add_round_trips)
 {
-	int n = rpc_enc_fetch_add(buf, BUFSZ, 99, -4096);
+	int n = rpc_enc_fetch_add(buf, BUFSZ, 99, NULL, -4096);
 
-	ck_assert_int_eq(n, RPC_PREAMBLE + 16);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16 + RPC_CAP_SIZE);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.op, RPC_FETCH_ADD);
 	ck_assert_uint_eq(req.handle, 99);
@@ -241,10 +242,10 @@ END_TEST
 
 START_TEST(lock_round_trips)
 {
-	int n = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, RPC_LOCK_EXCL | RPC_LOCK_WAIT, 5, 100,
-			     200, 0xfeedull);
+	int n = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, RPC_LOCK_EXCL | RPC_LOCK_WAIT, 5, NULL,
+			     100, 200, 0xfeedull);
 
-	ck_assert_int_eq(n, RPC_PREAMBLE + 32);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 32 + RPC_CAP_SIZE);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.op, RPC_LOCK);
 	ck_assert_uint_eq(req.flags, RPC_LOCK_EXCL | RPC_LOCK_WAIT);
@@ -255,21 +256,23 @@ START_TEST(lock_round_trips)
 	assert_prefixes_refused(buf, (size_t)n);
 	assert_trailing_byte_refused((size_t)n);
 
-	n = rpc_enc_lock(buf, BUFSZ, RPC_UNLOCK, 0, 5, 0, UINT64_MAX, 1);
+	n = rpc_enc_lock(buf, BUFSZ, RPC_UNLOCK, 0, 5, NULL, 0, UINT64_MAX, 1);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.op, RPC_UNLOCK);
-	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 5, 1, UINT64_MAX, 1),
+	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 5, NULL, 1, UINT64_MAX, 1),
 			 -EINVAL);
-	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 5, 1, 0, 1), -EINVAL);
-	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 8, 5, 1, 1, 1), -EINVAL);
+	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 5, NULL, 1, 0, 1),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 8, 5, NULL, 1, 1, 1),
+			 -EINVAL);
 }
 END_TEST
 
 START_TEST(truncate_round_trips)
 {
-	int n = rpc_enc_truncate(buf, BUFSZ, 12, (uint64_t)1 << 50);
+	int n = rpc_enc_truncate(buf, BUFSZ, 12, NULL, (uint64_t)1 << 50);
 
-	ck_assert_int_eq(n, RPC_PREAMBLE + 16);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16 + RPC_CAP_SIZE);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.op, RPC_IO_TRUNCATE);
 	ck_assert_uint_eq(req.handle, 12);
@@ -284,9 +287,9 @@ START_TEST(io_round_trips)
 	struct rpc_seg in[5] = {
 		{0, 1}, {4096, 4096}, {1ull << 40, 65536}, {7, 3}, {UINT64_MAX - 1, 1},
 	};
-	int n = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 0x42, in, 5);
+	int n = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 0x42, NULL, in, 5);
 
-	ck_assert_int_eq(n, RPC_PREAMBLE + 16 + 5 * RPC_SEG_SIZE);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16 + RPC_CAP_SIZE + 5 * RPC_SEG_SIZE);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.op, RPC_IO_WRITE);
 	ck_assert_uint_eq(req.handle, 0x42);
@@ -296,7 +299,7 @@ START_TEST(io_round_trips)
 	assert_prefixes_refused(buf, (size_t)n);
 	assert_trailing_byte_refused((size_t)n);
 
-	n = rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, NULL, 0);
+	n = rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, NULL, NULL, 0);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.op, RPC_IO_READ);
 	ck_assert_uint_eq(req.nseg, 0);
@@ -310,14 +313,16 @@ START_TEST(io_max_segs_fills_the_body_exactly)
 
 	for (int i = 0; i < 300; i++)
 		in[i] = (struct rpc_seg){(uint64_t)i * 8192, 4096};
-	ck_assert_uint_eq(max, (1024 - RPC_PREAMBLE - 16) / RPC_SEG_SIZE);
-	ck_assert_int_le(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, in, max), 1024);
-	ck_assert_int_gt(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, in, max),
+	ck_assert_uint_eq(max, (1024 - RPC_PREAMBLE - 16 - RPC_CAP_SIZE) / RPC_SEG_SIZE);
+	ck_assert_int_le(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, NULL, in, max), 1024);
+	ck_assert_int_gt(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, NULL, in, max),
 			 1024 - RPC_SEG_SIZE);
-	ck_assert_int_eq(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, in, max + 1), -E2BIG);
+	ck_assert_int_eq(rpc_enc_io(buf, 1024, RPC_IO_READ, 1, NULL, in, max + 1),
+			 -E2BIG);
 	ck_assert_uint_eq(rpc_io_max_segs(0), 0);
-	ck_assert_uint_eq(rpc_io_max_segs(RPC_PREAMBLE + 16), 0);
-	ck_assert_uint_eq(rpc_io_max_segs(RPC_PREAMBLE + 16 + RPC_SEG_SIZE), 1);
+	ck_assert_uint_eq(rpc_io_max_segs(RPC_PREAMBLE + 16 + RPC_CAP_SIZE), 0);
+	ck_assert_uint_eq(
+		rpc_io_max_segs(RPC_PREAMBLE + 16 + RPC_CAP_SIZE + RPC_SEG_SIZE), 1);
 }
 END_TEST
 
@@ -328,8 +333,8 @@ START_TEST(encoders_report_e2big_below_their_length)
 
 	full[0] = rpc_enc_create(buf, BUFSZ, "/some/file", 0644, 1, 2, 0, 0, 0, -1);
 	full[1] = rpc_enc_readdir(buf, BUFSZ, "/some", "x", 9);
-	full[2] = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 1, s, 2);
-	full[3] = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 1, 2, 3, 4);
+	full[2] = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 1, NULL, s, 2);
+	full[3] = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 1, NULL, 2, 3, 4);
 	full[4] = rpc_enc_setattr(buf, BUFSZ, "/a", 0, 0, 0, 0, 0, 0);
 	full[5] = rpc_enc_path_op(buf, BUFSZ, RPC_LOOKUP, 0, "/a");
 	for (int cap = 0; cap < full[0]; cap++)
@@ -340,11 +345,13 @@ START_TEST(encoders_report_e2big_below_their_length)
 		ck_assert_int_eq(rpc_enc_readdir(buf, (size_t)cap, "/some", "x", 9),
 				 -E2BIG);
 	for (int cap = 0; cap < full[2]; cap++)
-		ck_assert_int_eq(rpc_enc_io(buf, (size_t)cap, RPC_IO_WRITE, 1, s, 2),
-				 -E2BIG);
+		ck_assert_int_eq(
+			rpc_enc_io(buf, (size_t)cap, RPC_IO_WRITE, 1, NULL, s, 2),
+			-E2BIG);
 	for (int cap = 0; cap < full[3]; cap++)
-		ck_assert_int_eq(rpc_enc_lock(buf, (size_t)cap, RPC_LOCK, 0, 1, 2, 3, 4),
-				 -E2BIG);
+		ck_assert_int_eq(
+			rpc_enc_lock(buf, (size_t)cap, RPC_LOCK, 0, 1, NULL, 2, 3, 4),
+			-E2BIG);
 	for (int cap = 0; cap < full[4]; cap++)
 		ck_assert_int_eq(
 			rpc_enc_setattr(buf, (size_t)cap, "/a", 0, 0, 0, 0, 0, 0),
@@ -357,13 +364,15 @@ END_TEST
 
 START_TEST(encoding_is_little_endian_field_by_field)
 {
-	static const uint8_t want[] = {
-		RPC_FETCH_ADD, 0,    0,	   0,	 0,    0,    0,	   0,	 /* preamble */
-		0x08,	       0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* handle */
-		0xff,	       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* delta -1 */
+	/* preamble, handle, a zero capability (16..47), delta -1 */
+	static const uint8_t want[56] = {
+		[0] = RPC_FETCH_ADD, [8] = 0x08,  [9] = 0x07,  [10] = 0x06, [11] = 0x05,
+		[12] = 0x04,	     [13] = 0x03, [14] = 0x02, [15] = 0x01, [48] = 0xff,
+		[49] = 0xff,	     [50] = 0xff, [51] = 0xff, [52] = 0xff, [53] = 0xff,
+		[54] = 0xff,	     [55] = 0xff,
 	};
 
-	ck_assert_int_eq(rpc_enc_fetch_add(buf, BUFSZ, 0x0102030405060708ull, -1),
+	ck_assert_int_eq(rpc_enc_fetch_add(buf, BUFSZ, 0x0102030405060708ull, NULL, -1),
 			 (int)sizeof(want));
 	ck_assert_mem_eq(buf, want, sizeof(want));
 }
@@ -464,6 +473,8 @@ static void raw_io(struct raw *r, uint32_t nseg, uint32_t present)
 {
 	raw_pre(r, RPC_IO_READ, 0);
 	raw_u64(r, 1);
+	for (int i = 0; i < RPC_CAP_SIZE / 8; i++) /* a zero capability */
+		raw_u64(r, 0);
 	raw_u32(r, nseg);
 	raw_u32(r, 0);
 	for (uint32_t i = 0; i < present; i++) {
@@ -512,7 +523,7 @@ START_TEST(io_empty_or_wrapping_segment_is_refused)
 	ck_assert_int_eq(decode(r.b, r.n), -EPROTO);
 	/* And the encoder will not write them either. */
 	ck_assert_int_eq(
-		rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, &(struct rpc_seg){5, 0}, 1),
+		rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, NULL, &(struct rpc_seg){5, 0}, 1),
 		-EINVAL);
 }
 END_TEST
@@ -540,7 +551,7 @@ START_TEST(unknown_flag_and_mask_bits_are_refused)
 	n = rpc_enc_create(buf, BUFSZ, "/f", 0, 0, 0, 0, 0, 0, -1);
 	buf[2] = 0x80;
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
-	n = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 1, 0, 1, 1);
+	n = rpc_enc_lock(buf, BUFSZ, RPC_LOCK, 0, 1, NULL, 0, 1, 1);
 	buf[2] = 0x04;
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	raw_pre(&r, RPC_SETATTR, 0);
@@ -562,9 +573,15 @@ END_TEST
 
 START_TEST(attr_round_trips)
 {
-	static const struct rpc_attr a = {
-		0x0001000000000007ull, RPC_TYPE_FILE,	  0644, 10, 20, -1, INT64_MAX,
-		1700000000000000000ll, {1 << 20, 3, 2, 4}};
+	static const struct rpc_attr a = {.handle = 0x0001000000000007ull,
+					  .type = RPC_TYPE_FILE,
+					  .mode = 0644,
+					  .uid = 10,
+					  .gid = 20,
+					  .atime = -1,
+					  .mtime = INT64_MAX,
+					  .ctime = 1700000000000000000ll,
+					  .layout = {1 << 20, 3, 2, 4}};
 	struct rpc_attr b;
 
 	memset(buf, 0xaa, RPC_ATTR_SIZE + 8);
@@ -584,9 +601,61 @@ START_TEST(attr_round_trips)
 }
 END_TEST
 
+/* A reply that grants a capability carries it after the attributes; one
+ * without reads as no capability. Handle ops carry theirs after the handle. */
+START_TEST(capabilities_round_trip)
+{
+	struct rpc_attr a = {.handle = 0x0002000000000009ull,
+			     .type = RPC_TYPE_FILE,
+			     .mode = 0600,
+			     .layout = {1 << 16, 2, 1, 2},
+			     .cap = {.expiry = 1800000000000000000ll,
+				     .rights = RPC_CAP_READ | RPC_CAP_WRITE,
+				     .lifetime_s = 3600}};
+	struct rpc_seg seg = {4096, 100}, sg[2];
+	struct rpc_attr b;
+	struct rpc_req r;
+	int n;
+
+	memset(a.cap.mac, 0x5c, sizeof(a.cap.mac));
+	rpc_enc_attr_cap(buf, &a);
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_CAP_SIZE, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), 0);
+	ck_assert_int_eq(b.cap.rights, 0);
+	ck_assert_int_eq(b.cap.expiry, 0);
+
+	n = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, a.handle, &a.cap, &seg, 1);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 8 + RPC_CAP_SIZE + 8 + RPC_SEG_SIZE);
+	ck_assert_int_eq(rpc_decode_req(buf, (size_t)n, &r, sg, 2), 0);
+	ck_assert_uint_eq(r.handle, a.handle);
+	ck_assert_mem_eq(&r.cap, &a.cap, sizeof(a.cap));
+	/* Without one, a zero capability travels (server to server). */
+	n = rpc_enc_handle_op(buf, BUFSZ, RPC_IO_SIZE, a.handle, NULL);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 8 + RPC_CAP_SIZE);
+	ck_assert_int_eq(rpc_decode_req(buf, (size_t)n, &r, sg, 2), 0);
+	ck_assert_int_eq(r.cap.rights, 0);
+	ck_assert_int_eq(r.cap.expiry, 0);
+	/* A renewal asks for rights; other flags are refused both ways. */
+	n = rpc_enc_getattr(buf, BUFSZ, a.handle, RPC_WANT_READ, &a.cap);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(rpc_decode_req(buf, (size_t)n, &r, sg, 2), 0);
+	ck_assert_uint_eq(r.flags, RPC_WANT_READ);
+	ck_assert_int_eq(rpc_enc_getattr(buf, BUFSZ, a.handle, 0x40, &a.cap), -EINVAL);
+	buf[2] = 0x40;
+	ck_assert_int_eq(rpc_decode_req(buf, (size_t)n, &r, sg, 2), -EPROTO);
+	n = rpc_enc_path_op(buf, BUFSZ, RPC_LOOKUP, RPC_WANT_WRITE, "/f");
+	ck_assert_int_eq(rpc_decode_req(buf, (size_t)n, &r, sg, 2), 0);
+	ck_assert_uint_eq(r.flags, RPC_WANT_WRITE);
+	buf[2] = 0x80;
+	ck_assert_int_eq(rpc_decode_req(buf, (size_t)n, &r, sg, 2), -EPROTO);
+}
+END_TEST
+
 START_TEST(attr_with_bad_type_or_layout_is_refused)
 {
-	struct rpc_attr a = {1, RPC_TYPE_FILE, 0644, 0, 0, 0, 0, 0, {0, 1, 0, 1}};
+	struct rpc_attr a = {
+		.handle = 1, .type = RPC_TYPE_FILE, .mode = 0644, .layout = {0, 1, 0, 1}};
 	struct rpc_attr b;
 
 	rpc_enc_attr(buf, &a);
@@ -680,10 +749,11 @@ static uint32_t fz_next(void)
 }
 
 static const uint16_t fz_ops[] = {
-	RPC_PING,    RPC_MKDIR,	      RPC_RMDIR,       RPC_CREATE,    RPC_LOOKUP,
-	RPC_GETATTR, RPC_SETATTR,     RPC_REMOVE,      RPC_READDIR,   RPC_FETCH_ADD,
-	RPC_LOCK,    RPC_UNLOCK,      RPC_STATFS_META, RPC_IO_WRITE,  RPC_IO_READ,
-	RPC_IO_SIZE, RPC_IO_TRUNCATE, RPC_IO_SYNC,     RPC_IO_REMOVE, RPC_IO_STATFS,
+	RPC_PING,      RPC_MKDIR,	RPC_RMDIR,	 RPC_CREATE,	RPC_LOOKUP,
+	RPC_GETATTR,   RPC_SETATTR,	RPC_REMOVE,	 RPC_READDIR,	RPC_FETCH_ADD,
+	RPC_LOCK,      RPC_UNLOCK,	RPC_STATFS_META, RPC_IO_WRITE,	RPC_IO_READ,
+	RPC_IO_SIZE,   RPC_IO_TRUNCATE, RPC_IO_SYNC,	 RPC_IO_REMOVE, RPC_IO_STATFS,
+	RPC_IO_CREATE, RPC_IO_PROBE,
 };
 #define NFZ_OPS (sizeof(fz_ops) / sizeof(fz_ops[0]))
 
@@ -709,7 +779,10 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 		ck_assert_uint_le(strlen(r->path), RPC_PATH_MAX);
 		ck_assert_uint_le(strlen(r->cookie), RPC_NAME_MAX);
 		ck_assert(!strchr(r->cookie, '/'));
-		ck_assert(r->op != RPC_CREATE || !(r->flags & ~RPC_CREATE_EXCL));
+		ck_assert(r->op != RPC_CREATE ||
+			  !(r->flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)));
+		ck_assert((r->op != RPC_LOOKUP && r->op != RPC_GETATTR) ||
+			  !(r->flags & ~RPC_WANT_RIGHTS));
 		ck_assert(r->op != RPC_CREATE || r->first_server >= -1);
 		ck_assert(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
 		break;
@@ -722,8 +795,8 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 	case RPC_IO_WRITE:
 	case RPC_IO_READ:
 		ck_assert_uint_le(r->nseg, MAXSEG);
-		ck_assert_uint_eq(len,
-				  RPC_PREAMBLE + 16 + (size_t)r->nseg * RPC_SEG_SIZE);
+		ck_assert_uint_eq(len, RPC_PREAMBLE + 16 + RPC_CAP_SIZE +
+					       (size_t)r->nseg * RPC_SEG_SIZE);
 		ck_assert(r->nseg == 0 || r->segs == segs);
 		for (uint32_t i = 0; i < r->nseg; i++) {
 			ck_assert_uint_gt(r->segs[i].len, 0);
@@ -757,17 +830,17 @@ static size_t fz_valid(uint8_t *b)
 		n = rpc_enc_readdir(b, BUFSZ, "/", "name", 10);
 		break;
 	case 4:
-		n = rpc_enc_io(b, BUFSZ, fz_next() & 1 ? RPC_IO_READ : RPC_IO_WRITE, 9, s,
-			       1 + fz_next() % 4);
+		n = rpc_enc_io(b, BUFSZ, fz_next() & 1 ? RPC_IO_READ : RPC_IO_WRITE, 9,
+			       NULL, s, 1 + fz_next() % 4);
 		break;
 	case 5:
-		n = rpc_enc_lock(b, BUFSZ, RPC_LOCK, RPC_LOCK_WAIT, 1, 2, 3, 4);
+		n = rpc_enc_lock(b, BUFSZ, RPC_LOCK, RPC_LOCK_WAIT, 1, NULL, 2, 3, 4);
 		break;
 	case 6:
-		n = rpc_enc_fetch_add(b, BUFSZ, 1, 2);
+		n = rpc_enc_fetch_add(b, BUFSZ, 1, NULL, 2);
 		break;
 	case 7:
-		n = rpc_enc_truncate(b, BUFSZ, 1, 2);
+		n = rpc_enc_truncate(b, BUFSZ, 1, NULL, 2);
 		break;
 	default:
 		n = rpc_enc_path_op(b, BUFSZ, RPC_LOOKUP, 0, "/l/o/o/k");
@@ -923,6 +996,7 @@ static Suite *rpc_suite(void)
 
 	tc = tcase_create("replies");
 	tcase_add_test(tc, attr_round_trips);
+	tcase_add_test(tc, capabilities_round_trip);
 	tcase_add_test(tc, attr_with_bad_type_or_layout_is_refused);
 	tcase_add_test(tc, u64_and_statfs_round_trip);
 	tcase_add_test(tc, dirents_round_trip);

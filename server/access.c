@@ -1,0 +1,157 @@
+/* Who may do what: permission checks on the metadata server and the
+ * capabilities that carry its decisions to every other server.
+ *
+ * Trust model (NFS AUTH_SYS inside an authenticated cluster): only holders
+ * of the cluster key connect at all (common/auth.h); a client then states
+ * its uid, gid and groups in its HELLO (identity.c) and the servers take
+ * them as said. The metadata server checks mode and owner like a POSIX
+ * file system for that identity; uid 0 and the cluster's own servers may do
+ * anything. What a key holder could do by lying about its uid is what an
+ * NFS client's root could: the key is the line of trust, the mode bits are
+ * the line between honest users.
+ *
+ * I/O servers know no modes: a file's data is reached by its handle, and a
+ * handle alone is worth nothing. Opening a file (CREATE, LOOKUP, GETATTR
+ * asking for rights) returns a capability: rights (read, write) on that
+ * handle until an expiry, with a MAC under the cluster key. Every request
+ * that names a handle carries it; a server checks the MAC, the handle, the
+ * expiry and the rights before it touches anything. So a guessed or stolen
+ * handle, a capability for another file, or one whose rights were raised by
+ * hand gets -EACCES. A capability outlives a chmod until it expires or is
+ * renewed (as in NFSv4 delegations or Lustre's capabilities): renewal, by
+ * GETATTR with the old capability, checks the mode again. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "auth.h"
+#include "log.h"
+#include "server.h"
+
+bool access_is_super(const struct srv_client *who)
+{
+	return !who || who->peer || who->uid == 0;
+}
+
+static bool in_group(const struct srv_client *who, uint32_t gid)
+{
+	if (who->gid == gid)
+		return true;
+	for (uint32_t i = 0; i < who->ngroups; i++)
+		if (who->groups[i] == gid)
+			return true;
+	return false;
+}
+
+bool access_may(const struct srv_client *who, const struct rpc_attr *a, unsigned want)
+{
+	unsigned bits;
+
+	if (access_is_super(who)) {
+		/* As for root on a local file system: everything but executing
+		 * a file nobody may execute (rpfs has no execute). */
+		return true;
+	}
+	if (who->uid == a->uid)
+		bits = (a->mode >> 6) & 7;
+	else if (in_group(who, a->gid))
+		bits = (a->mode >> 3) & 7;
+	else
+		bits = a->mode & 7;
+	return (bits & want) == want;
+}
+
+int access_dir_change(const struct srv_client *who, const struct rpc_attr *parent,
+		      const struct rpc_attr *victim)
+{
+	if (!access_may(who, parent, ACCESS_W | ACCESS_X))
+		return -EACCES;
+	/* The sticky bit (/tmp): only the owner of the entry or of the
+	 * directory may remove or replace it. */
+	if (victim && (parent->mode & S_ISVTX) && !access_is_super(who) &&
+	    who->uid != victim->uid && who->uid != parent->uid)
+		return -EPERM;
+	return 0;
+}
+
+/* ---- capabilities --------------------------------------------------------- */
+
+static void cap_mac(const struct auth_key *key, uint64_t handle, const struct rpc_cap *c,
+		    uint8_t mac[AUTH_MAC_SIZE])
+{
+	auth_cap_mac(key, handle, c->rights, c->lifetime_s, c->expiry, mac);
+}
+
+void access_grant(struct srv *s, uint64_t handle, uint32_t rights, struct rpc_cap *c)
+{
+	uint32_t life = s->cfg.xport.cap_lifetime_s;
+
+	memset(c, 0, sizeof(*c));
+	c->rights = rights;
+	c->lifetime_s = life;
+	c->expiry = srv_now_ns() + (int64_t)life * 1000000000;
+	cap_mac(&s->key, handle, c, c->mac);
+}
+
+int access_check_cap(struct srv *s, uint64_t handle, const struct rpc_cap *c,
+		     uint32_t need, bool allow_expired)
+{
+	uint8_t mac[AUTH_MAC_SIZE];
+
+	cap_mac(&s->key, handle, c, mac);
+	if (!auth_mac_equal(mac, c->mac))
+		return -EACCES;
+	if ((c->rights & need) != need)
+		return -EACCES;
+	if (!allow_expired && srv_now_ns() > c->expiry)
+		return -EKEYEXPIRED;
+	return 0;
+}
+
+/* What a client's request needs from its capability: rights, or -1 when no
+ * capability is enough (servers only), or -2 when the op names no handle. */
+static int needed_rights(uint16_t op)
+{
+	switch (op) {
+	case RPC_IO_READ:
+		return RPC_CAP_READ;
+	case RPC_IO_WRITE:
+	case RPC_IO_TRUNCATE:
+		return RPC_CAP_WRITE;
+	case RPC_GETATTR: /* renewal: rights are checked against the mode */
+	case RPC_IO_SIZE:
+	case RPC_IO_SYNC:
+	case RPC_FETCH_ADD:
+	case RPC_LOCK:
+	case RPC_UNLOCK:
+		return 0;
+	case RPC_IO_REMOVE:
+	case RPC_IO_CREATE:
+	case RPC_IO_PROBE:
+		return -1;
+	default:
+		return -2;
+	}
+}
+
+int access_check_request(struct srv_op *op)
+{
+	const struct srv_client *who = ident_of(op->conn);
+	const struct rpc_req *q = &op->q;
+	int need = needed_rights(q->op);
+	int ret;
+
+	if (need == -2 || (who && who->peer))
+		return 0;
+	if (need == -1) {
+		log_warn("rpfsd: op %u from %s is for servers only: refused", q->op,
+			 xp_conn_peer(op->conn));
+		return -EPERM;
+	}
+	ret = access_check_cap(op->s, q->handle, &q->cap, (uint32_t)need,
+			       q->op == RPC_GETATTR);
+	if (ret == -EACCES)
+		log_info("rpfsd: op %u on handle %#llx from %s: no valid capability",
+			 q->op, (unsigned long long)q->handle, xp_conn_peer(op->conn));
+	return ret;
+}
