@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <rdma/fabric.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,8 +455,11 @@ int main(int argc, char **argv)
 		goto out_cfg;
 	}
 	roles_str(s->me->roles, roles, sizeof(roles));
-	log_info("rpfsd %s ready on %s:%d roles=%s", s->me->name, s->me->address, s->port,
-		 roles);
+	/* Which libfabric: the fix for its tcp provider is in a build of its
+	 * own (configure --with-server-libfabric). */
+	log_info("rpfsd %s ready on %s:%d roles=%s (libfabric %u.%u)", s->me->name,
+		 s->me->address, s->port, roles, FI_MAJOR(fi_version()),
+		 FI_MINOR(fi_version()));
 	notify(notify_fd, 0);
 
 	do {

@@ -174,6 +174,15 @@ if [ -z "$patched" ] || [ ! -e "$patched/lib/libfabric.so.1" ]; then
 	fail "scripts/build-libfabric.sh gave no patched libfabric" "$TMP/build-libfabric.log"
 	finish
 fi
+# What `rpfs up` and the quickstart run: rpfsd itself finds the patched
+# library (configure --with-server-libfabric: a runpath), nothing set.
+if [ -n "${RPFS_BIN:-}" ] && [ -x "$RPFS_BIN/rpfsd" ]; then
+	lib=$(env -u LD_LIBRARY_PATH ldd "$RPFS_BIN/rpfsd" | sed -n 's/.*libfabric\.so\.1 => \([^ ]*\).*/\1/p')
+	case $lib in
+	"$patched"/*) pass "the installed rpfsd loads the patched libfabric by itself ($lib)" ;;
+	*) fail "the installed rpfsd loads $lib, not the patched libfabric in $patched" ;;
+	esac
+fi
 start patched "$patched/lib" || finish
 P=$TMP/patched
 case $(mapped_lib "$P/rpfsd.0.pid") in
