@@ -268,8 +268,8 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 	 * every later wait would return at once (a thread spinning at 100%
 	 * on an idle server). A post appended after this read writes again. */
 	for (int i = 0; i < n; i++)
-		if (ev[i].data.u32 == 0 &&
-		    read(fab->post_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		if (ev[i].data.u32 == 0 && read(fab->post_fd, &v, sizeof(v)) < 0 &&
+		    errno != EAGAIN)
 			log_dbg("eventfd read: %s", strerror(errno));
 	pthread_mutex_lock(&fab->lock);
 	fab->waiter = false;

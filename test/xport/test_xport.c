@@ -1477,8 +1477,8 @@ START_TEST(idle_progress_sleeps_after_posts_from_another_thread)
 			early++;
 	}
 	pthread_join(t, NULL);
-	ck_assert_msg(early == 0, "%d of %d idle progress calls returned at once",
-		      early, b.rounds);
+	ck_assert_msg(early == 0, "%d of %d idle progress calls returned at once", early,
+		      b.rounds);
 }
 END_TEST
 
