@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/config.h" /* not the autoconf config.h of the build dir */
+#include "config.h"
 #include "rpc.h"
 #include "xport.h"
 

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/config.h" /* not the autoconf config.h of the build dir */
+#include "config.h"
 #include "portprobe.h"
 #include "rpfs.h"
 

@@ -23,8 +23,6 @@
 #include <stdint.h>
 
 #include "rpfs.h"
-/* By path: the name "config.h" is autoconf's too, and a build directory
- * (-I., searched first) holding one would shadow the cluster config. */
 #include "config.h"
 #include "layout.h"
 #include "rpc.h"
