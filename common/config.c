@@ -51,8 +51,10 @@ struct cfg_parse {
 	char secname[256]; /* for messages */
 	unsigned seen;	   /* KEY_* seen in the current section */
 	int had_cluster, had_transport;
-	int *server_line; /* line of each [server.NAME] header */
-	uint32_t cap;	  /* room in cfg->servers and server_line */
+	int *server_line;	      /* line of each [server.NAME] header */
+	uint32_t cap;		      /* room in cfg->servers and server_line */
+	const struct xp_option *opts; /* a program's, applied before RPFS_* */
+	int nopts;
 	char *why;
 	size_t whylen;
 	int err;
@@ -460,19 +462,32 @@ static void cfg_finish(struct cfg_parse *c)
 			 c->path, cfg->stripe_count, cfg->nio);
 		return;
 	}
-	/* The environment wins over the file (params.h). */
+	/* A program's options win over the file, the environment over both
+	 * (params.h); the whole is checked once all have been applied. */
+	if (xp_params_from_options(&cfg->xport, c->opts, c->nopts, why, sizeof(why))) {
+		cfg_fail(c, "%s", why);
+		return;
+	}
 	if (xp_params_from_env(&cfg->xport)) {
 		cfg_fail(c, "%s: a bad RPFS_* transport variable in the environment",
 			 c->path);
 		return;
 	}
 	if (xp_params_check(&cfg->xport, why, sizeof(why)))
-		cfg_fail(c, "%s: [transport]: %s", c->path, why);
+		cfg_fail(c, "%s: [transport]%s: %s", c->path,
+			 c->nopts ? " with the options" : "", why);
 }
 
 int rpfs_config_load(const char *path, struct rpfs_config *cfg, char *why, size_t whylen)
 {
-	struct cfg_parse c = {.cfg = cfg, .why = why, .whylen = whylen};
+	return rpfs_config_load_opts(path, NULL, 0, cfg, why, whylen);
+}
+
+int rpfs_config_load_opts(const char *path, const struct xp_option *opts, int nopts,
+			  struct rpfs_config *cfg, char *why, size_t whylen)
+{
+	struct cfg_parse c = {
+		.cfg = cfg, .opts = opts, .nopts = nopts, .why = why, .whylen = whylen};
 	int line;
 
 	memset(cfg, 0, sizeof(*cfg));

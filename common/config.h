@@ -64,6 +64,11 @@ struct rpfs_config {
  * a negative errno and writes a message naming the file, line and cause
  * into why. Transport settings: defaults, then [transport], then RPFS_*. */
 int rpfs_config_load(const char *path, struct rpfs_config *cfg, char *why, size_t whylen);
+/* The same with a program's options (rpfs_init_opts), applied after
+ * [transport] and before RPFS_* (params.h); -EINVAL naming the key for an
+ * unknown key, a server setting or a bad value. */
+int rpfs_config_load_opts(const char *path, const struct xp_option *opts, int nopts,
+			  struct rpfs_config *cfg, char *why, size_t whylen);
 void rpfs_config_free(struct rpfs_config *cfg);
 /* Index of the server named name ("0" or "server.0"), or -1. */
 int rpfs_config_find(const struct rpfs_config *cfg, const char *name);

@@ -16,51 +16,59 @@
 #define OFF(f) offsetof(struct xp_params, f)
 
 /* Every setting, once. Ranges are checked when a value is set and again by
- * xp_params_check (for code that fills the struct directly). */
+ * xp_params_check (for code that fills the struct directly). CLIENT marks
+ * the settings a client process uses for itself (params.h); inline_max and
+ * fast_max are checked by servers too, so a client may lower them only. */
+#define CLIENT XP_SCOPE_CLIENT
+#define SERVER XP_SCOPE_SERVER
 static const struct xp_setting settings[] = {
-	{"provider", XP_SET_STR, OFF(provider), "", 0, 0,
+	{"provider", XP_SET_STR, CLIENT, OFF(provider), "", 0, 0,
 	 "libfabric provider: verbs on InfiniBand/RoCE, tcp elsewhere (empty: verbs if "
 	 "a device exists, else tcp)"},
-	{"inline_max", XP_SET_SIZE, OFF(inline_max), "4K", 64, MIB,
-	 "largest payload carried inside a request or reply message"},
-	{"fast_max", XP_SET_SIZE, OFF(fast_max), "64K", 64, 16 * MIB,
-	 "largest payload sent by Fast RDMA Write (at least inline_max)"},
-	{"fast_slots", XP_SET_U32, OFF(fast_slots), "16", 1, 1024,
+	{"inline_max", XP_SET_SIZE, CLIENT, OFF(inline_max), "4K", 64, MIB,
+	 "largest payload carried inside a request or reply message (a client's at most "
+	 "the servers')"},
+	{"fast_max", XP_SET_SIZE, CLIENT, OFF(fast_max), "64K", 64, 16 * MIB,
+	 "largest payload sent by Fast RDMA Write, at least inline_max (a client's at "
+	 "most the servers')"},
+	{"fast_slots", XP_SET_U32, CLIENT, OFF(fast_slots), "16", 1, 1024,
 	 "Fast RDMA buffer slots per connection and side"},
-	{"credits", XP_SET_U32, OFF(credits), "32", 2, 1024,
+	{"credits", XP_SET_U32, SERVER, OFF(credits), "32", 2, 1024,
 	 "receives a server posts per connection (requests in flight)"},
-	{"chunk_size", XP_SET_SIZE, OFF(chunk_size), "1M", 4 * KIB, 64 * MIB,
+	{"chunk_size", XP_SET_SIZE, SERVER, OFF(chunk_size), "1M", 4 * KIB, 64 * MIB,
 	 "bulk pipeline chunk, a power of two (at most half the transfer)"},
-	{"pipeline_depth", XP_SET_U32, OFF(pipeline_depth), "2", 1, 64,
+	{"pipeline_depth", XP_SET_U32, SERVER, OFF(pipeline_depth), "2", 1, 64,
 	 "bulk chunks in flight per request (2: double buffering)"},
-	{"rcache_max_entries", XP_SET_SIZE, OFF(rcache_max_entries), "1024", 1, 1u << 24,
-	 "registration cache: regions kept"},
-	{"rcache_max_bytes", XP_SET_SIZE, OFF(rcache_max_bytes), "1G", MIB, 1024 * GIB,
-	 "registration cache: bytes kept registered"},
-	{"rcache_batch", XP_SET_U32, OFF(rcache_batch), "32", 1, 65536,
+	{"rcache_max_entries", XP_SET_SIZE, CLIENT, OFF(rcache_max_entries), "1024", 1,
+	 1u << 24, "registration cache: regions kept"},
+	{"rcache_max_bytes", XP_SET_SIZE, CLIENT, OFF(rcache_max_bytes), "1G", MIB,
+	 1024 * GIB, "registration cache: bytes kept registered"},
+	{"rcache_batch", XP_SET_U32, CLIENT, OFF(rcache_batch), "32", 1, 65536,
 	 "registration cache: unused regions that trigger a batch deregistration"},
-	{"pool_zone_bytes", XP_SET_SIZE, OFF(pool_zone_bytes), "8M", 2 * MIB, 16 * GIB,
-	 "server buffer pool: bytes per zone"},
-	{"timeout_ms", XP_SET_INT, OFF(timeout_ms), "30000", 1, 3600 * 1000,
+	{"pool_zone_bytes", XP_SET_SIZE, SERVER, OFF(pool_zone_bytes), "8M", 2 * MIB,
+	 16 * GIB, "server buffer pool: bytes per zone"},
+	{"timeout_ms", XP_SET_INT, CLIENT, OFF(timeout_ms), "30000", 1, 3600 * 1000,
 	 "a connection whose peer answers nothing this long while calls wait fails"},
-	{"spin_us", XP_SET_U32, OFF(spin_us), "200", 0, 1000000,
+	{"spin_us", XP_SET_U32, CLIENT, OFF(spin_us), "200", 0, 1000000,
 	 "progress keeps polling this long after activity before it sleeps"},
-	{"force_path", XP_SET_PATH, OFF(force_path), "auto", 0, 0,
+	{"force_path", XP_SET_PATH, CLIENT, OFF(force_path), "auto", 0, 0,
 	 "force inline, fast or bulk (tests and benchmarks)"},
-	{"auth_window_s", XP_SET_U32, OFF(auth_window_s), "300", 1, 86400,
+	{"auth_window_s", XP_SET_U32, SERVER, OFF(auth_window_s), "300", 1, 86400,
 	 "clocks of the cluster agree to within this many seconds (connection requests "
 	 "older or newer are refused)"},
-	{"max_conns", XP_SET_U32, OFF(max_conns), "1024", 1, 65536,
+	{"max_conns", XP_SET_U32, SERVER, OFF(max_conns), "1024", 1, 65536,
 	 "server: connections at once; more are refused before anything is allocated"},
-	{"handshake_ms", XP_SET_U32, OFF(handshake_ms), "10000", 100, 600000,
+	{"handshake_ms", XP_SET_U32, SERVER, OFF(handshake_ms), "10000", 100, 600000,
 	 "server: a connection that has not finished its handshake by then is dropped"},
-	{"idle_timeout_s", XP_SET_U32, OFF(idle_timeout_s), "600", 0, 7 * 86400,
+	{"idle_timeout_s", XP_SET_U32, SERVER, OFF(idle_timeout_s), "600", 0, 7 * 86400,
 	 "server: connections idle this long are dropped (0: never); clients "
 	 "reconnect after half of it"},
-	{"cap_lifetime_s", XP_SET_U32, OFF(cap_lifetime_s), "3600", 2, 7 * 86400,
+	{"cap_lifetime_s", XP_SET_U32, SERVER, OFF(cap_lifetime_s), "3600", 2, 7 * 86400,
 	 "metadata server: capabilities it grants on files last this long; clients "
 	 "renew them after half of it"},
 };
+#undef CLIENT
+#undef SERVER
 
 #define NSETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))
 _Static_assert(sizeof(settings) / sizeof(settings[0]) <= XP_MAX_SETTINGS,
@@ -156,6 +164,43 @@ const char *xp_source_name(int source)
 		return "option";
 	default:
 		return "default";
+	}
+}
+
+const char *xp_setting_type_name(const struct xp_setting *s)
+{
+	switch (s->type) {
+	case XP_SET_SIZE:
+		return "size";
+	case XP_SET_STR:
+		return "string";
+	case XP_SET_PATH:
+		return "choice";
+	default:
+		return "integer";
+	}
+}
+
+void xp_setting_range(const struct xp_setting *s, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	switch (s->type) {
+	case XP_SET_STR:
+		snprintf(buf, len, "a provider name");
+		break;
+	case XP_SET_PATH:
+		snprintf(buf, len, "auto, inline, fast, bulk");
+		break;
+	case XP_SET_SIZE:
+		xp_format_size(lo, sizeof(lo), s->min);
+		xp_format_size(hi, sizeof(hi), s->max);
+		snprintf(buf, len, "%s .. %s", lo, hi);
+		break;
+	default:
+		snprintf(buf, len, "%llu .. %llu", (unsigned long long)s->min,
+			 (unsigned long long)s->max);
+		break;
 	}
 }
 
@@ -307,6 +352,36 @@ int xp_params_from_env(struct xp_params *p)
 	return 0;
 }
 
+int xp_params_from_options(struct xp_params *p, const struct xp_option *opts, int n,
+			   char *why, size_t whylen)
+{
+	char range[64];
+
+	for (int i = 0; i < n; i++) {
+		const char *key = opts[i].key ? opts[i].key : "(null)";
+		const struct xp_setting *s = xp_setting_find(key);
+
+		if (!s) {
+			snprintf(why, whylen,
+				 "option %s: no such setting (see `rpfs settings`)", key);
+			return -EINVAL;
+		}
+		if (s->scope != XP_SCOPE_CLIENT) {
+			snprintf(why, whylen,
+				 "option %s: a server setting, not a client's", key);
+			return -EINVAL;
+		}
+		if (xp_params_set_from(p, key, opts[i].value, XP_SRC_OPTION)) {
+			xp_setting_range(s, range, sizeof(range));
+			snprintf(why, whylen, "option %s = %s: bad value (%s: %s)", key,
+				 opts[i].value ? opts[i].value : "(null)", range,
+				 s->help);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int is_pow2(size_t v)
 {
 	return v && !(v & (v - 1));
@@ -339,4 +414,52 @@ int xp_params_check(const struct xp_params *p, char *why, size_t whylen)
 	if (why && whylen)
 		snprintf(why, whylen, "%s", msg);
 	return -EINVAL;
+}
+
+/* ---- the table for people ---------------------------------------------- */
+
+static void format_default(const struct xp_setting *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", s->def[0] ? s->def : "\"\"");
+}
+
+void xp_settings_print(FILE *f, const struct xp_params *cur)
+{
+	const struct xp_setting *s;
+	char def[32], range[64], value[64];
+
+	fprintf(f, "%-20s %-8s %-8s %-24s %s\n", "SETTING", "TYPE", "DEFAULT", "RANGE",
+		cur ? "CLIENT VALUE    SOURCE" : "CLIENT");
+	for (int i = 0; (s = xp_setting_at(i)); i++) {
+		const char *client = s->scope == XP_SCOPE_CLIENT ? "yes" : "no";
+
+		format_default(s, def, sizeof(def));
+		xp_setting_range(s, range, sizeof(range));
+		fprintf(f, "%-20s %-8s %-8s %-24s ", s->name, xp_setting_type_name(s),
+			def, range);
+		if (cur) {
+			xp_setting_format(cur, s, value, sizeof(value));
+			fprintf(f, "%-6s %-8s %s\n", client, value[0] ? value : "\"\"",
+				xp_source_name(cur->source[i]));
+		} else {
+			fprintf(f, "%s\n", client);
+		}
+		fprintf(f, "    %s\n", s->help);
+	}
+}
+
+void xp_settings_markdown(FILE *f)
+{
+	const struct xp_setting *s;
+	char def[32], range[64];
+
+	fprintf(f, "| setting | type | default | range | client | meaning |\n"
+		   "|---|---|---|---|---|---|\n");
+	for (int i = 0; (s = xp_setting_at(i)); i++) {
+		format_default(s, def, sizeof(def));
+		xp_setting_range(s, range, sizeof(range));
+		fprintf(f, "| `%s` | %s | `%s` | %s | %s | %s |\n", s->name,
+			xp_setting_type_name(s), def, range,
+			s->scope == XP_SCOPE_CLIENT ? "yes" : "no", s->help);
+	}
 }

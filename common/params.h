@@ -1,20 +1,27 @@
 /* Run-time settings of the transport and the connection handshake.
  *
  * Every setting is declared once, in the table in params.c (name, type,
- * default, range, help): that table drives the defaults, parsing of the
- * [transport] section of the cluster config, the RPFS_<NAME> environment
- * variables, the config writer, `rpfs settings` / `rpfsd --list-settings`,
- * the README's table (checked by a test) and the rpfs_<name> MPI hints.
+ * default, range, whether a client may set it, help): that table drives the
+ * defaults, parsing of the [transport] section of the cluster config, the
+ * RPFS_<NAME> environment variables, the config writer, the options of
+ * rpfs_init_opts and so the rpfs_<name> MPI hints, `rpfs settings` /
+ * `rpfsd --list-settings`, and the README's table (test_settings_doc checks
+ * that it is this table's).
  *
  * Sources, later ones win: built-in defaults, the [transport] section of the
- * cluster config file, environment variables RPFS_<NAME> (name upper-cased),
- * then options a program passes to rpfs_init_opts (e.g. MPI hints). Each
- * setting remembers which source set it. */
+ * cluster config file, options a program passes to rpfs_init_opts (MPI
+ * hints), then environment variables RPFS_<NAME> (name upper-cased). The
+ * environment comes last on purpose: as with ROMIO's hints, what a program
+ * asks for is advice, and the user running it can overrule it without a
+ * rebuild. Options are still checked when the environment overrules them,
+ * so a bad one is an error either way. Each setting remembers which source
+ * set it. */
 #ifndef RPFS_PARAMS_H
 #define RPFS_PARAMS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum xp_path {
 	XP_PATH_AUTO = 0,
@@ -23,11 +30,12 @@ enum xp_path {
 	XP_PATH_BULK = 3,   /* server-driven pipelined RDMA from/to client memory */
 };
 
+/* In the order of precedence, lowest first. */
 enum xp_source {
 	XP_SRC_DEFAULT = 0,
 	XP_SRC_CONFIG, /* [transport] of the cluster config */
-	XP_SRC_ENV,    /* RPFS_<NAME> */
 	XP_SRC_OPTION, /* rpfs_init_opts: a program's own choice (MPI hints) */
+	XP_SRC_ENV,    /* RPFS_<NAME>: the user's, over the program's */
 };
 
 #define XP_MAX_SETTINGS 32
@@ -58,13 +66,27 @@ struct xp_params {
 /* The table. */
 enum xp_setting_type { XP_SET_SIZE, XP_SET_U32, XP_SET_INT, XP_SET_STR, XP_SET_PATH };
 
+/* Who may set a setting. A client setting is one a client process uses for
+ * itself: a program may pass it to rpfs_init_opts (an MPI program as hint
+ * rpfs_<name>). The others describe a server or the cluster (max_conns,
+ * credits, the bulk pipeline, which servers drive) and come only from the
+ * config and the environment. */
+enum xp_setting_scope { XP_SCOPE_SERVER, XP_SCOPE_CLIENT };
+
 struct xp_setting {
 	const char *name;
 	enum xp_setting_type type;
+	enum xp_setting_scope scope;
 	size_t offset; /* in struct xp_params */
 	const char *def;
 	uint64_t min, max; /* numbers */
 	const char *help;
+};
+
+/* One setting a program passes (rpfs_init_opts): name and value as text. */
+struct xp_option {
+	const char *key;
+	const char *value;
 };
 
 /* The i-th setting, or NULL past the last. */
@@ -75,6 +97,19 @@ const struct xp_setting *xp_setting_find(const char *name);
 void xp_setting_format(const struct xp_params *p, const struct xp_setting *s, char *buf,
 		       size_t len);
 const char *xp_source_name(int source);
+/* "size", "integer", "string", "choice". */
+const char *xp_setting_type_name(const struct xp_setting *s);
+/* The values a setting takes: "64 .. 1M", "auto, inline, fast, bulk". */
+void xp_setting_range(const struct xp_setting *s, char *buf, size_t len);
+
+/* Print the table, one setting after another: name, type, default, range,
+ * whether a client may set it, help; with cur, also each setting's value in
+ * cur and its source. Plain text for a terminal (`rpfsd --list-settings`,
+ * `rpfs settings`). */
+void xp_settings_print(FILE *f, const struct xp_params *cur);
+/* The same table in Markdown, as the README has it (without values:
+ * the README must not depend on anyone's config). */
+void xp_settings_markdown(FILE *f);
 
 void xp_params_default(struct xp_params *p);
 /* Set one key ("inline_max", "fast_max", ...; sizes accept K/M/G suffixes)
@@ -85,6 +120,12 @@ int xp_params_set_from(struct xp_params *p, const char *key, const char *value,
 int xp_params_set(struct xp_params *p, const char *key, const char *value);
 /* Apply RPFS_<NAME> variables. Returns 0 or the first error (and logs it). */
 int xp_params_from_env(struct xp_params *p);
+/* Apply a program's options (source XP_SRC_OPTION), each checked: a client
+ * setting and a good value. Returns 0, or -EINVAL with a message naming the
+ * key in why (unknown key, a server setting, a bad value); then p may hold
+ * the options before the bad one. */
+int xp_params_from_options(struct xp_params *p, const struct xp_option *opts, int n,
+			   char *why, size_t whylen);
 /* Check ranges and consistency (inline_max <= fast_max, power-of-two
  * chunks, ...). Returns 0, or -EINVAL with the reason in why. */
 int xp_params_check(const struct xp_params *p, char *why, size_t whylen);

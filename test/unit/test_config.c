@@ -1,7 +1,8 @@
 /* Cluster configuration specification (config.h): a sample file loads with
  * its roles, indexes, defaults and transport section; every kind of mistake
  * is -EINVAL with a message naming the file, the place and the cause; a
- * written file loads back identically; RPFS_CONFIG is honoured; paths hash
+ * written file loads back identically, every setting of the table
+ * included; RPFS_CONFIG is honoured; paths hash
  * onto metadata servers stably. Check forks each test, so environment
  * changes stay inside it. */
 #include <check.h>
@@ -193,6 +194,53 @@ START_TEST(environment_overrides_the_transport_section)
 }
 END_TEST
 
+/* Defaults < [transport] < a program's options < RPFS_* (params.h). */
+START_TEST(options_win_over_the_transport_section_and_lose_to_the_environment)
+{
+	const struct xp_option opts[] = {{"inline_max", "16K"}, {"spin_us", "10"}};
+	struct rpfs_config cfg;
+	char path[64], why[256] = "";
+
+	clear_rpfs_env();
+	setenv("RPFS_SPIN_US", "20", 1);
+	write_temp(path, sizeof(path), sample);
+	ck_assert_msg(rpfs_config_load_opts(path, opts, 2, &cfg, why, sizeof(why)) == 0,
+		      "%s", why);
+	unlink(path);
+	ck_assert_uint_eq(cfg.xport.inline_max, 16384); /* [transport] said 8K */
+	ck_assert_uint_eq(cfg.xport.spin_us, 20);
+	ck_assert_uint_eq(cfg.xport.credits, 64); /* [transport], untouched */
+	ck_assert_int_eq(
+		cfg.xport.source[xp_setting_find("inline_max") - xp_setting_at(0)],
+		XP_SRC_OPTION);
+	ck_assert_int_eq(cfg.xport.source[xp_setting_find("spin_us") - xp_setting_at(0)],
+			 XP_SRC_ENV);
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(a_bad_option_is_einval_naming_the_key)
+{
+	static const struct xp_option bad[][1] = {
+		{{"no_such_key", "1"}}, {{"max_conns", "8"}}, {{"fast_slots", "many"}}};
+	static const char *const named[] = {"no_such_key", "max_conns", "fast_slots"};
+	struct rpfs_config cfg;
+	char path[64], why[256];
+
+	clear_rpfs_env();
+	write_temp(path, sizeof(path), sample);
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		why[0] = '\0';
+		ck_assert_int_eq(
+			rpfs_config_load_opts(path, bad[i], 1, &cfg, why, sizeof(why)),
+			-EINVAL);
+		ck_assert_msg(strstr(why, named[i]), "'%s' does not name %s", why,
+			      named[i]);
+	}
+	unlink(path);
+}
+END_TEST
+
 START_TEST(missing_file_is_an_error_naming_it)
 {
 	struct rpfs_config cfg;
@@ -372,6 +420,79 @@ START_TEST(write_refuses_a_value_that_would_not_load_back)
 }
 END_TEST
 
+/* A value for setting st other than what p holds, that p passes the check
+ * with: its range's ends, or another word. */
+static const char *other_value(const struct xp_params *p, const struct xp_setting *st,
+			       char *buf, size_t len)
+{
+	struct xp_params q;
+	char now[64];
+	uint64_t ends[2] = {st->min, st->max};
+
+	xp_setting_format(p, st, now, sizeof(now));
+	if (st->type == XP_SET_STR)
+		return strcmp(now, "tcp") ? "tcp" : "verbs";
+	if (st->type == XP_SET_PATH)
+		return strcmp(now, "bulk") ? "bulk" : "inline";
+	for (int i = 0; i < 2; i++) {
+		q = *p;
+		if (st->type == XP_SET_SIZE)
+			xp_format_size(buf, len, ends[i]);
+		else
+			snprintf(buf, len, "%llu", (unsigned long long)ends[i]);
+		if (strcmp(buf, now) && !xp_params_set(&q, st->name, buf) &&
+		    !xp_params_check(&q, NULL, 0))
+			return buf;
+	}
+	ck_abort_msg("%s: no other value to write", st->name);
+	return NULL;
+}
+
+/* The writer is driven by the table: whatever a setting is set to (spin_us
+ * was once left out), it is written and loads back from the file. */
+START_TEST(writer_writes_every_setting_of_the_table)
+{
+	const struct xp_setting *st;
+	char path[] = "/tmp/rpfs-config-all-XXXXXX";
+	char why[256] = "", buf[64], line[128], got[64];
+	int fd;
+
+	clear_rpfs_env();
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	for (int i = 0; (st = xp_setting_at(i)); i++) {
+		struct rpfs_config a, b;
+		const char *v;
+		char *text;
+		FILE *f;
+		size_t cap = 0;
+
+		ck_assert_msg(load_text(sample, &a, why, sizeof(why)) == 0, "%s", why);
+		v = other_value(&a.xport, st, buf, sizeof(buf));
+		ck_assert_int_eq(xp_params_set(&a.xport, st->name, v), 0);
+		ck_assert_int_eq(rpfs_config_write(&a, path), 0);
+		f = fopen(path, "r");
+		ck_assert_ptr_nonnull(f);
+		text = NULL;
+		ck_assert_int_gt(getdelim(&text, &cap, '\0', f), 0);
+		fclose(f);
+		snprintf(line, sizeof(line), "\n%s = %s\n", st->name, v);
+		ck_assert_msg(strstr(text, line), "%s = %s not written:\n%s", st->name, v,
+			      text);
+		free(text);
+		ck_assert_msg(rpfs_config_load(path, &b, why, sizeof(why)) == 0, "%s",
+			      why);
+		xp_setting_format(&b.xport, st, got, sizeof(got));
+		ck_assert_str_eq(got, v);
+		ck_assert_int_eq(b.xport.source[i], XP_SRC_CONFIG);
+		rpfs_config_free(&a);
+		rpfs_config_free(&b);
+	}
+	unlink(path);
+}
+END_TEST
+
 /* ---- finding ------------------------------------------------------------ */
 
 START_TEST(rpfs_config_variable_names_the_file)
@@ -461,6 +582,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, missing_cluster_section_gives_the_defaults);
 	tcase_add_test(tc, transport_section_overrides_defaults);
 	tcase_add_test(tc, environment_overrides_the_transport_section);
+	tcase_add_test(
+		tc, options_win_over_the_transport_section_and_lose_to_the_environment);
+	tcase_add_test(tc, a_bad_option_is_einval_naming_the_key);
 	tcase_add_test(tc, missing_file_is_an_error_naming_it);
 	suite_add_tcase(s, tc);
 
@@ -475,6 +599,7 @@ static Suite *config_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, written_file_loads_back_identically);
 	tcase_add_test(tc, write_refuses_a_value_that_would_not_load_back);
+	tcase_add_test(tc, writer_writes_every_setting_of_the_table);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("find");
