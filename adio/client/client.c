@@ -1,9 +1,10 @@
 /* The client object: cluster config, the transport fabric, and connections.
  *
- * rpfs_init reads the config and opens the fabric but connects to nothing:
- * a connection to a server is made on first use and kept for the life of
- * the client (DESIGN §3), so a program touching one file of a large cluster
- * talks to the few servers that hold it. A connection that breaks (timeout,
+ * rpfs_init reads the config (with a program's options: rpfs_init_opts)
+ * and opens the fabric but connects to nothing: a connection to a server is
+ * made on first use and kept for the life of the client, so a program
+ * touching one file of a large cluster talks to the few servers that hold
+ * it. A connection that breaks (timeout,
  * server restart) fails the calls on it; the next use makes a new one.
  *
  * Every request in librpfs goes through rpfsc_run: start one call per
@@ -335,7 +336,46 @@ static void client_free(struct rpfs_client *c)
 	free(c);
 }
 
+const char *rpfs_opt_name(int i)
+{
+	const struct xp_setting *s;
+
+	for (int k = 0; (s = xp_setting_at(k)); k++)
+		if (s->scope == XP_SCOPE_CLIENT && i-- == 0)
+			return s->name;
+	return NULL;
+}
+
+/* The config with the program's options (params.h gives the order). */
+static int load_config(struct rpfs_client *c, const char *config,
+		       const struct rpfs_opt *opts, int nopts, char *why, size_t whylen)
+{
+	struct xp_option *xo = NULL;
+	int ret;
+
+	if (nopts < 0 || (nopts > 0 && !opts)) {
+		snprintf(why, whylen, "rpfs_init_opts: no list for %d options", nopts);
+		return -EINVAL;
+	}
+	if (nopts > 0) {
+		xo = calloc((size_t)nopts, sizeof(*xo));
+		if (!xo)
+			return -ENOMEM;
+		for (int i = 0; i < nopts; i++)
+			xo[i] = (struct xp_option){opts[i].key, opts[i].value};
+	}
+	ret = rpfs_config_load_opts(config, xo, nopts, &c->cfg, why, whylen);
+	free(xo);
+	return ret;
+}
+
 int rpfs_init(const char *config, rpfs_client_t **out)
+{
+	return rpfs_init_opts(config, NULL, 0, out);
+}
+
+int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
+		   rpfs_client_t **out)
 {
 	struct rpfs_client *c;
 	struct rpc_seg seg = {0, 1};
@@ -349,7 +389,7 @@ int rpfs_init(const char *config, rpfs_client_t **out)
 		rpfsc_err_set("out of memory");
 		return -ENOMEM;
 	}
-	ret = rpfs_config_load(config, &c->cfg, why, sizeof(why));
+	ret = load_config(c, config, opts, nopts, why, sizeof(why));
 	if (ret) {
 		rpfsc_err_set("%s", why[0] ? why : strerror(-ret));
 		free(c);

@@ -69,8 +69,33 @@ struct rpfs_seg {
 #define RPFS_O_WRITE 4u /* rpfs_open, rpfs_create: for writing */
 #define RPFS_O_RDWR  (RPFS_O_READ | RPFS_O_WRITE)
 
-/* config: a path, or NULL for RPFS_CONFIG, then /etc/rpfs/rpfs.conf. */
+/* config: a path, or NULL for RPFS_CONFIG, then /etc/rpfs/rpfs.conf.
+ * Errors: the config's (-ENOENT and the like for a file that cannot be
+ * read, -EINVAL for a bad one, -ENOKEY without a cluster key), -ENOMEM, or
+ * the fabric's when it cannot be opened; rpfs_errmsg() says which. */
 int rpfs_init(const char *config, rpfs_client_t **out);
+
+/* A transport setting a program chooses: key is a client setting's name
+ * (`rpfs settings` lists them, column "client"), value as the config file
+ * would write it ("64K", "5000", "tcp"). */
+struct rpfs_opt {
+	const char *key;
+	const char *value;
+};
+
+/* rpfs_init with settings from the program (an MPI program's hints
+ * rpfs_<key>). Settings come from, later ones winning: built-in defaults,
+ * the config's [transport] section, these options, then the user's
+ * environment RPFS_<KEY>. The environment wins on purpose: like ROMIO's
+ * hints, a program's options are advice the user running it may overrule.
+ * Errors: as rpfs_init, and -EINVAL, with rpfs_errmsg() naming the key,
+ * for an unknown key, a server setting (max_conns, ...) or a bad value,
+ * even where the environment overrules it. */
+int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
+		   rpfs_client_t **out);
+/* The i-th key rpfs_init_opts accepts, from 0; NULL past the last. */
+const char *rpfs_opt_name(int i);
+
 void rpfs_finalize(rpfs_client_t *c);
 /* The last error message of the calling thread ("" if none). */
 const char *rpfs_errmsg(void);
