@@ -9,22 +9,32 @@
  * ROMIO's two-phase code uses to start each aggregator's file domain on a
  * stripe boundary (ADIOI_Calc_file_domains); with romio_cb_pfr enabled,
  * romio_cb_fr_alignment follows it too, for persistent file realms.
- * librpfs hints, read at the first open of the process:
- *   rpfs_config, rpfs_inline_max, rpfs_fast_max, rpfs_fast_slots,
- *   rpfs_chunk_size, rpfs_pipeline_depth, rpfs_timeout_ms, rpfs_provider
+ * librpfs hints, read at the first open of the process (ad_rpfs_open.c):
+ *   rpfs_config  the cluster config file (instead of RPFS_CONFIG)
+ *   rpfs_<key>   every client setting of librpfs's table of settings
+ *                (rpfs_opt_name; `rpfs settings` lists them), passed to
+ *                rpfs_init_opts: rpfs_timeout_ms, rpfs_inline_max, ...
  * Everything else (cb_*, romio_*) goes to ROMIO's generic processing. */
 #include "ad_rpfs.h"
 #include "hint_fns.h"
 
-static const char *const rpfs_keys[] = {
-	"rpfs_config",	   "rpfs_inline_max",	  "rpfs_fast_max",   "rpfs_fast_slots",
-	"rpfs_chunk_size", "rpfs_pipeline_depth", "rpfs_timeout_ms", "rpfs_provider"};
+/* Keep a librpfs hint of users_info in fd->info, where Init finds it and
+ * MPI_File_get_info reports it. */
+static void keep_hint(ADIO_File fd, MPI_Info users_info, const char *key)
+{
+	char value[MPI_MAX_INFO_VAL + 1];
+	int flag;
+
+	ADIOI_Info_get(users_info, key, MPI_MAX_INFO_VAL, value, &flag);
+	if (flag)
+		ADIOI_Info_set(fd->info, key, value);
+}
 
 void ADIOI_RPFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
 	static char myname[] = "ADIOI_RPFS_SETINFO";
-	char value[MPI_MAX_INFO_VAL + 1];
-	int flag;
+	const char *name;
+	char key[64];
 
 	*error_code = MPI_SUCCESS;
 	if (!fd->hints->initialized) {
@@ -45,11 +55,10 @@ void ADIOI_RPFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 						 error_code);
 		if (*error_code != MPI_SUCCESS)
 			return;
-		for (size_t i = 0; i < sizeof(rpfs_keys) / sizeof(rpfs_keys[0]); i++) {
-			ADIOI_Info_get(users_info, rpfs_keys[i], MPI_MAX_INFO_VAL, value,
-				       &flag);
-			if (flag)
-				ADIOI_Info_set(fd->info, rpfs_keys[i], value);
+		keep_hint(fd, users_info, "rpfs_config");
+		for (int i = 0; (name = rpfs_opt_name(i)) != NULL; i++) {
+			snprintf(key, sizeof(key), "rpfs_%s", name);
+			keep_hint(fd, users_info, key);
 		}
 	}
 

@@ -32,49 +32,54 @@ static int ADIOI_RPFS_End_call(MPI_Comm comm, int keyval, void *attribute_val,
 	return MPI_SUCCESS;
 }
 
-/* Transport hints given at the first open reach librpfs through its
- * environment (RPFS_<KEY>), which it reads at init; later opens keep the
- * client as it is. */
-static void export_transport_hints(ADIO_File fd)
+/* The client settings a program gave as hints rpfs_<key> (rpfs_opt_name
+ * lists them, from librpfs's table of settings), as options for
+ * rpfs_init_opts. *opts gets the list, its values stored after it, in one
+ * ADIOI_Malloc; returns the number of options. */
+static int transport_hints(ADIO_File fd, struct rpfs_opt **opts)
 {
-	static const char *const keys[] = {"inline_max", "fast_max",	   "fast_slots",
-					   "chunk_size", "pipeline_depth", "timeout_ms",
-					   "provider"};
-	char key[64], env[64], value[MPI_MAX_INFO_VAL + 1];
-	int flag;
+	char key[64], *values;
+	const char *name;
+	int max = 0, n = 0, flag;
 
-	if (fd->info == MPI_INFO_NULL)
-		return;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		snprintf(key, sizeof(key), "rpfs_%s", keys[i]);
+	while (rpfs_opt_name(max) != NULL)
+		max++;
+	*opts = ADIOI_Malloc((size_t)max * (sizeof(**opts) + MPI_MAX_INFO_VAL + 1));
+	values = (char *)(*opts + max);
+	for (int i = 0; (name = rpfs_opt_name(i)) != NULL; i++) {
+		char *value = values + (size_t)n * (MPI_MAX_INFO_VAL + 1);
+
+		snprintf(key, sizeof(key), "rpfs_%s", name);
 		ADIOI_Info_get(fd->info, key, MPI_MAX_INFO_VAL, value, &flag);
-		if (!flag)
-			continue;
-		snprintf(env, sizeof(env), "RPFS_%s", keys[i]);
-		for (char *p = env; *p; p++)
-			if (*p >= 'a' && *p <= 'z')
-				*p = (char)(*p - 'a' + 'A');
-		setenv(env, value, 0); /* the user's environment wins */
+		if (flag)
+			(*opts)[n++] = (struct rpfs_opt){name, value};
 	}
+	return n;
 }
 
-/* Make the process's client if there is none yet. Returns 0 or a negative
- * errno (then *error_code is set). */
+/* Make the process's client if there is none yet: the hints of the first
+ * open count, later opens keep the client as it is. Returns 0 or a negative
+ * errno (then *error_code is set). A bad rpfs_<key> hint fails the open
+ * with a message naming it, as a bad RPFS_<KEY> variable does; where the
+ * user's environment sets the same key, the environment wins (rpfs.h). */
 int ADIOI_RPFS_Init(ADIO_File fd, int *error_code)
 {
 	static char myname[] = "ADIOI_RPFS_INIT";
 	char config[MPI_MAX_INFO_VAL + 1];
-	int flag = 0, ret;
+	struct rpfs_opt *opts = NULL;
+	int flag = 0, nopts = 0, ret;
 
 	*error_code = MPI_SUCCESS;
 	if (ADIOI_RPFS_client != NULL)
 		return 0;
 
 	if (fd != NULL && fd->info != MPI_INFO_NULL) {
-		export_transport_hints(fd);
+		nopts = transport_hints(fd, &opts);
 		ADIOI_Info_get(fd->info, "rpfs_config", MPI_MAX_INFO_VAL, config, &flag);
 	}
-	ret = rpfs_init(flag ? config : NULL, &ADIOI_RPFS_client);
+	ret = rpfs_init_opts(flag ? config : NULL, opts, nopts, &ADIOI_RPFS_client);
+	if (opts != NULL)
+		ADIOI_Free(opts);
 	if (ret < 0) {
 		ADIOI_RPFS_client = NULL;
 		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, "rpfs_init", NULL);

@@ -7,6 +7,7 @@
  * before it tears MPI down (as the ROMIO driver does). */
 #include "fs_rpfs.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,40 +28,50 @@ static int client_end(MPI_Comm comm, int keyval, void *attribute_val, void *extr
 	return MPI_SUCCESS;
 }
 
-/* Transport hints given at the first open reach librpfs through its
- * environment (RPFS_<KEY>), which rpfs_init reads; later opens keep the
- * client as it is. The user's environment wins. */
-static void export_transport_hints(opal_info_t *info)
+/* The client settings a program gave as hints rpfs_<key> (rpfs_opt_name
+ * lists them, from librpfs's table of settings), as options for
+ * rpfs_init_opts. *opts gets the list, its values stored after it, in one
+ * malloc; returns their number, or -ENOMEM. */
+static int transport_hints(opal_info_t *info, struct rpfs_opt **opts)
 {
-	static const char *const keys[] = {"inline_max", "fast_max",	   "fast_slots",
-					   "chunk_size", "pipeline_depth", "timeout_ms",
-					   "provider"};
-	char key[64], env[64], value[OPAL_MAX_INFO_VAL + 1];
-	int flag;
+	char key[64], *values;
+	const char *name;
+	int max = 0, n = 0, flag;
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		snprintf(key, sizeof(key), "rpfs_%s", keys[i]);
+	while (rpfs_opt_name(max) != NULL)
+		max++;
+	*opts = malloc((size_t)max * (sizeof(**opts) + OPAL_MAX_INFO_VAL + 1));
+	if (*opts == NULL)
+		return -ENOMEM;
+	values = (char *)(*opts + max);
+	for (int i = 0; (name = rpfs_opt_name(i)) != NULL; i++) {
+		char *value = values + (size_t)n * (OPAL_MAX_INFO_VAL + 1);
+
+		snprintf(key, sizeof(key), "rpfs_%s", name);
 		opal_info_get(info, key, OPAL_MAX_INFO_VAL, value, &flag);
-		if (!flag)
-			continue;
-		snprintf(env, sizeof(env), "RPFS_%s", keys[i]);
-		for (char *p = env; *p; p++)
-			if (*p >= 'a' && *p <= 'z')
-				*p = (char)(*p - 'a' + 'A');
-		setenv(env, value, 0);
+		if (flag)
+			(*opts)[n++] = (struct rpfs_opt){name, value};
 	}
+	return n;
 }
 
+/* The hints of the first open count; later opens keep the client as it
+ * is. A bad rpfs_<key> hint fails the open with a message naming it; the
+ * user's environment wins over a hint (rpfs.h). */
 static int client_make(opal_info_t *info)
 {
 	char config[OPAL_MAX_INFO_VAL + 1];
-	int flag = 0, ret;
+	struct rpfs_opt *opts = NULL;
+	int flag = 0, nopts = 0, ret;
 
 	if (info != NULL) {
-		export_transport_hints(info);
+		nopts = transport_hints(info, &opts);
+		if (nopts < 0)
+			return nopts;
 		opal_info_get(info, "rpfs_config", OPAL_MAX_INFO_VAL, config, &flag);
 	}
-	ret = rpfs_init(flag ? config : NULL, &client);
+	ret = rpfs_init_opts(flag ? config : NULL, opts, nopts, &client);
+	free(opts);
 	if (ret < 0) {
 		client = NULL;
 		return ret;

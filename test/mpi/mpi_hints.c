@@ -1,6 +1,8 @@
 /* mpi_hints: layout hints are applied at create and reported back by
  * MPI_File_get_info, on every rank, and again when the file is reopened
- * without hints; ROMIO's own hints still pass through.
+ * without hints; ROMIO's own hints still pass through. Transport hints
+ * rpfs_<key> reach librpfs (rpfs_init_opts) at the process's first open: a
+ * bad one fails that open on every rank with a message naming the key.
  *
  * Usage: mpiexec -n N mpi_hints rpfs:/dir/file [striping_factor]
  * (striping_factor defaults to 2: the server set needs that many I/O
@@ -46,6 +48,29 @@ int main(int argc, char **argv)
 				argv[0]);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	/* First, before anything makes the process's rpfs client: the
+	 * transport hints of this open are its options. */
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "rpfs_timeout_ms", "soon");
+	rc = MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, info,
+			   &fh);
+	MPI_Info_free(&info);
+	if (rc == MPI_SUCCESS) {
+		printf("rank %d: open with rpfs_timeout_ms = soon succeeded\n", rank);
+		errs++;
+		MPI_File_close(&fh);
+	} else {
+		char msg[MPI_MAX_ERROR_STRING];
+		int len;
+
+		MPI_Error_string(rc, msg, &len);
+		if (!strstr(msg, "timeout_ms")) {
+			printf("rank %d: bad hint: message names no key: %s\n", rank,
+			       msg);
+			errs++;
+		}
+	}
+
 	if (rank == 0)
 		MPI_File_delete(argv[1], MPI_INFO_NULL);
 	MPI_Barrier(MPI_COMM_WORLD);
