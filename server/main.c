@@ -3,6 +3,7 @@
  *   rpfsd --config FILE --name NAME [--foreground|--daemon] [--pidfile F]
  *         [--log-level L] [--accept-empty-metadata]
  *   rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]
+ *   rpfsd --list-settings
  *
  * Start-up is a ladder (config, storage directory, roles, workers, the
  * listening fabric) and every rung that fails says why and exits non-zero:
@@ -20,6 +21,9 @@
  * --check examines a stopped server's storage (check.c) and exits 0 when
  * it is clean, 1 when it found problems (repaired or not), 2 on a usage or
  * config error.
+ *
+ * --list-settings prints the table of transport settings (params.h): the
+ * keys of the config's [transport] section and of RPFS_<NAME>.
  *
  * Shutdown on SIGTERM or SIGINT: new requests are refused with -ESHUTDOWN,
  * requests in flight get up to RPFSD_DRAIN_MS to finish, then the threads
@@ -58,9 +62,12 @@ static void usage(FILE *f)
 		   "             [--accept-empty-metadata]\n"
 		   "       rpfsd --config FILE --name NAME --check [--repair "
 		   "[--accept-damaged]]\n"
+		   "       rpfsd --list-settings\n"
 		   "\n"
 		   "Serve the roles (meta, io) that FILE gives server NAME (its section\n"
-		   "name after \"server.\", or its index in the file).\n");
+		   "name after \"server.\", or its index in the file).\n"
+		   "--list-settings: the transport settings of the [transport] section\n"
+		   "and RPFS_<NAME> variables, with types, defaults, ranges and help.\n");
 }
 
 static int parse_level(const char *s, enum rpfs_log_level *out)
@@ -275,6 +282,7 @@ int main(int argc, char **argv)
 		{"check", no_argument, NULL, 'C'},
 		{"repair", no_argument, NULL, 'R'},
 		{"accept-damaged", no_argument, NULL, 'A'},
+		{"list-settings", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -324,6 +332,9 @@ int main(int argc, char **argv)
 		case 'A':
 			check_flags |= CHECK_ACCEPT_DAMAGED;
 			break;
+		case 'L':
+			xp_settings_print(stdout, NULL);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;

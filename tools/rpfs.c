@@ -6,7 +6,9 @@
  * down stops them through their pidfiles. The other commands (ls, stat,
  * mkdir, rmdir, rm, cp, cat, df, ping) are clients of any cluster through
  * librpfs; they find the config by --config, --dir, $RPFS_CONFIG, then the
- * default directory ($RPFS_DIR or ~/.rpfs).
+ * default directory ($RPFS_DIR or ~/.rpfs). `rpfs settings` prints the
+ * table of transport settings (params.h) with the values the config in use
+ * gives them.
  *
  * cp moves 8 MiB blocks with two in flight (rpfs_ipread/rpfs_ipwrite), so
  * reading block i overlaps writing block i-1 on either side.
@@ -54,6 +56,7 @@ struct opts {
 	int nservers;
 	int port;
 	int longfmt;
+	int markdown; /* settings */
 	const char *dir;
 	const char *config;
 	const char *address;  /* up: where the servers listen */
@@ -85,6 +88,12 @@ static const char usage_text[] =
 	"  cat PATH             write a file to stdout\n"
 	"  df                   capacity per server and in total\n"
 	"  ping                 round trip to every server\n"
+	"\n"
+	"  settings [--markdown]\n"
+	"        every transport setting: name, type, default, range, whether a\n"
+	"        client may set it (rpfs_init_opts, MPI hints rpfs_<name>), help,\n"
+	"        and its value and source (default, config, environment) in the\n"
+	"        config in use; --markdown: the table alone, as the README has it\n"
 	"\n"
 	"The config comes from --config FILE, --dir D (D/rpfs.conf), $RPFS_CONFIG,\n"
 	"then $RPFS_DIR/rpfs.conf or ~/.rpfs/rpfs.conf.\n";
@@ -202,6 +211,31 @@ static void load_config(const char *path, struct rpfs_config *cfg)
 
 	if (ret)
 		die("%s: %s", path, *why ? why : strerror(-ret));
+}
+
+/* The table of settings; with values and sources unless markdown. A config
+ * that does not load leaves the defaults and the environment, said first. */
+static int cmd_settings(const struct opts *o)
+{
+	const char *path = config_path(o);
+	struct rpfs_config cfg;
+	char why[512] = "";
+
+	if (o->markdown) {
+		xp_settings_markdown(stdout);
+		return 0;
+	}
+	if (rpfs_config_load(path, &cfg, why, sizeof(why))) {
+		printf("config: none (%s): defaults and the environment\n\n",
+		       why[0] ? why : path);
+		xp_params_default(&cfg.xport);
+		xp_params_from_env(&cfg.xport);
+	} else {
+		printf("config: %s\n\n", path);
+		rpfs_config_free(&cfg);
+	}
+	xp_settings_print(stdout, &cfg.xport);
+	return 0;
 }
 
 /* "rpfs:/a//b/../c" -> "/a/c": servers take normalized absolute paths. */
@@ -1368,6 +1402,7 @@ int main(int argc, char **argv)
 		{"address", required_argument, NULL, 'a'},
 		{"provider", required_argument, NULL, 'P'},
 		{"long", no_argument, NULL, 'l'},
+		{"markdown", no_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1406,6 +1441,9 @@ int main(int argc, char **argv)
 		case 'l':
 			o.longfmt = 1;
 			break;
+		case 'M':
+			o.markdown = 1;
+			break;
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -1441,6 +1479,8 @@ int main(int argc, char **argv)
 		return cmd_df(&o);
 	if (!strcmp(cmd, "ping"))
 		return cmd_ping(&o);
+	if (!strcmp(cmd, "settings"))
+		return cmd_settings(&o);
 	if (!strcmp(cmd, "help"))
 		usage(stdout, 0);
 	fprintf(stderr, "rpfs: unknown command '%s'\n", cmd);

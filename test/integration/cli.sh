@@ -1,10 +1,12 @@
 #!/bin/sh
 # CLI smoke test: `rpfs up` a two-server cluster in a temporary directory,
-# copy a 20 MiB file in and out, check stat/ls/rm/ping/df, `rpfs down`.
+# copy a 20 MiB file in and out, check stat/ls/rm/ping/df and the table of
+# settings (`rpfs settings`, `rpfsd --list-settings`), `rpfs down`.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
 RPFS=${RPFS:-./rpfs}
+RPFSD=${RPFSD:-$(dirname "$RPFS")/rpfsd}
 # where the servers listen: loopback, or a verbs device's address (rxe-vm)
 ADDR=${RPFS_TEST_ADDR:-127.0.0.1}
 TMP=$(mktemp -d /tmp/rpfs-cli-XXXXXX) || exit 1
@@ -62,6 +64,18 @@ if "$RPFS" stat /d >"$TMP/out" 2>&1; then
 else
 	echo "ok   stat of a removed directory fails: $(cat "$TMP/out")"
 fi
+# The table: every setting once, with the value the config in use gives it
+# and where that came from.
+check "rpfsd --list-settings" "$RPFSD" --list-settings
+grep -q "^spin_us  *integer  *200 " "$TMP/out" || { echo "FAIL list-settings: spin_us"; cat "$TMP/out"; fail=1; }
+grep -q "^max_conns .* no$" "$TMP/out" || { echo "FAIL list-settings: max_conns is no client's"; fail=1; }
+check "rpfs settings" env RPFS_SPIN_US=50 "$RPFS" settings
+grep -q "^config: $D/rpfs.conf$" "$TMP/out" || { echo "FAIL settings: config in use"; cat "$TMP/out"; fail=1; }
+grep -q "^spin_us .* 50  *environment$" "$TMP/out" || { echo "FAIL settings: spin_us from the environment"; cat "$TMP/out"; fail=1; }
+grep -q "^max_conns .* 1024  *default$" "$TMP/out" || { echo "FAIL settings: max_conns default"; cat "$TMP/out"; fail=1; }
+"$RPFSD" --list-settings | sed -n 's/^\([a-z_][a-z_]*\) .*/\1/p' >"$TMP/names.d"
+"$RPFS" settings | sed -n 's/^\([a-z_][a-z_]*\) .*/\1/p' >"$TMP/names.c"
+check "rpfs settings and rpfsd --list-settings list the same settings" cmp "$TMP/names.d" "$TMP/names.c"
 check "rpfs down" "$RPFS" down --dir "$D"
 cat "$TMP/out"
 if ls "$D"/rpfsd.*.pid >/dev/null 2>&1; then
