@@ -40,7 +40,6 @@
  * cached: see regcache.c for what the cache does about it. */
 #define _GNU_SOURCE
 #include "memhooks.h"
-#include "regcache.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -127,7 +126,7 @@ static void invalidate_all(const void *addr, size_t len)
 	hooks_busy++;
 	pthread_rwlock_rdlock(&registry_lock);
 	for (n = registry.next; n != &registry; n = n->next)
-		rcache_invalidate(n->rc, addr, len);
+		n->invalidate(n, addr, len);
 	pthread_rwlock_unlock(&registry_lock);
 	hooks_busy--;
 	/* Callers of free and munmap look at errno after the real call only,

@@ -1,16 +1,18 @@
 /* Private interface between the registration cache (regcache.c) and the
- * process-wide memory hooks (memhooks.c). Not installed; only the cache and
- * its unit tests include it. */
+ * process-wide memory hooks (memhooks.c). Not installed; the cache, the
+ * transport (whether the hooks work) and the tests include it. */
 #ifndef RPFS_MEMHOOKS_H
 #define RPFS_MEMHOOKS_H
 
-struct rcache;
+#include <stddef.h>
 
 /* A cache's entry in the hooks' registry of live caches. Embedded in the
- * cache, so registering never allocates. */
+ * cache, so registering never allocates. The hooks call invalidate for a
+ * range being freed or unmapped; they know nothing else of the cache, so
+ * the calls go one way (regcache.c -> memhooks.c). */
 struct rcache_hooknode {
 	struct rcache_hooknode *prev, *next;
-	struct rcache *rc;
+	void (*invalidate)(struct rcache_hooknode *n, const void *addr, size_t len);
 };
 
 /* rcache_create/rcache_destroy: add or remove a cache from the set that the
@@ -27,6 +29,9 @@ void rcache_hooks_regions_add(long delta);
  * those frees and unmaps never concern cached user buffers. Nests. */
 void rcache_hooks_enter(void);
 void rcache_hooks_exit(void);
+
+/* 1 when this process's free/munmap/mremap/madvise calls reach memhooks.c. */
+int rcache_hooks_active(void);
 
 /* Tests only: make rcache_hooks_active() report 0 (on != 0) as when another
  * library's free/munmap wins symbol lookup. Caches read it at creation. */

@@ -353,6 +353,14 @@ static void rc_add(struct rcache *rc, struct rc_region *r, int invalidated)
 
 /* --- public ------------------------------------------------------------- */
 
+/* The memory hooks' call for a range being freed or unmapped. */
+static void hook_invalidate(struct rcache_hooknode *n, const void *addr, size_t len)
+{
+	rcache_invalidate(
+		(struct rcache *)((char *)n - offsetof(struct rcache, hooknode)), addr,
+		len);
+}
+
 int rcache_create(const struct rcache_params *p, const struct rpfs_regops *ops,
 		  struct rcache **out)
 {
@@ -382,7 +390,7 @@ int rcache_create(const struct rcache_params *p, const struct rpfs_regops *ops,
 	if (!rc->keep_unused)
 		log_info("rcache: memory hooks inactive, pinned registrations are "
 			 "released at their last put");
-	rc->hooknode.rc = rc;
+	rc->hooknode.invalidate = hook_invalidate;
 	rcache_hooks_register(&rc->hooknode);
 	*out = rc;
 	rc = NULL;

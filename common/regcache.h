@@ -71,7 +71,4 @@ void rcache_invalidate(struct rcache *rc, const void *addr, size_t len);
 void rcache_flush(struct rcache *rc);
 void rcache_get_stats(struct rcache *rc, struct rcache_stats *st);
 
-/* 1 when this process's free/munmap/mremap/madvise calls reach memhooks.c. */
-int rcache_hooks_active(void);
-
 #endif

@@ -53,7 +53,7 @@ enum rpc_op {
 	RPC_IO_PROBE = 49,  /* which handles of a metadata server have datafiles */
 };
 
-/* Every op an I/O server serves (progress.c routes by this). */
+/* Every op an I/O server serves (server/dispatch.c routes by this). */
 int rpc_is_io_op(uint16_t op);
 
 /* Reply statuses of the I/O ops for storage that is not what it should be:

@@ -266,7 +266,7 @@ static void shutdown_server(struct srv *s)
 		xp_fabric_close(s->fab);
 	}
 	s->fab = NULL;
-	place_fini(s);
+	binding_fini(s);
 }
 
 int main(int argc, char **argv)
@@ -425,7 +425,7 @@ int main(int argc, char **argv)
 
 	parent_fd = notify_fd;
 	guard_sigbus(s);
-	place_init(s);
+	binding_init(s);
 	ret = store_lock(s->me->dir, startup_why, sizeof(startup_why));
 	if (!ret)
 		ret = peer_init(s);

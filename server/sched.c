@@ -223,7 +223,7 @@ static void *worker_main(void *arg)
 	struct worker_arg *wa = arg;
 	struct sched *sd = wa->s->sched;
 
-	place_bind_worker(wa->s, wa->index);
+	binding_worker(wa->s, wa->index);
 	free(wa);
 	pthread_mutex_lock(&sd->lock);
 	for (;;) {

@@ -1,9 +1,11 @@
 /* rpfsd internals: the state shared by the server's files.
  *
  *   main.c       command line, config, storage directory, signals, shutdown
- *   progress.c   the server fabric and its progress thread; decodes each
- *                request and routes it (PING at once, lock and counter ops
- *                on the progress thread, everything else to sched.c)
+ *   dispatch.c   the server fabric and its progress thread; decodes each
+ *                request, checks its capability (access.c) and routes it
+ *                (PING at once, lock and counter ops on the progress
+ *                thread, everything else to sched.c or io.c)
+ *   op.c         an op's end: its reply, the hand-back from workers
  *   sched.c      the request manager: worker threads for blocking work,
  *                per-connection FIFO queues served round-robin, a cap on
  *                the bulk pipelines each connection may have running
@@ -16,7 +18,11 @@
  *                datafile removal)
  *   identity.c   the cluster identity of the storage directory, and who
  *                each connected client is (its hello and credentials)
- *   placement.c  binding of the progress thread and workers with hwloc
+ *   access.c     who may do what: modes, owners, capabilities
+ *   store.c      the storage directory: its lock and the metadata store's
+ *                validation
+ *   check.c      rpfsd --check: the storage checked (and repaired) offline
+ *   thread_binding.c  the progress thread and workers bound with hwloc
  *
  * Threads: the progress thread owns the transport (every xp_req_* call but
  * xp_chunk_done happens there); workers do pread/pwrite, LMDB and fsync and
@@ -99,9 +105,10 @@ struct srv_op {
 	uint8_t rep[SRV_REPLY_CAP];
 };
 
-/* progress.c */
+/* dispatch.c */
 int srv_progress_start(struct srv *s);
 void srv_progress_stop(struct srv *s);
+/* op.c */
 /* Reply and free the op: on the progress thread only. */
 void srv_op_finish(struct srv_op *op);
 /* From a worker: hand the op back to the progress thread to be finished. */
@@ -211,11 +218,11 @@ int ident_check_storage(struct srv *s);
 #define CHECK_ACCEPT_DAMAGED 2u /* also take damaged blocks' data as it is */
 int check_storage(struct srv *s, unsigned flags);
 
-/* placement.c */
-void place_init(struct srv *s);
-void place_bind_progress(struct srv *s);
-void place_bind_worker(struct srv *s, int i);
-void place_fini(struct srv *s);
+/* thread_binding.c */
+void binding_init(struct srv *s);
+void binding_progress_thread(struct srv *s);
+void binding_worker(struct srv *s, int i);
+void binding_fini(struct srv *s);
 
 /* Nanoseconds since the epoch (file times). */
 int64_t srv_now_ns(void);

@@ -3,8 +3,10 @@
  *   client.c     the client object: config, transport fabric, one lazily made
  *                connection per server ("links"), and the call helpers every
  *                other file goes through
+ *   attr.c       attributes: reply -> struct rpfs_stat, layouts checked
  *   namespace.c  path operations on the metadata servers
- *   file.c       open files: attributes, size, truncate, sync, locks
+ *   file.c       open files and stat: capabilities, size, truncate, sync,
+ *                locks
  *   listio.c     list I/O: any memory list x any file list -> one request
  *                per I/O server (split over several calls only when long)
  *   request.c    the nonblocking rpfs_i* requests on top of listio.c
@@ -130,12 +132,14 @@ int rpfsc_path_norm(const char *path, char *out);
 int rpfsc_lookup(struct rpfs_client *c, const char *path, uint16_t flags, char *norm,
 		 struct rpc_attr *a);
 
-/* ---- file.c --------------------------------------------------------------- */
+/* ---- attr.c --------------------------------------------------------------- */
 
 void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st);
 
 /* Layout of an attribute with nservers filled in and checked. */
 int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a);
+
+/* ---- file.c --------------------------------------------------------------- */
 /* Logical size of a file from its I/O servers (IO_SIZE in parallel, with
  * the capability in a->cap). */
 int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,

@@ -24,26 +24,6 @@
 
 #include "client_priv.h"
 
-void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->handle = a->handle;
-	st->type = a->type == RPC_TYPE_DIR ? RPFS_TYPE_DIR : RPFS_TYPE_FILE;
-	st->mode = a->mode;
-	st->uid = a->uid;
-	st->gid = a->gid;
-	st->atime = a->atime;
-	st->mtime = a->mtime;
-	st->ctime = a->ctime;
-	if (a->type == RPC_TYPE_FILE) {
-		st->stripe_unit = a->layout.stripe_unit;
-		st->stripe_count = a->layout.stripe_count;
-		st->first_server = a->layout.first_server;
-	}
-	_Static_assert(RPFS_CAP_SIZE == RPC_CAP_SIZE, "rpfs.h and rpc.h disagree");
-	rpc_enc_cap(st->cap, &a->cap);
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -59,17 +39,6 @@ static int64_t renew_time(const struct rpc_cap *cap)
 	if (!cap->lifetime_s)
 		return INT64_MAX; /* none granted: nothing to renew */
 	return now_ms() + (int64_t)cap->lifetime_s * 500;
-}
-
-int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a)
-{
-	/* Slots wrap modulo the cluster's I/O servers; a layout made for more
-	 * servers than this client knows would address servers it lacks. */
-	if (!a->layout.nservers)
-		a->layout.nservers = c->cfg.nio;
-	if (a->layout.nservers > c->cfg.nio || layout_check(&a->layout))
-		return -EINVAL;
-	return 0;
 }
 
 static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char *path,
@@ -252,6 +221,27 @@ void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st)
 	pthread_mutex_lock(&f->cap_lock);
 	rpfsc_attr_to_stat(&f->attr, st);
 	pthread_mutex_unlock(&f->cap_lock);
+}
+
+/* A path's attributes, with a file's size from its I/O servers. */
+int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
+{
+	char norm[RPC_PATH_MAX + 1];
+	struct rpc_attr a;
+	uint64_t size = 0;
+	int ret;
+
+	ret = rpfsc_lookup(c, path, 0, norm, &a);
+	if (ret)
+		return ret;
+	if (a.type == RPC_TYPE_FILE) {
+		ret = rpfsc_file_size(c, &a, norm, &size);
+		if (ret)
+			return ret;
+	}
+	rpfsc_attr_to_stat(&a, st);
+	st->size = size;
+	return 0;
 }
 
 /* ---- per-datafile operations -------------------------------------------- */

@@ -129,26 +129,6 @@ int rpfsc_lookup(struct rpfs_client *c, const char *path, uint16_t flags, char *
 	return ret ? ret : lookup(c, norm, srv, flags, a);
 }
 
-int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
-{
-	char norm[RPC_PATH_MAX + 1];
-	struct rpc_attr a;
-	uint64_t size = 0;
-	int ret;
-
-	ret = rpfsc_lookup(c, path, 0, norm, &a);
-	if (ret)
-		return ret;
-	if (a.type == RPC_TYPE_FILE) {
-		ret = rpfsc_file_size(c, &a, norm, &size);
-		if (ret)
-			return ret;
-	}
-	rpfsc_attr_to_stat(&a, st);
-	st->size = size;
-	return 0;
-}
-
 /* ---- readdir ------------------------------------------------------------ */
 
 struct dirlist {

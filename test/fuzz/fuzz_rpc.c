@@ -1,7 +1,7 @@
 /* libFuzzer target: the file service's bodies (rpc.h).
  *
  * Requests: the input is a request body as rpfsd's progress thread hands it
- * to rpc_decode_req, with room for segments sized the way server/progress.c
+ * to rpc_decode_req, with room for segments sized the way server/dispatch.c
  * sizes it (rpc_io_max_segs of the body for IO_WRITE and IO_READ, none for
  * other ops), in an allocation of exactly that many segments. A second
  * decode offers room for fewer segments than a list I/O request carries,
@@ -162,7 +162,7 @@ static void requests(const uint8_t *data, size_t size)
 	uint32_t maxseg = 0;
 	int ret;
 
-	/* As server/progress.c: room only for I/O requests, sized by the body. */
+	/* As server/dispatch.c: room only for I/O requests, sized by the body. */
 	if (size >= 2) {
 		uint16_t code = (uint16_t)(data[0] | data[1] << 8);
 

@@ -41,6 +41,7 @@
 #include "proto.h"
 #include "rawcm.h"
 #include "params.h"
+#include "memhooks.h"
 #include "regcache.h"
 #include "testenv.h"
 #include "xport.h"

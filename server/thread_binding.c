@@ -1,4 +1,5 @@
-/* rpfsd thread placement with hwloc.
+/* rpfsd thread binding with hwloc (where the progress thread and the
+ * workers run; where data goes is the layout's business, meta.c).
  *
  * The progress thread touches every message and RDMA completion, and the
  * workers copy data through the same caches, so on a machine with an RDMA
@@ -75,7 +76,7 @@ static int decide(struct srv *s, struct place *pl)
 	return 0;
 }
 
-void place_init(struct srv *s)
+void binding_init(struct srv *s)
 {
 	const char *env = getenv("RPFS_BIND");
 	struct place *pl;
@@ -145,13 +146,13 @@ static void bind_self(struct place *pl, hwloc_const_bitmap_t set, const char *wh
 	free(str);
 }
 
-void place_bind_progress(struct srv *s)
+void binding_progress_thread(struct srv *s)
 {
 	if (s->place)
 		bind_self(s->place, s->place->progress, "progress thread");
 }
 
-void place_bind_worker(struct srv *s, int i)
+void binding_worker(struct srv *s, int i)
 {
 	char who[32];
 
@@ -161,7 +162,7 @@ void place_bind_worker(struct srv *s, int i)
 	bind_self(s->place, s->place->workers, who);
 }
 
-void place_fini(struct srv *s)
+void binding_fini(struct srv *s)
 {
 	struct place *pl = s->place;
 

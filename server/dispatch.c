@@ -1,4 +1,5 @@
-/* rpfsd's progress thread: the server fabric, request decoding and routing.
+/* rpfsd's progress thread: the server fabric, request decoding and routing
+ * (an op's end is in op.c).
  *
  * One thread owns the transport: it loops on xp_progress, which blocks in
  * epoll when nothing happens (an idle server uses no CPU), runs the request
@@ -11,67 +12,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "server.h"
-
-int64_t srv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void op_free(struct srv_op *op)
-{
-	struct srv *s = op->s;
-
-	if (op->sc)
-		sched_conn_put(s, op->sc);
-	free(op->segs);
-	free(op->seg_end);
-	free(op);
-	atomic_fetch_sub(&s->live_ops, 1);
-}
-
-void srv_op_finish(struct srv_op *op)
-{
-	int ret;
-
-	/* A failed op answers with no data; its body only if it set one on
-	 * purpose (the detail of a damaged read: rpc.h). */
-	if (op->status) {
-		op->rd_len = 0;
-		if (!op->rep_on_error)
-			op->rep_len = 0;
-	}
-	ret = xp_req_reply(op->r, op->status, op->rep, op->rep_len, op->rd_len);
-	/* A client that went away cannot be answered; the server carries on. */
-	if (ret)
-		log_dbg("rpfsd: reply to op %u failed: %s", op->q.op, strerror(-ret));
-	op_free(op);
-}
-
-static void op_posted(void *arg)
-{
-	srv_op_finish(arg);
-}
-
-void srv_op_complete(struct srv_op *op)
-{
-	int ret = xp_fabric_post(op->s->fab, op_posted, op);
-
-	/* Only fails without memory for the hand-off; the reply path takes
-	 * the transport lock itself, so answering from here is still safe. */
-	if (ret) {
-		log_err("rpfsd: couldn't hand a reply to the progress thread: %s",
-			strerror(-ret));
-		srv_op_finish(op);
-	}
-}
 
 static void reply_now(struct xp_req *r, int status)
 {
@@ -188,7 +132,7 @@ static void *progress_main(void *arg)
 	struct srv *s = arg;
 	int last_err = 0;
 
-	place_bind_progress(s);
+	binding_progress_thread(s);
 	while (!atomic_load(&s->stop_progress)) {
 		int ret = xp_progress(s->fab, 100);
 
