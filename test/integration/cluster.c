@@ -558,3 +558,20 @@ void cl_destroy(struct cluster *cl)
 	free(cl->s);
 	free(cl);
 }
+
+int cl_run_suite(int argc, char **argv, Suite *(*make_suite)(void))
+{
+	SRunner *sr;
+	int failed, status;
+
+	if (cl_child_main(argc, argv, &status))
+		return status;
+	sr = srunner_create(make_suite());
+	signal(SIGPIPE, SIG_IGN);
+	cl_session_begin();
+	srunner_run_all(sr, CK_NORMAL);
+	cl_session_end();
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -20,6 +20,7 @@
 #ifndef RPFS_TEST_CLUSTER_H
 #define RPFS_TEST_CLUSTER_H
 
+#include <check.h>
 #include <stdint.h>
 
 struct cluster;
@@ -34,6 +35,11 @@ void cl_session_end(void);
 /* Servers are pinged from this program run afresh: main() must first call
  * cl_child_main, which returns 1 (and sets *status) in such a child. */
 int cl_child_main(int argc, char **argv, int *status);
+
+/* The whole main() of a test program: cl_child_main, then the suite
+ * make_suite() returns within cl_session_begin/end, SIGPIPE ignored (a
+ * dead server must not kill the test). Returns the exit status. */
+int cl_run_suite(int argc, char **argv, Suite *(*make_suite)(void));
 
 struct cl_opts {
 	int nservers;		/* all are I/O servers */

@@ -1178,17 +1178,5 @@ static Suite *integrity_suite(void)
 
 int main(int argc, char **argv)
 {
-	SRunner *sr;
-	int failed, status;
-
-	if (cl_child_main(argc, argv, &status))
-		return status;
-	sr = srunner_create(integrity_suite());
-	signal(SIGPIPE, SIG_IGN);
-	cl_session_begin();
-	srunner_run_all(sr, CK_NORMAL);
-	cl_session_end();
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return cl_run_suite(argc, argv, integrity_suite);
 }
