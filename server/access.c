@@ -33,7 +33,7 @@ bool access_is_super(const struct srv_client *who)
 	return !who || who->peer || who->uid == 0;
 }
 
-static bool in_group(const struct srv_client *who, uint32_t gid)
+bool access_in_group(const struct srv_client *who, uint32_t gid)
 {
 	if (who->gid == gid)
 		return true;
@@ -54,7 +54,7 @@ bool access_may(const struct srv_client *who, const struct rpc_attr *a, unsigned
 	}
 	if (who->uid == a->uid)
 		bits = (a->mode >> 6) & 7;
-	else if (in_group(who, a->gid))
+	else if (access_in_group(who, a->gid))
 		bits = (a->mode >> 3) & 7;
 	else
 		bits = a->mode & 7;

@@ -866,13 +866,9 @@ static int may_setattr(const struct srv_client *who, const struct rpc_req *q,
 
 	if ((q->mask & RPC_SET_MODE) && !owner)
 		return -EPERM;
-	if ((q->mask & RPC_SET_OWNER) && !access_is_super(who)) {
-		struct rpc_attr g = {.uid = who->uid, .gid = q->gid, .mode = 0070};
-
-		/* access_may on a group-only mode: is q->gid one of who's? */
-		if (!owner || q->uid != a->uid || !access_may(who, &g, ACCESS_R))
-			return -EPERM;
-	}
+	if ((q->mask & RPC_SET_OWNER) && !access_is_super(who) &&
+	    (!owner || q->uid != a->uid || !access_in_group(who, q->gid)))
+		return -EPERM;
 	if ((q->mask & RPC_SET_TIMES) && !owner && !access_may(who, a, ACCESS_W))
 		return -EACCES;
 	return 0;

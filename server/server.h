@@ -192,6 +192,8 @@ const struct srv_client *ident_of(const struct xp_conn *c);
 #define ACCESS_X 1u
 /* uid 0, another server of the cluster, or no identity (server-internal). */
 bool access_is_super(const struct srv_client *who);
+/* Is gid who's group or one of its supplementary groups? */
+bool access_in_group(const struct srv_client *who, uint32_t gid);
 /* Does the mode of a (owner, group, others) give who every bit of want? */
 bool access_may(const struct srv_client *who, const struct rpc_attr *a, unsigned want);
 /* May who add or remove an entry of directory parent (victim: the entry

@@ -81,7 +81,9 @@ int rpfs_remove(rpfs_client_t *c, const char *path)
 	return path_op(c, RPC_REMOVE, path);
 }
 
-int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode)
+/* SETATTR of mode or owner (mask RPC_SET_MODE or RPC_SET_OWNER). */
+static int setattr(rpfs_client_t *c, const char *path, uint32_t mask, uint32_t mode,
+		   uint32_t uid, uint32_t gid)
 {
 	char norm[RPC_PATH_MAX + 1];
 	uint8_t body[RPFSC_META_BODY_CAP];
@@ -90,11 +92,20 @@ int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode)
 	ret = path_owner(c, path, norm, &srv);
 	if (ret)
 		return ret;
-	len = rpc_enc_setattr(body, sizeof(body), norm, RPC_SET_MODE, mode & 07777, 0, 0,
-			      0, 0);
+	len = rpc_enc_setattr(body, sizeof(body), norm, mask, mode, uid, gid, 0, 0);
 	if (len < 0)
 		return enc_error(norm, len);
 	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
+}
+
+int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode)
+{
+	return setattr(c, path, RPC_SET_MODE, mode & 07777, 0, 0);
+}
+
+int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid)
+{
+	return setattr(c, path, RPC_SET_OWNER, 0, uid, gid);
 }
 
 /* LOOKUP of a normalized path: the attributes, with the layout completed. */

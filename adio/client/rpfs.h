@@ -113,6 +113,9 @@ int rpfs_mkdir(rpfs_client_t *c, const char *path, uint32_t mode);
 int rpfs_rmdir(rpfs_client_t *c, const char *path);
 int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st);
 int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode);
+/* Root may give a file to anyone; its owner may only change its group, to
+ * one of the owner's groups (-EPERM otherwise). */
+int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid);
 /* Removes the metadata and every datafile. */
 int rpfs_remove(rpfs_client_t *c, const char *path);
 /* Calls fn for each entry of a directory (name only, no path); stops early

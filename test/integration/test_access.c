@@ -225,6 +225,14 @@ static int nobody_tries_everything(rpfs_client_t *c)
 	EXPECT(ret == -EPERM, "remove root's file from sticky /: %d", ret);
 	ret = rpfs_chmod(c, "/mine", 0644);
 	EXPECT(ret == 0, "chmod of own file: %d", ret);
+	ret = rpfs_chown(c, "/mine", 0, NOBODY);
+	EXPECT(ret == -EPERM, "give own file to root: %d", ret);
+	ret = rpfs_chown(c, "/mine", NOBODY, 0);
+	EXPECT(ret == -EPERM, "own file to a group not ours: %d", ret);
+	ret = rpfs_chown(c, "/mine", NOBODY, NOBODY);
+	EXPECT(ret == 0, "own file to our own group: %d", ret);
+	ret = rpfs_chown(c, "/pub/open", NOBODY, NOBODY);
+	EXPECT(ret == -EPERM, "take root's file: %d", ret);
 
 	/* Guessed handles: the attributes are public (stat), the data is
 	 * not. A stat grants no rights; a capability with its rights raised,
