@@ -11,6 +11,9 @@
 #include <rpfs.h>
 
 /* Per-file state behind fd->fs_ptr. */
+/* Which way data moves, where one function serves both. */
+typedef enum ADIOI_RPFS_dir { ADIOI_RPFS_READ, ADIOI_RPFS_WRITE } ADIOI_RPFS_dir;
+
 typedef struct ADIOI_RPFS_fs {
 	rpfs_file_t *file;
 	struct rpfs_stat st;	/* attributes as opened (size not kept here) */

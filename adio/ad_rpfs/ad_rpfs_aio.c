@@ -22,7 +22,7 @@ typedef struct ADIOI_RPFS_aio {
 	MPI_Request greq;
 	rpfs_request_t *req;
 	ADIO_File fd;
-	int is_read;
+	ADIOI_RPFS_dir dir;
 	int done;
 	ADIO_Offset nbytes;    /* result: bytes for MPI's status */
 	int error_code;	       /* result: MPI error code */
@@ -41,13 +41,15 @@ static void finish(ADIOI_RPFS_aio *a, ssize_t ret)
 	a->req = NULL;
 	if (ret < 0) {
 		a->nbytes = 0;
-		a->error_code = ADIOI_RPFS_Err(
-			myname, __LINE__, (int)ret,
-			a->is_read ? "nonblocking read" : "nonblocking write", NULL);
+		a->error_code =
+			ADIOI_RPFS_Err(myname, __LINE__, (int)ret,
+				       a->dir == ADIOI_RPFS_READ ? "nonblocking read"
+								 : "nonblocking write",
+				       NULL);
 	} else {
 		a->nbytes = ret;
 		a->error_code = MPI_SUCCESS;
-		if (a->is_read && ret > 0)
+		if (a->dir == ADIOI_RPFS_READ && ret > 0)
 			a->nbytes = ADIOI_RPFS_Read_count(a->fd, a->segs, a->nsegs, ret);
 	}
 	MPI_Grequest_complete(a->greq);
@@ -116,7 +118,7 @@ static void make_request(ADIOI_RPFS_aio *a, ADIO_Request *request)
 
 static void icontig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		    int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
-		    int *error_code, int is_read)
+		    int *error_code, ADIOI_RPFS_dir dir)
 {
 	static char myname[] = "ADIOI_RPFS_ICONTIG";
 	ADIOI_RPFS_fs *fs = fd->fs_ptr;
@@ -135,23 +137,23 @@ static void icontig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	}
 	a = ADIOI_Calloc(1, sizeof(*a));
 	a->fd = fd;
-	a->is_read = is_read;
+	a->dir = dir;
 	a->one.off = (uint64_t)off;
 	a->one.len = (uint64_t)len;
 	a->segs = &a->one;
 	a->nsegs = 1;
-	if (is_read)
+	if (dir == ADIOI_RPFS_READ)
 		ret = rpfs_ipread(fs->file, buf, (size_t)len, (uint64_t)off, &a->req);
 	else
 		ret = rpfs_ipwrite(fs->file, buf, (size_t)len, (uint64_t)off, &a->req);
 	if (ret < 0) {
-		*error_code =
-			ADIOI_RPFS_Err(myname, __LINE__, ret,
-				       is_read ? "rpfs_ipread" : "rpfs_ipwrite", NULL);
+		*error_code = ADIOI_RPFS_Err(
+			myname, __LINE__, ret,
+			dir == ADIOI_RPFS_READ ? "rpfs_ipread" : "rpfs_ipwrite", NULL);
 		ADIOI_Free(a);
 		return;
 	}
-	if (!is_read) {
+	if (dir == ADIOI_RPFS_WRITE) {
 		fd->dirty_write = 1;
 		ADIOI_RPFS_Wrote(fd, off + len);
 	}
@@ -166,7 +168,8 @@ void ADIOI_RPFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype dat
 			    int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
 			    int *error_code)
 {
-	icontig(fd, buf, count, datatype, file_ptr_type, offset, request, error_code, 1);
+	icontig(fd, buf, count, datatype, file_ptr_type, offset, request, error_code,
+		ADIOI_RPFS_READ);
 }
 
 void ADIOI_RPFS_IwriteContig(ADIO_File fd, const void *buf, int count,
@@ -174,12 +177,12 @@ void ADIOI_RPFS_IwriteContig(ADIO_File fd, const void *buf, int count,
 			     ADIO_Request *request, int *error_code)
 {
 	icontig(fd, (void *)buf, count, datatype, file_ptr_type, offset, request,
-		error_code, 0);
+		error_code, ADIOI_RPFS_WRITE);
 }
 
 static void istrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		     int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
-		     int *error_code, int is_read)
+		     int *error_code, ADIOI_RPFS_dir dir)
 {
 	static char myname[] = "ADIOI_RPFS_ISTRIDED";
 	ADIOI_RPFS_fs *fs = fd->fs_ptr;
@@ -190,7 +193,7 @@ static void istrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	int ret;
 
 	if (fd->atomicity) {
-		if (is_read)
+		if (dir == ADIOI_RPFS_READ)
 			ADIOI_RPFS_ReadStrided(fd, buf, count, datatype, file_ptr_type,
 					       offset, &status, error_code);
 		else
@@ -211,20 +214,20 @@ static void istrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	}
 	a = ADIOI_Calloc(1, sizeof(*a));
 	a->fd = fd;
-	a->is_read = is_read;
-	if (is_read)
+	a->dir = dir;
+	if (dir == ADIOI_RPFS_READ)
 		ret = rpfs_ireadv(fs->file, l.mem, l.nmem, l.file, l.nfile, &a->req);
 	else
 		ret = rpfs_iwritev(fs->file, l.mem, l.nmem, l.file, l.nfile, &a->req);
 	if (ret < 0) {
-		*error_code =
-			ADIOI_RPFS_Err(myname, __LINE__, ret,
-				       is_read ? "rpfs_ireadv" : "rpfs_iwritev", NULL);
+		*error_code = ADIOI_RPFS_Err(
+			myname, __LINE__, ret,
+			dir == ADIOI_RPFS_READ ? "rpfs_ireadv" : "rpfs_iwritev", NULL);
 		ADIOI_Free(a);
 		ADIOI_RPFS_Free_list(&l);
 		return;
 	}
-	if (is_read) {
+	if (dir == ADIOI_RPFS_READ) {
 		a->segs = l.file; /* kept for the end-of-file count */
 		a->nsegs = l.nfile;
 		l.file = NULL;
@@ -244,7 +247,8 @@ void ADIOI_RPFS_IreadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype da
 			     int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
 			     int *error_code)
 {
-	istrided(fd, buf, count, datatype, file_ptr_type, offset, request, error_code, 1);
+	istrided(fd, buf, count, datatype, file_ptr_type, offset, request, error_code,
+		 ADIOI_RPFS_READ);
 }
 
 void ADIOI_RPFS_IwriteStrided(ADIO_File fd, const void *buf, int count,
@@ -252,7 +256,7 @@ void ADIOI_RPFS_IwriteStrided(ADIO_File fd, const void *buf, int count,
 			      ADIO_Offset offset, ADIO_Request *request, int *error_code)
 {
 	istrided(fd, (void *)buf, count, datatype, file_ptr_type, offset, request,
-		 error_code, 0);
+		 error_code, ADIOI_RPFS_WRITE);
 }
 
 #endif /* HAVE_MPI_GREQUEST_EXTENSIONS */

@@ -240,11 +240,11 @@ static void unlock_range(ADIO_File fd, const ADIOI_RPFS_list *l)
 
 static void strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		    int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-		    int *error_code, int is_write)
+		    int *error_code, ADIOI_RPFS_dir dir)
 {
 	static char rname[] = "ADIOI_RPFS_READSTRIDED";
 	static char wname[] = "ADIOI_RPFS_WRITESTRIDED";
-	char *myname = is_write ? wname : rname;
+	char *myname = dir == ADIOI_RPFS_WRITE ? wname : rname;
 	ADIOI_RPFS_fs *fs = fd->fs_ptr;
 	ADIOI_RPFS_list l;
 	ADIO_Offset nbytes;
@@ -253,13 +253,13 @@ static void strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 
 	ADIOI_RPFS_Build_list(fd, buf, count, datatype, file_ptr_type, offset, &l);
 	if (l.bytes > 0) {
-		lret = lock_range(fd, &l, is_write);
+		lret = lock_range(fd, &l, dir == ADIOI_RPFS_WRITE);
 		if (lret < 0) {
 			*error_code =
 				ADIOI_RPFS_Err(myname, __LINE__, lret, "rpfs_lock", NULL);
 			goto out;
 		}
-		if (is_write)
+		if (dir == ADIOI_RPFS_WRITE)
 			ret = rpfs_writev(fs->file, l.mem, l.nmem, l.file, l.nfile);
 		else
 			ret = rpfs_readv(fs->file, l.mem, l.nmem, l.file, l.nfile);
@@ -267,13 +267,14 @@ static void strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		if (ret < 0) {
 			*error_code = ADIOI_RPFS_Err(
 				myname, __LINE__, (int)ret,
-				is_write ? "rpfs_writev" : "rpfs_readv", NULL);
+				dir == ADIOI_RPFS_WRITE ? "rpfs_writev" : "rpfs_readv",
+				NULL);
 			goto out;
 		}
 	}
 
 	nbytes = ret;
-	if (is_write) {
+	if (dir == ADIOI_RPFS_WRITE) {
 		fd->dirty_write = 1;
 		ADIOI_RPFS_Wrote(fd, l.file_end);
 	} else if (status != MPI_STATUS_IGNORE && nbytes > 0) {
@@ -294,7 +295,8 @@ void ADIOI_RPFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype dat
 			    int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 			    int *error_code)
 {
-	strided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0);
+	strided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code,
+		ADIOI_RPFS_READ);
 }
 
 void ADIOI_RPFS_WriteStrided(ADIO_File fd, const void *buf, int count,
@@ -302,5 +304,5 @@ void ADIOI_RPFS_WriteStrided(ADIO_File fd, const void *buf, int count,
 			     ADIO_Status *status, int *error_code)
 {
 	strided(fd, (void *)buf, count, datatype, file_ptr_type, offset, status,
-		error_code, 1);
+		error_code, ADIOI_RPFS_WRITE);
 }
