@@ -30,7 +30,7 @@
 
 bool access_is_super(const struct srv_client *who)
 {
-	return !who || who->peer || who->uid == 0;
+	return who->peer || who->uid == 0;
 }
 
 bool access_in_group(const struct srv_client *who, uint32_t gid)
@@ -141,7 +141,14 @@ int access_check_request(struct srv_op *op)
 	int need = needed_rights(q->op);
 	int ret;
 
-	if (need == -2 || (who && who->peer))
+	/* Every accepted connection has said who it is (identity.c); one
+	 * that has not gets nothing, rather than anyone's rights. */
+	if (!who) {
+		log_warn("rpfsd: a request from %s with no identity: refused",
+			 xp_conn_peer(op->conn));
+		return -EACCES;
+	}
+	if (need == -2 || who->peer)
 		return 0;
 	if (need == -1) {
 		log_warn("rpfsd: op %u from %s is for servers only: refused", q->op,

@@ -190,7 +190,7 @@ const struct srv_client *ident_of(const struct xp_conn *c);
 #define ACCESS_R 4u
 #define ACCESS_W 2u
 #define ACCESS_X 1u
-/* uid 0, another server of the cluster, or no identity (server-internal). */
+/* uid 0 or another server of the cluster. */
 bool access_is_super(const struct srv_client *who);
 /* Is gid who's group or one of its supplementary groups? */
 bool access_in_group(const struct srv_client *who, uint32_t gid);
@@ -206,8 +206,10 @@ void access_grant(struct srv *s, uint64_t handle, uint32_t rights, struct rpc_ca
  * not expired (unless allow_expired); -EACCES or -EKEYEXPIRED. */
 int access_check_cap(struct srv *s, uint64_t handle, const struct rpc_cap *c,
 		     uint32_t need, bool allow_expired);
-/* A decoded request from a client: does its capability cover the op?
- * 0, or the status to reply (ops between servers are refused: -EPERM). */
+/* A decoded request: does its connection have an identity, and its
+ * capability cover the op? 0, or the status to reply (-EACCES; ops
+ * between servers from a client: -EPERM). After it, ident_of(op->conn)
+ * is never NULL. */
 int access_check_request(struct srv_op *op);
 
 /* At start: the storage directory is this server's of this cluster (or
