@@ -16,6 +16,7 @@
  * Anything else is -EINVAL with a message naming the file, the line or
  * section and the cause. */
 #include "config.h"
+#include "hash.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -684,19 +685,13 @@ out:
 	return ret;
 }
 
-/* FNV-1a, 64 bits: stable across builds and hosts, which is what matters,
- * since every client and server must agree on the owner of a path. */
+/* Every client and server must agree on the owner of a path: a hash that
+ * is stable across builds and hosts (hash.h). */
 uint32_t rpfs_meta_for_path(const struct rpfs_config *cfg, const char *path)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
 	if (!cfg->nmeta)
 		return 0;
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ull;
-	}
-	return (uint32_t)(h % cfg->nmeta);
+	return (uint32_t)(rpfs_fnv1a64(path, strlen(path)) % cfg->nmeta);
 }
 
 int rpfs_config_key(const struct rpfs_config *cfg, struct auth_key *key, char *why,

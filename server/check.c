@@ -41,8 +41,6 @@
 #include "store.h"
 #include "wire.h"
 
-#define CHK_MAGIC	0x31415052u
-#define CHK_VAL_HDR	(4 + RPC_ATTR_SIZE)
 #define CHK_HANDLE_MASK ((1ull << 48) - 1)
 #define CHK_MAP_SIZE	(1ull << 30)
 #define CHK_BATCH	256
@@ -90,31 +88,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t fnv1a64(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-/* The ns key of a path, as meta.c makes it. */
-static size_t ns_key(const char *path, uint8_t *k)
-{
-	const char *slash = strrchr(path, '/');
-	size_t plen = slash == path ? 1 : (size_t)(slash - path);
-	uint64_t h = fnv1a64(path, plen);
-	size_t nlen = strlen(slash + 1);
-
-	for (int i = 7; i >= 0; i--, h >>= 8)
-		k[i] = (uint8_t)h;
-	memcpy(k + 8, slash + 1, nlen);
-	return 8 + nlen;
-}
-
 static void be64(uint8_t *p, uint64_t v)
 {
 	for (int i = 7; i >= 0; i--, v >>= 8)
@@ -126,13 +99,13 @@ static int ns_value(const MDB_val *v, struct rpc_attr *a, char *path)
 {
 	size_t plen;
 
-	if (v->mv_size < CHK_VAL_HDR || get32(v->mv_data) != CHK_MAGIC ||
+	if (v->mv_size < META_VAL_HDR || get32(v->mv_data) != META_MAGIC ||
 	    rpc_dec_attr((const uint8_t *)v->mv_data + 4, RPC_ATTR_SIZE, a))
 		return -EBADMSG;
-	plen = v->mv_size - CHK_VAL_HDR;
+	plen = v->mv_size - META_VAL_HDR;
 	if (!plen || plen > RPC_PATH_MAX)
 		return -EBADMSG;
-	memcpy(path, (const char *)v->mv_data + CHK_VAL_HDR, plen);
+	memcpy(path, (const char *)v->mv_data + META_VAL_HDR, plen);
 	path[plen] = 0;
 	return rpc_path_ok(path) && strcmp(path, "/") ? 0 : -EBADMSG;
 }
@@ -208,7 +181,7 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 				c->metadir, k.mv_size);
 			continue;
 		}
-		klen = ns_key(path, key);
+		klen = meta_ns_key(path, key);
 		if (k.mv_size != klen || memcmp(k.mv_data, key, klen))
 			problem(c, false,
 				"%s: %s (handle %#" PRIx64 ") is stored under "
@@ -277,7 +250,7 @@ static void check_byhandle(struct chk *c, MDB_txn *txn)
 			path[v.mv_size] = 0;
 			if (rpc_path_ok(path) && strcmp(path, "/")) {
 				nk.mv_data = key;
-				nk.mv_size = ns_key(path, key);
+				nk.mv_size = meta_ns_key(path, key);
 				ok = !mdb_get(txn, c->ns, &nk, &nv) &&
 				     !ns_value(&nv, &a, stored) &&
 				     !strcmp(stored, path) && a.handle == h;

@@ -9,7 +9,7 @@
  * a directory. "/" always exists and is nobody's entry.
  *
  * LMDB (DIR/meta), three databases:
- *   ns        key = fnv1a64(parent path) (8 bytes, big-endian) + name,
+ *   ns        key = rpfs_fnv1a64(parent path) (8 bytes, big-endian) + name,
  *             value = magic, encoded rpc_attr, full path.
  *             The children of a directory are one contiguous key range,
  *             sorted by name, so READDIR and the emptiness check of RMDIR
@@ -50,12 +50,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "log.h"
 #include "server.h"
 
 #define META_MAP_SIZE	  (1ull << 30)
-#define META_MAGIC	  0x31415052u /* "RPA1" */
-#define META_VAL_HDR	  (4 + RPC_ATTR_SIZE)
 #define META_HASH	  1024
 #define META_HANDLE_MASK  ((1ull << 48) - 1)
 #define META_DIRENTS_MAX  1024
@@ -116,17 +115,6 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 		p[i] = (uint8_t)v;
 }
 
-static uint64_t fnv1a64(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Length of the parent part of a normalized path ("/a/b" -> 2, "/a" -> 1). */
 static size_t parent_len(const char *path)
 {
@@ -141,25 +129,30 @@ struct nskey {
 	MDB_val v;
 };
 
-static int make_key(const char *path, struct nskey *k)
+size_t meta_ns_key(const char *path, uint8_t *k)
 {
 	size_t plen = parent_len(path);
 	const char *name = path + (plen == 1 ? 1 : plen + 1);
 	size_t nlen = strlen(name);
 
 	if (!nlen || nlen > RPC_NAME_MAX)
-		return -ENAMETOOLONG;
-	put_be64(k->b, fnv1a64(path, plen));
-	memcpy(k->b + 8, name, nlen);
+		return 0;
+	put_be64(k, rpfs_fnv1a64(path, plen));
+	memcpy(k + 8, name, nlen);
+	return 8 + nlen;
+}
+
+static int make_key(const char *path, struct nskey *k)
+{
 	k->v.mv_data = k->b;
-	k->v.mv_size = 8 + nlen;
-	return 0;
+	k->v.mv_size = meta_ns_key(path, k->b);
+	return k->v.mv_size ? 0 : -ENAMETOOLONG;
 }
 
 /* The key range prefix of dir's children. */
 static void dir_prefix(const char *dir, uint8_t out[8])
 {
-	put_be64(out, fnv1a64(dir, strlen(dir)));
+	put_be64(out, rpfs_fnv1a64(dir, strlen(dir)));
 }
 
 static int lmdb_err(int rc, const char *what)

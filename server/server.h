@@ -133,6 +133,15 @@ void sched_conn_put(struct srv *s, struct sched_conn *sc);
 void sched_conn_down(struct srv *s, struct xp_conn *c);
 
 /* meta.c */
+/* The metadata store's namespace records (LMDB database "ns"; meta.c has
+ * the layout), also read by rpfsd --check (check.c): a value is META_MAGIC
+ * (u32 LE), the encoded attributes, then the full path. */
+#define META_MAGIC   0x31415052u /* "RPA1" */
+#define META_VAL_HDR (4 + RPC_ATTR_SIZE)
+/* The key of path's record into k (8 + RPC_NAME_MAX bytes): the parent's
+ * hash, big-endian, then the name. Returns its length, 0 for a path with
+ * no valid last name. */
+size_t meta_ns_key(const char *path, uint8_t *k);
 int meta_open(struct srv *s);
 void meta_close(struct srv *s);
 bool meta_is_fast(uint16_t op);
