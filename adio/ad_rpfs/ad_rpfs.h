@@ -1,7 +1,7 @@
 /* ad_rpfs.h: the rpfs ROMIO driver's private header.
  *
  * The driver is ROMIO glue only: it turns ADIO calls into calls of librpfs
- * (adio/client/rpfs.h), which does all protocol and transport work. One
+ * (client/rpfs.h), which does all protocol and transport work. One
  * rpfs client serves every file of a process; it is made at the first open
  * and finalized when MPI_COMM_SELF is freed in MPI_Finalize. */
 #ifndef AD_RPFS_H_INCLUDED

@@ -1,4 +1,4 @@
-/* librpfs internals shared by the files of adio/client/.
+/* librpfs internals shared by the files of client/.
  *
  *   client.c     the client object: config, transport fabric, one lazily made
  *                connection per server ("links"), and the call helpers every
