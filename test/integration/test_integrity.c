@@ -48,6 +48,7 @@
 
 #include "cluster.h"
 #include "rpfs.h"
+#include "testkit.h"
 
 #define KiB  1024ull
 #define MiB  (1024ull * 1024)
@@ -56,27 +57,6 @@
 #define BLK  4096ull
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static uint64_t rnd_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void fill(void *buf, size_t len, uint64_t seed)
-{
-	unsigned char *p = buf;
-	uint64_t s = seed, v = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		if (!(i & 7))
-			v = rnd_next(&s);
-		p[i] = (unsigned char)(v >> ((i & 7) * 8));
-	}
-}
 
 static struct cluster *start(int timeout_ms)
 {
@@ -88,55 +68,6 @@ static struct cluster *start(int timeout_ms)
 
 	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
 	return cl;
-}
-
-static rpfs_client_t *client(struct cluster *cl)
-{
-	rpfs_client_t *c = NULL;
-	int ret = rpfs_init(cl_config(cl), &c);
-
-	ck_assert_msg(ret == 0, "rpfs_init: %s: %s", strerror(-ret), rpfs_errmsg());
-	return c;
-}
-
-static rpfs_file_t *create_opts(rpfs_client_t *c, const char *path,
-				const struct rpfs_create_opts *o)
-{
-	rpfs_file_t *f = NULL;
-	int ret = rpfs_create(c, path, 0644, 0, o, &f);
-
-	ck_assert_msg(ret == 0, "create %s: %s: %s", path, strerror(-ret), rpfs_errmsg());
-	return f;
-}
-
-static rpfs_file_t *create(rpfs_client_t *c, const char *path)
-{
-	return create_opts(c, path, NULL);
-}
-
-static rpfs_file_t *open_file(rpfs_client_t *c, const char *path)
-{
-	rpfs_file_t *f = NULL;
-	int ret = rpfs_open(c, path, RPFS_O_RDWR, &f);
-
-	ck_assert_msg(ret == 0, "open %s: %s: %s", path, strerror(-ret), rpfs_errmsg());
-	return f;
-}
-
-static void write_all(rpfs_file_t *f, const void *buf, size_t len, uint64_t off)
-{
-	ssize_t n = rpfs_pwrite(f, buf, len, off);
-
-	ck_assert_msg(n == (ssize_t)len, "pwrite %zu at %llu: %zd: %s", len,
-		      (unsigned long long)off, n, rpfs_errmsg());
-}
-
-static void read_all(rpfs_file_t *f, void *buf, size_t len, uint64_t off)
-{
-	ssize_t n = rpfs_pread(f, buf, len, off);
-
-	ck_assert_msg(n == (ssize_t)len, "pread %zu at %llu: %zd: %s", len,
-		      (unsigned long long)off, n, rpfs_errmsg());
 }
 
 /* Write len bytes of pattern seed at 0 and sync; the file's attributes. */
@@ -223,14 +154,6 @@ static void server_name(struct cluster *cl, int io, char *name, size_t nlen, cha
 {
 	snprintf(name, nlen, "io server %d", io);
 	snprintf(port, plen, ":%d", cl_port(cl, io));
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static const char *rpfsd_path(void)
