@@ -51,6 +51,10 @@ static const struct xp_setting settings[] = {
 	 "a connection whose peer answers nothing this long while calls wait fails"},
 	{"spin_us", XP_SET_U32, CLIENT, OFF(spin_us), "200", 0, 1000000,
 	 "progress keeps polling this long after activity before it sleeps"},
+	{"progress_thread", XP_SET_U32, CLIENT, OFF(progress_thread), "1", 0, 1,
+	 "a thread in each client process moves transfers while the program computes, "
+	 "asleep in the completion queue's wait fd when idle (0: only calls into librpfs "
+	 "move them)"},
 	{"force_path", XP_SET_PATH, CLIENT, OFF(force_path), "auto", 0, 0,
 	 "force inline, fast or bulk (tests and benchmarks)"},
 	{"auth_window_s", XP_SET_U32, SERVER, OFF(auth_window_s), "300", 1, 86400,

@@ -54,6 +54,7 @@ struct xp_params {
 	size_t pool_zone_bytes; /* server buffer pool: bytes per zone */
 	int timeout_ms;		/* an operation with no progress fails after this */
 	uint32_t spin_us; /* keep polling this long after activity before sleeping */
+	uint32_t progress_thread; /* client: a thread drives progress (0 or 1) */
 	int force_path;	  /* enum xp_path; AUTO except in tests and benchmarks */
 	uint32_t auth_window_s;	 /* clocks of a cluster agree to within this */
 	uint32_t max_conns;	 /* server: connections at once */

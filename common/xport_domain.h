@@ -17,6 +17,7 @@
  *   xport_progress.c   the engine: dispatches completions and events, posts
  *                      backlogs, ends broken connections' work, timeouts,
  *                      waits, runs deferred callbacks without the lock
+ *   xport_thread.c     the client's progress thread, a driver of the engine
  *   xport_handshake.c  connecting, listening, accepting, HELLO (both sides)
  *   xport_client.c     the client's call path: paths, credits, replies
  *   xport_server.c     the server's request path: arrival, replies, credits
@@ -117,6 +118,10 @@ struct xp_fabric {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* something completed (waiters without the fds) */
 	bool waiter;	     /* a thread is blocked in the wait fds */
+	/* The client's progress thread (xport_thread.c), when running, is the
+	 * only one that sleeps in the wait fds; other waiters use cond. */
+	bool has_thread, thread_stop;
+	pthread_t thread;
 
 	struct fi_info *info;
 	struct fid_fabric *fabric;

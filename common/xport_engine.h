@@ -46,6 +46,14 @@ extern const struct xp_hs_ops xp_hs_ops;
  * Deferred callbacks are left for the caller, who runs them after
  * unlocking (xp_engine_run_deferred). Returns the events handled. */
 int xp_engine_round(struct xp_fabric *fab, int timeout_ms);
+/* The same without the spin: nothing to do means sleep in the wait fds at
+ * once (the progress thread's round). */
+int xp_engine_sleep_round(struct xp_fabric *fab, int timeout_ms);
+/* The client's progress thread (xport_thread.c): started by
+ * xp_fabric_open when the progress_thread setting asks for it, stopped
+ * (and joined) by xp_fabric_close before anything is torn down. */
+int xp_thread_start(struct xp_fabric *fab);
+void xp_thread_stop(struct xp_fabric *fab);
 /* Run what is deferred, without the lock held. */
 void xp_engine_run_deferred(struct xp_fabric *fab);
 /* Drive the engine until ready(arg) holds (checked under the lock) or

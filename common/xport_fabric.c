@@ -39,6 +39,8 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 	pthread_cond_init(&fab->cond, NULL);
 	pthread_mutex_init(&fab->post_lock, NULL);
 	ret = xp_domain_open(fab);
+	if (!ret && role == XP_CLIENT && p->progress_thread)
+		ret = xp_thread_start(fab);
 	if (ret) {
 		xp_fabric_close(fab);
 		return ret;
@@ -70,6 +72,7 @@ void xp_fabric_close(struct xp_fabric *fab)
 {
 	if (!fab)
 		return;
+	xp_thread_stop(fab);
 	pthread_mutex_lock(&fab->lock);
 	fab->closing = true;
 	for (uint32_t i = 0; i < fab->nconns; i++) {

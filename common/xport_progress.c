@@ -275,12 +275,18 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 	fab->waiter = false;
 }
 
-int xp_engine_round(struct xp_fabric *fab, int timeout_ms)
+/* spin: keep polling for spin_us after the last activity before sleeping
+ * (a caller waiting for its own call); the progress thread does not, so it
+ * never takes a core from the program it runs beside. */
+static int engine_round(struct xp_fabric *fab, int timeout_ms, bool spin)
 {
 	int n = poll_all(fab);
 
 	sweep_timeouts(fab);
-	if (!n && timeout_ms > 0) {
+	if (!n && timeout_ms > 0 && !spin) {
+		idle_wait(fab, timeout_ms);
+		n = poll_all(fab);
+	} else if (!n && timeout_ms > 0) {
 		/* Back off in two steps: keep polling for spin_us after the last
 		 * activity, then sleep in the wait fds. */
 		int64_t now = xp_now_ns();
@@ -314,6 +320,16 @@ int xp_engine_round(struct xp_fabric *fab, int timeout_ms)
 	if (n)
 		pthread_cond_broadcast(&fab->cond);
 	return n;
+}
+
+int xp_engine_round(struct xp_fabric *fab, int timeout_ms)
+{
+	return engine_round(fab, timeout_ms, true);
+}
+
+int xp_engine_sleep_round(struct xp_fabric *fab, int timeout_ms)
+{
+	return engine_round(fab, timeout_ms, false);
 }
 
 /* ---- deferred work ---------------------------------------------------------------- */
@@ -424,7 +440,7 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 		 * block, one thread in the wait fds, the others on the cond. */
 		if (xp_engine_round(fab, 0) || ++spins < 16) {
 			;
-		} else if (!fab->waiter) {
+		} else if (!fab->waiter && !fab->has_thread) {
 			xp_engine_round(
 				fab, left > 100000000 ? 100 : (int)(left / 1000000) + 1);
 		} else {

@@ -1,0 +1,91 @@
+/* The client's progress thread: moves a process's transfers while the
+ * program computes (issue 16: MPI_File_iwrite must not wait for MPI_Wait to
+ * move its data).
+ *
+ * Without it, only a thread inside librpfs drives the engine, and on tcp
+ * the provider moves RMA data only while both sides poll (FACTS: a target
+ * asleep for 300 ms delayed a 64 KiB fi_read by 250 ms), so a posted
+ * transfer stood still until the program waited for it. The thread is a
+ * plain driver of the engine (xport_progress.c), nothing more: it sleeps in
+ * the wait fds whenever a round finds nothing to do, never spins (on a node
+ * with more ranks than cores a spinning thread would take the core its own
+ * program computes on), and runs the deferred callbacks, so a call's reply
+ * is handled the moment it arrives. Callers that wait for their own call
+ * still poll a little first (short calls finish in microseconds), then
+ * sleep on the fabric's cond, which the thread's rounds signal.
+ *
+ * One thread per fabric, that is per client process: libfabric's wait fds
+ * serve all connections, so no more threads would make it faster. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xport_engine.h"
+
+/* Long enough to cost nothing when idle, short enough that an operation's
+ * timeout (sweep_timeouts, each round) is seen about on time. */
+#define THREAD_WAIT_MS 100
+
+static void *progress_main(void *arg)
+{
+	struct xp_fabric *fab = arg;
+
+	pthread_mutex_lock(&fab->lock);
+	while (!fab->thread_stop) {
+		xp_engine_sleep_round(fab, THREAD_WAIT_MS);
+		if (fab->deferred || __atomic_load_n(&fab->posts, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_unlock(&fab->lock);
+			xp_engine_run_deferred(fab);
+			pthread_mutex_lock(&fab->lock);
+		}
+	}
+	pthread_mutex_unlock(&fab->lock);
+	return NULL;
+}
+
+int xp_thread_start(struct xp_fabric *fab)
+{
+	sigset_t all, old;
+	int ret;
+
+	if (!fab->can_wait) {
+		/* A thread could only poll: it would take a core for nothing. */
+		log_info("transport: the provider gives no wait fd; no progress thread");
+		return 0;
+	}
+	/* The program's signals are for the program's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&fab->thread, NULL, progress_main, fab);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		log_err("transport: can't start the progress thread: %s", strerror(ret));
+		return -ret;
+	}
+	pthread_mutex_lock(&fab->lock);
+	fab->has_thread = true;
+	pthread_mutex_unlock(&fab->lock);
+	return 0;
+}
+
+void xp_thread_stop(struct xp_fabric *fab)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&fab->lock);
+	if (!fab->has_thread) {
+		pthread_mutex_unlock(&fab->lock);
+		return;
+	}
+	fab->thread_stop = true;
+	pthread_mutex_unlock(&fab->lock);
+	/* Wake it from the wait fds rather than wait out its timeout. */
+	if (write(fab->post_fd, &one, sizeof(one)) < 0)
+		log_dbg("eventfd write: %s", strerror(errno));
+	pthread_join(fab->thread, NULL);
+	pthread_mutex_lock(&fab->lock);
+	fab->has_thread = false;
+	pthread_mutex_unlock(&fab->lock);
+}
