@@ -333,6 +333,7 @@ static void client_free(struct rpfs_client *c)
 	if (c->fab)
 		xp_fabric_close(c->fab);
 	rpfs_config_free(&c->cfg);
+	pthread_mutex_destroy(&c->live_lock);
 	free(c);
 }
 
@@ -389,6 +390,7 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		rpfsc_err_set("out of memory");
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&c->live_lock, NULL);
 	ret = load_config(c, config, opts, nopts, why, sizeof(why));
 	if (ret) {
 		rpfsc_err_set("%s", why[0] ? why : strerror(-ret));
@@ -472,8 +474,13 @@ fail:
 	return ret;
 }
 
+/* Requests still in flight finish first (request.c); those nobody will
+ * wait for now are freed with the client. */
 void rpfs_finalize(rpfs_client_t *c)
 {
-	if (c)
-		client_free(c);
+	if (!c)
+		return;
+	rpfsc_io_drain(c, NULL);
+	rpfsc_io_abandon_all(c);
+	client_free(c);
 }

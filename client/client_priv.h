@@ -67,6 +67,8 @@ struct rpfs_client {
 	uint64_t lock_owner;	  /* this client's byte-range lock owner id */
 	size_t io_hdr;		  /* IO_WRITE/IO_READ body bytes before the segments */
 	uint32_t io_max_segs;	  /* segments per I/O body of RPFSC_IO_BODY_CAP */
+	pthread_mutex_t live_lock; /* live, and each file's refs */
+	struct rpfs_request *live; /* started, not yet finished (listio.c) */
 };
 
 struct rpfs_file {
@@ -77,6 +79,7 @@ struct rpfs_file {
 	char *path; /* for messages; NULL when opened from attributes */
 	pthread_mutex_t cap_lock;
 	int64_t cap_renew_ms; /* CLOCK_MONOTONIC ms: renew from then on */
+	int refs; /* the opener's (until rpfs_close) and one per live request */
 };
 
 /* ---- client.c ----------------------------------------------------------- */
@@ -147,19 +150,30 @@ int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char 
 /* The file's capability for a request, renewed first (GETATTR with the old
  * one) once half its lifetime has passed. 0 or -errno (message set). */
 int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap);
+/* Drop a reference (with c->live_lock held); the last frees f. */
+void rpfsc_file_put_locked(struct rpfs_file *f);
 
 /* ---- listio.c ----------------------------------------------------------- */
 
-struct rpfsc_io;
+/* A started list I/O is the request the nonblocking API hands out
+ * (rpfs_request_t); the blocking calls start one and finish it at once.
+ * Each holds a reference to its file and is on its client's list of live
+ * requests until finished. */
+struct rpfs_request;
 /* Build and start the calls of one list I/O; 0 with *out, or -errno (then
  * nothing is in flight). A zero-length access gives an io with no calls. */
 int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int nmem,
-		   const struct rpfs_seg *file, int nfile, struct rpfsc_io **out);
+		   const struct rpfs_seg *file, int nfile, struct rpfs_request **out);
 /* 1 when every call is done, else 0 (drives progress, never blocks). */
-int rpfsc_io_test(struct rpfsc_io *io);
+int rpfsc_io_test(struct rpfs_request *io);
 /* Wait for every call, free io, and return the bytes moved or the first
  * error (message set for the calling thread). */
-ssize_t rpfsc_io_finish(struct rpfsc_io *io);
+ssize_t rpfsc_io_finish(struct rpfs_request *io);
+/* Wait until no call of a live request of f (of any file if f is NULL) is
+ * in flight; the requests stay live, to be tested or waited for. */
+void rpfsc_io_drain(struct rpfs_client *c, struct rpfs_file *f);
+/* Free the requests nobody waited for (rpfs_finalize, after a drain). */
+void rpfsc_io_abandon_all(struct rpfs_client *c);
 
 /* ---- errmsg.c ----------------------------------------------------------- */
 

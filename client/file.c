@@ -61,6 +61,7 @@ static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	f->c = c;
 	f->attr = *a;
 	f->cap_renew_ms = renew_time(&a->cap);
+	f->refs = 1;
 	pthread_mutex_init(&f->cap_lock, NULL);
 	*out = f;
 	return 0;
@@ -207,13 +208,28 @@ int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **o
 	return file_new(c, &a, NULL, out);
 }
 
-void rpfs_close(rpfs_file_t *f)
+void rpfsc_file_put_locked(struct rpfs_file *f)
 {
-	if (!f)
+	if (--f->refs)
 		return;
 	pthread_mutex_destroy(&f->cap_lock);
 	free(f->path);
 	free(f);
+}
+
+/* The file's requests move their data first: a program that closes
+ * without waiting loses nothing (request.c). */
+void rpfs_close(rpfs_file_t *f)
+{
+	struct rpfs_client *c;
+
+	if (!f)
+		return;
+	c = f->c;
+	rpfsc_io_drain(c, f);
+	pthread_mutex_lock(&c->live_lock);
+	rpfsc_file_put_locked(f);
+	pthread_mutex_unlock(&c->live_lock);
 }
 
 void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st)

@@ -51,7 +51,7 @@ struct slotlist {
 };
 #define NO_CHUNK SIZE_MAX
 
-struct rpfsc_io {
+struct rpfs_request {
 	struct rpfs_file *f;
 	bool write;
 	uint64_t total;
@@ -65,9 +65,11 @@ struct rpfsc_io {
 	size_t nstarted; /* calls[0 .. nstarted) are in flight or done */
 	size_t ntested;	 /* calls[0 .. ntested) are known done */
 	size_t bytecap;	 /* data per call */
+	bool live;	 /* on the client's list (started) */
+	struct rpfs_request *prev, *next;
 };
 
-static int oom(struct rpfsc_io *io)
+static int oom(struct rpfs_request *io)
 {
 	rpfsc_err_set("%s: out of memory", io->f->path);
 	return -ENOMEM;
@@ -90,7 +92,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 }
 
 /* Would a call of nseg segments, niov memory pieces and bytes data go? */
-static bool call_fits(struct rpfsc_io *io, struct slotlist *sl, size_t nseg, size_t niov,
+static bool call_fits(struct rpfs_request *io, struct slotlist *sl, size_t nseg, size_t niov,
 		      uint64_t bytes)
 {
 	struct rpfs_client *c = io->f->c;
@@ -108,7 +110,7 @@ static bool call_fits(struct rpfsc_io *io, struct slotlist *sl, size_t nseg, siz
 	return maxdesc > 0 && niov <= (size_t)maxdesc;
 }
 
-static int open_chunk(struct rpfsc_io *io, struct slotlist *sl, uint32_t slot)
+static int open_chunk(struct rpfs_request *io, struct slotlist *sl, uint32_t slot)
 {
 	struct iochunk *ch = grow(io->ch, &io->capch, io->nch + 1, sizeof(*io->ch));
 
@@ -126,7 +128,7 @@ static int open_chunk(struct rpfsc_io *io, struct slotlist *sl, uint32_t slot)
 	return 0;
 }
 
-static int slot_get(struct rpfsc_io *io, uint32_t slot, struct slotlist **out)
+static int slot_get(struct rpfs_request *io, uint32_t slot, struct slotlist **out)
 {
 	struct rpfs_client *c = io->f->c;
 	struct slotlist *sl = &io->sl[slot];
@@ -153,7 +155,7 @@ static int slot_get(struct rpfsc_io *io, uint32_t slot, struct slotlist **out)
 }
 
 /* Append len bytes at datafile offset local of slot, from/to memory addr. */
-static int add_piece(struct rpfsc_io *io, uint32_t slot, uint64_t local, char *addr,
+static int add_piece(struct rpfs_request *io, uint32_t slot, uint64_t local, char *addr,
 		     uint64_t len)
 {
 	struct slotlist *sl;
@@ -228,7 +230,7 @@ static int add_piece(struct rpfsc_io *io, uint32_t slot, uint64_t local, char *a
 }
 
 /* Walk the memory and file lists in step and distribute the pieces. */
-static int map_lists(struct rpfsc_io *io, const struct iovec *mem, int nmem,
+static int map_lists(struct rpfs_request *io, const struct iovec *mem, int nmem,
 		     const struct rpfs_seg *file, int nfile)
 {
 	const struct rpfs_layout *l = &io->f->attr.layout;
@@ -277,7 +279,7 @@ static int map_lists(struct rpfsc_io *io, const struct iovec *mem, int nmem,
 	return 0;
 }
 
-static int check_lists(struct rpfsc_io *io, const struct iovec *mem, int nmem,
+static int check_lists(struct rpfs_request *io, const struct iovec *mem, int nmem,
 		       const struct rpfs_seg *file, int nfile)
 {
 	uint64_t mt = 0, ft = 0;
@@ -309,9 +311,36 @@ inval:
 	return -EINVAL;
 }
 
-static void io_free(struct rpfsc_io *io)
+/* Started: on the client's list, holding a reference to its file. */
+static void io_make_live(struct rpfs_request *io)
 {
 	struct rpfs_client *c = io->f->c;
+
+	pthread_mutex_lock(&c->live_lock);
+	io->f->refs++;
+	io->next = c->live;
+	if (c->live)
+		c->live->prev = io;
+	c->live = io;
+	io->live = true;
+	pthread_mutex_unlock(&c->live_lock);
+}
+
+static void io_free(struct rpfs_request *io)
+{
+	struct rpfs_client *c = io->f->c;
+
+	if (io->live) {
+		pthread_mutex_lock(&c->live_lock);
+		if (io->prev)
+			io->prev->next = io->next;
+		else
+			c->live = io->next;
+		if (io->next)
+			io->next->prev = io->prev;
+		rpfsc_file_put_locked(io->f);
+		pthread_mutex_unlock(&c->live_lock);
+	}
 
 	for (uint32_t s = 0; s < io->nslots; s++) {
 		struct slotlist *sl = &io->sl[s];
@@ -344,7 +373,7 @@ static void zero_tail(const struct iovec *iov, size_t cnt, size_t skip)
 
 /* Wait for the started calls; the first failure (in call order) is the
  * result, with its message. */
-static ssize_t io_collect(struct rpfsc_io *io)
+static ssize_t io_collect(struct rpfs_request *io)
 {
 	struct rpfs_client *c = io->f->c;
 	int first = 0;
@@ -376,7 +405,7 @@ static ssize_t io_collect(struct rpfsc_io *io)
 	return first ? first : (ssize_t)io->total;
 }
 
-static int io_launch(struct rpfsc_io *io)
+static int io_launch(struct rpfs_request *io)
 {
 	struct rpfs_client *c = io->f->c;
 	size_t body_total = 0, off = 0;
@@ -433,10 +462,10 @@ static int io_launch(struct rpfsc_io *io)
 }
 
 int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int nmem,
-		   const struct rpfs_seg *file, int nfile, struct rpfsc_io **out)
+		   const struct rpfs_seg *file, int nfile, struct rpfs_request **out)
 {
 	const struct xp_params *p = &f->c->cfg.xport;
-	struct rpfsc_io *io = calloc(1, sizeof(*io));
+	struct rpfs_request *io = calloc(1, sizeof(*io));
 	int ret;
 
 	*out = NULL;
@@ -472,6 +501,7 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 	ret = io_launch(io);
 	if (ret)
 		goto fail;
+	io_make_live(io);
 	*out = io;
 	return 0;
 fail:
@@ -487,7 +517,7 @@ fail:
 	return ret;
 }
 
-int rpfsc_io_test(struct rpfsc_io *io)
+int rpfsc_io_test(struct rpfs_request *io)
 {
 	while (io->ntested < io->nstarted) {
 		if (!xp_call_test(&io->calls[io->ntested]))
@@ -497,7 +527,7 @@ int rpfsc_io_test(struct rpfsc_io *io)
 	return 1;
 }
 
-ssize_t rpfsc_io_finish(struct rpfsc_io *io)
+ssize_t rpfsc_io_finish(struct rpfs_request *io)
 {
 	ssize_t ret = io_collect(io);
 
@@ -505,12 +535,38 @@ ssize_t rpfsc_io_finish(struct rpfsc_io *io)
 	return ret;
 }
 
+/* Waiting holds the list's lock: a request finished meanwhile by its owner
+ * waits to leave the list, so none is freed under us. The calls complete
+ * without the owner (the engine, or this wait, drives them). */
+void rpfsc_io_drain(struct rpfs_client *c, struct rpfs_file *f)
+{
+	pthread_mutex_lock(&c->live_lock);
+	for (struct rpfs_request *io = c->live; io; io = io->next)
+		if (!f || io->f == f)
+			for (size_t i = io->ntested; i < io->nstarted; i++)
+				xp_call_wait(&io->calls[i]);
+	pthread_mutex_unlock(&c->live_lock);
+}
+
+void rpfsc_io_abandon_all(struct rpfs_client *c)
+{
+	pthread_mutex_lock(&c->live_lock);
+	while (c->live) {
+		struct rpfs_request *io = c->live;
+
+		pthread_mutex_unlock(&c->live_lock);
+		io_free(io); /* leaves the list */
+		pthread_mutex_lock(&c->live_lock);
+	}
+	pthread_mutex_unlock(&c->live_lock);
+}
+
 /* ---- blocking entry points ---------------------------------------------- */
 
 static ssize_t io_sync(rpfs_file_t *f, bool write, const struct iovec *mem, int nmem,
 		       const struct rpfs_seg *file, int nfile)
 {
-	struct rpfsc_io *io;
+	struct rpfs_request *io;
 	int ret = rpfsc_io_start(f, write, mem, nmem, file, nfile, &io);
 
 	return ret ? ret : rpfsc_io_finish(io);

@@ -1,41 +1,21 @@
 /* Nonblocking I/O (rpfs_i*): a request is a started list I/O (listio.c)
- * whose calls are all in flight when the function returns, so the servers
- * work while the caller computes (what ROMIO's Iread/Iwrite need to be truly
+ * whose calls are all in flight when the function returns; the client's
+ * progress thread (the transport's, see xport_thread.c) moves the data and
+ * handles the replies while the caller computes, so rpfs_test and rpfs_wait
+ * only collect the result (what ROMIO's Iread/Iwrite need to be truly
  * asynchronous). The lists are consumed when the request starts (each
  * server's share is built into the request); the memory is not copied.
  *
  * A request that can't start (bad lists, a server that can't be reached)
  * fails at once with nothing in flight; one that started reports the first
  * failure of its calls from rpfs_test or rpfs_wait, in the thread that
- * calls them. */
+ * calls them. rpfs_close waits until the file's requests have moved their
+ * data (they can still be tested and waited for afterwards), and
+ * rpfs_finalize until every request has: nothing a program posted is
+ * lost because it closed or ended without waiting. */
 #include <errno.h>
-#include <stdlib.h>
 
 #include "client_priv.h"
-
-struct rpfs_request {
-	struct rpfsc_io *io;
-};
-
-static int istart(rpfs_file_t *f, bool write, const struct iovec *mem, int nmem,
-		  const struct rpfs_seg *file, int nfile, rpfs_request_t **req)
-{
-	struct rpfs_request *r = malloc(sizeof(*r));
-	int ret;
-
-	*req = NULL;
-	if (!r) {
-		rpfsc_err_set("%s: out of memory", f->path);
-		return -ENOMEM;
-	}
-	ret = rpfsc_io_start(f, write, mem, nmem, file, nfile, &r->io);
-	if (ret) {
-		free(r);
-		return ret;
-	}
-	*req = r;
-	return 0;
-}
 
 int rpfs_ipwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off,
 		 rpfs_request_t **req)
@@ -43,7 +23,7 @@ int rpfs_ipwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off,
 	struct iovec iov = {(void *)buf, len};
 	struct rpfs_seg seg = {off, len};
 
-	return istart(f, true, &iov, 1, &seg, 1, req);
+	return rpfsc_io_start(f, true, &iov, 1, &seg, 1, req);
 }
 
 int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off, rpfs_request_t **req)
@@ -51,19 +31,19 @@ int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off, rpfs_reques
 	struct iovec iov = {buf, len};
 	struct rpfs_seg seg = {off, len};
 
-	return istart(f, false, &iov, 1, &seg, 1, req);
+	return rpfsc_io_start(f, false, &iov, 1, &seg, 1, req);
 }
 
 int rpfs_iwritev(rpfs_file_t *f, const struct iovec *mem, int nmem,
 		 const struct rpfs_seg *file, int nfile, rpfs_request_t **req)
 {
-	return istart(f, true, mem, nmem, file, nfile, req);
+	return rpfsc_io_start(f, true, mem, nmem, file, nfile, req);
 }
 
 int rpfs_ireadv(rpfs_file_t *f, const struct iovec *mem, int nmem,
 		const struct rpfs_seg *file, int nfile, rpfs_request_t **req)
 {
-	return istart(f, false, mem, nmem, file, nfile, req);
+	return rpfsc_io_start(f, false, mem, nmem, file, nfile, req);
 }
 
 int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes)
@@ -71,10 +51,9 @@ int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes)
 	ssize_t ret;
 
 	*done = 0;
-	if (!rpfsc_io_test(req->io))
+	if (!rpfsc_io_test(req))
 		return 0;
-	ret = rpfsc_io_finish(req->io);
-	free(req);
+	ret = rpfsc_io_finish(req);
 	*done = 1;
 	if (bytes)
 		*bytes = ret;
@@ -83,8 +62,5 @@ int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes)
 
 ssize_t rpfs_wait(rpfs_request_t *req)
 {
-	ssize_t ret = rpfsc_io_finish(req->io);
-
-	free(req);
-	return ret;
+	return rpfsc_io_finish(req);
 }

@@ -1045,6 +1045,79 @@ START_TEST(test_two_metadata_servers_share_the_namespace)
 }
 END_TEST
 
+/* Nonblocking requests: the data moves while the caller computes without
+ * calling librpfs (the progress thread), closing a file with requests in
+ * flight loses nothing and the requests can still be waited for, and a
+ * program that ends without waiting loses nothing either. */
+#define NB_LEN (24 * MiB)
+
+static void busy_ms(double ms)
+{
+	double end = now_ms() + ms;
+	volatile double x = 1;
+
+	while (now_ms() < end)
+		x = x * 1.0000001 + 1e-9;
+}
+
+START_TEST(test_requests_move_data_without_calls_and_survive_close)
+{
+	struct cluster *cl = start(1, 0, NULL);
+	rpfs_client_t *c = client(cl);
+	char *a = malloc(NB_LEN), *b = malloc(NB_LEN);
+	rpfs_request_t *w, *r;
+	rpfs_file_t *f;
+	double t0, tblock, twait;
+
+	ck_assert(a && b);
+	fill(a, NB_LEN, 42);
+	f = create(c, "/nb");
+	t0 = now_ms();
+	write_all(f, a, NB_LEN, 0);
+	tblock = now_ms() - t0;
+
+	/* Posted, then nothing but computing: the wait finds the work done. */
+	ck_assert_int_eq(rpfs_ipwrite(f, a, NB_LEN, NB_LEN, &w), 0);
+	busy_ms(3 * tblock + 100);
+	t0 = now_ms();
+	ck_assert_int_eq(rpfs_wait(w), (ssize_t)NB_LEN);
+	twait = now_ms() - t0;
+	ck_assert_msg(twait < tblock / 2 + 5,
+		      "the wait after computing took %.1f ms of the blocking write's "
+		      "%.1f ms: the data did not move meanwhile",
+		      twait, tblock);
+
+	/* Closed with a write and a read in flight: both complete, and their
+	 * requests are still there to be waited for. */
+	ck_assert_int_eq(rpfs_ipwrite(f, a, NB_LEN, 2 * (uint64_t)NB_LEN, &w), 0);
+	memset(b, 0, NB_LEN);
+	ck_assert_int_eq(rpfs_ipread(f, b, NB_LEN, NB_LEN, &r), 0);
+	rpfs_close(f);
+	ck_assert_int_eq(rpfs_wait(w), (ssize_t)NB_LEN);
+	ck_assert_int_eq(rpfs_wait(r), (ssize_t)NB_LEN);
+	ck_assert_msg(first_diff(a, b, NB_LEN) < 0,
+		      "read in flight at close: wrong data");
+
+	/* Finalized with a write nobody waits for: it lands first. */
+	f = open_file(c, "/nb");
+	ck_assert_int_eq(rpfs_ipwrite(f, a, NB_LEN, 3 * (uint64_t)NB_LEN, &w), 0);
+	rpfs_finalize(c);
+
+	c = client(cl);
+	f = open_file(c, "/nb");
+	for (int k = 0; k < 4; k++) {
+		memset(b, 0, NB_LEN);
+		read_all(f, b, NB_LEN, (uint64_t)k * NB_LEN);
+		ck_assert_msg(first_diff(a, b, NB_LEN) < 0, "block %d differs", k);
+	}
+	rpfs_close(f);
+	rpfs_finalize(c);
+	free(a);
+	free(b);
+	cl_destroy(cl);
+}
+END_TEST
+
 static Suite *fileservice_suite(void)
 {
 	Suite *s = suite_create("fileservice");
@@ -1055,6 +1128,7 @@ static Suite *fileservice_suite(void)
 	tcase_add_test(tc, test_sizes_cross_stripes_auto_path);
 	tcase_add_loop_test(tc, test_sizes_forced_path, 0, 3);
 	tcase_add_test(tc, test_random_list_io_matches_oracle);
+	tcase_add_test(tc, test_requests_move_data_without_calls_and_survive_close);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrency");
