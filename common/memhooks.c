@@ -82,7 +82,7 @@ static atomic_long nregions;
 static atomic_int hooks_active = -1;
 static atomic_int forced_inactive;
 
-static struct rcache_hooknode registry = {&registry, &registry, NULL};
+static struct list_node registry = {&registry, &registry};
 #ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
 /* Frees never stop in a busy process: with readers preferred, rcache_destroy
  * could wait for ever. Hooks never take the lock recursively (hooks_busy). */
@@ -120,13 +120,16 @@ __attribute__((constructor)) static void memhooks_init(void)
 static void invalidate_all(const void *addr, size_t len)
 {
 	struct rcache_hooknode *n;
+	struct list_node *l;
 	int saved_errno;
 
 	saved_errno = errno;
 	hooks_busy++;
 	pthread_rwlock_rdlock(&registry_lock);
-	for (n = registry.next; n != &registry; n = n->next)
+	list_foreach(&registry, l) {
+		n = list_entry(l, struct rcache_hooknode, link);
 		n->invalidate(n, addr, len);
+	}
 	pthread_rwlock_unlock(&registry_lock);
 	hooks_busy--;
 	/* Callers of free and munmap look at errno after the real call only,
@@ -304,10 +307,7 @@ void rcache_hooks_force_inactive(int on)
 void rcache_hooks_register(struct rcache_hooknode *n)
 {
 	pthread_rwlock_wrlock(&registry_lock);
-	n->prev = registry.prev;
-	n->next = &registry;
-	registry.prev->next = n;
-	registry.prev = n;
+	list_push_back(&registry, &n->link);
 	pthread_rwlock_unlock(&registry_lock);
 }
 
@@ -315,9 +315,7 @@ void rcache_hooks_unregister(struct rcache_hooknode *n)
 {
 	/* Taking the write lock also waits for hooks still inside n->rc. */
 	pthread_rwlock_wrlock(&registry_lock);
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->prev = n->next = n;
+	list_remove(&n->link);
 	pthread_rwlock_unlock(&registry_lock);
 }
 

@@ -6,12 +6,14 @@
 
 #include <stddef.h>
 
+#include "list.h"
+
 /* A cache's entry in the hooks' registry of live caches. Embedded in the
  * cache, so registering never allocates. The hooks call invalidate for a
  * range being freed or unmapped; they know nothing else of the cache, so
  * the calls go one way (regcache.c -> memhooks.c). */
 struct rcache_hooknode {
-	struct rcache_hooknode *prev, *next;
+	struct list_node link; /* in the registry */
 	void (*invalidate)(struct rcache_hooknode *n, const void *addr, size_t len);
 };
 

@@ -12,11 +12,13 @@
  *    Invalidation visits the entries between the first whose pmax passes
  *    the range and the last starting inside it: O(log n + k) unless one
  *    huge region precedes many small ones;
- *  - the unused list: valid regions with no reference, least recently
+ *  - the unused list: valid regions with no reference, most recently
  *    released first;
  *  - the zombie list: invalidated regions still referenced, deregistered
  *    by their last rcache_put;
  *  - the pending list: ranges being registered right now (see rcache_get).
+ * Every list (list.h) takes new members at the front and gives up its
+ * oldest from the back.
  *
  * Overlapping buffers are not merged: a buffer that overlaps a region
  * without being covered by it gets its own registration of its own pages.
@@ -51,6 +53,7 @@
  * call back into the cache without deadlock (the tests stage races so). */
 #define _GNU_SOURCE
 #include "regcache.h"
+#include "list.h"
 #include "log.h"
 #include "memhooks.h"
 
@@ -60,38 +63,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
-
-/* Circular doubly linked list; a node off every list points to itself. */
-struct rc_link {
-	struct rc_link *prev, *next;
-};
-
-static void link_init(struct rc_link *l)
-{
-	l->prev = l->next = l;
-}
-
-static int link_empty(const struct rc_link *head)
-{
-	return head->next == head;
-}
-
-static void link_del(struct rc_link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	link_init(l);
-}
-
-static void link_add_tail(struct rc_link *head, struct rc_link *l)
-{
-	l->prev = head->prev;
-	l->next = head;
-	head->prev->next = l;
-	head->prev = l;
-}
 
 enum rc_state {
 	RC_INDEXED, /* valid: in the index, on the unused list iff refs == 0 */
@@ -103,13 +74,13 @@ struct rc_region {
 	uintptr_t start, end;	  /* pub.addr, pub.addr + pub.len */
 	unsigned long refs;
 	enum rc_state state;
-	struct rc_link link; /* unused, zombie or victims list */
+	struct list_node link; /* unused, zombie or victims list */
 };
 
 struct rc_pending {
 	uintptr_t start, end;
 	int invalidated; /* an invalidation overlapped it meanwhile */
-	struct rc_link link;
+	struct list_node link;
 };
 
 struct rc_entry {
@@ -130,9 +101,9 @@ struct rcache {
 	uintptr_t page;
 	int keep_unused; /* 0: pins_pages without hooks, see above */
 	struct rc_index idx;
-	struct rc_link unused; /* least recently released first */
-	struct rc_link zombies;
-	struct rc_link pending;
+	struct list_node unused; /* most recently released first */
+	struct list_node zombies;
+	struct list_node pending;
 	struct rcache_stats st; /* entries, bytes, unused are live counters */
 	struct rcache_hooknode hooknode;
 };
@@ -242,19 +213,19 @@ static void idx_remove(struct rc_index *ix, struct rc_region *r)
 static void rc_ref(struct rcache *rc, struct rc_region *r)
 {
 	if (!r->refs++) {
-		link_del(&r->link);
+		list_remove(&r->link);
 		rc->st.unused--;
 	}
 }
 
 /* r leaves the cache: account for it and queue it for rc_dereg_list. r must
  * be off every list and out of the index. */
-static void rc_retire(struct rcache *rc, struct rc_region *r, struct rc_link *victims)
+static void rc_retire(struct rcache *rc, struct rc_region *r, struct list_node *victims)
 {
 	rc->st.entries--;
 	rc->st.bytes -= r->pub.len;
 	rc->st.deregs++;
-	link_add_tail(victims, &r->link);
+	list_push_front(victims, &r->link);
 }
 
 static void rc_unindex(struct rcache *rc, struct rc_region *r)
@@ -264,11 +235,11 @@ static void rc_unindex(struct rcache *rc, struct rc_region *r)
 }
 
 /* Retire the least recently released unused region. */
-static void rc_drop_lru(struct rcache *rc, struct rc_link *victims)
+static void rc_drop_lru(struct rcache *rc, struct list_node *victims)
 {
-	struct rc_region *r = container_of(rc->unused.next, struct rc_region, link);
+	struct rc_region *r = list_entry(list_last(&rc->unused), struct rc_region, link);
 
-	link_del(&r->link);
+	list_remove(&r->link);
 	rc->st.unused--;
 	rc_unindex(rc, r);
 	rc_retire(rc, r, victims);
@@ -277,7 +248,7 @@ static void rc_drop_lru(struct rcache *rc, struct rc_link *victims)
 /* Lazy deregistration (see the top of the file), making room for a region
  * of add_bytes about to be added when add_entries is 1. */
 static void rc_trim(struct rcache *rc, size_t add_entries, size_t add_bytes,
-		    struct rc_link *victims)
+		    struct list_node *victims)
 {
 	const struct rcache_params *p = &rc->params;
 	uint64_t before = rc->st.evictions;
@@ -298,13 +269,13 @@ static void rc_trim(struct rcache *rc, size_t add_entries, size_t add_bytes,
 }
 
 /* Run the deregistrations queued under the mutex, without it. */
-static void rc_dereg_list(struct rcache *rc, struct rc_link *victims)
+static void rc_dereg_list(struct rcache *rc, struct list_node *victims)
 {
 	struct rc_region *r;
 
-	while (!link_empty(victims)) {
-		r = container_of(victims->next, struct rc_region, link);
-		link_del(&r->link);
+	while (!list_empty(victims)) {
+		r = list_entry(list_last(victims), struct rc_region, link);
+		list_remove(&r->link);
 		rc->ops.dereg(rc->ops.ctx, r->pub.handle);
 		free(r);
 	}
@@ -329,7 +300,7 @@ static int rc_register(struct rcache *rc, uintptr_t start, uintptr_t end,
 	r->pub.len = end - start;
 	r->start = start;
 	r->end = end;
-	link_init(&r->link);
+	list_init(&r->link);
 	*out = r;
 	return 0;
 }
@@ -348,7 +319,7 @@ static void rc_add(struct rcache *rc, struct rc_region *r, int invalidated)
 	/* Its memory changed while it was being registered, or the index
 	 * cannot grow: it serves this reference only. */
 	r->state = RC_ZOMBIE;
-	link_add_tail(&rc->zombies, &r->link);
+	list_push_front(&rc->zombies, &r->link);
 }
 
 /* --- public ------------------------------------------------------------- */
@@ -356,9 +327,7 @@ static void rc_add(struct rcache *rc, struct rc_region *r, int invalidated)
 /* The memory hooks' call for a range being freed or unmapped. */
 static void hook_invalidate(struct rcache_hooknode *n, const void *addr, size_t len)
 {
-	rcache_invalidate(
-		(struct rcache *)((char *)n - offsetof(struct rcache, hooknode)), addr,
-		len);
+	rcache_invalidate(container_of(n, struct rcache, hooknode), addr, len);
 }
 
 int rcache_create(const struct rcache_params *p, const struct rpfs_regops *ops,
@@ -383,9 +352,9 @@ int rcache_create(const struct rcache_params *p, const struct rpfs_regops *ops,
 	rc->ops = *ops;
 	page = sysconf(_SC_PAGESIZE);
 	rc->page = page > 0 && !(page & (page - 1)) ? (uintptr_t)page : 4096;
-	link_init(&rc->unused);
-	link_init(&rc->zombies);
-	link_init(&rc->pending);
+	list_init(&rc->unused);
+	list_init(&rc->zombies);
+	list_init(&rc->pending);
 	rc->keep_unused = !(rc->params.pins_pages && !rcache_hooks_active());
 	if (!rc->keep_unused)
 		log_info("rcache: memory hooks inactive, pinned registrations are "
@@ -401,7 +370,7 @@ out:
 
 void rcache_destroy(struct rcache *rc)
 {
-	struct rc_link victims;
+	struct list_node victims;
 	struct rc_region *r;
 	size_t i, busy = 0;
 
@@ -409,23 +378,23 @@ void rcache_destroy(struct rcache *rc)
 		return;
 	/* First, so that no hook is inside this cache or enters it again. */
 	rcache_hooks_unregister(&rc->hooknode);
-	link_init(&victims);
+	list_init(&victims);
 	rcache_hooks_enter();
 	pthread_mutex_lock(&rc->lock);
 	for (i = 0; i < rc->idx.n; i++) {
 		r = rc->idx.e[i].r;
 		if (r->refs)
 			busy++;
-		link_del(&r->link);
-		link_add_tail(&victims, &r->link);
+		list_remove(&r->link);
+		list_push_front(&victims, &r->link);
 	}
 	rcache_hooks_regions_add(-(long)rc->idx.n);
 	rc->idx.n = 0;
-	while (!link_empty(&rc->zombies)) {
-		r = container_of(rc->zombies.next, struct rc_region, link);
+	while (!list_empty(&rc->zombies)) {
+		r = list_entry(list_last(&rc->zombies), struct rc_region, link);
 		busy++;
-		link_del(&r->link);
-		link_add_tail(&victims, &r->link);
+		list_remove(&r->link);
+		list_push_front(&victims, &r->link);
 	}
 	pthread_mutex_unlock(&rc->lock);
 	if (busy)
@@ -467,7 +436,7 @@ int rcache_get(struct rcache *rc, const void *addr, size_t len,
 	uintptr_t lo = (uintptr_t)addr, hi, start, end;
 	struct rc_region *r = NULL, *nr = NULL;
 	struct rc_pending pend;
-	struct rc_link victims;
+	struct list_node victims;
 	int ret = 0;
 
 	if (!rc || !out || !len || len > UINTPTR_MAX - lo)
@@ -477,7 +446,7 @@ int rcache_get(struct rcache *rc, const void *addr, size_t len,
 		return -EINVAL;
 	start = lo & ~(rc->page - 1);
 	end = (hi + rc->page - 1) & ~(rc->page - 1);
-	link_init(&victims);
+	list_init(&victims);
 
 	rcache_hooks_enter();
 	pthread_mutex_lock(&rc->lock);
@@ -494,14 +463,14 @@ int rcache_get(struct rcache *rc, const void *addr, size_t len,
 	pend.start = start;
 	pend.end = end;
 	pend.invalidated = 0;
-	link_add_tail(&rc->pending, &pend.link);
+	list_push_front(&rc->pending, &pend.link);
 	rcache_hooks_regions_add(1);
 	pthread_mutex_unlock(&rc->lock);
 
 	ret = rc_register(rc, start, end, &nr);
 
 	pthread_mutex_lock(&rc->lock);
-	link_del(&pend.link);
+	list_remove(&pend.link);
 	rcache_hooks_regions_add(-1);
 	if (ret)
 		goto unlock;
@@ -511,7 +480,7 @@ int rcache_get(struct rcache *rc, const void *addr, size_t len,
 		 * region rather than keep two. */
 		rc_ref(rc, r);
 		rc->st.deregs++;
-		link_add_tail(&victims, &nr->link);
+		list_push_front(&victims, &nr->link);
 		goto unlock;
 	}
 	rc_trim(rc, 1, nr->pub.len, &victims);
@@ -528,13 +497,13 @@ unlock:
 
 void rcache_put(struct rcache *rc, struct rcache_region *pub)
 {
-	struct rc_link victims;
+	struct list_node victims;
 	struct rc_region *r;
 
 	if (!rc || !pub)
 		return;
 	r = container_of(pub, struct rc_region, pub);
-	link_init(&victims);
+	list_init(&victims);
 	rcache_hooks_enter();
 	pthread_mutex_lock(&rc->lock);
 	assert(r->refs > 0);
@@ -545,13 +514,13 @@ void rcache_put(struct rcache *rc, struct rcache_region *pub)
 	if (--r->refs)
 		goto unlock;
 	if (r->state == RC_ZOMBIE) {
-		link_del(&r->link);
+		list_remove(&r->link);
 		rc_retire(rc, r, &victims);
 	} else if (!rc->keep_unused) {
 		rc_unindex(rc, r);
 		rc_retire(rc, r, &victims);
 	} else {
-		link_add_tail(&rc->unused, &r->link);
+		list_push_front(&rc->unused, &r->link);
 		rc->st.unused++;
 		rc_trim(rc, 0, 0, &victims);
 	}
@@ -565,7 +534,7 @@ unlock:
  * can overlap lie between the first whose pmax passes lo and the last that
  * starts before hi. Survivors are compacted in place. */
 static void rc_invalidate_locked(struct rcache *rc, uintptr_t lo, uintptr_t hi,
-				 struct rc_link *victims)
+				 struct list_node *victims)
 {
 	struct rc_index *ix = &rc->idx;
 	size_t last = idx_upper(ix, hi - 1);
@@ -582,9 +551,9 @@ static void rc_invalidate_locked(struct rcache *rc, uintptr_t lo, uintptr_t hi,
 		rc->st.invalidations++;
 		if (r->refs) {
 			r->state = RC_ZOMBIE;
-			link_add_tail(&rc->zombies, &r->link);
+			list_push_front(&rc->zombies, &r->link);
 		} else {
-			link_del(&r->link);
+			list_remove(&r->link);
 			rc->st.unused--;
 			rc_retire(rc, r, victims);
 		}
@@ -601,16 +570,16 @@ void rcache_invalidate(struct rcache *rc, const void *addr, size_t len)
 {
 	uintptr_t lo = (uintptr_t)addr, hi;
 	struct rc_pending *p;
-	struct rc_link victims, *l;
+	struct list_node victims, *l;
 
 	if (!rc || !len)
 		return;
 	hi = len > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + len;
-	link_init(&victims);
+	list_init(&victims);
 	rcache_hooks_enter();
 	pthread_mutex_lock(&rc->lock);
-	for (l = rc->pending.next; l != &rc->pending; l = l->next) {
-		p = container_of(l, struct rc_pending, link);
+	list_foreach(&rc->pending, l) {
+		p = list_entry(l, struct rc_pending, link);
 		if (p->start < hi && p->end > lo && !p->invalidated) {
 			p->invalidated = 1;
 			rc->st.invalidations++;
@@ -626,11 +595,11 @@ void rcache_invalidate(struct rcache *rc, const void *addr, size_t len)
 
 void rcache_flush(struct rcache *rc)
 {
-	struct rc_link victims;
+	struct list_node victims;
 
 	if (!rc)
 		return;
-	link_init(&victims);
+	list_init(&victims);
 	rcache_hooks_enter();
 	pthread_mutex_lock(&rc->lock);
 	/* A flush is asked for, not an eviction: it counts as a batch only. */

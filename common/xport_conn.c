@@ -57,6 +57,7 @@ int xp_conn_alloc(struct xp_fabric *fab, struct fid_ep *ep, struct xp_conn **out
 	c->fab = fab;
 	c->ep = ep;
 	c->state = XP_CONN_CONNECTING;
+	list_init(&c->reqs);
 	if (fab->role == XP_SERVER)
 		fab->nlive++;
 	*out = c;
@@ -395,9 +396,9 @@ void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 
 void xp_conn_maybe_free(struct xp_conn *c)
 {
-	if (c->state != XP_CONN_BROKEN || !c->closing || !c->fail_handled || c->reqs ||
-	    c->inflight || c->waitq || c->events_pending || c->tx_backlog ||
-	    c->rx_backlog)
+	if (c->state != XP_CONN_BROKEN || !c->closing || !c->fail_handled ||
+	    !list_empty(&c->reqs) || c->inflight || c->waitq || c->events_pending ||
+	    c->tx_backlog || c->rx_backlog)
 		return;
 	c->reap = true;
 	c->fab->need_reap = true;

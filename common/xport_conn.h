@@ -5,6 +5,7 @@
 #ifndef RPFS_XPORT_CONN_H
 #define RPFS_XPORT_CONN_H
 
+#include "list.h"
 #include "xport_domain.h"
 
 /* Room for the reply body before data in an inline/fast reply. */
@@ -138,7 +139,7 @@ struct xp_conn {
 	int64_t last_active_ns; /* a call started or a request arrived */
 
 	/* Server: requests being served (for timeouts and teardown). */
-	struct xp_req *reqs;
+	struct list_node reqs;
 	bool hello_done;
 	bool refused; /* server: HELLO refused, close once the answer is sent */
 	int64_t connect_deadline;
@@ -158,8 +159,8 @@ struct xp_conn {
 /* Server-side request. */
 struct xp_req {
 	struct xp_conn *conn;
-	struct xp_req *prev, *next;
-	struct xp_cb deliver; /* to the application's handler */
+	struct list_node link; /* in conn->reqs */
+	struct xp_cb deliver;  /* to the application's handler */
 	struct proto_hdr hdr;
 	char *body; /* copy of the body (the receive is reposted early) */
 	size_t body_len;

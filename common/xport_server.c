@@ -148,10 +148,7 @@ static void server_request(struct xp_conn *c, const struct proto_hdr *h, const c
 	} else if (rb) {
 		repost_early(c, rb);
 	}
-	r->next = c->reqs;
-	if (c->reqs)
-		c->reqs->prev = r;
-	c->reqs = r;
+	list_push_front(&c->reqs, &r->link);
 	/* The application gets it from the engine, without the lock. */
 	r->deliver.kind = XP_CB_REQ;
 	r->deliver.a = r;
@@ -166,10 +163,11 @@ nomem:
 static void server_conn_failed(struct xp_conn *c)
 {
 	struct xp_fabric *fab = c->fab;
+	struct list_node *l;
 
 	/* Requests in flight finish without replies (xp_req_reply frees them). */
-	for (struct xp_req *r = c->reqs; r; r = r->next)
-		r->dead = true;
+	list_foreach(&c->reqs, l)
+		list_entry(l, struct xp_req, link)->dead = true;
 	/* Not while the fabric closes: its owner is tearing down. */
 	if (c->hello_done && !fab->closing) {
 		c->ev_down.kind = XP_CB_CONN;
@@ -280,12 +278,7 @@ static void req_free(struct xp_req *r)
 {
 	struct xp_conn *c = r->conn;
 
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		c->reqs = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
+	list_remove(&r->link);
 	free(r->body);
 	free(r->desc);
 	free(r);
@@ -420,15 +413,18 @@ static bool server_expired(struct xp_conn *c, int64_t now, char *why, size_t why
 {
 	const struct xp_params *p = &c->fab->params;
 	int64_t limit = (int64_t)p->timeout_ms * 1000000;
+	struct list_node *l;
 
 	/* A client that stopped answering RMA stalls our buffers. */
-	for (struct xp_req *r = c->reqs; r; r = r->next) {
+	list_foreach(&c->reqs, l) {
+		struct xp_req *r = list_entry(l, struct xp_req, link);
+
 		if (r->rma_pending && now - r->start_ns > limit) {
 			snprintf(why, whylen, "no progress within %d ms", p->timeout_ms);
 			return true;
 		}
 	}
-	if (p->idle_timeout_s && !c->reqs &&
+	if (p->idle_timeout_s && list_empty(&c->reqs) &&
 	    now - c->last_active_ns > (int64_t)p->idle_timeout_s * 1000000000) {
 		snprintf(why, whylen, "idle for %u s", p->idle_timeout_s);
 		return true;

@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "csum.h"
+#include "hashtab.h"
+#include "list.h"
 #include "log.h"
 #include "proto.h"
 #include "server.h"
@@ -42,20 +44,19 @@
 #define IO_HASH	    512
 
 struct fdent {
-	uint64_t handle;
-	struct csum_file cf; /* the datafile and its checksums */
+	struct hnode hn;      /* in iosrv.fds; key: the handle */
+	struct list_node lru; /* in iosrv.lru */
+	struct csum_file cf;  /* the datafile and its checksums */
 	int refs;
 	bool detached; /* removed while in use: the last user closes */
-	struct fdent *hnext;
-	struct fdent *prev, *next; /* LRU, most recent first */
 };
 
 struct iosrv {
 	char dir[1100]; /* DIR/data */
 	int dirfd;
-	pthread_mutex_t lock;
-	struct fdent *hash[IO_HASH];
-	struct fdent *lru_head, *lru_tail;
+	pthread_mutex_t lock; /* fds, lru, nopen and the entries' refs */
+	struct hashtab fds;
+	struct list_node lru; /* most recently used first */
 	unsigned nopen;
 	atomic_long nfiles;
 };
@@ -69,85 +70,44 @@ struct chunk_job {
 
 /* ---- descriptor cache ------------------------------------------------------ */
 
-static unsigned fd_hash(uint64_t h)
-{
-	return (unsigned)((h ^ (h >> 17) ^ (h >> 48)) % IO_HASH);
-}
-
-static void lru_unlink(struct iosrv *io, struct fdent *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		io->lru_head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		io->lru_tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push(struct iosrv *io, struct fdent *e)
-{
-	e->prev = NULL;
-	e->next = io->lru_head;
-	if (io->lru_head)
-		io->lru_head->prev = e;
-	else
-		io->lru_tail = e;
-	io->lru_head = e;
-}
-
-static void hash_remove(struct iosrv *io, struct fdent *e)
-{
-	struct fdent **pp = &io->hash[fd_hash(e->handle)];
-
-	while (*pp && *pp != e)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = e->hnext;
-}
-
 static struct fdent *lookup(struct iosrv *io, uint64_t handle)
 {
-	struct fdent *e;
+	struct hnode *n = hashtab_lookup(&io->fds, handle);
 
-	for (e = io->hash[fd_hash(handle)]; e; e = e->hnext)
-		if (e->handle == handle)
-			return e;
-	return NULL;
+	return n ? hashtab_entry(n, struct fdent, hn) : NULL;
 }
 
-/* Under the lock: close idle descriptors beyond the cache size. Busy ones
- * stay; the cache may run over while every entry is in use. */
+/* Under the lock: close idle descriptors beyond the cache size, least
+ * recently used first. Busy ones stay; the cache may run over while every
+ * entry is in use. */
 static void evict(struct iosrv *io)
 {
-	struct fdent *e = io->lru_tail;
+	struct list_node *n, *prev;
 
-	while (io->nopen > IO_FD_CACHE && e) {
-		struct fdent *prev = e->prev;
+	list_foreach_reverse_safe(&io->lru, n, prev) {
+		struct fdent *e = list_entry(n, struct fdent, lru);
 
-		if (!e->refs) {
-			lru_unlink(io, e);
-			hash_remove(io, e);
-			/* Whether the directory entry is durable is asked again at
-			 * the next sync through a fresh descriptor; sync it now. */
-			if (e->cf.cfd_created)
-				fsync(io->dirfd);
-			csum_close(&e->cf);
-			free(e);
-			io->nopen--;
-		}
-		e = prev;
+		if (io->nopen <= IO_FD_CACHE)
+			break;
+		if (e->refs)
+			continue;
+		list_remove(&e->lru);
+		hashtab_remove(&io->fds, &e->hn);
+		/* Whether the directory entry is durable is asked again at the
+		 * next sync through a fresh descriptor; sync it now. */
+		if (e->cf.cfd_created)
+			fsync(io->dirfd);
+		csum_close(&e->cf);
+		free(e);
+		io->nopen--;
 	}
 }
 
 /* Under the lock: take e out of the cache; its last user closes it. */
 static void detach(struct iosrv *io, struct fdent *e)
 {
-	hash_remove(io, e);
-	lru_unlink(io, e);
-	e->hnext = NULL;
+	hashtab_remove(&io->fds, &e->hn);
+	list_remove(&e->lru);
 	e->detached = true;
 	io->nopen--;
 }
@@ -171,8 +131,7 @@ static struct fdent *cache_hit(struct iosrv *io, uint64_t handle)
 	e = lookup(io, handle);
 	if (e) {
 		e->refs++;
-		lru_unlink(io, e);
-		lru_push(io, e);
+		list_move_front(&io->lru, &e->lru);
 	}
 	pthread_mutex_unlock(&io->lock);
 	return e;
@@ -222,16 +181,13 @@ static int fd_get(struct iosrv *io, uint64_t handle, struct fdent **out)
 			csum_close(&cf);
 			return -ENOMEM;
 		}
-		e->handle = handle;
 		e->cf = cf;
-		e->hnext = io->hash[fd_hash(handle)];
-		io->hash[fd_hash(handle)] = e;
-		lru_push(io, e);
+		hashtab_insert(&io->fds, &e->hn, handle);
+		list_init(&e->lru);
 		io->nopen++;
 	}
 	e->refs++;
-	lru_unlink(io, e);
-	lru_push(io, e);
+	list_move_front(&io->lru, &e->lru);
 	evict(io);
 	pthread_mutex_unlock(&io->lock);
 	*out = e;
@@ -714,23 +670,29 @@ int io_open(struct srv *s)
 
 	if (!io)
 		return -ENOMEM;
+	ret = hashtab_init(&io->fds, IO_HASH);
+	if (ret)
+		goto err_free;
+	list_init(&io->lru);
 	snprintf(io->dir, sizeof(io->dir), "%s/data", s->me->dir);
 	if (mkdir(io->dir, 0700) && errno != EEXIST) {
 		ret = -errno;
 		log_err("rpfsd: couldn't create %s: %s", io->dir, strerror(-ret));
-		goto err_free;
+		goto err_fini;
 	}
 	io->dirfd = open(io->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (io->dirfd < 0) {
 		ret = -errno;
 		log_err("rpfsd: couldn't open %s: %s", io->dir, strerror(-ret));
-		goto err_free;
+		goto err_fini;
 	}
 	pthread_mutex_init(&io->lock, NULL);
 	atomic_store(&io->nfiles, count_datafiles(io->dirfd));
 	s->io = io;
 	return 0;
 
+err_fini:
+	hashtab_fini(&io->fds);
 err_free:
 	free(io);
 	return ret;
@@ -739,19 +701,19 @@ err_free:
 void io_close(struct srv *s)
 {
 	struct iosrv *io = s->io;
-	struct fdent *e, *next;
+	struct list_node *n, *next;
 	bool created = false;
 
 	if (!io)
 		return;
 	/* Clean shutdown: what was written is on disk before we say goodbye. */
-	for (e = io->lru_head; e; e = next) {
-		next = e->next;
+	list_foreach_safe(&io->lru, n, next) {
+		struct fdent *e = list_entry(n, struct fdent, lru);
 		int ret = csum_sync(&e->cf);
 
 		if (ret)
 			log_warn("rpfsd: sync of datafile %016" PRIx64 " failed: %s",
-				 e->handle, strerror(-ret));
+				 e->hn.key, strerror(-ret));
 		created |= e->cf.cfd_created;
 		csum_close(&e->cf);
 		free(e);
@@ -760,6 +722,7 @@ void io_close(struct srv *s)
 		fsync(io->dirfd);
 	close(io->dirfd);
 	pthread_mutex_destroy(&io->lock);
+	hashtab_fini(&io->fds);
 	free(io);
 	s->io = NULL;
 }

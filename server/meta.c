@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "hashtab.h"
 #include "log.h"
 #include "server.h"
 
@@ -71,10 +72,9 @@ struct lock {
 
 /* In-memory state of one handle: shared file pointer and locks. */
 struct hent {
-	uint64_t handle;
+	struct hnode hn; /* in meta.hents; key: the handle */
 	uint64_t counter;
 	struct lock *locks;
-	struct hent *next;
 };
 
 struct meta {
@@ -83,7 +83,7 @@ struct meta {
 	uint32_t index; /* this server's metadata index */
 	char dir[1100];
 	pthread_mutex_t lock; /* hents: progress thread and REMOVE workers */
-	struct hent *hash[META_HASH];
+	struct hashtab hents; /* handles with a counter or locks */
 	/* Handles reserved in the store and not handed out yet: [h_next,
 	 * h_limit), under hlock; none until the start-up check says the
 	 * store may hand out handles (store_state 1; -1: it may not). */
@@ -1255,42 +1255,29 @@ bool meta_is_fast(uint16_t op)
 	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK;
 }
 
-static unsigned hent_hash(uint64_t h)
-{
-	return (unsigned)((h ^ (h >> 20) ^ (h >> 48)) % META_HASH);
-}
-
 /* Under m->lock. */
 static struct hent *hent_find(struct meta *m, uint64_t handle, bool create)
 {
-	unsigned b = hent_hash(handle);
+	struct hnode *n = hashtab_lookup(&m->hents, handle);
 	struct hent *e;
 
-	for (e = m->hash[b]; e; e = e->next)
-		if (e->handle == handle)
-			return e;
+	if (n)
+		return hashtab_entry(n, struct hent, hn);
 	if (!create)
 		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	e->handle = handle;
-	e->next = m->hash[b];
-	m->hash[b] = e;
+	hashtab_insert(&m->hents, &e->hn, handle);
 	return e;
 }
 
 /* Under m->lock: free an entry that holds nothing. */
 static void hent_maybe_free(struct meta *m, struct hent *e)
 {
-	struct hent **pp = &m->hash[hent_hash(e->handle)];
-
 	if (e->counter || e->locks)
 		return;
-	while (*pp && *pp != e)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = e->next;
+	hashtab_remove(&m->hents, &e->hn);
 	free(e);
 }
 
@@ -1430,29 +1417,25 @@ void meta_fast(struct srv_op *op)
 void meta_conn_down(struct srv *s, struct xp_conn *c)
 {
 	struct meta *m = s->meta;
+	struct hnode *n, *next;
 	unsigned freed = 0;
 
 	pthread_mutex_lock(&m->lock);
-	for (unsigned b = 0; b < META_HASH; b++) {
-		struct hent *e = m->hash[b];
+	hashtab_foreach_safe(&m->hents, n, next) {
+		struct hent *e = hashtab_entry(n, struct hent, hn);
 
-		while (e) {
-			struct hent *next = e->next;
+		for (struct lock **pp = &e->locks; *pp;) {
+			struct lock *l = *pp;
 
-			for (struct lock **pp = &e->locks; *pp;) {
-				struct lock *l = *pp;
-
-				if (l->conn == c) {
-					*pp = l->next;
-					free(l);
-					freed++;
-				} else {
-					pp = &l->next;
-				}
+			if (l->conn == c) {
+				*pp = l->next;
+				free(l);
+				freed++;
+			} else {
+				pp = &l->next;
 			}
-			hent_maybe_free(m, e);
-			e = next;
 		}
+		hent_maybe_free(m, e);
 	}
 	pthread_mutex_unlock(&m->lock);
 	if (freed)
@@ -1678,6 +1661,9 @@ int meta_open(struct srv *s)
 	m->index = (uint32_t)s->me->meta_index;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_mutex_init(&m->hlock, NULL);
+	ret = hashtab_init(&m->hents, META_HASH);
+	if (ret)
+		goto err_free;
 	snprintf(m->dir, sizeof(m->dir), "%s/meta", s->me->dir);
 	if (mkdir(m->dir, 0700) && errno != EEXIST) {
 		ret = -errno;
@@ -1720,6 +1706,7 @@ err_env:
 	if (m->env)
 		mdb_env_close(m->env);
 err_free:
+	hashtab_fini(&m->hents);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 	return ret;
@@ -1728,24 +1715,23 @@ err_free:
 void meta_close(struct srv *s)
 {
 	struct meta *m = s->meta;
+	struct hnode *n, *next;
 
 	if (!m)
 		return;
 	mdb_env_close(m->env);
-	for (unsigned b = 0; b < META_HASH; b++) {
-		while (m->hash[b]) {
-			struct hent *e = m->hash[b];
+	hashtab_foreach_safe(&m->hents, n, next) {
+		struct hent *e = hashtab_entry(n, struct hent, hn);
 
-			m->hash[b] = e->next;
-			while (e->locks) {
-				struct lock *l = e->locks;
+		while (e->locks) {
+			struct lock *l = e->locks;
 
-				e->locks = l->next;
-				free(l);
-			}
-			free(e);
+			e->locks = l->next;
+			free(l);
 		}
+		free(e);
 	}
+	hashtab_fini(&m->hents);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 	s->meta = NULL;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "log.h"
 #include "server.h"
 
@@ -31,8 +32,8 @@
 
 struct sched_conn {
 	struct xp_conn *conn;
-	struct sched_conn *hnext; /* hash chain (progress thread) */
-	int refs;		  /* live ops (progress thread) */
+	struct hnode hn; /* in sched.conns, key: conn (progress thread) */
+	int refs;	 /* live ops (progress thread) */
 	bool down;
 	/* bulk (progress thread) */
 	uint32_t active_bulk;
@@ -53,7 +54,7 @@ struct sched {
 	pthread_t thr[SCHED_MAX_WORKERS];
 	struct srv *s;
 	uint32_t bulk_cap;
-	struct sched_conn *hash[SCHED_HASH];
+	struct hashtab conns; /* records by connection (progress thread) */
 };
 
 struct worker_arg {
@@ -78,44 +79,28 @@ static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned h
 	return (unsigned)n;
 }
 
-static unsigned conn_hash(const struct xp_conn *c)
-{
-	uintptr_t v = (uintptr_t)c;
-
-	return (unsigned)((v >> 4) ^ (v >> 12)) % SCHED_HASH;
-}
-
 /* ---- connection records (progress thread) -------------------------------- */
 
 struct sched_conn *sched_conn_get(struct srv *s, struct xp_conn *c)
 {
 	struct sched *sd = s->sched;
-	unsigned h = conn_hash(c);
-	struct sched_conn *sc;
+	struct sched_conn *sc = NULL;
+	struct hnode *n;
 
-	for (sc = sd->hash[h]; sc; sc = sc->hnext)
-		if (sc->conn == c && !sc->down)
+	for (n = hashtab_lookup(&sd->conns, (uintptr_t)c); n; n = hashtab_next_dup(n)) {
+		sc = hashtab_entry(n, struct sched_conn, hn);
+		if (!sc->down)
 			break;
-	if (!sc) {
+	}
+	if (!n) {
 		sc = calloc(1, sizeof(*sc));
 		if (!sc)
 			return NULL;
 		sc->conn = c;
-		sc->hnext = sd->hash[h];
-		sd->hash[h] = sc;
+		hashtab_insert(&sd->conns, &sc->hn, (uintptr_t)c);
 	}
 	sc->refs++;
 	return sc;
-}
-
-static void conn_unhash(struct sched *sd, struct sched_conn *sc)
-{
-	struct sched_conn **pp = &sd->hash[conn_hash(sc->conn)];
-
-	while (*pp && *pp != sc)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = sc->hnext;
 }
 
 void sched_conn_put(struct srv *s, struct sched_conn *sc)
@@ -124,7 +109,7 @@ void sched_conn_put(struct srv *s, struct sched_conn *sc)
 		return;
 	/* No op holds it, so no job of it is queued: the workers are done
 	 * with it. A live connection keeps no record while idle either. */
-	conn_unhash(s->sched, sc);
+	hashtab_remove(&s->sched->conns, &sc->hn);
 	free(sc);
 }
 
@@ -137,9 +122,9 @@ void sched_conn_down(struct srv *s, struct xp_conn *c)
 	/* Its ops still finish (their replies go nowhere) and release the
 	 * record; marking it keeps a new connection at a reused address from
 	 * sharing it. */
-	for (struct sched_conn *sc = sd->hash[conn_hash(c)]; sc; sc = sc->hnext)
-		if (sc->conn == c)
-			sc->down = true;
+	for (struct hnode *n = hashtab_lookup(&sd->conns, (uintptr_t)c); n;
+	     n = hashtab_next_dup(n))
+		hashtab_entry(n, struct sched_conn, hn)->down = true;
 }
 
 /* ---- queues -------------------------------------------------------------- */
@@ -287,6 +272,10 @@ int sched_start(struct srv *s)
 
 	if (!sd)
 		return -ENOMEM;
+	if (hashtab_init(&sd->conns, SCHED_HASH)) {
+		free(sd);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&sd->lock, NULL);
 	pthread_cond_init(&sd->cond, NULL);
 	sd->s = s;
@@ -334,6 +323,7 @@ void sched_stop(struct srv *s)
 	 * them) stay allocated: the process is about to exit. */
 	pthread_cond_destroy(&sd->cond);
 	pthread_mutex_destroy(&sd->lock);
+	hashtab_fini(&sd->conns);
 	free(sd);
 	s->sched = NULL;
 }
