@@ -1,9 +1,9 @@
 /* ad_rpfs.c: the rpfs driver's ADIOI_Fns table, and nothing else.
  *
  * Generalized requests (ad_rpfs_aio.c) make the nonblocking slots truly
- * asynchronous; the strided slots are list I/O (ad_rpfs_io_list.c); the
- * lock slot serves ROMIO's shared file pointer and atomic mode
- * (ad_rpfs_lock.c).
+ * asynchronous, the nonblocking collective ones included; the strided
+ * slots are list I/O (ad_rpfs_io_list.c); the lock slot serves ROMIO's
+ * shared file pointer and atomic mode (ad_rpfs_lock.c).
  *
  * Each operation lives in its own file (ad_rpfs_<op>.c). Collective I/O uses
  * ROMIO's generic two-phase code, whose file domains follow
@@ -24,30 +24,20 @@ struct ADIOI_Fns_struct ADIO_RPFS_operations = {
 	ADIOI_RPFS_ReadStrided,	    /* ReadStrided: one rpfs_readv */
 	ADIOI_RPFS_WriteStrided,    /* WriteStrided: one rpfs_writev */
 	ADIOI_RPFS_Close,	    /* Close */
-#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
-	ADIOI_RPFS_IreadContig,	 /* IreadContig: rpfs_ipread */
-	ADIOI_RPFS_IwriteContig, /* IwriteContig: rpfs_ipwrite */
-#else
-	ADIOI_FAKE_IreadContig,	  /* IreadContig */
-	ADIOI_FAKE_IwriteContig,  /* IwriteContig */
-#endif
-	ADIOI_FAKE_IODone,     /* ReadDone: unused (MPI requests) */
-	ADIOI_FAKE_IODone,     /* WriteDone: unused */
-	ADIOI_FAKE_IOComplete, /* ReadComplete: unused */
-	ADIOI_FAKE_IOComplete, /* WriteComplete: unused */
-#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
-	ADIOI_RPFS_IreadStrided,  /* IreadStrided: rpfs_ireadv */
-	ADIOI_RPFS_IwriteStrided, /* IwriteStrided: rpfs_iwritev */
-#else
-	ADIOI_FAKE_IreadStrided,  /* IreadStrided */
-	ADIOI_FAKE_IwriteStrided, /* IwriteStrided */
-#endif
-	ADIOI_RPFS_Flush,			     /* Flush: one rank syncs for all */
-	ADIOI_RPFS_Resize,			     /* Resize: one rank truncates */
-	ADIOI_RPFS_Delete,			     /* Delete: rpfs_remove */
-	ADIOI_RPFS_Feature,			     /* Feature */
+	ADIOI_RPFS_IreadContig,	    /* IreadContig: rpfs_ipread */
+	ADIOI_RPFS_IwriteContig,    /* IwriteContig: rpfs_ipwrite */
+	ADIOI_FAKE_IODone,	    /* ReadDone: unused (MPI requests) */
+	ADIOI_FAKE_IODone,	    /* WriteDone: unused */
+	ADIOI_FAKE_IOComplete,	    /* ReadComplete: unused */
+	ADIOI_FAKE_IOComplete,	    /* WriteComplete: unused */
+	ADIOI_RPFS_IreadStrided,    /* IreadStrided: rpfs_ireadv */
+	ADIOI_RPFS_IwriteStrided,   /* IwriteStrided: rpfs_iwritev */
+	ADIOI_RPFS_Flush,	    /* Flush: one rank syncs for all */
+	ADIOI_RPFS_Resize,	    /* Resize: one rank truncates */
+	ADIOI_RPFS_Delete,	    /* Delete: rpfs_remove */
+	ADIOI_RPFS_Feature,	    /* Feature */
 	"RPFS: the rpfs RDMA parallel file service", /* fsname */
-	ADIOI_GEN_IreadStridedColl,		     /* IreadStridedColl: two-phase */
-	ADIOI_GEN_IwriteStridedColl,		     /* IwriteStridedColl: two-phase */
-	ADIOI_RPFS_SetLock			     /* SetLock: metadata-server locks */
+	ADIOI_RPFS_IreadStridedColl,  /* IreadStridedColl: each rank's list I/O */
+	ADIOI_RPFS_IwriteStridedColl, /* IwriteStridedColl: each rank's list I/O */
+	ADIOI_RPFS_SetLock	      /* SetLock: metadata-server locks */
 };

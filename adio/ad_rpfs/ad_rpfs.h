@@ -92,6 +92,14 @@ void ADIOI_RPFS_IreadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype da
 void ADIOI_RPFS_IwriteStrided(ADIO_File fd, const void *buf, int count,
 			      MPI_Datatype datatype, int file_ptr_type,
 			      ADIO_Offset offset, ADIO_Request *request, int *error_code);
+void ADIOI_RPFS_IreadStridedColl(ADIO_File fd, void *buf, int count,
+				 MPI_Datatype datatype, int file_ptr_type,
+				 ADIO_Offset offset, ADIO_Request *request,
+				 int *error_code);
+void ADIOI_RPFS_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+				  MPI_Datatype datatype, int file_ptr_type,
+				  ADIO_Offset offset, ADIO_Request *request,
+				  int *error_code);
 void ADIOI_RPFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct,
 		      int *error_code);
 void ADIOI_RPFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);

@@ -9,14 +9,31 @@
  * blocking path (ad_rpfs_io_list.c); librpfs copies the lists, so only the
  * file list of a read is kept, for the end-of-file count.
  *
+ * The data moves while the program computes without calling MPI: librpfs'
+ * progress thread serves the transfer and its replies (client/request.c).
+ *
+ * MPICH always has the extended generalized requests (MPIX_Grequest_class_*)
+ * this needs. ROMIO's configure (MPICH 4.0.2) computes
+ * HAVE_MPI_GREQUEST_EXTENSIONS but never defines it for the drivers, so a
+ * driver that tests it silently runs ROMIO's blocking ADIOI_FAKE_* calls
+ * (until this was found, every "nonblocking" call moved all its data
+ * before returning); this file does not depend on it.
+ *
+ * Nonblocking collectives (MPI_File_iwrite_all, iread_all) post each rank's
+ * access as one list I/O, as the independent calls do: ROMIO's generic
+ * version first exchanges offsets with nonblocking collectives that move
+ * only inside MPI calls, and on Linux it then runs the independent access
+ * blocking (its ticket 2201 workaround), so it cannot overlap. rpfs
+ * already serves a rank's noncontiguous access as one request per server;
+ * a user who wants two-phase aggregation anyway sets romio_cb_write /
+ * romio_cb_read to enable.
+ *
  * Atomic mode needs the range locked for the whole operation; there the
  * strided calls run the blocking path and return a completed request, as
  * ROMIO itself does for contiguous accesses. */
 #include "ad_rpfs.h"
 
 #include "mpiu_greq.h"
-
-#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
 
 typedef struct ADIOI_RPFS_aio {
 	MPI_Request greq;
@@ -259,4 +276,28 @@ void ADIOI_RPFS_IwriteStrided(ADIO_File fd, const void *buf, int count,
 		 error_code, ADIOI_RPFS_WRITE);
 }
 
-#endif /* HAVE_MPI_GREQUEST_EXTENSIONS */
+void ADIOI_RPFS_IreadStridedColl(ADIO_File fd, void *buf, int count,
+				 MPI_Datatype datatype, int file_ptr_type,
+				 ADIO_Offset offset, ADIO_Request *request,
+				 int *error_code)
+{
+	if (fd->hints->cb_read == ADIOI_HINT_ENABLE)
+		ADIOI_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type,
+					   offset, request, error_code);
+	else
+		istrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+			 error_code, ADIOI_RPFS_READ);
+}
+
+void ADIOI_RPFS_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+				  MPI_Datatype datatype, int file_ptr_type,
+				  ADIO_Offset offset, ADIO_Request *request,
+				  int *error_code)
+{
+	if (fd->hints->cb_write == ADIOI_HINT_ENABLE)
+		ADIOI_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type,
+					    offset, request, error_code);
+	else
+		istrided(fd, (void *)buf, count, datatype, file_ptr_type, offset, request,
+			 error_code, ADIOI_RPFS_WRITE);
+}

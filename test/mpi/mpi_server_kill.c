@@ -6,8 +6,9 @@
  * Each rank writes to its own region, striped over every I/O server, in a
  * loop. After the first round rank 0 creates READYFILE: the driver script
  * then kills an I/O server. Each rank stops writing at its first failed
- * call and prints its error; when all have failed, a collective write must
- * fail on every rank as well. An alarm after limit_s (default 120) seconds
+ * call and prints its error; when all have failed, a nonblocking write
+ * (its error reaching MPI_Wait) and a collective write must fail on every
+ * rank as well. An alarm after limit_s (default 120) seconds
  * reports a hang. Prints " No Errors" on success. */
 #include <mpi.h>
 #include <signal.h>
@@ -108,6 +109,30 @@ int main(int argc, char **argv)
 		printf("rank %d: no independent write failed %.0f s after the ready "
 		       "signal\n",
 		       rank, waited);
+
+	/* a nonblocking write fails too: posted (or refused at once), its error
+	 * comes from MPI_Wait, which reports it through MPI_COMM_WORLD's
+	 * handler (MPI 4.0, 8.3: generalized requests) */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	{
+		MPI_Request rq;
+		int nb_failed;
+
+		rc = MPI_File_iwrite_at(fh, (MPI_Offset)rank * CHUNK, buf, CHUNK,
+					MPI_BYTE, &rq);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Wait(&rq, &st);
+		nb_failed = rc != MPI_SUCCESS;
+		if (nb_failed) {
+			MPI_Error_class(rc, &cls);
+			MPI_Error_string(rc, msg, &len);
+			printf("rank %d: nonblocking write failed, class %d%s: %s\n",
+			       rank, cls, cls == MPI_ERR_IO ? " (MPI_ERR_IO)" : "", msg);
+		} else {
+			printf("rank %d: nonblocking write did not fail\n", rank);
+		}
+		failed = failed && nb_failed;
+	}
 
 	/* a collective write now fails on every rank too */
 	rc = MPI_File_write_at_all(fh, (MPI_Offset)rank * CHUNK, buf, CHUNK, MPI_BYTE,

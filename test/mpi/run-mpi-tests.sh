@@ -89,12 +89,12 @@ mkdir -p "$BIN"
 BIN=$(cd "$BIN" && pwd) # the tests run in scratch directories
 if [ "${NO_BUILD:-0}" = 1 ]; then
     echo "using the test programs in $BIN"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_server_kill mpi_io_demo tile_io; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_server_kill mpi_io_demo tile_io; do
         [ -x "$BIN/$t" ] || fail "no $BIN/$t (build it first: run without NO_BUILD)"
     done
 else
     echo "building the tests with $MPICC"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_server_kill; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_server_kill; do
         "$MPICC" -O2 -Wall -o "$BIN/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
             fail "build $t" "$WORK/$t.build.log"
     done
@@ -120,6 +120,12 @@ done
 for np in $NPS; do
     run "sizes, append, nonblocking I/O" $np "" /t/sizes.$np "$BIN/mpi_sizes" rpfs:/t/sizes.$np
 done
+# Nonblocking I/O overlaps computation: 256 MiB with one rank, 64 MiB a
+# rank with two (contiguous, strided view, iwrite_all/iread_all).
+run "nonblocking I/O moves while the program computes" 1 /t/overlap.1 "" \
+    "$BIN/mpi_overlap" rpfs:/t/overlap.1 "${OVERLAP_MIB:-256}"
+run "nonblocking I/O moves while the program computes" 2 /t/overlap.2 "" \
+    "$BIN/mpi_overlap" rpfs:/t/overlap.2 "${OVERLAP_MIB2:-64}"
 run "collective write" 4 /t/coll4 "" "$BIN/mpi_coll_rw" write rpfs:/t/coll4
 for np in 1 2 3; do
     run "independent read of a 4-process file" $np /t/coll4 "" "$BIN/mpi_coll_rw" read rpfs:/t/coll4

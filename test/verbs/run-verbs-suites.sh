@@ -52,6 +52,7 @@ suite trust-test.out env RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/trust.
 cd "$top" || exit 2
 export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 suite mpi-tests.out env NO_BUILD=1 BIN_DIR="$B/mpi-bin" NPS=2 TILE_ARGS="--iters 1" \
+	OVERLAP_MIB=32 OVERLAP_MIB2=16 \
 	test/mpi/run-mpi-tests.sh "$MPICH"
 suite romio-tests.out env NO_BUILD=1 BIN_DIR="$B/romio-bin" NPS=2 \
 	test/mpi/run-romio-tests.sh "$MPICH"
