@@ -88,20 +88,23 @@ static int check_opts(const struct rpfs_launch_opts *o)
 	return bad ? -EINVAL : 0;
 }
 
-static int server_files(struct rpfs_launch *l)
+/* Paths of the launcher's files: none may be cut short. */
+static int server_files(struct rpfs_launch *l, const struct rpfs_launch_opts *o)
 {
-	for (int i = 0; i < l->n; i++) {
-		struct lserver *s = &l->s[i];
-		size_t need = strlen(l->dir) + 32;
+	size_t len = sizeof(l->s[0].log);
+	int n = snprintf(l->dir, sizeof(l->dir), "%s", o->dir);
 
-		if (need > sizeof(s->log)) {
-			rpfsc_err_set("path too long: %s", l->dir);
-			return -ENAMETOOLONG;
-		}
-		snprintf(s->log, sizeof(s->log), "%s/rpfsd.%d.log", l->dir, i);
-		snprintf(s->pidfile, sizeof(s->pidfile), "%s/rpfsd.%d.pid", l->dir, i);
+	for (int i = 0; i < l->n && n >= 0 && (size_t)n < len; i++) {
+		struct lserver *s = &l->s[i];
+
+		n = snprintf(s->log, len, "%s/rpfsd.%d.log", l->dir, i);
+		if (n >= 0 && (size_t)n < len)
+			n = snprintf(s->pidfile, len, "%s/rpfsd.%d.pid", l->dir, i);
 	}
-	return 0;
+	if (n >= 0 && (size_t)n < len)
+		return 0;
+	rpfsc_err_set("launch: path too long: %s", o->dir);
+	return -ENAMETOOLONG;
 }
 
 int rpfs_launch_new(const struct rpfs_launch_opts *o, rpfs_launch_t **out)
@@ -126,12 +129,11 @@ int rpfs_launch_new(const struct rpfs_launch_opts *o, rpfs_launch_t **out)
 	l->failed = -1;
 	l->ping = o->ping;
 	l->ping_arg = o->ping_arg;
-	snprintf(l->dir, sizeof(l->dir), "%s", o->dir);
 	if (o->rpfsd)
 		snprintf(l->rpfsd, sizeof(l->rpfsd), "%s", o->rpfsd);
 	else
 		ret = rpfsc_find_rpfsd(l->rpfsd, sizeof(l->rpfsd));
-	ret = ret ? ret : server_files(l);
+	ret = ret ? ret : server_files(l, o);
 	ret = ret ? ret : rpfsc_launch_config_init(&l->cfg, o, l->dir);
 	if (ret) {
 		free(l->s);
