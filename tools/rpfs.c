@@ -10,6 +10,10 @@
  * table of transport settings (params.h) with the values the config in use
  * gives them.
  *
+ * The tool uses librpfs's public headers only: rpfs.h for files, and
+ * rpfs_admin.h for the servers a config lists, the settings table and the
+ * launcher of a local server set (shared with the integration tests).
+ *
  * cp moves 8 MiB blocks with two in flight (rpfs_ipread/rpfs_ipwrite), so
  * reading block i overlaps writing block i-1 on either side.
  *
@@ -19,38 +23,25 @@
 #define _GNU_SOURCE
 #endif
 
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "portprobe.h"
 #include "rpfs.h"
+#include "rpfs_admin.h"
 
-#define CP_BLOCK     (8u << 20) /* cp/cat block */
-#define UP_WAIT_MS   20000	/* each server must answer a ping within this */
-#define DOWN_WAIT_MS 10000	/* then SIGKILL */
-#define DEFAULT_PORT 7100	/* where `rpfs up` starts looking for free ports */
-#define PORT_SCAN    2000
+#define CP_BLOCK (8u << 20) /* cp/cat block */
 
 struct opts {
 	int nservers;
@@ -153,13 +144,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* ---- directories, config ------------------------------------------------ */
 
 static const char *default_dir(void)
@@ -204,13 +188,13 @@ static rpfs_client_t *connect_cluster(const struct opts *o)
 	return c;
 }
 
-static void load_config(const char *path, struct rpfs_config *cfg)
+static rpfs_admin_config_t *load_config(const char *path)
 {
-	char why[512] = "";
-	int ret = rpfs_config_load(path, cfg, why, sizeof(why));
+	rpfs_admin_config_t *cfg;
 
-	if (ret)
-		die("%s: %s", path, *why ? why : strerror(-ret));
+	if (rpfs_admin_config_load(path, &cfg))
+		die("%s", rpfs_errmsg());
+	return cfg;
 }
 
 /* The table of settings; with values and sources unless markdown. A config
@@ -218,23 +202,19 @@ static void load_config(const char *path, struct rpfs_config *cfg)
 static int cmd_settings(const struct opts *o)
 {
 	const char *path = config_path(o);
-	struct rpfs_config cfg;
-	char why[512] = "";
+	rpfs_admin_config_t *cfg = NULL;
 
 	if (o->markdown) {
-		xp_settings_markdown(stdout);
+		rpfs_admin_settings_markdown(stdout);
 		return 0;
 	}
-	if (rpfs_config_load(path, &cfg, why, sizeof(why))) {
+	if (rpfs_admin_config_load(path, &cfg))
 		printf("config: none (%s): defaults and the environment\n\n",
-		       why[0] ? why : path);
-		xp_params_default(&cfg.xport);
-		xp_params_from_env(&cfg.xport);
-	} else {
+		       *rpfs_errmsg() ? rpfs_errmsg() : path);
+	else
 		printf("config: %s\n\n", path);
-		rpfs_config_free(&cfg);
-	}
-	xp_settings_print(stdout, &cfg.xport);
+	rpfs_admin_settings_print(stdout, cfg);
+	rpfs_admin_config_free(cfg);
 	return 0;
 }
 
@@ -273,516 +253,68 @@ static int is_rpfs(const char *p)
 	return !strncasecmp(p, "rpfs:", 5);
 }
 
-/* ---- processes and ports ------------------------------------------------ */
-
-static int port_free(const char *addr, int port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd, ok;
-
-	if (inet_pton(AF_INET, addr, &a.sin_addr) != 1)
-		die("'%s' is not an IPv4 address", addr);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
-		return 0;
-	ok = !bind(fd, (struct sockaddr *)&a, sizeof(a));
-	close(fd);
-	return ok;
-}
-
-static int executable(const char *p)
-{
-	struct stat st;
-
-	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
-}
-
-/* $RPFSD, else next to this program (in a libtool build tree the program
- * runs from .libs/, the server's wrapper is one level up), else PATH. */
-static int find_rpfsd(char *out, size_t outlen)
-{
-	const char *env = getenv("RPFSD");
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env) {
-		fmt(out, outlen, "%s", env);
-		return executable(out) ? 0 : -ENOENT;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *dir;
-		size_t dl;
-
-		exe[n] = 0;
-		dir = dirname(exe);
-		dl = strlen(dir);
-		if (dl >= 6 && !strcmp(dir + dl - 6, "/.libs")) {
-			fmt(out, outlen, "%.*s/rpfsd", (int)(dl - 6), dir);
-			if (executable(out))
-				return 0;
-		}
-		fmt(out, outlen, "%s/rpfsd", dir);
-		if (executable(out))
-			return 0;
-	}
-	const char *path = getenv("PATH");
-	char buf[8192], *save = NULL;
-
-	fmt(buf, sizeof(buf), "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		fmt(out, outlen, "%s/rpfsd", *d ? d : ".");
-		if (executable(out))
-			return 0;
-	}
-	return -ENOENT;
-}
-
-/* The pid in pidfile if that process is alive and is an rpfsd (a stale
- * pidfile may name a recycled pid); else 0. */
-static pid_t rpfsd_pid(const char *pidfile)
-{
-	char buf[64], proc[64], cmd[4096];
-	long pid;
-	ssize_t n;
-	int fd = open(pidfile, O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	pid = strtol(buf, NULL, 10);
-	if (pid <= 0 || kill((pid_t)pid, 0))
-		return 0;
-	fmt(proc, sizeof(proc), "/proc/%ld/cmdline", pid);
-	fd = open(proc, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, cmd, sizeof(cmd) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	cmd[n] = 0; /* argv[0] only */
-	return strstr(cmd, "rpfsd") ? (pid_t)pid : 0;
-}
-
-static void server_file(char *out, size_t outlen, const char *dir, const char *name,
-			const char *ext)
-{
-	fmt(out, outlen, "%s/rpfsd.%s.%s", dir, name, ext);
-}
-
-/* Pidfiles "rpfsd.NAME.pid" in dir, whatever the config says now. */
-static int list_pidfiles(const char *dir, char names[][64], int max)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) && n < max) {
-		size_t l = strlen(e->d_name);
-
-		if (l > 10 && !strncmp(e->d_name, "rpfsd.", 6) &&
-		    !strcmp(e->d_name + l - 4, ".pid") && l - 10 < 64)
-			fmt(names[n++], 64, "%.*s", (int)(l - 10), e->d_name + 6);
-	}
-	closedir(d);
-	return n;
-}
-
-/* SIGTERM every server with a live pidfile in dir, wait, SIGKILL stragglers.
- * Returns how many were running. */
-static int stop_servers(const char *dir, int verbose)
-{
-	static char names[RPFS_MAX_SERVERS][64];
-	pid_t pids[RPFS_MAX_SERVERS];
-	char pf[PATH_MAX];
-	int n = list_pidfiles(dir, names, RPFS_MAX_SERVERS), running = 0, left;
-	double deadline;
-
-	for (int i = 0; i < n; i++) {
-		server_file(pf, sizeof(pf), dir, names[i], "pid");
-		pids[i] = rpfsd_pid(pf);
-		if (pids[i] && !kill(pids[i], SIGTERM))
-			running++;
-		else
-			pids[i] = 0;
-	}
-	deadline = now_s() + DOWN_WAIT_MS / 1e3;
-	do {
-		left = 0;
-		for (int i = 0; i < n; i++) {
-			if (pids[i] && kill(pids[i], 0) && errno == ESRCH)
-				pids[i] = 0;
-			left += pids[i] != 0;
-		}
-		if (left)
-			sleep_ms(20);
-	} while (left && now_s() < deadline);
-	for (int i = 0; i < n; i++) {
-		if (pids[i]) {
-			fprintf(stderr,
-				"rpfs: server.%s (pid %d) ignored SIGTERM for %d s: "
-				"killed\n",
-				names[i], (int)pids[i], DOWN_WAIT_MS / 1000);
-			kill(pids[i], SIGKILL);
-		}
-		server_file(pf, sizeof(pf), dir, names[i], "pid");
-		unlink(pf);
-	}
-	if (verbose && running)
-		printf("stopped %d server%s in %s\n", running, running == 1 ? "" : "s",
-		       dir);
-	else if (verbose)
-		printf("no servers running in %s\n", dir);
-	return running;
-}
-
-static void print_log_tail(const char *log)
-{
-	char buf[1536];
-	int fd = open(log, O_RDONLY);
-	off_t end;
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	end = lseek(fd, 0, SEEK_END);
-	lseek(fd, end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0,
-	      SEEK_SET);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n > 0) {
-		buf[n] = 0;
-		fprintf(stderr, "--- last lines of %s ---\n%s%s", log, buf,
-			buf[n - 1] == '\n' ? "" : "\n");
-	}
-}
-
 /* ---- up / down ---------------------------------------------------------- */
 
-static int write_key(const char *path)
+/* Why a start failed: the message, the failing server's log, and what was
+ * done about it. */
+static void up_failed(rpfs_launch_t *l, int ret, const char *dir)
 {
-	unsigned char key[32];
-	int fd, ret = 0;
+	int bad = rpfs_launch_failed(l);
+	struct rpfs_server_info si;
 
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
-		return -EIO;
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, key, sizeof(key)) != (ssize_t)sizeof(key) || fchmod(fd, 0600))
-		ret = -EIO;
-	if (close(fd) && !ret)
-		ret = -errno;
-	return ret;
-}
-
-/* n consecutive ports free for TCP on the address, from start. rdmacm
- * (verbs) has its own port space that no socket shows: a port taken there
- * makes rpfsd exit with status 3, and `up` moves on (see cmd_up). */
-static int choose_ports(const struct opts *o, int n, int start)
-{
-	if (o->port) {
-		for (int i = 0; i < n; i++)
-			if (!port_free(o->address, o->port + i))
-				die("port %d on %s is in use (asked for %d..%d)",
-				    o->port + i, o->address, o->port, o->port + n - 1);
-		return o->port;
-	}
-	for (int p = start; p + n <= DEFAULT_PORT + PORT_SCAN; p++) {
-		int i;
-
-		for (i = 0; i < n && port_free(o->address, p + i); i++)
-			;
-		if (i == n)
-			return p;
-		p += i; /* skip past the busy one */
-	}
-	die("no %d consecutive free ports in %d..%d (give --port)", n, DEFAULT_PORT,
-	    DEFAULT_PORT + PORT_SCAN);
-}
-
-/* The config for n servers from port0. The first attempt (*have_id false)
- * makes the cluster id and key; a retry at other ports keeps both, since
- * the servers of the first attempt may already have recorded the id in
- * their storage. */
-static void write_cluster_config(const struct opts *o, const char *dir, const char *conf,
-				 int n, int port0, uint8_t id[RPFS_CLUSTER_ID_SIZE],
-				 bool *have_id)
-{
-	struct rpfs_config cfg;
-	int ret;
-
-	memset(&cfg, 0, sizeof(cfg));
-	fmt(cfg.path, sizeof(cfg.path), "%s", conf);
-	cfg.stripe_unit = o->stripe_unit;
-	cfg.stripe_count = 0;
-	fmt(cfg.key_file, sizeof(cfg.key_file), "%s/cluster.key", dir);
-	xp_params_default(&cfg.xport);
-	if (*have_id)
-		memcpy(cfg.cluster_id, id, RPFS_CLUSTER_ID_SIZE);
-	else
-		rpfs_config_new_id(&cfg);
-	if (o->provider && xp_params_set(&cfg.xport, "provider", o->provider))
-		die("bad provider '%s'", o->provider);
-	cfg.servers = calloc((size_t)n, sizeof(*cfg.servers));
-	cfg.io = calloc((size_t)n, sizeof(*cfg.io));
-	cfg.meta = calloc(1, sizeof(*cfg.meta));
-	if (!cfg.servers || !cfg.io || !cfg.meta)
-		die("out of memory");
-	cfg.nservers = (uint32_t)n;
-	for (int i = 0; i < n; i++) {
-		struct rpfs_server_cfg *s = &cfg.servers[i];
-
-		fmt(s->name, sizeof(s->name), "%d", i);
-		fmt(s->address, sizeof(s->address), "%s", o->address);
-		fmt(s->port, sizeof(s->port), "%d", port0 + i);
-		fmt(s->dir, sizeof(s->dir), "%s/s%d", dir, i);
-		if (mkdir(s->dir, 0700) && errno != EEXIST)
-			die("mkdir %s: %s", s->dir, strerror(errno));
-		s->roles = RPFS_ROLE_IO | (i == 0 ? RPFS_ROLE_META : 0);
-		s->io_index = i;
-		s->meta_index = i == 0 ? 0 : -1;
-		cfg.io[cfg.nio++] = (uint32_t)i;
-	}
-	cfg.meta[cfg.nmeta++] = 0;
-	if (!*have_id) {
-		ret = write_key(cfg.key_file);
-		if (ret)
-			die("writing the cluster key %s: %s", cfg.key_file,
-			    strerror(-ret));
-		memcpy(id, cfg.cluster_id, RPFS_CLUSTER_ID_SIZE);
-		*have_id = true;
-	}
-	ret = rpfs_config_write(&cfg, conf);
-	if (ret)
-		die("writing %s: %s", conf, strerror(-ret));
-	free(cfg.servers);
-	free(cfg.io);
-	free(cfg.meta);
-}
-
-/* Run `rpfsd --daemon` in the background; its first process exits once
- * the daemon is detached. Returns the pid of that first process, or -errno. */
-static pid_t spawn_daemon(const char *rpfsd, const char *conf, const char *dir, int i)
-{
-	char name[16], pf[PATH_MAX], log[PATH_MAX];
-	pid_t pid;
-
-	fmt(name, sizeof(name), "%d", i);
-	server_file(pf, sizeof(pf), dir, name, "pid");
-	server_file(log, sizeof(log), dir, name, "log");
-	unlink(pf);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		if (nul >= 0)
-			dup2(nul, 0);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		setsid();
-		execl(rpfsd, "rpfsd", "--config", conf, "--name", name, "--daemon",
-		      "--pidfile", pf, (char *)NULL);
-		fprintf(stderr, "rpfs: couldn't run %s: %s\n", rpfsd, strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Reap the first process of a daemon start. Returns 0 (or still running
- * after the bound: the ping wait decides), -EADDRINUSE when it could not
- * listen (rpfsd's exit status 3: the caller may try other ports), or -EIO
- * with the cause printed. */
-static int reap_daemon(pid_t pid, const char *dir, int i, double deadline, int quiet_busy)
-{
-	char name[16], log[PATH_MAX];
-	int status;
-	pid_t r;
-
-	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < deadline)
-		sleep_ms(10);
-	if (r == 0)
-		return 0;
-	if (r < 0)
-		return -errno;
-	if (quiet_busy && WIFEXITED(status) && WEXITSTATUS(status) == 3)
-		return -EADDRINUSE;
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fmt(name, sizeof(name), "%d", i);
-		server_file(log, sizeof(log), dir, name, "log");
-		fprintf(stderr, "rpfs: server.%d: rpfsd exited with status %d\n", i,
-			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-		print_log_tail(log);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* Wait until every server answers a ping. A client whose connection attempt
- * failed is replaced, so that no broken connection is reused. */
-static int wait_servers_up(const struct opts *o, const char *conf, const char *dir, int n,
-			   int port0)
-{
-	double deadline = now_s() + UP_WAIT_MS / 1e3;
-	int *up = calloc((size_t)n, sizeof(int));
-	int nup = 0, ret = 0, bad = -1;
-	char why[512] = "not listening";
-
-	if (!up)
-		die("out of memory");
-	while (nup < n && now_s() < deadline) {
-		rpfs_client_t *c = NULL;
-
-		for (int i = 0; i < n; i++) {
-			char pf[PATH_MAX], name[16];
-			double us;
-
-			if (up[i])
-				continue;
-			fmt(name, sizeof(name), "%d", i);
-			server_file(pf, sizeof(pf), dir, name, "pid");
-			if (!access(pf, F_OK) && !rpfsd_pid(pf)) {
-				bad = i;
-				fmt(why, sizeof(why), "the daemon exited");
-				goto out;
-			}
-			if (rpfs_port_listening(port0 + i) == 0) {
-				bad = i;
-				fmt(why, sizeof(why), "not listening on port %d",
-				    port0 + i);
-				continue;
-			}
-			if (!c && (ret = rpfs_init(conf, &c))) {
-				/* Not a server's fault: no retry helps. */
-				fprintf(stderr,
-					"rpfs: can't start a client with %s: %s\n", conf,
-					rpfs_errmsg());
-				free(up);
-				return ret;
-			}
-			ret = rpfs_ping(c, i, &us);
-			if (ret) {
-				snprintf(why, sizeof(why), "%s", rpfs_errmsg());
-				bad = i;
-				rpfs_finalize(c);
-				c = NULL;
-				continue;
-			}
-			up[i] = 1;
-			nup++;
-		}
-		if (c)
-			rpfs_finalize(c);
-		if (nup < n)
-			sleep_ms(50);
-	}
-out:
-	free(up);
-	if (nup == n)
-		return 0;
-	char log[PATH_MAX], name[16];
-
-	fmt(name, sizeof(name), "%d", bad);
-	server_file(log, sizeof(log), dir, name, "log");
-	fprintf(stderr, "rpfs: server.%d (%s:%d) did not come up within %d s: %s\n", bad,
-		o->address, port0 + bad, UP_WAIT_MS / 1000, why);
-	print_log_tail(log);
-	return -ETIMEDOUT;
+	if (ret == -EEXIST)
+		die("%s (rpfs down --dir %s)", rpfs_errmsg(), dir);
+	if (bad < 0 || ret == -EADDRINUSE)
+		die("%s", rpfs_errmsg());
+	fprintf(stderr, "rpfs: %s\n", rpfs_errmsg());
+	rpfs_launch_print_log_tail(l, bad, stderr);
+	if (ret == -ETIMEDOUT || rpfs_launch_server(l, bad, &si))
+		die("up: stopped the other servers");
+	die("up: server.%s (%s:%d) failed to start; stopped the others", si.name,
+	    si.address, si.port);
 }
 
 static int cmd_up(const struct opts *o, int argc, char **argv)
 {
-	char dir[PATH_MAX], conf[PATH_MAX], rpfsd[PATH_MAX];
-	static char names[RPFS_MAX_SERVERS][64];
-	int n = o->nservers, port0;
 	const char *d = o->dir ? o->dir : default_dir();
+	struct rpfs_opt provider = {"provider", o->provider};
+	struct rpfs_launch_opts lo = {
+		.nservers = o->nservers,
+		.address = o->address,
+		.port = o->port,
+		.stripe_unit = o->stripe_unit,
+		.settings = &provider,
+		.nsettings = o->provider ? 1 : 0,
+		.mode = RPFS_LAUNCH_DAEMON,
+	};
+	char dir[PATH_MAX];
+	rpfs_launch_t *l;
+	int ret;
 
 	if (argc > 1)
-		n = atoi(argv[1]); /* `rpfs up 4` also works */
-	if (n < 1 || n > 256)
+		lo.nservers = atoi(argv[1]); /* `rpfs up 4` also works */
+	if (lo.nservers < 1 || lo.nservers > 256)
 		die("up: the number of servers must be 1..256");
-	if (find_rpfsd(rpfsd, sizeof(rpfsd)))
-		die("up: rpfsd not found ($RPFSD, next to rpfs, or on PATH)");
 	if (mkdir(d, 0700) && errno != EEXIST)
 		die("mkdir %s: %s", d, strerror(errno));
 	if (!realpath(d, dir))
 		die("%s: %s", d, strerror(errno));
+	lo.dir = dir;
+	if (rpfs_launch_new(&lo, &l))
+		die("up: %s", rpfs_errmsg());
+	ret = rpfs_launch_start(l);
+	if (ret)
+		up_failed(l, ret, dir);
+	for (int i = 0; i < rpfs_launch_nservers(l); i++) {
+		struct rpfs_server_info si;
 
-	int nold = list_pidfiles(dir, names, RPFS_MAX_SERVERS);
-
-	for (int i = 0; i < nold; i++) {
-		char pf[PATH_MAX];
-
-		server_file(pf, sizeof(pf), dir, names[i], "pid");
-		if (rpfsd_pid(pf))
-			die("servers are already running in %s (rpfs down --dir %s)", dir,
-			    dir);
+		rpfs_launch_server(l, i, &si);
+		printf("server.%s  %s:%d  %-8s %s\n", si.name, si.address, si.port,
+		       si.roles & RPFS_ADMIN_ROLE_META ? "meta,io" : "io", si.dir);
 	}
-	fmt(conf, sizeof(conf), "%s/rpfs.conf", dir);
-	pid_t *first = calloc((size_t)n, sizeof(*first));
-	int failed = -1, busy, tries = 0;
-	uint8_t cluster_id[RPFS_CLUSTER_ID_SIZE];
-	bool have_id = false;
-
-	if (!first)
-		die("out of memory");
-	port0 = DEFAULT_PORT;
-	do {
-		double deadline = now_s() + UP_WAIT_MS / 1e3;
-
-		port0 = choose_ports(o, n, port0);
-		write_cluster_config(o, dir, conf, n, port0, cluster_id, &have_id);
-		/* Start them all at once: each daemon takes a while to get ready. */
-		for (int i = 0; i < n; i++) {
-			first[i] = spawn_daemon(rpfsd, conf, dir, i);
-			if (first[i] < 0)
-				die("up: can't fork: %s", strerror((int)-first[i]));
-		}
-		busy = 0;
-		failed = -1;
-		for (int i = 0; i < n; i++) {
-			int ret = reap_daemon(first[i], dir, i, deadline, !o->port);
-
-			busy |= ret == -EADDRINUSE;
-			if (ret && failed < 0)
-				failed = i;
-		}
-		if (failed >= 0 && busy && ++tries < 8) {
-			stop_servers(dir, 0);
-			port0 += n; /* a run past the one that was taken */
-			continue;
-		}
-		break;
-	} while (1);
-	free(first);
-	if (failed >= 0) {
-		stop_servers(dir, 0);
-		die("up: server.%d (%s:%d) failed to start; stopped the others", failed,
-		    o->address, port0 + failed);
-	}
-	if (wait_servers_up(o, conf, dir, n, port0)) {
-		stop_servers(dir, 0);
-		die("up: stopped the other servers");
-	}
-	for (int i = 0; i < n; i++)
-		printf("server.%d  %s:%d  %-8s %s/s%d\n", i, o->address, port0 + i,
-		       i == 0 ? "meta,io" : "io", dir, i);
-	printf("config: %s\n", conf);
-	printf("export RPFS_CONFIG=%s\n", conf);
+	printf("config: %s\n", rpfs_launch_config(l));
+	printf("export RPFS_CONFIG=%s\n", rpfs_launch_config(l));
+	rpfs_launch_free(l);
 	return 0;
 }
 
@@ -790,12 +322,19 @@ static int cmd_down(const struct opts *o)
 {
 	char dir[PATH_MAX];
 	const char *d = o->dir ? o->dir : default_dir();
+	int n;
 
 	if (!realpath(d, dir)) {
 		printf("no servers running in %s\n", d);
 		return 0;
 	}
-	stop_servers(dir, 1);
+	n = rpfs_launch_stop_dir(dir, stderr);
+	if (n < 0)
+		die("down: %s", rpfs_errmsg());
+	if (n)
+		printf("stopped %d server%s in %s\n", n, n == 1 ? "" : "s", dir);
+	else
+		printf("no servers running in %s\n", dir);
 	return 0;
 }
 
@@ -915,7 +454,7 @@ static void fmt_time(int64_t ns, char *out, size_t len)
 
 static int cmd_stat(const struct opts *o, int argc, char **argv)
 {
-	struct rpfs_config cfg;
+	rpfs_admin_config_t *cfg;
 	rpfs_client_t *c;
 	char path[PATH_MAX], mode[11], t[64];
 	struct rpfs_stat st;
@@ -946,14 +485,18 @@ static int cmd_stat(const struct opts *o, int argc, char **argv)
 	}
 	printf("layout: stripe unit %llu, stripe count %u, first server %u\n",
 	       (unsigned long long)st.stripe_unit, st.stripe_count, st.first_server);
-	load_config(config_path(o), &cfg);
-	for (uint32_t k = 0; k < st.stripe_count && cfg.nio; k++) {
-		uint32_t io = (st.first_server + k) % cfg.nio;
-		const struct rpfs_server_cfg *s = &cfg.servers[cfg.io[io]];
+	cfg = load_config(config_path(o));
+	for (uint32_t k = 0; k < st.stripe_count; k++) {
+		struct rpfs_server_info si;
+		int io = rpfs_admin_slot_server(cfg, &st, k, &si);
 
-		printf("  slot %u: io server %u (%s:%s)\n", k, io, s->address, s->port);
+		if (io < 0) {
+			printf("  slots: %s\n", rpfs_errmsg());
+			break;
+		}
+		printf("  slot %u: io server %d (%s:%d)\n", k, io, si.address, si.port);
 	}
-	rpfs_config_free(&cfg);
+	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
 	return 0;
 }
@@ -1319,29 +862,31 @@ static void human(uint64_t b, char *out, size_t len)
 static int cmd_df(const struct opts *o)
 {
 	rpfs_client_t *c = connect_cluster(o);
-	struct rpfs_config cfg;
+	rpfs_admin_config_t *cfg = load_config(config_path(o));
 	struct rpfs_statfs sf;
 	char a[32], b[32];
 	int ret;
 
-	load_config(config_path(o), &cfg);
 	/* The protocol reports capacity summed over the I/O servers; per server
 	 * the file system under a local storage directory is shown. */
 	printf("%-34s %12s %12s  %s\n", "server", "size", "avail", "dir");
-	for (uint32_t k = 0; k < cfg.nio; k++) {
-		const struct rpfs_server_cfg *s = &cfg.servers[cfg.io[k]];
+	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
+		struct rpfs_server_info s;
 		struct statvfs vf;
 		char who[300];
 
-		fmt(who, sizeof(who), "io server %u (%s:%s)", k, s->address, s->port);
-		if (!statvfs(s->dir, &vf)) {
+		if (rpfs_admin_server(cfg, i, &s) || s.io_index < 0)
+			continue;
+		fmt(who, sizeof(who), "io server %d (%s:%d)", s.io_index, s.address,
+		    s.port);
+		if (!statvfs(s.dir, &vf)) {
 			human((uint64_t)vf.f_blocks * vf.f_frsize, a, sizeof(a));
 			human((uint64_t)vf.f_bavail * vf.f_frsize, b, sizeof(b));
 		} else {
 			fmt(a, sizeof(a), "-");
 			fmt(b, sizeof(b), "-");
 		}
-		printf("%-34s %12s %12s  %s\n", who, a, b, s->dir);
+		printf("%-34s %12s %12s  %s\n", who, a, b, s.dir);
 	}
 	ret = rpfs_statfs(c, &sf);
 	if (ret)
@@ -1350,7 +895,7 @@ static int cmd_df(const struct opts *o)
 	human(sf.avail, b, sizeof(b));
 	printf("%-34s %12s %12s  %llu objects\n", "total (reported by the servers)", a, b,
 	       (unsigned long long)sf.files);
-	rpfs_config_free(&cfg);
+	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
 	return 0;
 }
@@ -1367,17 +912,16 @@ static int cmp_double(const void *a, const void *b)
 static int cmd_ping(const struct opts *o)
 {
 	rpfs_client_t *c = connect_cluster(o);
-	struct rpfs_config cfg;
+	rpfs_admin_config_t *cfg = load_config(config_path(o));
 	int failed = 0;
 
-	load_config(config_path(o), &cfg);
-	for (uint32_t i = 0; i < cfg.nservers; i++) {
-		const char *desc = rpfs_server_desc(c, (int)i);
+	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
+		const char *desc = rpfs_server_desc(c, i);
 		double first = 0, us[7];
-		int ret = rpfs_ping(c, (int)i, &first);
+		int ret = rpfs_ping(c, i, &first);
 
 		for (int k = 0; k < 7 && !ret; k++)
-			ret = rpfs_ping(c, (int)i, &us[k]);
+			ret = rpfs_ping(c, i, &us[k]);
 		if (ret) {
 			printf("%-36s FAILED: %s\n", desc, rpfs_errmsg());
 			failed++;
@@ -1387,7 +931,7 @@ static int cmd_ping(const struct opts *o)
 		printf("%-36s %9.1f us  (first, with connect: %.1f us)\n", desc, us[3],
 		       first);
 	}
-	rpfs_config_free(&cfg);
+	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
 	return failed ? 1 : 0;
 }
@@ -1408,7 +952,7 @@ int main(int argc, char **argv)
 	};
 	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
 	const char *cmd;
-	size_t sz;
+	uint64_t sz;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:a:P:lh", longopts, NULL)) != -1) {
@@ -1428,7 +972,7 @@ int main(int argc, char **argv)
 			o.config = optarg;
 			break;
 		case 's':
-			if (xp_parse_size(optarg, &sz) || !sz)
+			if (rpfs_admin_parse_size(optarg, &sz) || !sz)
 				die("bad stripe unit %s", optarg);
 			o.stripe_unit = sz;
 			break;

@@ -1,12 +1,12 @@
 /* A set of rpfsd servers on loopback for integration tests.
  *
- * cl_start() makes a temporary directory under /tmp (one per cluster), finds
- * free ports by binding port 0, writes the cluster config with
- * rpfs_config_write(), starts one `rpfsd --foreground` per server and waits
- * until each answers rpfs_ping (from a fresh process: see cl_child_main).
- * Tests then stop (SIGTERM), kill -9 and
- * restart single servers to check failure behaviour, and cl_destroy() stops
- * everything and removes the directory.
+ * cl_start() makes a temporary directory under /tmp (one per cluster) and
+ * has librpfs's launcher (rpfs_admin.h, the one `rpfs up` uses) write the
+ * config and key there for servers at free ports the kernel picks, start
+ * one `rpfsd --foreground` per server and wait until each answers rpfs_ping
+ * (from a fresh process: see cl_child_main). Tests then stop (SIGTERM),
+ * kill -9 and restart single servers to check failure behaviour, and
+ * cl_destroy() stops everything and removes the directory.
  *
  * The servers are children of the test process and get SIGTERM when it
  * dies (PR_SET_PDEATHSIG), so a failed or timed-out test leaves no daemons

@@ -1,11 +1,12 @@
-/* Port probes: see portprobe.h. */
-#include "portprobe.h"
-
+/* Port probes (admin_priv.h): the launcher waits for rpfsd to listen
+ * before it pings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int rpfs_port_listening(int port)
+#include "admin_priv.h"
+
+int rpfsc_port_listening(int port)
 {
 	static const char *files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
 	const char *prov = getenv("RPFS_PROVIDER");
