@@ -87,8 +87,7 @@ int rpfs_admin_slot_server(const rpfs_admin_config_t *a, const struct rpfs_stat 
 	}
 	if (layout_check(&l)) {
 		rpfsc_err_set(
-			"%s: a layout of %u servers from I/O server %u does not fit "
-			"its %u I/O servers",
+			"%s: a layout of %u servers from I/O server %u does not fit its %u I/O servers",
 			a->cfg.path, st->stripe_count, st->first_server, a->cfg.nio);
 		return -EINVAL;
 	}

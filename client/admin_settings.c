@@ -31,9 +31,9 @@ int rpfs_admin_parse_size(const char *s, uint64_t *out)
 	size_t v;
 
 	if (xp_parse_size(s, &v)) {
-		rpfsc_err_set("'%s' is not a size (a number with an optional K, M or G "
-			      "suffix)",
-			      s ? s : "");
+		rpfsc_err_set(
+			"'%s' is not a size (a number with an optional K, M or G suffix)",
+			s ? s : "");
 		return -EINVAL;
 	}
 	*out = v;

@@ -61,12 +61,12 @@ struct rpfs_client {
 	struct rpfs_config cfg;
 	struct auth_key key; /* the cluster's (config key_file) */
 	struct xp_fabric *fab;
-	struct rpfsc_server *srv; /* cfg.nservers, by config index */
-	char **io_desc;		  /* cfg.nio: "io server N (host:port)" */
-	char **meta_desc;	  /* cfg.nmeta */
-	uint64_t lock_owner;	  /* this client's byte-range lock owner id */
-	size_t io_hdr;		  /* IO_WRITE/IO_READ body bytes before the segments */
-	uint32_t io_max_segs;	  /* segments per I/O body of RPFSC_IO_BODY_CAP */
+	struct rpfsc_server *srv;  /* cfg.nservers, by config index */
+	char **io_desc;		   /* cfg.nio: "io server N (host:port)" */
+	char **meta_desc;	   /* cfg.nmeta */
+	uint64_t lock_owner;	   /* this client's byte-range lock owner id */
+	size_t io_hdr;		   /* IO_WRITE/IO_READ body bytes before the segments */
+	uint32_t io_max_segs;	   /* segments per I/O body of RPFSC_IO_BODY_CAP */
 	pthread_mutex_t live_lock; /* live, and each file's refs */
 	struct rpfs_request *live; /* started, not yet finished (listio.c) */
 };

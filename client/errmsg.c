@@ -60,19 +60,19 @@ const char *rpfsc_strerror(int err, int timeout_ms, bool transport, char *buf, s
 			snprintf(buf, len, "malformed request or reply");
 			return buf;
 		case EBADMSG:
-			snprintf(buf, len,
-				 "damaged data (checksum mismatch; rpfsd --check "
-				 "on that server lists what is damaged)");
+			snprintf(
+				buf, len,
+				"damaged data (checksum mismatch; rpfsd --check on that server lists what is damaged)");
 			return buf;
 		case ESTALE:
-			snprintf(buf, len,
-				 "datafile missing (the file was removed, or "
-				 "the server lost its storage)");
+			snprintf(
+				buf, len,
+				"datafile missing (the file was removed, or the server lost its storage)");
 			return buf;
 		case EHOSTDOWN:
-			snprintf(buf, len,
-				 "an I/O server it needed is unreachable (its "
-				 "log names it)");
+			snprintf(
+				buf, len,
+				"an I/O server it needed is unreachable (its log names it)");
 			return buf;
 		default:
 			break;
@@ -97,8 +97,8 @@ int rpfsc_err_server(const char *desc, const char *what, int err, int timeout_ms
 
 int rpfsc_err_damaged(const char *desc, const char *what, uint64_t off, int err)
 {
-	rpfsc_err_set("%s: %s: damaged data at offset %llu (checksum mismatch; rpfsd "
-		      "--check on that server lists what is damaged)",
-		      desc, what ? what : "?", (unsigned long long)off);
+	rpfsc_err_set(
+		"%s: %s: damaged data at offset %llu (checksum mismatch; rpfsd --check on that server lists what is damaged)",
+		desc, what ? what : "?", (unsigned long long)off);
 	return err;
 }

@@ -200,9 +200,10 @@ int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **o
 	a.layout.nservers = c->cfg.nio;
 	rpc_dec_cap(st->cap, &a.cap);
 	if (RPC_HANDLE_META(a.handle) >= c->cfg.nmeta || rpfsc_attr_layout(c, &a)) {
-		rpfsc_err_set("handle %#" PRIx64 ": attributes don't fit this cluster "
-			      "(%u metadata, %u I/O servers)",
-			      st->handle, c->cfg.nmeta, c->cfg.nio);
+		rpfsc_err_set(
+			"handle %#" PRIx64
+			": attributes don't fit this cluster (%u metadata, %u I/O servers)",
+			st->handle, c->cfg.nmeta, c->cfg.nio);
 		return -EINVAL;
 	}
 	return file_new(c, &a, NULL, out);

@@ -300,8 +300,7 @@ int rpfs_launch_stop_dir(const char *dir, FILE *notes)
 		if (p[i].pid) {
 			if (notes)
 				fprintf(notes,
-					"rpfs: server.%s (pid %d) ignored SIGTERM for %d s: "
-					"killed\n",
+					"rpfs: server.%s (pid %d) ignored SIGTERM for %d s: killed\n",
 					p[i].name, (int)p[i].pid,
 					RPFSC_LAUNCH_STOP_MS / 1000);
 			kill(p[i].pid, SIGKILL);

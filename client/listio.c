@@ -92,8 +92,8 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 }
 
 /* Would a call of nseg segments, niov memory pieces and bytes data go? */
-static bool call_fits(struct rpfs_request *io, struct slotlist *sl, size_t nseg, size_t niov,
-		      uint64_t bytes)
+static bool call_fits(struct rpfs_request *io, struct slotlist *sl, size_t nseg,
+		      size_t niov, uint64_t bytes)
 {
 	struct rpfs_client *c = io->f->c;
 	const struct xp_params *p = &c->cfg.xport;
@@ -305,9 +305,9 @@ static int check_lists(struct rpfs_request *io, const struct iovec *mem, int nme
 	io->total = mt;
 	return 0;
 inval:
-	rpfsc_err_set("%s: invalid memory or file list (negative count, or lengths "
-		      "beyond the 64-bit range)",
-		      io->f->path);
+	rpfsc_err_set(
+		"%s: invalid memory or file list (negative count, or lengths beyond the 64-bit range)",
+		io->f->path);
 	return -EINVAL;
 }
 

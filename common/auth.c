@@ -53,8 +53,7 @@ int auth_key_load(const char *path, struct auth_key *key, char *why, size_t whyl
 	} else if (st.st_mode & (S_IROTH | S_IWOTH)) {
 		snprintf(
 			why, whylen,
-			"cluster key %s: readable or writable by other users (mode %03o; "
-			"chmod 600 it)",
+			"cluster key %s: readable or writable by other users (mode %03o; chmod 600 it)",
 			path, (unsigned)(st.st_mode & 0777));
 		ret = -EPERM;
 	} else if (st.st_size != AUTH_KEY_SIZE) {

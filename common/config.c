@@ -160,10 +160,10 @@ static void begin_server(struct cfg_parse *c, const char *name)
 	}
 	for (uint32_t i = 0; i < cfg->nservers; i++) {
 		if (!strcmp(cfg->servers[i].name, name)) {
-			cfg_fail(c,
-				 "%s:%d: [server.%s]: duplicate server name (first on "
-				 "line %d)",
-				 c->path, c->line, name, c->server_line[i]);
+			cfg_fail(
+				c,
+				"%s:%d: [server.%s]: duplicate server name (first on line %d)",
+				c->path, c->line, name, c->server_line[i]);
 			return;
 		}
 	}
@@ -218,10 +218,10 @@ static void begin_section(struct cfg_parse *c, const char *name)
 		begin_server(c, name + 7);
 		c->sec = SEC_SERVER;
 	} else {
-		cfg_fail(c,
-			 "%s:%d: unknown section [%s] (expected cluster, server.NAME, "
-			 "transport)",
-			 c->path, c->line, name);
+		cfg_fail(
+			c,
+			"%s:%d: unknown section [%s] (expected cluster, server.NAME, transport)",
+			c->path, c->line, name);
 	}
 }
 
@@ -304,10 +304,10 @@ static void cluster_key(struct cfg_parse *c, const char *name, const char *value
 		if (!first_time(c, KEY_STRIPE_UNIT, name))
 			return;
 		if (xp_parse_size(value, &su) || !su)
-			cfg_fail(c,
-				 "%s:%d: [cluster] stripe_unit = %s: bad number "
-				 "(a size > 0 such as 65536, 64K, 1M)",
-				 c->path, c->line, value);
+			cfg_fail(
+				c,
+				"%s:%d: [cluster] stripe_unit = %s: bad number (a size > 0 such as 65536, 64K, 1M)",
+				c->path, c->line, value);
 		else
 			cfg->stripe_unit = su;
 	} else if (!strcmp(name, "stripe_count")) {
@@ -329,10 +329,10 @@ static void cluster_key(struct cfg_parse *c, const char *name, const char *value
 			cfg_fail(c, "%s:%d: [cluster] id = %s: want %d hex digits",
 				 c->path, c->line, value, 2 * RPFS_CLUSTER_ID_SIZE);
 	} else {
-		cfg_fail(c,
-			 "%s:%d: [cluster] %s: unknown key (stripe_unit, stripe_count, "
-			 "key_file, id)",
-			 c->path, c->line, name);
+		cfg_fail(
+			c,
+			"%s:%d: [cluster] %s: unknown key (stripe_unit, stripe_count, key_file, id)",
+			c->path, c->line, name);
 	}
 }
 
@@ -359,10 +359,10 @@ static void server_key(struct cfg_parse *c, const char *name, const char *value)
 		if (!first_time(c, KEY_ROLES, name))
 			return;
 		if (parse_roles(value, &sv->roles, bad, sizeof(bad)))
-			cfg_fail(c,
-				 "%s:%d: [%s] roles: unknown role '%s' (a comma list of "
-				 "meta, io)",
-				 c->path, c->line, c->secname, bad);
+			cfg_fail(
+				c,
+				"%s:%d: [%s] roles: unknown role '%s' (a comma list of meta, io)",
+				c->path, c->line, c->secname, bad);
 	} else if (!strcmp(name, "dir")) {
 		if (first_time(c, KEY_DIR, name) &&
 		    copy_value(sv->dir, sizeof(sv->dir), value))
@@ -522,10 +522,10 @@ int rpfs_config_load_opts(const char *path, const struct xp_option *opts, int no
 		cfg_fail(&c, "%s: read error", path);
 	fclose(c.f);
 	if (!c.err && line > 0)
-		cfg_fail(&c,
-			 "%s:%d: syntax error (expected [section], key = value or a "
-			 "comment)",
-			 path, line);
+		cfg_fail(
+			&c,
+			"%s:%d: syntax error (expected [section], key = value or a comment)",
+			path, line);
 	else if (!c.err && line < 0)
 		c.err = -ENOMEM;
 	if (!c.err)

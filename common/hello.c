@@ -185,35 +185,32 @@ void hello_explain(const struct hello_rep *rep, const struct rpfs_config *cfg,
 	case HELLO_OTHER_CLUSTER:
 		rpfs_hex(rep->cluster_id, RPFS_CLUSTER_ID_SIZE, theirs);
 		rpfs_hex(cfg->cluster_id, RPFS_CLUSTER_ID_SIZE, ours);
-		snprintf(why, whylen,
-			 "%s: the server there belongs to cluster %s, %s is for cluster "
-			 "%s",
-			 desc, theirs, cfg->path, ours);
+		snprintf(
+			why, whylen,
+			"%s: the server there belongs to cluster %s, %s is for cluster %s",
+			desc, theirs, cfg->path, ours);
 		break;
 	case HELLO_OTHER_SERVER:
 		role_text(role, sizeof(role), rep->io_index, rep->meta_index);
 		if (srv < cfg->nservers && !strcmp(rep->name, cfg->servers[srv].name))
 			snprintf(
 				why, whylen,
-				"%s: server.%s is server #%u (%s) in the servers' config "
-				"but #%u in %s: it lists the servers in another order",
+				"%s: server.%s is server #%u (%s) in the servers' config but #%u in %s: it lists the servers in another order",
 				desc, rep->name, rep->server + 1, role, srv + 1,
 				cfg->path);
 		else
-			snprintf(why, whylen,
-				 "%s: the server there is server.%s (%s, at %s in the "
-				 "servers' config), not server.%s as %s says: other "
-				 "ports or "
-				 "addresses",
-				 desc, rep->name, role, rep->addr,
-				 srv < cfg->nservers ? cfg->servers[srv].name : "?",
-				 cfg->path);
+			snprintf(
+				why, whylen,
+				"%s: the server there is server.%s (%s, at %s in the servers' config), not server.%s as %s says: other ports or addresses",
+				desc, rep->name, role, rep->addr,
+				srv < cfg->nservers ? cfg->servers[srv].name : "?",
+				cfg->path);
 		break;
 	case HELLO_OTHER_SERVERS:
-		snprintf(why, whylen,
-			 "%s: %s and the servers' config list the servers differently "
-			 "(order, addresses, ports or roles)",
-			 desc, cfg->path);
+		snprintf(
+			why, whylen,
+			"%s: %s and the servers' config list the servers differently (order, addresses, ports or roles)",
+			desc, cfg->path);
 		break;
 	default:
 		snprintf(why, whylen, "%s: the server refused the connection", desc);

@@ -23,14 +23,11 @@
 #define SERVER XP_SCOPE_SERVER
 static const struct xp_setting settings[] = {
 	{"provider", XP_SET_STR, CLIENT, OFF(provider), "", 0, 0,
-	 "libfabric provider: verbs on InfiniBand/RoCE, tcp elsewhere (empty: verbs if "
-	 "a device exists, else tcp)"},
+	 "libfabric provider: verbs on InfiniBand/RoCE, tcp elsewhere (empty: verbs if a device exists, else tcp)"},
 	{"inline_max", XP_SET_SIZE, CLIENT, OFF(inline_max), "4K", 64, MIB,
-	 "largest payload carried inside a request or reply message (a client's at most "
-	 "the servers')"},
+	 "largest payload carried inside a request or reply message (a client's at most the servers')"},
 	{"fast_max", XP_SET_SIZE, CLIENT, OFF(fast_max), "64K", 64, 16 * MIB,
-	 "largest payload sent by Fast RDMA Write, at least inline_max (a client's at "
-	 "most the servers')"},
+	 "largest payload sent by Fast RDMA Write, at least inline_max (a client's at most the servers')"},
 	{"fast_slots", XP_SET_U32, CLIENT, OFF(fast_slots), "16", 1, 1024,
 	 "Fast RDMA buffer slots per connection and side"},
 	{"credits", XP_SET_U32, SERVER, OFF(credits), "32", 2, 1024,
@@ -52,24 +49,19 @@ static const struct xp_setting settings[] = {
 	{"spin_us", XP_SET_U32, CLIENT, OFF(spin_us), "200", 0, 1000000,
 	 "progress keeps polling this long after activity before it sleeps"},
 	{"progress_thread", XP_SET_U32, CLIENT, OFF(progress_thread), "1", 0, 1,
-	 "a thread in each client process moves transfers while the program computes, "
-	 "asleep in the completion queue's wait fd when idle (0: only calls into librpfs "
-	 "move them)"},
+	 "a thread in each client process moves transfers while the program computes, asleep in the completion queue's wait fd when idle (0: only calls into librpfs move them)"},
 	{"force_path", XP_SET_PATH, CLIENT, OFF(force_path), "auto", 0, 0,
 	 "force inline, fast or bulk (tests and benchmarks)"},
 	{"auth_window_s", XP_SET_U32, SERVER, OFF(auth_window_s), "300", 1, 86400,
-	 "clocks of the cluster agree to within this many seconds (connection requests "
-	 "older or newer are refused)"},
+	 "clocks of the cluster agree to within this many seconds (connection requests older or newer are refused)"},
 	{"max_conns", XP_SET_U32, SERVER, OFF(max_conns), "1024", 1, 65536,
 	 "server: connections at once; more are refused before anything is allocated"},
 	{"handshake_ms", XP_SET_U32, SERVER, OFF(handshake_ms), "10000", 100, 600000,
 	 "server: a connection that has not finished its handshake by then is dropped"},
 	{"idle_timeout_s", XP_SET_U32, SERVER, OFF(idle_timeout_s), "600", 0, 7 * 86400,
-	 "server: connections idle this long are dropped (0: never); clients "
-	 "reconnect after half of it"},
+	 "server: connections idle this long are dropped (0: never); clients reconnect after half of it"},
 	{"cap_lifetime_s", XP_SET_U32, SERVER, OFF(cap_lifetime_s), "3600", 2, 7 * 86400,
-	 "metadata server: capabilities it grants on files last this long; clients "
-	 "renew them after half of it"},
+	 "metadata server: capabilities it grants on files last this long; clients renew them after half of it"},
 };
 #undef CLIENT
 #undef SERVER

@@ -55,12 +55,12 @@ struct xp_params {
 	int timeout_ms;		/* an operation with no progress fails after this */
 	uint32_t spin_us; /* keep polling this long after activity before sleeping */
 	uint32_t progress_thread; /* client: a thread drives progress (0 or 1) */
-	int force_path;	  /* enum xp_path; AUTO except in tests and benchmarks */
-	uint32_t auth_window_s;	 /* clocks of a cluster agree to within this */
-	uint32_t max_conns;	 /* server: connections at once */
-	uint32_t handshake_ms;	 /* server: a connection must finish its handshake */
-	uint32_t idle_timeout_s; /* server: drop connections idle this long (0: never) */
-	uint32_t cap_lifetime_s; /* metadata server: capabilities last this long */
+	int force_path;		  /* enum xp_path; AUTO except in tests and benchmarks */
+	uint32_t auth_window_s;	  /* clocks of a cluster agree to within this */
+	uint32_t max_conns;	  /* server: connections at once */
+	uint32_t handshake_ms;	  /* server: a connection must finish its handshake */
+	uint32_t idle_timeout_s;  /* server: drop connections idle this long (0: never) */
+	uint32_t cap_lifetime_s;  /* metadata server: capabilities last this long */
 	uint8_t source[XP_MAX_SETTINGS]; /* enum xp_source, by table index */
 };
 

@@ -357,8 +357,8 @@ int rcache_create(const struct rcache_params *p, const struct rpfs_regops *ops,
 	list_init(&rc->pending);
 	rc->keep_unused = !(rc->params.pins_pages && !rcache_hooks_active());
 	if (!rc->keep_unused)
-		log_info("rcache: memory hooks inactive, pinned registrations are "
-			 "released at their last put");
+		log_info(
+			"rcache: memory hooks inactive, pinned registrations are released at their last put");
 	rc->hooknode.invalidate = hook_invalidate;
 	rcache_hooks_register(&rc->hooknode);
 	*out = rc;

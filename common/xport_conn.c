@@ -455,9 +455,9 @@ void xp_reap_conns(struct xp_fabric *fab)
 		if (!c->posted) {
 			xp_conn_free(c);
 		} else if (now - c->zombie_since > XP_ZOMBIE_NS) {
-			log_info("connection %u: %d operations never completed; keeping "
-				 "its memory",
-				 c->id, c->posted);
+			log_info(
+				"connection %u: %d operations never completed; keeping its memory",
+				c->id, c->posted);
 			c->reap = false;
 		} else {
 			fab->need_reap = true;

@@ -132,9 +132,9 @@ static void turn_off_libfabric_mr_cache(void)
 	const char *v = getenv("FI_MR_CACHE_MONITOR");
 
 	if (v && strcmp(v, "disabled"))
-		log_info("FI_MR_CACHE_MONITOR=%s replaced by 'disabled': rpfs keeps its "
-			 "own registration cache",
-			 v);
+		log_info(
+			"FI_MR_CACHE_MONITOR=%s replaced by 'disabled': rpfs keeps its own registration cache",
+			v);
 	setenv("FI_MR_CACHE_MONITOR", "disabled", 1);
 }
 
@@ -155,8 +155,7 @@ static int pick_provider(struct xp_fabric *fab)
 		strcpy(fab->params.provider, "tcp");
 	}
 	if (xp_getinfo(fab, NULL, NULL, 0, &info)) {
-		log_err("libfabric provider '%s' is not available for reliable "
-			"connections with RMA (check RPFS_PROVIDER, fi_info -p %s)",
+		log_err("libfabric provider '%s' is not available for reliable connections with RMA (check RPFS_PROVIDER, fi_info -p %s)",
 			fab->params.provider, fab->params.provider);
 		return -ENODEV;
 	}
@@ -173,8 +172,7 @@ static int fit_provider_limits(struct xp_fabric *fab)
 	struct xp_params *p = &fab->params;
 
 	if (p->fast_max + XP_MSG_ROOM > fab->max_msg) {
-		log_err("fast_max %zu is too large for provider %s: its largest message "
-			"is %zu bytes (%u of them are headers)",
+		log_err("fast_max %zu is too large for provider %s: its largest message is %zu bytes (%u of them are headers)",
 			p->fast_max, fab->info->fabric_attr->prov_name, fab->max_msg,
 			XP_MSG_ROOM);
 		return -EINVAL;
@@ -182,9 +180,9 @@ static int fit_provider_limits(struct xp_fabric *fab)
 	if (fab->rx_depth && p->credits + XP_CTRL_RECVS > fab->rx_depth) {
 		uint32_t c = (uint32_t)(fab->rx_depth - XP_CTRL_RECVS);
 
-		log_warn("credits %u: provider %s posts at most %zu receives per "
-			 "endpoint; using %u",
-			 p->credits, fab->info->fabric_attr->prov_name, fab->rx_depth, c);
+		log_warn(
+			"credits %u: provider %s posts at most %zu receives per endpoint; using %u",
+			p->credits, fab->info->fabric_attr->prov_name, fab->rx_depth, c);
 		p->credits = c;
 	}
 	return 0;
@@ -315,12 +313,12 @@ int xp_domain_open(struct xp_fabric *fab)
 			return ret;
 		}
 	}
-	log_info("transport: provider %s, mr_mode %s%s%s, max_msg %zu, iov_limit %zu, "
-		 "rx_depth %zu",
-		 fab->info->fabric_attr->prov_name,
-		 fab->virt_addr ? "virt_addr " : "offset ",
-		 fab->prov_key ? "prov_key " : "", fab->mr_local ? "local" : "",
-		 fab->max_msg, fab->iov_limit, fab->rx_depth);
+	log_info(
+		"transport: provider %s, mr_mode %s%s%s, max_msg %zu, iov_limit %zu, rx_depth %zu",
+		fab->info->fabric_attr->prov_name,
+		fab->virt_addr ? "virt_addr " : "offset ",
+		fab->prov_key ? "prov_key " : "", fab->mr_local ? "local" : "",
+		fab->max_msg, fab->iov_limit, fab->rx_depth);
 	return 0;
 }
 

@@ -194,9 +194,9 @@ static void client_connected(struct xp_conn *c, const void *data, size_t len)
 	auth_mac(&c->fab->key, "accept", c->cnonce, PROTO_NONCE_SIZE, c->snonce,
 		 PROTO_NONCE_SIZE, NULL, 0, mac);
 	if (!auth_mac_equal(mac, m.mac)) {
-		xp_conn_fail(c, -EKEYREJECTED,
-			     "the server could not prove it holds the cluster key (not "
-			     "a server of this cluster)");
+		xp_conn_fail(
+			c, -EKEYREJECTED,
+			"the server could not prove it holds the cluster key (not a server of this cluster)");
 		return;
 	}
 	client_send_hello(c);
@@ -207,8 +207,7 @@ static const char *refusal_reason(int status)
 {
 	switch (status) {
 	case -EKEYREJECTED:
-		return "the server did not accept our cluster key (is key_file the "
-		       "cluster's?)";
+		return "the server did not accept our cluster key (is key_file the cluster's?)";
 	case -ETIME:
 		return "our clock and the server's differ by more than auth_window_s";
 	case -EALREADY:
@@ -329,10 +328,10 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	proto_cm_req_encode(cm, &m);
 	if (!cm_data_fits(ep, sizeof(cm), &have)) {
 		ret = -EMSGSIZE;
-		snprintf(msg, sizeof(msg),
-			 "provider %s carries %zu bytes of connection data, rpfs needs "
-			 "%zu",
-			 fab->params.provider, have, sizeof(cm));
+		snprintf(
+			msg, sizeof(msg),
+			"provider %s carries %zu bytes of connection data, rpfs needs %zu",
+			fab->params.provider, have, sizeof(cm));
 		goto fail;
 	}
 	ret = xp_errno(fi_connect(ep, info->dest_addr, cm, sizeof(cm)));

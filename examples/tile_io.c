@@ -131,8 +131,7 @@ static long long verify(struct tile *t, uint64_t gen, const char *mode)
 				continue;
 			if (!bad)
 				fprintf(stderr,
-					"tile_io: rank %d: %s: byte at file offset %llu "
-					"(tile row %ld) is 0x%02x, expected 0x%02x\n",
+					"tile_io: rank %d: %s: byte at file offset %llu (tile row %ld) is 0x%02x, expected 0x%02x\n",
 					rank, mode, (unsigned long long)(off + j), r,
 					p[j], want);
 			bad++;
@@ -145,10 +144,8 @@ static void usage(void)
 {
 	if (rank == 0)
 		fprintf(stderr,
-			"usage: tile_io --filename rpfs:/PATH [--mode "
-			"list|pieces|coll|all]\n"
-			"  [--nr_tiles_x N] [--nr_tiles_y N] [--sz_tile_x N] "
-			"[--sz_tile_y N]\n"
+			"usage: tile_io --filename rpfs:/PATH [--mode list|pieces|coll|all]\n"
+			"  [--nr_tiles_x N] [--nr_tiles_y N] [--sz_tile_x N] [--sz_tile_y N]\n"
 			"  [--sz_element N] [--overlap_x N] [--overlap_y N] [--iters N]\n"
 			"  [--verify] [--sync] [--hint KEY=VALUE]...\n"
 			"  run with nr_tiles_x * nr_tiles_y processes\n");
@@ -479,12 +476,10 @@ int main(int argc, char **argv)
 	last = p.all ? NMODES - 1 : p.mode;
 
 	if (rank == 0) {
-		printf("tile_io: %s, %d processes, %ldx%ld tiles of %ldx%ld elements of "
-		       "%ld bytes (overlap %ld,%ld)\n",
+		printf("tile_io: %s, %d processes, %ldx%ld tiles of %ldx%ld elements of %ld bytes (overlap %ld,%ld)\n",
 		       p.filename, nprocs, p.nr_tiles_x, p.nr_tiles_y, p.sz_tile_x,
 		       p.sz_tile_y, p.sz_element, p.overlap_x, p.overlap_y);
-		printf("%.1f MiB per iteration, %ld pieces of %lld bytes per process, "
-		       "%d iterations, median MB/s (MB = 2^20 bytes)%s\n",
+		printf("%.1f MiB per iteration, %ld pieces of %lld bytes per process, %d iterations, median MB/s (MB = 2^20 bytes)%s\n",
 		       total / mb, t.pieces, (long long)(t.bytes / t.pieces), p.iters,
 		       p.sync ? ", write includes MPI_File_sync" : "");
 		fflush(stdout);

@@ -150,8 +150,9 @@ static void check_counter(struct chk *c, MDB_txn *txn, uint64_t max)
 		fixed = !mdb_put(txn, c->sys, &k, &v, 0);
 	}
 	problem(c, fixed,
-		"%s: handle counter %#" PRIx64 " is not past the largest handle in use "
-		"%#" PRIx64 " (new files would reuse handles)",
+		"%s: handle counter %#" PRIx64
+		" is not past the largest handle in use %#" PRIx64
+		" (new files would reuse handles)",
 		c->metadir, c->next, max);
 	if (fixed)
 		c->next = max + 1;
@@ -184,8 +185,8 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 		klen = meta_ns_key(path, key);
 		if (k.mv_size != klen || memcmp(k.mv_data, key, klen))
 			problem(c, false,
-				"%s: %s (handle %#" PRIx64 ") is stored under "
-				"another path's key: unreachable",
+				"%s: %s (handle %#" PRIx64
+				") is stored under another path's key: unreachable",
 				c->metadir, path, a.handle);
 		if (RPC_HANDLE_META(a.handle) != me)
 			problem(c, false,
@@ -262,8 +263,7 @@ static void check_byhandle(struct chk *c, MDB_txn *txn)
 			fixed = !mdb_cursor_del(cur, 0);
 		problem(c, fixed,
 			"%s: byhandle record %#" PRIx64
-			" -> %.*s names no entry with that "
-			"handle",
+			" -> %.*s names no entry with that handle",
 			c->metadir, h, (int)(v.mv_size < 200 ? v.mv_size : 200),
 			(const char *)v.mv_data);
 	}
@@ -281,8 +281,7 @@ static void check_meta(struct chk *c)
 	snprintf(path, sizeof(path), "%s/data.mdb", c->metadir);
 	if (stat(path, &st)) {
 		problem(c, false,
-			"%s: no metadata store (a server never started, or a lost "
-			"store)",
+			"%s: no metadata store (a server never started, or a lost store)",
 			c->metadir);
 		return;
 	}
@@ -382,8 +381,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 				fixed = dirty = repair(c);
 				problem(c, fixed,
 					"%s: block at offset %" PRIu64
-					": a write was cut "
-					"short; the %s version is whole",
+					": a write was cut short; the %s version is whole",
 					dpath, k * CSUM_BLOCK, m == 2 ? "new" : "old");
 				continue;
 			}
@@ -480,8 +478,7 @@ static void check_orphan(struct chk *c, int dirfd, uint64_t h)
 	if ((h & CHK_HANDLE_MASK) >= c->next) {
 		problem(c, false,
 			"%s: datafile of handle %#" PRIx64
-			", which the store never handed "
-			"out (the store is older than the data: restored from a backup?)",
+			", which the store never handed out (the store is older than the data: restored from a backup?)",
 			dpath, h);
 		return;
 	}
@@ -494,8 +491,7 @@ static void check_orphan(struct chk *c, int dirfd, uint64_t h)
 		unlinkat(dirfd, name, 0);
 	}
 	problem(c, fixed,
-		"%s: datafile of handle %#" PRIx64 ", a file that no longer "
-		"exists%s",
+		"%s: datafile of handle %#" PRIx64 ", a file that no longer exists%s",
 		dpath, h, repair(c) ? " (removing it)" : "");
 }
 
@@ -597,8 +593,8 @@ static void check_missing(struct chk *c, const struct found *v, size_t n)
 		if (!here || (at && at->data))
 			continue;
 		problem(c, false,
-			"%s/%016" PRIx64 ": missing datafile of %s (its data on "
-			"this server is lost)",
+			"%s/%016" PRIx64
+			": missing datafile of %s (its data on this server is lost)",
 			c->datadir, a.handle, path);
 	}
 	mdb_cursor_close(cur);

@@ -39,12 +39,12 @@ int ident_hello(struct xp_conn *c, const void *data, size_t len, void *rep,
 		return -EPROTO;
 	}
 	if (hello_check(&s->cfg, (uint32_t)s->self, &req, &ans) != HELLO_OK) {
-		log_warn("rpfsd: refused a client from %s: its config disagrees with "
-			 "ours (%s)",
-			 xp_conn_peer(c),
-			 ans.mismatch == HELLO_OTHER_CLUSTER  ? "another cluster"
-			 : ans.mismatch == HELLO_OTHER_SERVER ? "it means another server"
-							      : "another server list");
+		log_warn(
+			"rpfsd: refused a client from %s: its config disagrees with ours (%s)",
+			xp_conn_peer(c),
+			ans.mismatch == HELLO_OTHER_CLUSTER  ? "another cluster"
+			: ans.mismatch == HELLO_OTHER_SERVER ? "it means another server"
+							     : "another server list");
 		n = hello_rep_encode(rep, rep_max, &ans);
 		*rep_len = n > 0 ? (size_t)n : 0;
 		return -ESTALE;
@@ -110,11 +110,8 @@ int ident_check_storage(struct srv *s)
 	have[n > 0 ? n : 0] = 0;
 	if (strcmp(have, want)) {
 		fprintf(stderr,
-			"rpfsd: storage directory %s belongs to another server or "
-			"cluster:\n"
-			"  it holds   %s  this is    %s"
-			"  (a config that names the servers differently, or another "
-			"server's directory: refusing to serve it)\n",
+			"rpfsd: storage directory %s belongs to another server or cluster:\n"
+			"  it holds   %s  this is    %s  (a config that names the servers differently, or another server's directory: refusing to serve it)\n",
 			s->me->dir, have[0] ? have : "(nothing)\n", want);
 		return -ESTALE;
 	}

@@ -253,9 +253,10 @@ int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce)
 	if (!ret)
 		atomic_fetch_add(&io->nfiles, 1);
 	else if (ret == -EEXIST)
-		log_warn("rpfsd: handle %016" PRIx64 " already has a datafile in %s "
-			 "(from a lost or older metadata store?): not reused",
-			 handle, io->dir);
+		log_warn(
+			"rpfsd: handle %016" PRIx64
+			" already has a datafile in %s (from a lost or older metadata store?): not reused",
+			handle, io->dir);
 	else
 		log_warn("rpfsd: couldn't create datafile %s/%016" PRIx64 ": %s", io->dir,
 			 handle, strerror(-ret));
@@ -368,8 +369,8 @@ out:
 			 " at offset %" PRIu64 " (checksum mismatch): %s refused",
 			 io->dir, op->q.handle, bad, write ? "write" : "read");
 	} else if (ret == -ESTALE) {
-		log_warn("rpfsd: no datafile %s/%016" PRIx64 " for a %s (file removed, "
-			 "or storage lost)",
+		log_warn("rpfsd: no datafile %s/%016" PRIx64
+			 " for a %s (file removed, or storage lost)",
 			 io->dir, op->q.handle, write ? "write" : "read");
 	} else if (ret) {
 		log_warn("rpfsd: %s of datafile %016" PRIx64 " failed: %s",

@@ -57,17 +57,17 @@ static char sigbus_msg[1400];
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
-		   "             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
-		   "             [--accept-empty-metadata]\n"
-		   "       rpfsd --config FILE --name NAME --check [--repair "
-		   "[--accept-damaged]]\n"
-		   "       rpfsd --list-settings\n"
-		   "\n"
-		   "Serve the roles (meta, io) that FILE gives server NAME (its section\n"
-		   "name after \"server.\", or its index in the file).\n"
-		   "--list-settings: the transport settings of the [transport] section\n"
-		   "and RPFS_<NAME> variables, with types, defaults, ranges and help.\n");
+	fprintf(f,
+		"usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
+		"             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
+		"             [--accept-empty-metadata]\n"
+		"       rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]\n"
+		"       rpfsd --list-settings\n"
+		"\n"
+		"Serve the roles (meta, io) that FILE gives server NAME (its section\n"
+		"name after \"server.\", or its index in the file).\n"
+		"--list-settings: the transport settings of the [transport] section\n"
+		"and RPFS_<NAME> variables, with types, defaults, ranges and help.\n");
 }
 
 static int parse_level(const char *s, enum rpfs_log_level *out)
@@ -200,11 +200,10 @@ static void guard_sigbus(const struct srv *s)
 {
 	struct sigaction sa = {0};
 
-	snprintf(sigbus_msg, sizeof(sigbus_msg),
-		 "rpfsd %s: fatal SIGBUS: a file it maps shrank or its storage failed "
-		 "(the metadata store in %s/meta?): stopping; rpfsd --check tells what "
-		 "is damaged",
-		 s->me->name, s->me->dir);
+	snprintf(
+		sigbus_msg, sizeof(sigbus_msg),
+		"rpfsd %s: fatal SIGBUS: a file it maps shrank or its storage failed (the metadata store in %s/meta?): stopping; rpfsd --check tells what is damaged",
+		s->me->name, s->me->dir);
 	sa.sa_handler = on_sigbus;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
@@ -248,9 +247,9 @@ static void shutdown_server(struct srv *s)
 
 	atomic_store(&s->draining, 1);
 	if (s->progress_running && !drain(s)) {
-		log_warn("rpfsd %s: %ld requests still running after %d ms: stopping "
-			 "anyway",
-			 s->me->name, atomic_load(&s->live_ops), RPFSD_DRAIN_MS);
+		log_warn(
+			"rpfsd %s: %ld requests still running after %d ms: stopping anyway",
+			s->me->name, atomic_load(&s->live_ops), RPFSD_DRAIN_MS);
 		clean = false;
 	}
 	srv_progress_stop(s);

@@ -551,8 +551,8 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 		if (skip && skip[slot])
 			continue;
 		if (io >= s->cfg.nio) {
-			log_warn("rpfsd: file %016" PRIx64 " names I/O server %u, the "
-				 "cluster has %u",
+			log_warn("rpfsd: file %016" PRIx64
+				 " names I/O server %u, the cluster has %u",
 				 a->handle, io, s->cfg.nio);
 			st[slot] = -EINVAL;
 		} else if ((int)s->cfg.io[io] == s->self && s->io) {
@@ -673,16 +673,16 @@ static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
 
 			*skip = true;
 			*past = max > *past ? max : *past;
-			log_warn("rpfsd: handle %016" PRIx64
-				 " already has a datafile on I/O "
-				 "server %s (from a lost or older metadata store?): "
-				 "skipped",
-				 a->handle, io_name(s, a, slot));
+			log_warn(
+				"rpfsd: handle %016" PRIx64
+				" already has a datafile on I/O server %s (from a lost or older metadata store?): skipped",
+				a->handle, io_name(s, a, slot));
 		} else if (st[slot]) {
-			log_warn("rpfsd: I/O server %s couldn't create datafile "
-				 "%016" PRIx64 ": %s",
-				 io_name(s, a, slot), a->handle,
-				 down[slot] ? "unreachable" : strerror(-st[slot]));
+			log_warn(
+				"rpfsd: I/O server %s couldn't create datafile %016" PRIx64
+				": %s",
+				io_name(s, a, slot), a->handle,
+				down[slot] ? "unreachable" : strerror(-st[slot]));
 			/* The client hears "an I/O server is unreachable", not
 			 * a connection error that would seem to be ours. */
 			if (down[slot])
@@ -768,8 +768,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 			return ret;
 	} while (skip && ++tries < META_CREATE_TRIES);
 	if (skip) {
-		log_err("rpfsd: can't create %s: %d handles in a row already have "
-			"datafiles",
+		log_err("rpfsd: can't create %s: %d handles in a row already have datafiles",
 			q->path, tries);
 		return -EIO;
 	}
@@ -1026,9 +1025,9 @@ static int remote_has_child(struct srv *s, const char *dir)
 		if (!ret)
 			ret = rpc_dec_dirents(rep, call.rep_len, &e, 1, &n, &more);
 		if (ret) {
-			log_warn("rpfsd: rmdir %s: couldn't ask metadata server %u for "
-				 "children: %s",
-				 dir, i, strerror(-ret));
+			log_warn(
+				"rpfsd: rmdir %s: couldn't ask metadata server %u for children: %s",
+				dir, i, strerror(-ret));
 			return ret;
 		}
 		if (n || more)
@@ -1572,9 +1571,9 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 	if (!ps)
 		return -ENOMEM;
 	if (!probe_all(s, ps)) {
-		snprintf(why, whylen,
-			 "stopped while asking the I/O servers about its empty "
-			 "metadata store");
+		snprintf(
+			why, whylen,
+			"stopped while asking the I/O servers about its empty metadata store");
 		free(ps);
 		atomic_store(&m->store_state, -1);
 		return -ESHUTDOWN;
@@ -1602,8 +1601,8 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 				used += (size_t)snprintf(
 					why + used, whylen - used,
 					" holds %" PRIu64
-					" datafiles of its files (handles "
-					"up to %#" PRIx64 ");",
+					" datafiles of its files (handles up to %#" PRIx64
+					");",
 					ps[i].p.count, ps[i].p.max_handle);
 			else
 				used += (size_t)snprintf(
@@ -1615,26 +1614,16 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 		if (used < whylen)
 			snprintf(
 				why + used, whylen - used,
-				held ? " the store was lost or replaced, and new files "
-				       "would reuse those handles. Restore the store "
-				       "from "
-				       "a backup, or start with --accept-empty-metadata "
-				       "to "
-				       "begin an empty namespace (the old datafiles "
-				       "stay, "
-				       "unused)"
-				     : " start the I/O servers (with this one), or start "
-				       "with --accept-empty-metadata");
+				held ? " the store was lost or replaced, and new files would reuse those handles. Restore the store from a backup, or start with --accept-empty-metadata to begin an empty namespace (the old datafiles stay, unused)"
+				     : " start the I/O servers (with this one), or start with --accept-empty-metadata");
 		free(ps);
 		atomic_store(&m->store_state, -1);
 		return -ESTALE;
 	}
 	if (held || unknown)
-		log_warn("rpfsd: metadata store in %s is empty; %d I/O servers hold "
-			 "datafiles of its handles, %d could not be asked: starting "
-			 "anyway (--accept-empty-metadata), new handles start after "
-			 "%#" PRIx64,
-			 m->dir, held, unknown, max);
+		log_warn(
+			"rpfsd: metadata store in %s is empty; %d I/O servers hold datafiles of its handles, %d could not be asked: starting anyway (--accept-empty-metadata), new handles start after %#" PRIx64,
+			m->dir, held, unknown, max);
 	free(ps);
 	/* From now on the store is not empty: restarts need not ask again. */
 	ret = skip_handles(m, max);

@@ -81,8 +81,7 @@ static int open_fabric(struct srv *s, struct peers *ps)
 	if (!ps->fab) {
 		ret = xp_fabric_open(&s->cfg.xport, XP_CLIENT, &s->key, &ps->fab);
 		if (ret)
-			log_err("rpfsd: couldn't open a client fabric to reach other "
-				"servers: %s",
+			log_err("rpfsd: couldn't open a client fabric to reach other servers: %s",
 				strerror(-ret));
 	}
 	pthread_mutex_unlock(&ps->lock);

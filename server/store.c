@@ -110,10 +110,10 @@ int store_validate(const char *metadir, char *why, size_t whylen)
 		return -errno;
 	}
 	if (fst.st_size == 0) {
-		snprintf(why, whylen,
-			 "the metadata store %s is empty (0 bytes): truncated? Restore "
-			 "it from a backup (or remove it to start an empty store)",
-			 path);
+		snprintf(
+			why, whylen,
+			"the metadata store %s is empty (0 bytes): truncated? Restore it from a backup (or remove it to start an empty store)",
+			path);
 		return -EBADMSG;
 	}
 	rc = mdb_env_create(&env);
@@ -123,20 +123,20 @@ int store_validate(const char *metadir, char *why, size_t whylen)
 		rc = mdb_env_open(env, metadir, MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS,
 				  0600);
 	if (rc) {
-		snprintf(why, whylen,
-			 "the metadata store %s is damaged (%s): restore it from a "
-			 "backup",
-			 path, mdb_strerror(rc));
+		snprintf(
+			why, whylen,
+			"the metadata store %s is damaged (%s): restore it from a backup",
+			path, mdb_strerror(rc));
 		goto fail;
 	}
 	mdb_env_info(env, &info);
 	mdb_env_stat(env, &st);
 	need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
 	if ((uint64_t)fst.st_size < need) {
-		snprintf(why, whylen,
-			 "the metadata store %s is truncated: %lld bytes, but its "
-			 "last page ends at %llu: restore it from a backup",
-			 path, (long long)fst.st_size, (unsigned long long)need);
+		snprintf(
+			why, whylen,
+			"the metadata store %s is truncated: %lld bytes, but its last page ends at %llu: restore it from a backup",
+			path, (long long)fst.st_size, (unsigned long long)need);
 		rc = MDB_CORRUPTED;
 		goto fail;
 	}
@@ -151,18 +151,18 @@ int store_validate(const char *metadir, char *why, size_t whylen)
 	sigaction(SIGBUS, &old_bus, NULL);
 	sigaction(SIGSEGV, &old_segv, NULL);
 	if (walk_sig) {
-		snprintf(why, whylen,
-			 "the metadata store %s is damaged (%s reading %s): restore it "
-			 "from a backup",
-			 path, strsignal(walk_sig), what);
+		snprintf(
+			why, whylen,
+			"the metadata store %s is damaged (%s reading %s): restore it from a backup",
+			path, strsignal(walk_sig), what);
 		/* The environment is in an unknown state: leave it be. */
 		return -EBADMSG;
 	}
 	if (rc) {
-		snprintf(why, whylen,
-			 "the metadata store %s is damaged (%s in %s): restore it from a "
-			 "backup",
-			 path, mdb_strerror(rc), what);
+		snprintf(
+			why, whylen,
+			"the metadata store %s is damaged (%s in %s): restore it from a backup",
+			path, mdb_strerror(rc), what);
 		goto fail;
 	}
 	mdb_env_close(env);
@@ -189,10 +189,10 @@ int store_lock(const char *dir, char *why, size_t whylen)
 
 		close(fd);
 		if (err == EWOULDBLOCK) {
-			snprintf(why, whylen,
-				 "%s is in use by another rpfsd (a running server or "
-				 "rpfsd --check)",
-				 dir);
+			snprintf(
+				why, whylen,
+				"%s is in use by another rpfsd (a running server or rpfsd --check)",
+				dir);
 			return -EBUSY;
 		}
 		snprintf(why, whylen, "couldn't lock %s: %s", path, strerror(err));

@@ -179,8 +179,7 @@ static rpfs_client_t *connect_cluster(const struct opts *o)
 	int ret;
 
 	if (access(path, R_OK))
-		die("no cluster config at %s (start one with `rpfs up`, or give "
-		    "--config)",
+		die("no cluster config at %s (start one with `rpfs up`, or give --config)",
 		    path);
 	ret = rpfs_init(path, &c);
 	if (ret)

@@ -961,18 +961,15 @@ static void print_table(const struct bench *b)
 
 	printf("rpfs-xport-bench: provider %s, two processes on %s\n", b->p.provider,
 	       b->addr);
-	printf("  inline_max %zu, fast_max %zu, chunk_size %zu x %u, credits %u, "
-	       "fast_slots %u\n",
+	printf("  inline_max %zu, fast_max %zu, chunk_size %zu x %u, credits %u, fast_slots %u\n",
 	       b->p.inline_max, b->p.fast_max, b->p.chunk_size, b->p.pipeline_depth,
 	       b->p.credits, b->p.fast_slots);
 	printf("  server: %s\n",
 	       b->pipeline
 		       ? "bulk through the pipeline (pool buffers, then a copy to memory)"
-		       : "bulk RDMA straight into/out of its registered memory, like "
-			 "raw");
+		       : "bulk RDMA straight into/out of its registered memory, like raw");
 	printf("  MB/s: 1e6 bytes/s, %d in flight, median of %d runs\n", WINDOW, BW_REPS);
-	printf("  usec: median of one at a time; raw RMA to its completion, raw "
-	       "send/recv half a round trip\n\n");
+	printf("  usec: median of one at a time; raw RMA to its completion, raw send/recv half a round trip\n\n");
 	printf("%-6s %-7s %9s %10s %10s  %s\n", "op", "path", "size", "MB/s", "usec",
 	       "% of raw RMA");
 	for (int i = 0; i < b->nrows; i++) {
@@ -986,17 +983,14 @@ static void print_table(const struct bench *b)
 	for (int i = 0; i < 2; i++) {
 		const struct cache_cost *c = &b->cache[i];
 
-		printf("  %-7s hit %8.2f usec/op (%llu hits, %llu misses in %d)  "
-		       "miss %8.2f usec/op (%llu hits, %llu misses in %d)\n",
+		printf("  %-7s hit %8.2f usec/op (%llu hits, %llu misses in %d)  miss %8.2f usec/op (%llu hits, %llu misses in %d)\n",
 		       fmt_size(c->len, sz, sizeof(sz)), c->hit_us,
 		       (unsigned long long)c->hit_st.rcache_hits,
 		       (unsigned long long)c->hit_st.rcache_misses, c->nhit, c->miss_us,
 		       (unsigned long long)c->miss_st.rcache_hits,
 		       (unsigned long long)c->miss_st.rcache_misses, c->nmiss);
 	}
-	printf("transport counters: calls inline %llu fast %llu bulk %llu; credit waits "
-	       "%llu, slot waits %llu, credit msgs %llu, fast zero-copy %llu, timeouts "
-	       "%llu\n\n",
+	printf("transport counters: calls inline %llu fast %llu bulk %llu; credit waits %llu, slot waits %llu, credit msgs %llu, fast zero-copy %llu, timeouts %llu\n\n",
 	       (unsigned long long)b->st.calls[XP_PATH_INLINE],
 	       (unsigned long long)b->st.calls[XP_PATH_FAST],
 	       (unsigned long long)b->st.calls[XP_PATH_BULK],
@@ -1057,26 +1051,20 @@ static void print_summary(const struct bench *b)
 			}
 		}
 		if (n)
-			printf("  %-5s auto vs raw %s at >= 1 MiB: worst %.0f%% at %s "
-			       "(target >= %.0f%%) %s\n",
+			printf("  %-5s auto vs raw %s at >= 1 MiB: worst %.0f%% at %s (target >= %.0f%%) %s\n",
 			       op_names[op], raw_name, worst,
 			       fmt_size(worst_size, sz, sizeof(sz)), RAW_TARGET,
 			       verdict(worst >= RAW_TARGET));
 		else
-			printf("  %-5s auto vs raw %s at >= 1 MiB: not measured (sizes "
-			       "below "
-			       "1 MiB) %s\n",
+			printf("  %-5s auto vs raw %s at >= 1 MiB: not measured (sizes below 1 MiB) %s\n",
 			       op_names[op], raw_name, verdict(0));
 		if (gap_size)
-			printf("  %-5s auto below the best forced path by > %.0f%%: "
-			       "worst at %s, "
-			       "%.0f%% below %s (target: none) %s\n",
+			printf("  %-5s auto below the best forced path by > %.0f%%: worst at %s, %.0f%% below %s (target: none) %s\n",
 			       op_names[op], PATH_SLACK,
 			       fmt_size(gap_size, sz, sizeof(sz)), worst_gap,
 			       xp_path_name(gap_path), verdict(0));
 		else
-			printf("  %-5s auto below the best forced path by > %.0f%%: none "
-			       "(target: none) %s\n",
+			printf("  %-5s auto below the best forced path by > %.0f%%: none (target: none) %s\n",
 			       op_names[op], PATH_SLACK, verdict(1));
 	}
 
@@ -1089,9 +1077,7 @@ static void print_summary(const struct bench *b)
 			double rtt = 2 * s->usec,
 			       f = (w->usec > r->usec ? w->usec : r->usec) / rtt;
 
-			printf("  4 KiB latency: write %.1f usec, read %.1f usec vs raw "
-			       "send/recv "
-			       "round trip %.1f usec: %.2fx (target <= %.0fx) %s\n",
+			printf("  4 KiB latency: write %.1f usec, read %.1f usec vs raw send/recv round trip %.1f usec: %.2fx (target <= %.0fx) %s\n",
 			       w->usec, r->usec, rtt, f, LAT_FACTOR,
 			       verdict(f <= LAT_FACTOR));
 		}

@@ -126,8 +126,7 @@ int sharedfp_rpfs_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence
 		if (ret == -EINVAL)
 			snprintf(
 				res.msg, sizeof(res.msg),
-				"seek_shared: the pointer would be negative or whence is "
-				"unknown");
+				"seek_shared: the pointer would be negative or whence is unknown");
 	}
 	return rpfs_ompi_result_bcast(comm, 0, &res, fh->f_filename);
 }

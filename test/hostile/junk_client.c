@@ -1422,8 +1422,8 @@ static void burst(int ms, int nconns)
 			enum shape sh = (enum shape)(FIRST_CM + rnd(SH_COUNT - FIRST_CM));
 
 			if (conn_open(c, srv, sh) < 0)
-				surprise("a junk handshake that neither failed nor "
-					 "succeeded cleanly");
+				surprise(
+					"a junk handshake that neither failed nor succeeded cleanly");
 			conn_close(c);
 			continue;
 		}
@@ -1538,19 +1538,15 @@ static void report(double secs)
 		else
 			hs += J.st.sent[i];
 	}
-	printf("junk_client: %lu messages in %.1f s: %lu answerable, %lu junk on open "
-	       "connections, %lu junk handshakes\n",
+	printf("junk_client: %lu messages in %.1f s: %lu answerable, %lu junk on open connections, %lu junk handshakes\n",
 	       J.st.messages, secs, ok, junk, hs);
 	printf("  by shape:");
 	for (int i = 0; i < SH_COUNT; i++)
 		printf("%s %s %lu", i ? "," : "", shape_names[i], J.st.sent[i]);
-	printf("\n  replies %lu (status 0: %lu, -EPROTO: %lu, other errors: %lu), "
-	       "credit messages %lu\n",
+	printf("\n  replies %lu (status 0: %lu, -EPROTO: %lu, other errors: %lu), credit messages %lu\n",
 	       J.st.replies, J.st.rep_ok, J.st.rep_eproto, J.st.rep_other,
 	       J.st.credit_msgs);
-	printf("  connections %lu: %lu accepted, %lu refused at the connection request, "
-	       "%lu refused after the HELLO; after junk %lu closed by the server, "
-	       "%lu still open after 1 s\n",
+	printf("  connections %lu: %lu accepted, %lu refused at the connection request, %lu refused after the HELLO; after junk %lu closed by the server, %lu still open after 1 s\n",
 	       J.st.conns, J.st.accepted, J.st.rejected, J.st.refused_hello,
 	       J.st.closed_after_junk, J.st.open_after_junk);
 	printf("  closed by the server after:");
@@ -1610,8 +1606,7 @@ int main(int argc, char **argv)
 		usage();
 	J.rng = seed * 0x9E3779B97F4A7C15ULL + 1;
 	if (!probe)
-		printf("junk_client: seed %llu, %d s in bursts of %d ms, %d connections "
-		       "at a time\n",
+		printf("junk_client: seed %llu, %d s in bursts of %d ms, %d connections at a time\n",
 		       (unsigned long long)seed, secs, burst_ms, nconns);
 	fflush(stdout);
 	if (setup(config))

@@ -383,8 +383,7 @@ static int attack(const struct sockaddr_storage *ss, socklen_t len, const uint8_
 		r = read_connresp(fd, 3000);
 		if (r) {
 			fprintf(stderr,
-				"tcp_tagged_crash: the server %s the connection "
-				"request\n",
+				"tcp_tagged_crash: the server %s the connection request\n",
 				r == 1 ? "rejected" : "did not answer");
 			close(fd);
 			return 2;
@@ -486,8 +485,7 @@ static void usage(void)
 		"usage: tcp_tagged_crash [-o OP] [-f FLAGS] [-d OPDATA] [-r CNT]\n"
 		"         [-s HDR_SIZE] [-z SIZE] [-x HEX32 | -R FILE]\n"
 		"         [-k KEYFILE | -c CMHEX]\n"
-		"         [-n N [-S SEED]]"
-		" [-X] [-w MS] [-1] [-q] HOST PORT\n"
+		"         [-n N [-S SEED]] [-X] [-w MS] [-1] [-q] HOST PORT\n"
 		"exit: 0 server alive, 1 server died, 2 usage/setup error\n");
 	exit(2);
 }

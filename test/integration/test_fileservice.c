@@ -546,8 +546,7 @@ static int pt_worker(rpfs_client_t *c, struct team *t, void *arg)
 			d = first_diff(buf, want, PT_BLOCK);
 			if (d >= 0) {
 				fprintf(stderr,
-					"worker %d: block %d of worker %d differs at "
-					"%lld\n",
+					"worker %d: block %d of worker %d differs at %lld\n",
 					t->w, j, w, d);
 				goto fail;
 			}
@@ -1082,10 +1081,10 @@ START_TEST(test_requests_move_data_without_calls_and_survive_close)
 	t0 = now_ms();
 	ck_assert_int_eq(rpfs_wait(w), (ssize_t)NB_LEN);
 	twait = now_ms() - t0;
-	ck_assert_msg(twait < tblock / 2 + 5,
-		      "the wait after computing took %.1f ms of the blocking write's "
-		      "%.1f ms: the data did not move meanwhile",
-		      twait, tblock);
+	ck_assert_msg(
+		twait < tblock / 2 + 5,
+		"the wait after computing took %.1f ms of the blocking write's %.1f ms: the data did not move meanwhile",
+		twait, tblock);
 
 	/* Closed with a write and a read in flight: both complete, and their
 	 * requests are still there to be waited for. */

@@ -75,7 +75,8 @@ rpfs_client_t *client(struct cluster *cl)
 	return c;
 }
 
-rpfs_file_t *create_opts(rpfs_client_t *c, const char *path, const struct rpfs_create_opts *o)
+rpfs_file_t *create_opts(rpfs_client_t *c, const char *path,
+			 const struct rpfs_create_opts *o)
 {
 	rpfs_file_t *f = NULL;
 	int ret = rpfs_create(c, path, 0644, 0, o, &f);

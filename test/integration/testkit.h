@@ -15,7 +15,7 @@
  * writer and a checker need share nothing but the seed. */
 uint64_t rnd_next(uint64_t *s);
 uint64_t rnd_range(uint64_t *s, uint64_t lo, uint64_t hi); /* in [lo, hi] */
-uint64_t rnd_size(uint64_t *s, uint64_t max); /* log-uniform in [1, max] */
+uint64_t rnd_size(uint64_t *s, uint64_t max);		   /* log-uniform in [1, max] */
 void fill(void *buf, size_t len, uint64_t seed);
 /* The first offset where a and b differ, or -1. */
 long long first_diff(const void *a, const void *b, size_t len);
@@ -26,7 +26,7 @@ double now_ms(void); /* monotonic */
 rpfs_client_t *client(struct cluster *cl);
 rpfs_file_t *create_opts(rpfs_client_t *c, const char *path,
 			 const struct rpfs_create_opts *o);
-rpfs_file_t *create(rpfs_client_t *c, const char *path); /* 0644, defaults */
+rpfs_file_t *create(rpfs_client_t *c, const char *path);    /* 0644, defaults */
 rpfs_file_t *open_file(rpfs_client_t *c, const char *path); /* read-write */
 void write_all(rpfs_file_t *f, const void *buf, size_t len, uint64_t off);
 void read_all(rpfs_file_t *f, void *buf, size_t len, uint64_t off);

@@ -138,8 +138,7 @@ int main(int argc, char **argv)
 			       "read at end");
 			MPI_Get_count(&st, MPI_BYTE, &count);
 			if (count != 10) {
-				printf("rank %d: read across the end got %d bytes, want "
-				       "10\n",
+				printf("rank %d: read across the end got %d bytes, want 10\n",
 				       rank, count);
 				errs++;
 			}

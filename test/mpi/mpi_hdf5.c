@@ -144,9 +144,7 @@ static long check(int d, int r, const double *buf, const char *what)
 				continue;
 			if (!bad)
 				fprintf(stderr,
-					"mpi_hdf5: rank %d: %s (%llu,%llu) is %g, "
-					"expected "
-					"%g\n",
+					"mpi_hdf5: rank %d: %s (%llu,%llu) is %g, expected %g\n",
 					rank, what, (unsigned long long)(start[0] + i),
 					(unsigned long long)(start[1] + j), got, want);
 			bad++;

@@ -175,16 +175,14 @@ static void run(MPI_File fh, enum access a, bool write, unsigned char *buf,
 		errs++;
 	}
 	if (twait > 0.5 * tblock + 0.005) {
-		printf("rank %d: %s %s: the wait after computing still took %.1f ms of the "
-		       "blocking call's %.1f ms: the data did not move meanwhile\n",
+		printf("rank %d: %s %s: the wait after computing still took %.1f ms of the blocking call's %.1f ms: the data did not move meanwhile\n",
 		       rank, names[a], what, twait * 1e3, tblock * 1e3);
 		errs++;
 	}
 	if (!write)
 		for (uint64_t k = 0; k < share; k++)
 			if (buf[k] != byte_at(file_off(a, share, k))) {
-				printf("rank %d: %s read: byte %llu of the share is %u, "
-				       "want %u\n",
+				printf("rank %d: %s read: byte %llu of the share is %u, want %u\n",
 				       rank, names[a], (unsigned long long)k, buf[k],
 				       byte_at(file_off(a, share, k)));
 				errs++;

@@ -80,8 +80,7 @@ int main(int argc, char **argv)
 				failed = 1;
 				MPI_Error_class(rc, &cls);
 				MPI_Error_string(rc, msg, &len);
-				printf("rank %d: independent write failed after %.1f s, "
-				       "class %d%s: %s\n",
+				printf("rank %d: independent write failed after %.1f s, class %d%s: %s\n",
 				       rank, MPI_Wtime() - t0, cls,
 				       cls == MPI_ERR_IO ? " (MPI_ERR_IO)" : "", msg);
 				fflush(stdout);
@@ -106,8 +105,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (!failed)
-		printf("rank %d: no independent write failed %.0f s after the ready "
-		       "signal\n",
+		printf("rank %d: no independent write failed %.0f s after the ready signal\n",
 		       rank, waited);
 
 	/* a nonblocking write fails too: posted (or refused at once), its error

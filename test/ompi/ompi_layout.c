@@ -100,8 +100,7 @@ static struct layout create_and_check(const char *name, const char *const *hints
 	MPI_File_close(&fh);
 	if (memcmp(&created, &reopened, sizeof(created)) != 0) {
 		if (rank == 0)
-			printf("%s: the layout reported at create (%ld/%ld/%ld) differs "
-			       "on reopen (%ld/%ld/%ld)\n",
+			printf("%s: the layout reported at create (%ld/%ld/%ld) differs on reopen (%ld/%ld/%ld)\n",
 			       name, created.factor, created.unit, created.start,
 			       reopened.factor, reopened.unit, reopened.start);
 		errs++;
@@ -113,8 +112,7 @@ static struct layout create_and_check(const char *name, const char *const *hints
 		errs++;
 	}
 	if (rank == 0)
-		printf("layout %s: striping_factor=%ld striping_unit=%ld "
-		       "start_iodevice=%ld\n",
+		printf("layout %s: striping_factor=%ld striping_unit=%ld start_iodevice=%ld\n",
 		       strchr(name, ':') ? strchr(name, ':') + 1 : name, created.factor,
 		       created.unit, created.start);
 	return created;

@@ -106,8 +106,7 @@ static void many_at_once(MPI_File fh, unsigned char *buf)
 	die_on(MPI_Test(&reqs[0], &done, &st[0]), "MPI_Test");
 	in_flight = !done;
 	if (!in_flight) {
-		printf("rank %d: the 16 MiB iwrite_at was complete at the first poll: "
-		       "not asynchronous\n",
+		printf("rank %d: the 16 MiB iwrite_at was complete at the first poll: not asynchronous\n",
 		       rank);
 		errs++;
 	}
@@ -122,8 +121,7 @@ static void many_at_once(MPI_File fh, unsigned char *buf)
 	for (int i = 0; i <= NSMALL; i++)
 		expect_count(&st[i], i == 0 ? BIG : SMALL, "iwrite_at");
 	if (rank == 0)
-		printf("16 MiB iwrite_at: returned after %.2f ms, complete after %.2f ms "
-		       "and %ld polls\n",
+		printf("16 MiB iwrite_at: returned after %.2f ms, complete after %.2f ms and %ld polls\n",
 		       t_post * 1e3, t_done * 1e3, polls);
 
 	memset(buf, 0, (size_t)REGION);

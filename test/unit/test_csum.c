@@ -658,8 +658,7 @@ static int bench(uint64_t mib)
 			       (c[1] - c[0]) / (double)(t / lens[l]) * 1e6);
 		}
 	}
-	printf("(%llu MiB per pass, 4 KiB: at most 256 MiB; tmpfs; best of 3; us/piece: "
-	       "the checksums' extra CPU time per piece)\n",
+	printf("(%llu MiB per pass, 4 KiB: at most 256 MiB; tmpfs; best of 3; us/piece: the checksums' extra CPU time per piece)\n",
 	       (unsigned long long)mib);
 	close(dirfd_);
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);

@@ -87,12 +87,11 @@ static int table_check(const char *readme, char *why, size_t whylen)
 		size_t wn = strcspn(w, "\n"), hn = strcspn(h, "\n");
 
 		if (wn != hn || memcmp(w, h, wn)) {
-			snprintf(why, whylen,
-				 "table line %d is\n  %.*s\nbut `rpfs settings "
-				 "--markdown` "
-				 "prints\n  %.*s",
-				 line, (int)hn, *h ? h : "(end of table)", (int)wn,
-				 *w ? w : "(end of table)");
+			snprintf(
+				why, whylen,
+				"table line %d is\n  %.*s\nbut `rpfs settings --markdown` prints\n  %.*s",
+				line, (int)hn, *h ? h : "(end of table)", (int)wn,
+				*w ? w : "(end of table)");
 			ret = -1;
 			break;
 		}
@@ -163,9 +162,11 @@ END_TEST
 
 START_TEST(check_notices_an_extra_setting)
 {
-	expect_mismatch(readme_with(TABLE_END, "| `old_key` | size | `1` | 1 .. 2 | no | "
-					       "gone |\n" TABLE_END),
-			"an extra row");
+	expect_mismatch(
+		readme_with(
+			TABLE_END,
+			"| `old_key` | size | `1` | 1 .. 2 | no | gone |\n" TABLE_END),
+		"an extra row");
 }
 END_TEST
 
