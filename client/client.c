@@ -314,7 +314,7 @@ static char *desc_dup(const char *role, int idx, const struct rpfs_server_cfg *s
 	return strdup(buf);
 }
 
-static void client_free(struct rpfs_client *c)
+void rpfsc_client_free(struct rpfs_client *c)
 {
 	if (c->srv) {
 		for (uint32_t i = 0; i < c->cfg.nservers; i++) {
@@ -470,17 +470,6 @@ nomem:
 	rpfsc_err_set("out of memory");
 	ret = -ENOMEM;
 fail:
-	client_free(c);
+	rpfsc_client_free(c);
 	return ret;
-}
-
-/* Requests still in flight finish first (request.c); those nobody will
- * wait for now are freed with the client. */
-void rpfs_finalize(rpfs_client_t *c)
-{
-	if (!c)
-		return;
-	rpfsc_io_drain(c, NULL);
-	rpfsc_io_abandon_all(c);
-	client_free(c);
 }

@@ -10,6 +10,7 @@
  *   listio.c     list I/O: any memory list x any file list -> one request
  *                per I/O server (split over several calls only when long)
  *   request.c    the nonblocking rpfs_i* requests on top of listio.c
+ *   teardown.c   rpfs_close and rpfs_finalize: what is in flight lands first
  *   errmsg.c     the per-thread last error message and errno texts
  *
  * Servers are named three ways: by config index (order in the config file,
@@ -84,6 +85,9 @@ struct rpfs_file {
 
 /* ---- client.c ----------------------------------------------------------- */
 
+/* Free everything of c (rpfs_finalize, after its requests landed, or a
+ * failed rpfs_init). */
+void rpfsc_client_free(struct rpfs_client *c);
 /* Config index of I/O server / metadata server idx. */
 int rpfsc_io_srv(struct rpfs_client *c, uint32_t idx);
 int rpfsc_meta_srv(struct rpfs_client *c, uint32_t idx);

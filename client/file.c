@@ -218,21 +218,6 @@ void rpfsc_file_put_locked(struct rpfs_file *f)
 	free(f);
 }
 
-/* The file's requests move their data first: a program that closes
- * without waiting loses nothing (request.c). */
-void rpfs_close(rpfs_file_t *f)
-{
-	struct rpfs_client *c;
-
-	if (!f)
-		return;
-	c = f->c;
-	rpfsc_io_drain(c, f);
-	pthread_mutex_lock(&c->live_lock);
-	rpfsc_file_put_locked(f);
-	pthread_mutex_unlock(&c->live_lock);
-}
-
 void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st)
 {
 	pthread_mutex_lock(&f->cap_lock);

@@ -1,0 +1,32 @@
+/* The two ends, rpfs_close and rpfs_finalize: what a program posted lands
+ * before what it posted through goes, so a program that closes or ends
+ * without waiting for its requests loses nothing (request.c). They sit
+ * above everything else in client/, as they wait for list I/O (listio.c)
+ * and then free files (file.c) and the client (client.c). */
+#include <pthread.h>
+
+#include "client_priv.h"
+
+/* The file's requests stay valid (and keep the file) until waited for. */
+void rpfs_close(rpfs_file_t *f)
+{
+	struct rpfs_client *c;
+
+	if (!f)
+		return;
+	c = f->c;
+	rpfsc_io_drain(c, f);
+	pthread_mutex_lock(&c->live_lock);
+	rpfsc_file_put_locked(f);
+	pthread_mutex_unlock(&c->live_lock);
+}
+
+/* Requests nobody will wait for now are freed with the client. */
+void rpfs_finalize(rpfs_client_t *c)
+{
+	if (!c)
+		return;
+	rpfsc_io_drain(c, NULL);
+	rpfsc_io_abandon_all(c);
+	rpfsc_client_free(c);
+}
