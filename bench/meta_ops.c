@@ -95,7 +95,8 @@ static void run(rpfs_client_t *c, const char *system, const char *base, long n)
 		if (rc)
 			die("stat", path, rc);
 		if (st.type != RPFS_TYPE_FILE || st.size != 0) {
-			fprintf(stderr, "meta_ops: %s: type %u size %llu, not an empty file\n",
+			fprintf(stderr,
+				"meta_ops: %s: type %u size %llu, not an empty file\n",
 				path, (unsigned)st.type, (unsigned long long)st.size);
 			exit(1);
 		}

@@ -245,17 +245,39 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	MPI_Info_create(&o->info);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': o->file = optarg; break;
-		case 'y': o->system = optarg; break;
-		case 'e': o->exp = optarg; break;
-		case 't': o->tag = optarg; break;
-		case 's': parse_sizes(o, optarg); break;
-		case 'b': o->bytes = parse_size(optarg); break;
-		case 'm': o->min_count = atoi(optarg); break;
-		case 'M': o->max_count = atoi(optarg); break;
-		case 'r': o->reps = atoi(optarg); break;
-		case 'l': o->lat = atoi(optarg); break;
-		case 'c': o->cpu = 1; break;
+		case 'f':
+			o->file = optarg;
+			break;
+		case 'y':
+			o->system = optarg;
+			break;
+		case 'e':
+			o->exp = optarg;
+			break;
+		case 't':
+			o->tag = optarg;
+			break;
+		case 's':
+			parse_sizes(o, optarg);
+			break;
+		case 'b':
+			o->bytes = parse_size(optarg);
+			break;
+		case 'm':
+			o->min_count = atoi(optarg);
+			break;
+		case 'M':
+			o->max_count = atoi(optarg);
+			break;
+		case 'r':
+			o->reps = atoi(optarg);
+			break;
+		case 'l':
+			o->lat = atoi(optarg);
+			break;
+		case 'c':
+			o->cpu = 1;
+			break;
 		case 'L':
 			if (parse_set(optarg, layout_names, o->layouts))
 				usage_exit("--layouts: shared and/or fpp");
@@ -275,7 +297,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			*eq = 0;
 			MPI_Info_set(o->info, optarg, eq + 1);
 			break;
-		default: usage_exit("unknown option");
+		default:
+			usage_exit("unknown option");
 		}
 	}
 	if (!o->file || optind < argc)
@@ -334,7 +357,8 @@ static void open_file(struct run *r)
 	{
 		MPI_Datatype block;
 
-		check(MPI_Type_contiguous((int)piece, MPI_BYTE, &block), "type_contiguous");
+		check(MPI_Type_contiguous((int)piece, MPI_BYTE, &block),
+		      "type_contiguous");
 		check(MPI_Type_create_resized(block, 0, (MPI_Aint)(2 * procs * piece),
 					      &r->filetype),
 		      "type_create_resized");
@@ -370,8 +394,8 @@ static void transfer(struct run *r, enum dir d, unsigned char *buf, int i)
 	int rc, got;
 
 	if (d == WRITE)
-		rc = r->mode == COLL ? MPI_File_write_at_all(r->fh, off, buf, (int)r->size,
-							     MPI_BYTE, &st)
+		rc = r->mode == COLL ? MPI_File_write_at_all(r->fh, off, buf,
+							     (int)r->size, MPI_BYTE, &st)
 				     : MPI_File_write_at(r->fh, off, buf, (int)r->size,
 							 MPI_BYTE, &st);
 	else
@@ -405,8 +429,8 @@ static double timed_pass(struct run *r, enum dir d, double *cpu)
 	return tmax;
 }
 
-static void emit(const struct opts *o, const char *exp, const char *op,
-		 const char *param, double value, const char *unit)
+static void emit(const struct opts *o, const char *exp, const char *op, const char *param,
+		 double value, const char *unit)
 {
 	if (rank == 0)
 		printf("%s,%s,%s,%s%s%s,%.6g,%s\n", exp, o->system, op, param,
@@ -454,7 +478,8 @@ static void bw_run(struct run *r)
 		emit(o, o->exp, dir_names[d], param, total / secs / 1e6, "MB/s");
 		MPI_Reduce(&cpu[d], &all_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 		if (o->cpu)
-			emit(o, "cpu", d == WRITE ? "client_write" : "client_read", param, all_cpu / (total * reps / (1u << 30)), "s/GiB");
+			emit(o, "cpu", d == WRITE ? "client_write" : "client_read", param,
+			     all_cpu / (total * reps / (1u << 30)), "s/GiB");
 	}
 }
 
@@ -483,13 +508,21 @@ static void bandwidth(const struct opts *o)
 				if (!o->layouts[l] || !o->patterns[p] || !o->modes[m])
 					continue;
 				for (int i = 0; i < o->nsizes; i++) {
-					struct run r = {.o = o, .layout = l, .pattern = p,
-							.mode = m, .size = o->sizes[i],
-							.wbuf = wbuf, .rbuf = rbuf};
+					struct run r = {.o = o,
+							.layout = l,
+							.pattern = p,
+							.mode = m,
+							.size = o->sizes[i],
+							.wbuf = wbuf,
+							.rbuf = rbuf};
 					size_t c = o->bytes / r.size;
 
-					c = c < (size_t)o->min_count ? (size_t)o->min_count : c;
-					c = c > (size_t)o->max_count ? (size_t)o->max_count : c;
+					c = c < (size_t)o->min_count
+						    ? (size_t)o->min_count
+						    : c;
+					c = c > (size_t)o->max_count
+						    ? (size_t)o->max_count
+						    : c;
 					r.count = (int)c;
 					bw_run(&r);
 				}
@@ -525,12 +558,15 @@ static void latency(const struct opts *o, MPI_File fh)
 	for (int d = WRITE; d <= READ; d++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		for (int i = 0; i < n; i++) {
-			MPI_Offset off = ((MPI_Offset)i * nprocs + rank) * (MPI_Offset)size;
+			MPI_Offset off =
+				((MPI_Offset)i * nprocs + rank) * (MPI_Offset)size;
 			unsigned char *b = (d == WRITE ? wbuf : rbuf) + (size_t)i * size;
 			MPI_Status st;
 			double t0 = MPI_Wtime();
-			int rc = d == WRITE ? MPI_File_write_at(fh, off, b, (int)size, MPI_BYTE, &st)
-					    : MPI_File_read_at(fh, off, b, (int)size, MPI_BYTE, &st);
+			int rc = d == WRITE ? MPI_File_write_at(fh, off, b, (int)size,
+								MPI_BYTE, &st)
+					    : MPI_File_read_at(fh, off, b, (int)size,
+							       MPI_BYTE, &st);
 
 			mine[i] = MPI_Wtime() - t0;
 			check(rc, dir_names[d]);
@@ -545,9 +581,10 @@ static void latency(const struct opts *o, MPI_File fh)
 				char param[64];
 
 				idx = idx < 0 ? 0 : idx >= total ? total - 1 : idx;
-				snprintf(param, sizeof(param), "np=%d;size=%zu;%s", nprocs,
-					 size, pct_names[k]);
-				emit(o, "latency", dir_names[d], param, all[idx] * 1e6, "us");
+				snprintf(param, sizeof(param), "np=%d;size=%zu;%s",
+					 nprocs, size, pct_names[k]);
+				emit(o, "latency", dir_names[d], param, all[idx] * 1e6,
+				     "us");
 			}
 		}
 	}

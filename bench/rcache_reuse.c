@@ -44,14 +44,15 @@ static double now(void)
 
 static void die(const char *what, int rc)
 {
-	fprintf(stderr, "rcache_reuse: %s: %s (%s)\n", what, strerror(-rc), rpfs_errmsg());
+	fprintf(stderr, "rcache_reuse: %s: %s (%s)\n", what, strerror(-rc),
+		rpfs_errmsg());
 	exit(1);
 }
 
 static unsigned char *map(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
 
 	if (p == MAP_FAILED)
 		die("mmap", -errno);
@@ -135,8 +136,9 @@ static void run(const struct cfg *cfg, const char *policy, int reuse)
 		if (n != (ssize_t)cfg->size)
 			die("pread", n < 0 ? (int)n : -EIO);
 		if (memcmp(r, check, cfg->size)) {
-			fprintf(stderr, "rcache_reuse: %s, %d%% reuse: operation %d read "
-					"back wrong data\n",
+			fprintf(stderr,
+				"rcache_reuse: %s, %d%% reuse: operation %d read "
+				"back wrong data\n",
 				policy, reuse, i);
 			exit(1);
 		}
@@ -146,8 +148,9 @@ static void run(const struct cfg *cfg, const char *policy, int reuse)
 		}
 	}
 	for (int i = 0; i < 2; i++)
-		printf("rcache,rpfs,%s,%s;reuse=%d;size=%zu,%.6g,MB/s\n", i ? "read" : "write",
-		       policy, reuse, cfg->size, (double)cfg->size * cfg->ops / t[i] / 1e6);
+		printf("rcache,rpfs,%s,%s;reuse=%d;size=%zu,%.6g,MB/s\n",
+		       i ? "read" : "write", policy, reuse, cfg->size,
+		       (double)cfg->size * cfg->ops / t[i] / 1e6);
 	rpfs_close(f);
 	rc = rpfs_remove(c, cfg->path);
 	if (rc)
@@ -176,8 +179,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc - i < 2 || cfg.size < 8 || cfg.size % 8 || cfg.ops < 1) {
-		fprintf(stderr, "usage: rcache_reuse [--size BYTES] [--ops N] [--file /path] "
-				"off|pindown|lazy REUSE%%...\n");
+		fprintf(stderr,
+			"usage: rcache_reuse [--size BYTES] [--ops N] [--file /path] "
+			"off|pindown|lazy REUSE%%...\n");
 		return 2;
 	}
 	for (int k = i + 1; k < argc; k++)
