@@ -63,6 +63,7 @@ struct opts {
 	int reps;
 	int lat;
 	int cpu;
+	int expect_servers; /* check the file's striping_factor (0: don't) */
 	int layouts[2], patterns[2], modes[2]; /* which to run */
 	MPI_Info info;
 };
@@ -181,6 +182,7 @@ static const char usage_text[] =
 	"  [--sizes 4K,64K,1M] [--bytes 32M] [--min-count 2] [--max-count 256]\n"
 	"  [--reps 3] [--layouts shared,fpp] [--patterns contig,strided]\n"
 	"  [--modes indep,coll] [--lat N] [--cpu] [--hint KEY=VALUE]...\n"
+	"  [--expect-servers N]  (fail unless each file is striped over N servers)\n"
 	"  --sizes none: no bandwidth runs (latency and open only)\n";
 
 static void usage_exit(const char *why)
@@ -225,6 +227,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"modes", required_argument, NULL, 'O'},
 		{"lat", required_argument, NULL, 'l'},
 		{"cpu", no_argument, NULL, 'c'},
+		{"expect-servers", required_argument, NULL, 'x'},
 		{"hint", required_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -277,6 +280,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case 'c':
 			o->cpu = 1;
+			break;
+		case 'x':
+			o->expect_servers = atoi(optarg);
 			break;
 		case 'L':
 			if (parse_set(optarg, layout_names, o->layouts))
@@ -335,6 +341,25 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The layout the file really has (MPI_File_get_info), so a scaling figure
+ * cannot silently be made with another server count. */
+static void check_servers(struct run *r)
+{
+	char val[MPI_MAX_INFO_VAL + 1] = "";
+	MPI_Info info;
+	int flag = 0;
+
+	check(MPI_File_get_info(r->fh, &info), "get_info");
+	MPI_Info_get(info, "striping_factor", MPI_MAX_INFO_VAL, val, &flag);
+	MPI_Info_free(&info);
+	if (!flag || atoi(val) != r->o->expect_servers) {
+		fprintf(stderr,
+			"mpiio_bw: rank %d: %s is striped over %s servers, not %d\n",
+			rank, r->name, flag ? val : "(unknown)", r->o->expect_servers);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+}
+
 static void open_file(struct run *r)
 {
 	MPI_Comm comm = r->layout == FPP ? MPI_COMM_SELF : MPI_COMM_WORLD;
@@ -345,6 +370,8 @@ static void open_file(struct run *r)
 	check(MPI_File_open(comm, r->name, MPI_MODE_CREATE | MPI_MODE_RDWR, r->o->info,
 			    &r->fh),
 	      r->name);
+	if (r->o->expect_servers)
+		check_servers(r);
 	if (r->pattern == CONTIG) {
 		r->filetype = MPI_DATATYPE_NULL;
 		return;
@@ -480,6 +507,9 @@ static void bw_run(struct run *r)
 		if (o->cpu)
 			emit(o, "cpu", d == WRITE ? "client_write" : "client_read", param,
 			     all_cpu / (total * reps / (1u << 30)), "s/GiB");
+		if (o->cpu)
+			emit(o, "cpu", d == WRITE ? "moved_write" : "moved_read", param,
+			     total * reps / (1u << 30), "GiB");
 	}
 }
 
