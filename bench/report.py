@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""report.py: results.md and gnuplot scripts from a bench/run results folder.
+
+Usage: report.py DIR   (DIR holds results.csv and machine.md; writes
+DIR/results.md and DIR/plots/*.gp + *.dat, whose PNGs land in DIR)
+
+Every ratio is computed from figures of the same run: rpfs/ufs between
+rpfs: and ufs: through the same MPICH, rpfs/raw against libfabric's
+fi_write (writes) or fi_read (reads) of the same transfer size between two
+processes (rpfs-xport-bench). Standard library only.
+"""
+import csv
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+OUT = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(OUT, "results.csv"))))
+md = []
+
+
+def params(p):
+    """'shared;contig;np=2;size=4096' -> ({'np': '2', ...}, ['shared', ...])"""
+    kv, flags = {}, []
+    for part in p.split(";"):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            kv[k] = v
+        elif part:
+            flags.append(part)
+    return kv, flags
+
+
+def sel(exp, unit=None, **match):
+    """rows of experiment exp whose params (or system/op) match"""
+    out = []
+    for r in rows:
+        if r["experiment"] != exp or (unit and r["unit"] != unit):
+            continue
+        kv, flags = params(r["param"])
+        ok = True
+        for k, v in match.items():
+            if k in ("system", "op"):
+                ok = ok and r[k] == v
+            elif k == "flags":
+                ok = ok and flags == v
+            else:
+                ok = ok and kv.get(k) == str(v)
+        if ok:
+            out.append((r, kv, flags))
+    return out
+
+
+def val(exp, unit=None, **match):
+    got = sel(exp, unit, **match)
+    return float(got[0][0]["value"]) if got else None
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return "%.0f" % v
+    return ("%." + str(digits) + "f") % v
+
+
+def ratio(a, b):
+    return "%.2f" % (a / b) if a is not None and b and b > 0 else "-"
+
+
+def size_name(n):
+    n = int(n)
+    for unit, s in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= s and n % s == 0:
+            return "%d %siB" % (n // s, unit)
+    return "%d B" % n
+
+
+def table(head, body):
+    md.append("| " + " | ".join(head) + " |")
+    md.append("|" + "---|" * len(head))
+    for b in body:
+        md.append("| " + " | ".join(b) + " |")
+    md.append("")
+
+
+def sizes_of(exp, **m):
+    return sorted({int(kv["size"]) for _, kv, _ in sel(exp, **m) if "size" in kv})
+
+
+def raw(op, size):
+    return val("raw", "MB/s", system="raw", op=op, size=size)
+
+
+# ---- gnuplot ---------------------------------------------------------------
+PLOTS = os.path.join(OUT, "plots")
+os.makedirs(PLOTS, exist_ok=True)
+
+
+def plot(name, title, xlabel, ylabel, series, logx=True, logy=False, xtics=None):
+    """series: [(label, [(x, y)...], dashed)]; writes NAME.gp and .dat files"""
+    series = [s for s in series if s[1]]
+    if not series:
+        return
+    cmds = []
+    for i, (label, pts, dashed) in enumerate(series):
+        dat = "%s.%d.dat" % (name, i)
+        with open(os.path.join(PLOTS, dat), "w") as f:
+            for x, y in sorted(pts):
+                f.write("%s %s\n" % (x, y))
+        cmds.append("'%s' using 1:2 with linespoints lw 2 %s title '%s'"
+                    % (dat, "dt 2" if dashed else "dt 1", label.replace("'", "")))
+    with open(os.path.join(PLOTS, name + ".gp"), "w") as f:
+        f.write("set terminal pngcairo size 900,560 noenhanced\n"
+                if os.system("gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1") == 0
+                else "set terminal png size 900,560 noenhanced\n")
+        f.write("set output '../%s.png'\n" % name)
+        f.write("set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n" % (title, xlabel, ylabel))
+        f.write("set grid\nset key outside right\n")
+        if logx:
+            f.write("set logscale x 2\n")
+        if logy:
+            f.write("set logscale y 10\n")
+        if xtics:
+            f.write("set xtics (%s)\n" % ", ".join('"%s" %s' % (l, x) for x, l in xtics))
+        f.write("plot " + ", \\\n     ".join(cmds) + "\n")
+
+
+def size_tics(sizes):
+    return [(s, size_name(s).replace(" ", "").replace("iB", "")) for s in sizes]
+
+
+# ---- header ------------------------------------------------------------------
+machine = open(os.path.join(OUT, "machine.md")).read() if os.path.exists(
+    os.path.join(OUT, "machine.md")) else ""
+md.append("# rpfs benchmark results (bench/run)")
+md.append("")
+md.append("rpfs = `rpfs:` through MPICH and ad_rpfs (4 rpfsd on loopback, storage on "
+          "tmpfs); ufs = ROMIO `ufs:` on /dev/shm through the same MPICH; raw = "
+          "libfabric fi_write / fi_read between two processes (rpfs-xport-bench). "
+          "MB/s = 1e6 bytes/s. Ratios compare figures of this run only. The exact "
+          "commands are in commands.txt, the machine in machine.md.")
+md.append("")
+md.append(machine.replace("# Machine", "## Machine"))
+md.append("")
+
+# ---- targets (issue 8) -------------------------------------------------------
+md.append("## Issue 8's targets, from this run")
+md.append("")
+tgt = []
+f1, f4 = val("open", system="rpfs", op="first_open", np=1), val("open", system="rpfs", op="first_open", np=4)
+if f1 is not None:
+    tgt.append(["first MPI_File_open, 1 process", "%s ms" % fmt(f1), "<= 10 ms",
+                "met" if f1 <= 10 else "not met"])
+if f4 is not None:
+    tgt.append(["first MPI_File_open, 4 processes", "%s ms" % fmt(f4), "<= 50 ms",
+                "met" if f4 <= 50 else "not met"])
+for op in ("write", "read"):
+    l1 = val("latency", system="rpfs", op=op, np=1, size=4096, flags=["p50"])
+    l4 = val("latency", system="rpfs", op=op, np=4, size=4096, flags=["p50"])
+    if l1 and l4:
+        tgt.append(["4 KiB %s p50, 4 vs 1 process" % op, "%.2fx (%s / %s us)" % (l4 / l1, fmt(l4), fmt(l1)),
+                    "<= 3x", "met" if l4 / l1 <= 3 else "not met"])
+big = max(sizes_of("bw", system="rpfs") or [0])
+big = 4 << 20 if (4 << 20) in sizes_of("bw", system="rpfs") else big
+for layout in ("shared", "fpp"):
+    for op in ("write", "read"):
+        v = val("bw", system="rpfs", op=op, np=4, size=big, flags=[layout, "contig", "indep"])
+        r = raw(op, big)
+        if v and r:
+            tgt.append(["%s %s %s, 4 processes vs raw" % (size_name(big), layout, op),
+                        "%.0f%% (%s / %s MB/s)" % (100 * v / r, fmt(v), fmt(r)), ">= 70%",
+                        "met" if v / r >= 0.7 else "not met"])
+for op in ("write", "read"):
+    s = val("bw", system="rpfs", op=op, np=4, size=big, flags=["shared", "strided", "indep"])
+    c = val("bw", system="rpfs", op=op, np=4, size=big, flags=["shared", "contig", "indep"])
+    if s and c:
+        tgt.append(["strided vs contiguous %s %s, 4 processes" % (size_name(big), op),
+                    "%.0f%%" % (100 * s / c), ">= 70%", "met" if s / c >= 0.7 else "not met"])
+for op in ("write", "read"):
+    lst = val("tile", system="rpfs", op=op, mode="list", np=4)
+    pcs = val("tile", system="rpfs", op=op, mode="pieces", np=4)
+    if lst and pcs:
+        tgt.append(["tile I/O %s, list vs per piece, 4 processes" % op, "%.2fx" % (lst / pcs), ">= 3x",
+                    "met" if lst / pcs >= 3 else "not met"])
+    col = val("tile", system="rpfs", op=op, mode="coll", np=2)
+    lst2 = val("tile", system="rpfs", op=op, mode="list", np=2)
+    if col and lst2:
+        tgt.append(["tile I/O %s, collective vs independent list, 2 processes" % op,
+                    "%.2fx" % (col / lst2), ">= 1x", "met" if col >= lst2 else "not met"])
+table(["target", "this run", "wanted", ""], tgt)
+md.append("Client CPU per GiB against the raw transport is not measured: "
+          "rpfs-xport-bench reports no CPU time (see the CPU table for rpfs vs ufs).")
+md.append("")
+
+# ---- bandwidth ---------------------------------------------------------------
+md.append("## Bandwidth vs transfer size (MPI-IO)")
+md.append("")
+md.append("Each process writes COUNT transfers of SIZE bytes, then reads them back "
+          "(every byte checked); the bytes of all processes over the slowest "
+          "process's time, median of the repetitions. shared: one file, the "
+          "processes' transfers interleaved; fpp: a file per process. contig: "
+          "the default view; strided: a file view whose filetype is a vector of "
+          "16 pieces per transfer (and holes). indep: write_at/read_at; coll: "
+          "write_at_all/read_at_all.")
+md.append("")
+combos = []
+for layout in ("shared", "fpp"):
+    for pattern in ("contig", "strided"):
+        for mode in ("indep", "coll"):
+            combos.append((layout, pattern, mode))
+nps = sorted({int(kv["np"]) for _, kv, _ in sel("bw") if "np" in kv})
+for layout, pattern, mode in combos:
+    flags = [layout, pattern, mode]
+    body = []
+    for np_ in nps:
+        for s in sizes_of("bw", system="rpfs", np=np_, flags=flags):
+            line = [str(np_), size_name(s)]
+            for op in ("write", "read"):
+                a = val("bw", system="rpfs", op=op, np=np_, size=s, flags=flags)
+                b = val("bw", system="ufs", op=op, np=np_, size=s, flags=flags)
+                r = raw(op, s)
+                line += [fmt(a), fmt(b), fmt(r), ratio(a, b), ratio(a, r)]
+            body.append(line)
+    if not body:
+        continue
+    md.append("### %s, %s, %s" % ("shared file" if layout == "shared" else "file per process",
+                                         "contiguous" if pattern == "contig" else "strided (file view)",
+                                         "independent" if mode == "indep" else "collective"))
+    md.append("")
+    table(["np", "size", "write rpfs", "ufs", "raw", "rpfs/ufs", "rpfs/raw",
+           "read rpfs", "ufs", "raw", "rpfs/ufs", "rpfs/raw"], body)
+    for op in ("write", "read"):
+        series = []
+        for sysname in ("rpfs", "ufs"):
+            for np_ in nps:
+                pts = [(kv["size"], r["value"]) for r, kv, _ in
+                       sel("bw", "MB/s", system=sysname, op=op, np=np_, flags=flags)]
+                series.append(("%s np=%d" % (sysname, np_), pts, sysname == "ufs"))
+        rs = sizes_of("bw", system="rpfs", flags=flags)
+        series.append(("raw fi_%s" % op, [(s, raw(op, s)) for s in rs if raw(op, s)], False))
+        plot("bw-%s-%s-%s-%s" % (op, layout, pattern, mode),
+             "%s: %s, %s, %s" % (op, layout, pattern, mode), "transfer size", "MB/s",
+             series, logy=True, xtics=size_tics(rs))
+
+# ---- open and latency ----------------------------------------------------------
+md.append("## First open and per-operation latency")
+md.append("")
+body = []
+for np_ in nps:
+    for op in ("first_open", "open"):
+        a = val("open", system="rpfs", op=op, np=np_)
+        b = val("open", system="ufs", op=op, np=np_)
+        body.append([str(np_), op.replace("_", " "), fmt(a, 3), fmt(b, 3), ratio(a, b)])
+md.append("The first MPI_File_open of a process (for rpfs it brings up the client "
+          "library and the fabric) and a second one: the slowest process, ms.")
+md.append("")
+table(["np", "open", "rpfs ms", "ufs ms", "rpfs/ufs"], body)
+md.append("4 KiB writes then reads at once on every process (shared file, independent), "
+          "each timed alone; percentiles over all processes' operations, microseconds. "
+          "raw: one fi_write / fi_read of 4 KiB to its completion.")
+md.append("")
+body = []
+for np_ in nps:
+    for op in ("write", "read"):
+        r4 = val("raw", "us", system="raw", op=op, size=4096)
+        for p in ("p50", "p90", "p99", "max"):
+            a = val("latency", system="rpfs", op=op, np=np_, size=4096, flags=[p])
+            b = val("latency", system="ufs", op=op, np=np_, size=4096, flags=[p])
+            if a is None and b is None:
+                continue
+            body.append([str(np_), op, p, fmt(a), fmt(b), fmt(r4) if p == "p50" else "",
+                         ratio(a, b), ratio(a, r4) if p == "p50" else ""])
+table(["np", "op", "percentile", "rpfs us", "ufs us", "raw us", "rpfs/ufs", "rpfs/raw"], body)
+
+# ---- transport: path ablation, pipelining -----------------------------------
+md.append("## Data path ablation (transport, rpfs-xport-bench)")
+md.append("")
+md.append("Write (PUT) and read (GET) calls forced onto each path, the automatic "
+          "choice, and raw fi_write/fi_read of the same size: MB/s with 8 in "
+          "flight, and microseconds of one call at a time.")
+md.append("")
+psizes = sorted({int(kv["size"]) for _, kv, _ in sel("path")})
+paths = ["inline", "fast", "bulk", "auto"]
+for op in ("write", "read"):
+    body = []
+    for s in psizes:
+        line = [size_name(s)]
+        for p in paths:
+            line.append(fmt(val("path", "MB/s", system="xport", op=op, path=p, size=s)))
+        line.append(fmt(val("path", "MB/s", system="raw", op=op, size=s)))
+        for p in paths:
+            line.append(fmt(val("path", "us", system="xport", op=op, path=p, size=s), 2))
+        line.append(fmt(val("path", "us", system="raw", op=op, size=s), 2))
+        body.append(line)
+    md.append("### %s" % op)
+    md.append("")
+    table(["size"] + ["%s MB/s" % p for p in paths] + ["raw MB/s"] +
+          ["%s us" % p for p in paths] + ["raw us"], body)
+    series = [(p, [(kv["size"], r["value"]) for r, kv, _ in
+                   sel("path", "MB/s", system="xport", op=op, path=p)], False) for p in paths]
+    series.append(("raw", [(kv["size"], r["value"]) for r, kv, _ in
+                           sel("path", "MB/s", system="raw", op=op)], True))
+    plot("path-%s" % op, "%s: forced data paths (transport)" % op, "size", "MB/s",
+         series, logy=True, xtics=size_tics(psizes))
+
+md.append("## Pipelining (transport, bulk through the server's pipeline)")
+md.append("")
+md.append("One transfer size, the server moving bulk data through its buffer pool in "
+          "chunks of the given size, two in flight (double buffering); off: one "
+          "chunk in flight (no overlap of network and storage copy).")
+md.append("")
+body = []
+chunks = []
+for r, kv, _ in sel("pipeline", "MB/s", system="xport", path="auto"):
+    if kv["chunk"] not in chunks:
+        chunks.append(kv["chunk"])
+for c in chunks:
+    line = [c]
+    for op in ("write", "read"):
+        got = sel("pipeline", "MB/s", system="xport", op=op, path="auto", chunk=c)
+        rw = sel("pipeline", "MB/s", system="raw", op=op, chunk=c)
+        a = float(got[0][0]["value"]) if got else None
+        b = float(rw[0][0]["value"]) if rw else None
+        size = got[0][1]["size"] if got else "?"
+        line += [fmt(a), fmt(b), ratio(a, b)]
+    body.append([size_name(size) if size != "?" else "?"] + line)
+table(["size", "chunk", "write MB/s", "raw", "/raw", "read MB/s", "raw", "/raw"], body)
+series = []
+for op in ("write", "read"):
+    pts = []
+    for c in chunks:
+        if c == "off":
+            continue
+        v = val("pipeline", "MB/s", system="xport", op=op, path="auto", chunk=c)
+        mult = {"K": 1 << 10, "M": 1 << 20}.get(c[-1], 1)
+        if v:
+            pts.append((int(c.rstrip("KM")) * mult, v))
+    series.append((op, pts, False))
+plot("pipeline", "pipelined bulk: chunk size sweep", "chunk size", "MB/s", series,
+     xtics=size_tics([p[0] for p in series[0][1]]) if series and series[0][1] else None)
+
+# ---- registration cache -------------------------------------------------------
+md.append("## Registration cache vs buffer reuse (librpfs, 1 MiB bulk transfers)")
+md.append("")
+md.append("off: a cache of one region (every operation registers and deregisters); "
+          "pindown: the working set stays registered, a new buffer evicts one region "
+          "at once; lazy: pin-down plus lazy deregistration in batches (the default). "
+          "Buffers not reused are freshly mapped and unmapped after use.")
+md.append("")
+body = []
+for reuse in ("0", "20", "80", "100"):
+    line = [reuse + "%"]
+    for op in ("write", "read"):
+        for pol in ("off", "pindown", "lazy"):
+            line.append(fmt(val("rcache", "MB/s", op=op, reuse=reuse, flags=[pol])))
+    body.append(line)
+table(["reuse", "write off", "pindown", "lazy", "read off", "pindown", "lazy"], body)
+for op in ("write", "read"):
+    plot("rcache-%s" % op, "%s: registration cache vs buffer reuse" % op, "buffer reuse %",
+         "MB/s", [(pol, [(int(kv["reuse"]), r["value"]) for r, kv, _ in
+                         sel("rcache", "MB/s", op=op, flags=[pol])], False)
+                  for pol in ("off", "pindown", "lazy")], logx=False)
+
+# ---- tile I/O ------------------------------------------------------------------
+md.append("## Tile I/O (examples/tile_io.c, mpi-tile-io parameters)")
+md.append("")
+md.append("list: a subarray view and one independent call (one list request per "
+          "server); pieces: one call per contiguous piece; coll: the view with "
+          "collective calls. Every read checked.")
+md.append("")
+body = []
+for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("tile")}):
+    for m in ("list", "pieces", "coll"):
+        line = [str(np_), m]
+        for op in ("write", "read"):
+            a = val("tile", system="rpfs", op=op, mode=m, np=np_)
+            b = val("tile", system="ufs", op=op, mode=m, np=np_)
+            line += [fmt(a), fmt(b), ratio(a, b)]
+        body.append(line)
+    lp = [ratio(val("tile", system="rpfs", op=op, mode="list", np=np_),
+                val("tile", system="rpfs", op=op, mode="pieces", np=np_)) for op in ("write", "read")]
+    cl = [ratio(val("tile", system="rpfs", op=op, mode="coll", np=np_),
+                val("tile", system="rpfs", op=op, mode="list", np=np_)) for op in ("write", "read")]
+    body.append([str(np_), "rpfs list/pieces", lp[0], "", "", lp[1], "", ""])
+    body.append([str(np_), "rpfs coll/list", cl[0], "", "", cl[1], "", ""])
+table(["np", "mode", "write rpfs", "ufs", "rpfs/ufs", "read rpfs", "ufs", "rpfs/ufs"], body)
+
+# ---- scaling ---------------------------------------------------------------------
+md.append("## Scaling over I/O servers")
+md.append("")
+md.append("A shared file striped over 1, 2 or 4 of the 4 I/O servers (hint "
+          "striping_factor, checked with MPI_File_get_info), contiguous, "
+          "independent.")
+md.append("")
+body = []
+for s in ("1", "2", "4"):
+    got = {op: sel("scaling", "MB/s", op=op, servers=s) for op in ("write", "read")}
+    if not got["write"]:
+        continue
+    kv = got["write"][0][1]
+    body.append([s, kv.get("np", "?"), size_name(kv["size"]),
+                 fmt(float(got["write"][0][0]["value"])),
+                 fmt(float(got["read"][0][0]["value"])) if got["read"] else "-"])
+table(["I/O servers", "np", "size", "write MB/s", "read MB/s"], body)
+plot("scaling", "aggregate bandwidth vs I/O servers", "I/O servers", "MB/s",
+     [(op, [(int(kv["servers"]), r["value"]) for r, kv, _ in sel("scaling", "MB/s", op=op)], False)
+      for op in ("write", "read")], xtics=[(1, "1"), (2, "2"), (4, "4")])
+
+# ---- metadata ----------------------------------------------------------------------
+md.append("## Metadata operations (librpfs)")
+md.append("")
+md.append("N empty files created in one directory, listed, stat'ed and removed "
+          "one at a time by one client: microseconds per operation. O(log files) "
+          "shows as nearly flat rows.")
+md.append("")
+body = []
+counts = sorted({int(kv["files"]) for _, kv, _ in sel("meta")})
+for n in counts:
+    body.append([str(n)] + [fmt(val("meta", op=op, files=n)) for op in ("create", "stat", "remove")])
+table(["files", "create us", "stat us", "remove us"], body)
+plot("meta", "metadata operations", "files in the directory", "microseconds per operation",
+     [(op, [(n, val("meta", op=op, files=n)) for n in counts if val("meta", op=op, files=n)], False)
+      for op in ("create", "stat", "remove")], xtics=[(n, str(n)) for n in counts])
+
+# ---- CPU ----------------------------------------------------------------------------
+md.append("## CPU seconds per GiB moved")
+md.append("")
+md.append("One process, contiguous transfers, write then read: client CPU "
+          "(getrusage of the MPI process, timed loops only); rpfs server CPU "
+          "(/proc/PID/stat of every rpfsd, over the whole run, writes and reads "
+          "together).")
+md.append("")
+body = []
+for op in ("write", "read"):
+    a = val("cpu", "s/GiB", system="rpfs", op="client_" + op)
+    b = val("cpu", "s/GiB", system="ufs", op="client_" + op)
+    body.append(["client, " + op, fmt(a, 3), fmt(b, 3), ratio(a, b)])
+body.append(["servers, write + read", fmt(val("cpu", "s/GiB", system="rpfs", op="server"), 3), "-", "-"])
+table(["", "rpfs s/GiB", "ufs s/GiB", "rpfs/ufs"], body)
+
+md.append("## Plots")
+md.append("")
+for f in sorted(os.listdir(PLOTS)):
+    if f.endswith(".gp"):
+        md.append("- [%s.png](%s.png)" % (f[:-3], f[:-3]))
+md.append("")
+open(os.path.join(OUT, "results.md"), "w").write("\n".join(md) + "\n")
+print("wrote %s" % os.path.join(OUT, "results.md"))
