@@ -410,7 +410,9 @@ static int io_launch(struct rpfs_request *io)
 	struct rpfs_client *c = io->f->c;
 	size_t body_total = 0, off = 0;
 	struct rpc_cap cap;
-	int ret;
+	struct xp_conn **conns;
+	struct xp_call **callp;
+	int ret, started = 0;
 
 	ret = rpfsc_file_cap(io->f, &cap);
 	if (ret)
@@ -420,7 +422,11 @@ static int io_launch(struct rpfs_request *io)
 	for (size_t i = 0; i < io->nch; i++)
 		body_total += c->io_hdr + io->ch[i].nseg * RPC_SEG_SIZE;
 	io->bodies = malloc(body_total ? body_total : 1);
-	if (!io->calls || !io->reps || !io->bodies) {
+	conns = malloc((io->nch ? io->nch : 1) * sizeof(*conns));
+	callp = malloc((io->nch ? io->nch : 1) * sizeof(*callp));
+	if (!io->calls || !io->reps || !io->bodies || !conns || !callp) {
+		free(conns);
+		free(callp);
 		rpfsc_err_set("%s: out of memory", io->f->path);
 		return -ENOMEM;
 	}
@@ -431,6 +437,8 @@ static int io_launch(struct rpfs_request *io)
 		size_t room = c->io_hdr + ch->nseg * RPC_SEG_SIZE;
 		int len;
 
+		conns[i] = sl->link->conn;
+		callp[i] = call;
 		len = rpc_enc_io(io->bodies + off, room,
 				 io->write ? RPC_IO_WRITE : RPC_IO_READ,
 				 io->f->attr.handle, &cap, &sl->segs[ch->seg0],
@@ -438,6 +446,8 @@ static int io_launch(struct rpfs_request *io)
 		if (len < 0) {
 			rpfsc_err_set("%s: can't encode an I/O request: %s", io->f->path,
 				      strerror(-len));
+			free(conns);
+			free(callp);
 			return len;
 		}
 		call->req = io->bodies + off;
@@ -452,11 +462,16 @@ static int io_launch(struct rpfs_request *io)
 			call->rd_iov = &sl->iov[ch->iov0];
 			call->rd_cnt = (int)ch->niov;
 		}
-		ret = xp_call_start(sl->link->conn, call);
-		if (ret)
-			return rpfsc_call_error(c, sl->srv, RPFSC_IO, sl->link,
-						io->f->path, ret);
-		io->nstarted++;
+	}
+	/* All at once: every server starts before any data moves. */
+	ret = xp_calls_start(conns, callp, (int)io->nch, &started);
+	io->nstarted = (size_t)started;
+	free(conns);
+	free(callp);
+	if (ret) {
+		struct slotlist *sl = &io->sl[io->ch[started].slot];
+
+		return rpfsc_call_error(c, sl->srv, RPFSC_IO, sl->link, io->f->path, ret);
 	}
 	return 0;
 }

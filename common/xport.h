@@ -169,6 +169,12 @@ struct xp_call {
  * request body and descriptors do not fit one message (split the access),
  * -ENOTCONN when the connection is broken. */
 int xp_call_start(struct xp_conn *c, struct xp_call *call);
+/* Start calls[i] on conns[i] (one fabric) for i < n, in order, under one
+ * acquisition of the fabric's lock, so no completion work runs between
+ * them. Stops at the first failure: *started tells how many started
+ * (those must be waited for); returns 0 or that call's error. */
+int xp_calls_start(struct xp_conn *const *conns, struct xp_call *const *calls, int n,
+		   int *started);
 /* 1 when done (call->status is the result), 0 while in progress. */
 int xp_call_test(struct xp_call *call);
 /* Drive progress until done; returns call->status. */

@@ -235,7 +235,8 @@ static void dispatch_calls(struct xp_conn *c)
 	}
 }
 
-int xp_call_start(struct xp_conn *c, struct xp_call *call)
+/* With the fabric lock held. */
+static int call_start_locked(struct xp_conn *c, struct xp_call *call)
 {
 	struct xp_fabric *fab = c->fab;
 	size_t wr, rd;
@@ -252,7 +253,6 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 		return wr && rd ? -EINVAL : -E2BIG;
 	dir = wr ? PROTO_DIR_WRITE : rd ? PROTO_DIR_READ : PROTO_DIR_NONE;
 
-	pthread_mutex_lock(&fab->lock);
 	if (xp_conn_error(c)) {
 		/* xp_conn_error() tells why. */
 		ret = -ENOTCONN;
@@ -297,6 +297,44 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 	c->waitq_tail = call;
 	dispatch_calls(c);
 out:
+	return ret;
+}
+
+int xp_call_start(struct xp_conn *c, struct xp_call *call)
+{
+	struct xp_fabric *fab = c->fab;
+	int ret;
+
+	pthread_mutex_lock(&fab->lock);
+	ret = call_start_locked(c, call);
+	pthread_mutex_unlock(&fab->lock);
+	return ret;
+}
+
+/* One acquisition of the lock for all: between two separate starts the
+ * progress thread may take the lock and, on tcp, spend milliseconds
+ * inside fi_cq_read receiving the first call's data (a 4-server read
+ * posted in 11-25 ms of wall time for 0.5 ms of its own CPU). */
+int xp_calls_start(struct xp_conn *const *conns, struct xp_call *const *calls, int n,
+		   int *started)
+{
+	struct xp_fabric *fab;
+	int ret = 0, i;
+
+	*started = 0;
+	if (n <= 0)
+		return 0;
+	fab = conns[0]->fab;
+	pthread_mutex_lock(&fab->lock);
+	for (i = 0; i < n && !ret; i++) {
+		if (conns[i]->fab != fab) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = call_start_locked(conns[i], calls[i]);
+		if (!ret)
+			(*started)++;
+	}
 	pthread_mutex_unlock(&fab->lock);
 	return ret;
 }
