@@ -341,6 +341,39 @@ for op in ("write", "read"):
 plot("pipeline", "pipelined bulk: chunk size sweep", "chunk size", "MB/s", series,
      xtics=size_tics([p[0] for p in series[0][1]]) if series and series[0][1] else None)
 
+# ---- overlap ---------------------------------------------------------------------
+md.append("## Nonblocking I/O overlapping computation")
+md.append("")
+md.append("MPI_File_iwrite_at / iread_at of one contiguous block a rank, then "
+          "computing for as long as the blocking call takes (B) without calling "
+          "MPI, then MPI_Wait. Post: time for the call to return. Overlap: "
+          "(compute + B - total) / min(compute, B), 100% when the transfer hid "
+          "entirely behind the compute. Slowest rank, best of the repetitions.")
+md.append("")
+body = []
+for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
+    for size in sorted({int(kv["size"]) for _, kv, _ in sel("overlap", np=np_)}):
+        for op in ("write", "read"):
+            line = [str(np_), size_name(size), op]
+            for sysname in ("rpfs", "ufs"):
+                m = dict(system=sysname, op=op, size=size, np=np_)
+                line += [fmt(val("overlap", "ms_blocking", **m)),
+                         fmt(val("overlap", "us_post", **m)),
+                         fmt(val("overlap", "pct", **m))]
+            body.append(line)
+table(["np", "size a rank", "op", "rpfs blocking ms", "post us", "overlap %",
+       "ufs blocking ms", "post us", "overlap %"], body)
+for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
+    series = []
+    for sysname in ("rpfs", "ufs"):
+        for op in ("write", "read"):
+            series.append(("%s %s" % (sysname, op),
+                           [(int(kv["size"]), r["value"]) for r, kv, _ in
+                            sel("overlap", "pct", system=sysname, op=op, np=np_)], False))
+    osizes = sorted({int(kv["size"]) for _, kv, _ in sel("overlap", np=np_)})
+    plot("overlap-np%d" % np_, "overlap efficiency, %d processes" % np_, "size a rank",
+         "overlap %", series, xtics=size_tics(osizes))
+
 # ---- registration cache -------------------------------------------------------
 md.append("## Registration cache vs buffer reuse (librpfs, 1 MiB bulk transfers)")
 md.append("")

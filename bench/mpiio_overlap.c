@@ -1,0 +1,221 @@
+/* mpiio_overlap: how much of a nonblocking transfer hides behind
+ * computation (issue 16's overlap experiment).
+ *
+ * Usage: mpiexec -n N mpiio_overlap --file rpfs:/dir/f --system rpfs
+ *                [--sizes 1M,16M,256M] [--reps 3]
+ *
+ * For each size (per rank, one contiguous block per rank) and direction:
+ * B, the blocking call's time (best of reps); then reps times: post the
+ * nonblocking call, compute for B without calling MPI, wait; the post's
+ * time and the total (post + compute + wait) are taken as the best run.
+ * Overlap efficiency = (C + B - total) / min(C, B) with C = B: 100% when
+ * the transfer hid entirely behind the compute, 0% when nothing moved
+ * until the wait. Times are the slowest rank's. Every read is checked.
+ *
+ * Output: CSV rows experiment,system,op,param,value,unit:
+ *   overlap,SYS,OP,size=S;np=N,V,us_post     the post's time
+ *   overlap,SYS,OP,size=S;np=N,V,ms_blocking B
+ *   overlap,SYS,OP,size=S;np=N,V,ms_total    post + compute + wait
+ *   overlap,SYS,OP,size=S;np=N,V,pct         overlap efficiency
+ * A wrong byte read prints a message and exits 1. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int rank, nprocs;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void compute(double seconds)
+{
+	double end = now() + seconds;
+	volatile double x = 1;
+
+	while (now() < end)
+		for (int i = 0; i < 10000; i++)
+			x = x * 1.0000001 + 1e-9;
+}
+
+static void die_on(int rc, const char *what)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len;
+
+	if (rc == MPI_SUCCESS)
+		return;
+	MPI_Error_string(rc, msg, &len);
+	fprintf(stderr, "rank %d: %s: %s\n", rank, what, msg);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 10);
+
+	if (*end == 'K' || *end == 'k')
+		v <<= 10;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30;
+	return v;
+}
+
+static unsigned char byte_at(uint64_t i)
+{
+	return (unsigned char)((i * 2654435761u) >> 13) ^ (unsigned char)(i >> 20);
+}
+
+/* The slowest rank's value. */
+static double slowest(double v)
+{
+	MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return v;
+}
+
+static double blocking(MPI_File fh, int write, unsigned char *buf, uint64_t size)
+{
+	MPI_Offset off = (MPI_Offset)rank * (MPI_Offset)size;
+	MPI_Status st;
+	double t0;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = now();
+	die_on(write ? MPI_File_write_at(fh, off, buf, (int)size, MPI_BYTE, &st)
+		     : MPI_File_read_at(fh, off, buf, (int)size, MPI_BYTE, &st),
+	       "blocking call");
+	return slowest(now() - t0);
+}
+
+/* One post, compute, wait; *post gets the post's time. Returns the total. */
+static double overlapped(MPI_File fh, int write, unsigned char *buf, uint64_t size,
+			 double busy, double *post)
+{
+	MPI_Offset off = (MPI_Offset)rank * (MPI_Offset)size;
+	MPI_Request req;
+	MPI_Status st;
+	double t0, tp;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = now();
+	die_on(write ? MPI_File_iwrite_at(fh, off, buf, (int)size, MPI_BYTE, &req)
+		     : MPI_File_iread_at(fh, off, buf, (int)size, MPI_BYTE, &req),
+	       "post");
+	tp = now() - t0;
+	compute(busy);
+	die_on(MPI_Wait(&req, &st), "wait");
+	*post = slowest(tp);
+	return slowest(now() - t0);
+}
+
+static int check(const unsigned char *buf, uint64_t size)
+{
+	uint64_t base = (uint64_t)rank * size;
+
+	for (uint64_t k = 0; k < size; k++)
+		if (buf[k] != byte_at(base + k)) {
+			fprintf(stderr, "rank %d: byte %llu of the file is %u, want %u\n",
+				rank, (unsigned long long)(base + k), buf[k],
+				byte_at(base + k));
+			return 1;
+		}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *file = NULL, *sys = "rpfs";
+	char sizes[256] = "1M,16M,256M";
+	int reps = 3, bad = 0;
+	MPI_File fh;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--file"))
+			file = argv[i + 1];
+		else if (!strcmp(argv[i], "--system"))
+			sys = argv[i + 1];
+		else if (!strcmp(argv[i], "--sizes"))
+			snprintf(sizes, sizeof(sizes), "%s", argv[i + 1]);
+		else if (!strcmp(argv[i], "--reps"))
+			reps = atoi(argv[i + 1]);
+	}
+	if (!file || reps < 1) {
+		if (!rank)
+			fprintf(stderr,
+				"usage: mpiio_overlap --file F [--system S] [--sizes L] [--reps N]\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	die_on(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_RDWR,
+			     MPI_INFO_NULL, &fh),
+	       "open");
+	for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
+		uint64_t size = parse_size(tok);
+		unsigned char *buf = malloc(size);
+
+		if (!buf || !size || size > (1u << 30)) {
+			fprintf(stderr,
+				"rank %d: size %s: out of range or out of memory\n", rank,
+				tok);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		for (int write = 1; write >= 0; write--) {
+			double b = 1e30, total = 1e30, post = 1e30, p;
+
+			if (write)
+				for (uint64_t k = 0; k < size; k++)
+					buf[k] = byte_at((uint64_t)rank * size + k);
+			for (int r = 0; r < reps; r++) {
+				double t = blocking(fh, write, buf, size);
+
+				b = t < b ? t : b;
+			}
+			for (int r = 0; r < reps; r++) {
+				double t;
+
+				if (!write)
+					memset(buf, 0, size);
+				t = overlapped(fh, write, buf, size, b, &p);
+				if (!write)
+					bad |= check(buf, size);
+				total = t < total ? t : total;
+				post = p < post ? p : post;
+			}
+			if (!rank) {
+				const char *op = write ? "write" : "read";
+				double eff = (b + b - total) / b * 100;
+
+				printf("overlap,%s,%s,size=%llu;np=%d,%.3f,us_post\n",
+				       sys, op, (unsigned long long)size, nprocs,
+				       post * 1e6);
+				printf("overlap,%s,%s,size=%llu;np=%d,%.3f,ms_blocking\n",
+				       sys, op, (unsigned long long)size, nprocs,
+				       b * 1e3);
+				printf("overlap,%s,%s,size=%llu;np=%d,%.3f,ms_total\n",
+				       sys, op, (unsigned long long)size, nprocs,
+				       total * 1e3);
+				printf("overlap,%s,%s,size=%llu;np=%d,%.1f,pct\n", sys,
+				       op, (unsigned long long)size, nprocs,
+				       eff < 0 ? 0 : eff);
+			}
+		}
+		free(buf);
+	}
+	die_on(MPI_File_close(&fh), "close");
+	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return bad;
+}
