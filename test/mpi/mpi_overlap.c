@@ -12,21 +12,25 @@
  * the blocking call is timed first (T). Then the nonblocking one is
  * posted, the rank computes for max(2 T, 0.2 s) without calling MPI, and
  * waits. Checked, with loose bounds (this is not a benchmark):
- *   - the post returned within 10% of T (plus 2 ms of slack), and used no
- *     more CPU than that: with more ranks than cores the scheduler may
- *     hold a rank that posts for many milliseconds (measured: 0.2 ms of
- *     CPU in 13-29 ms of wall time, the thread preempted), so with more
- *     than one rank only the CPU time is held to the bound;
+ *   - the post used no more than 10% of T (plus 2 ms) of CPU, and took no
+ *     longer than that unless the scheduler preempted it: servers and
+ *     clients share these 2 cores, and once the first request is out the
+ *     servers' and the progress thread's work competes with the posting
+ *     thread (measured: 0.2 ms of CPU in 11-29 ms of wall time, the thread
+ *     preempted); a post that waited for something (blocked, not
+ *     preempted) fails;
  *   - the data moved meanwhile: the wait took at most half of T (plus
  *     5 ms): without a progress engine it costs about T;
  *   - every byte read back is the byte written.
  * Prints the times and " No Errors" on success. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define BLOCK (64 * 1024)
@@ -135,7 +139,9 @@ static void run(MPI_File fh, enum access a, bool write, unsigned char *buf,
 		uint64_t share)
 {
 	const char *what = write ? "write" : "read";
-	double t0, c0, tblock, tpost, cpost, twait, busy;
+	double t0, c0, tblock, tpost, cpost, twait, busy, bound;
+	struct rusage ru0, ru1;
+	long preempted;
 	MPI_Request req;
 	MPI_Status st;
 	int count;
@@ -151,11 +157,14 @@ static void run(MPI_File fh, enum access a, bool write, unsigned char *buf,
 		memset(buf, 0, share);
 	MPI_Barrier(MPI_COMM_WORLD);
 	busy = 2 * tblock > 0.2 ? 2 * tblock : 0.2;
+	getrusage(RUSAGE_THREAD, &ru0);
 	c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 	t0 = now();
 	die_on(post(fh, a, write, buf, share, &req), "post");
 	tpost = now() - t0;
 	cpost = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+	getrusage(RUSAGE_THREAD, &ru1);
+	preempted = ru1.ru_nivcsw - ru0.ru_nivcsw;
 	compute(busy);
 	t0 = now();
 	die_on(MPI_Wait(&req, &st), "wait");
@@ -169,9 +178,11 @@ static void run(MPI_File fh, enum access a, bool write, unsigned char *buf,
 	printf("rank %d: %-7s %-5s blocking %8.1f ms  post %7.2f ms (cpu %5.2f ms)  wait after %.0f ms of compute %7.1f ms\n",
 	       rank, names[a], what, tblock * 1e3, tpost * 1e3, cpost * 1e3, busy * 1e3,
 	       twait * 1e3);
-	if ((nprocs == 1 ? tpost : cpost) > 0.1 * tblock + 0.002) {
-		printf("rank %d: %s %s: the post took %.2f ms (%.2f ms of CPU), more than 10%% of the blocking call's %.1f ms\n",
-		       rank, names[a], what, tpost * 1e3, cpost * 1e3, tblock * 1e3);
+	bound = 0.1 * tblock + 0.002;
+	if (cpost > bound || (tpost > bound && !preempted)) {
+		printf("rank %d: %s %s: the post took %.2f ms (%.2f ms of CPU, preempted %ld times), more than 10%% of the blocking call's %.1f ms\n",
+		       rank, names[a], what, tpost * 1e3, cpost * 1e3, preempted,
+		       tblock * 1e3);
 		errs++;
 	}
 	if (twait > 0.5 * tblock + 0.005) {
