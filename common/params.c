@@ -405,6 +405,12 @@ int xp_params_check(const struct xp_params *p, char *why, size_t whylen)
 		snprintf(msg, sizeof(msg), "fast_max must be at least inline_max");
 	if (!msg[0] && !is_pow2(p->chunk_size))
 		snprintf(msg, sizeof(msg), "chunk_size must be a power of two");
+	/* The server's pool cuts its zones into chunks: a bigger chunk failed
+	 * later as "couldn't create the buffer pool: Invalid argument". */
+	if (!msg[0] && p->chunk_size > p->pool_zone_bytes)
+		snprintf(msg, sizeof(msg),
+			 "chunk_size (%zu) must be at most pool_zone_bytes (%zu): the server's buffer pool holds chunks in zones",
+			 p->chunk_size, p->pool_zone_bytes);
 	if (!msg[0])
 		return 0;
 	if (why && whylen)

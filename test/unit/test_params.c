@@ -480,6 +480,22 @@ START_TEST(check_rejects_inline_above_fast)
 }
 END_TEST
 
+START_TEST(check_rejects_chunks_larger_than_pool_zones)
+{
+	struct xp_params p;
+	char why[256] = "";
+
+	xp_params_default(&p);
+	p.chunk_size = 16 << 20;
+	p.pool_zone_bytes = 8 << 20;
+	ck_assert_int_eq(xp_params_check(&p, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "chunk_size") && strstr(why, "pool_zone_bytes"),
+		      "the message names both settings: %s", why);
+	p.pool_zone_bytes = 16 << 20;
+	ck_assert_int_eq(xp_params_check(&p, why, sizeof(why)), 0);
+}
+END_TEST
+
 START_TEST(check_rejects_out_of_range_values)
 {
 	struct xp_params p;
@@ -538,6 +554,7 @@ static Suite *params_suite(void)
 
 	tc = tcase_create("values");
 	tcase_add_test(tc, defaults_pass_the_check);
+	tcase_add_test(tc, check_rejects_chunks_larger_than_pool_zones);
 	tcase_add_test(tc, defaults_follow_the_paper);
 	tcase_add_test(tc, size_parses_plain_and_suffixed_numbers);
 	tcase_add_test(tc, size_rejects_garbage_and_negative_values);
