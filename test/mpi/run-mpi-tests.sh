@@ -89,12 +89,12 @@ mkdir -p "$BIN"
 BIN=$(cd "$BIN" && pwd) # the tests run in scratch directories
 if [ "${NO_BUILD:-0}" = 1 ]; then
     echo "using the test programs in $BIN"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_server_kill mpi_io_demo tile_io; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_io_demo tile_io; do
         [ -x "$BIN/$t" ] || fail "no $BIN/$t (build it first: run without NO_BUILD)"
     done
 else
     echo "building the tests with $MPICC"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_server_kill; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill; do
         "$MPICC" -O2 -Wall -o "$BIN/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
             fail "build $t" "$WORK/$t.build.log"
     done
@@ -119,6 +119,10 @@ for np in $NPS; do
 done
 for np in $NPS; do
     run "sizes, append, nonblocking I/O" $np "" /t/sizes.$np "$BIN/mpi_sizes" rpfs:/t/sizes.$np
+done
+for np in $NPS; do
+    run "threads: MPI_THREAD_MULTIPLE, blocking and nonblocking mixed" $np /t/threads.$np "" \
+        "$BIN/mpi_threads" rpfs:/t/threads.$np 4
 done
 # Nonblocking I/O overlaps computation: 256 MiB with one rank, 64 MiB a
 # rank with two (contiguous, strided view, iwrite_all/iread_all).
