@@ -391,6 +391,7 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&c->live_lock, NULL);
+	list_init(&c->files);
 	ret = load_config(c, config, opts, nopts, why, sizeof(why));
 	if (ret) {
 		rpfsc_err_set("%s", why[0] ? why : strerror(-ret));

@@ -28,6 +28,7 @@
 #include "rpfs.h"
 #include "config.h"
 #include "layout.h"
+#include "list.h"
 #include "rpc.h"
 #include "xport.h"
 
@@ -68,8 +69,9 @@ struct rpfs_client {
 	uint64_t lock_owner;	   /* this client's byte-range lock owner id */
 	size_t io_hdr;		   /* IO_WRITE/IO_READ body bytes before the segments */
 	uint32_t io_max_segs;	   /* segments per I/O body of RPFSC_IO_BODY_CAP */
-	pthread_mutex_t live_lock; /* live, and each file's refs */
+	pthread_mutex_t live_lock; /* live, files, and each file's refs */
 	struct rpfs_request *live; /* started, not yet finished (listio.c) */
+	struct list_node files;	   /* every rpfs_file not yet freed */
 };
 
 struct rpfs_file {
@@ -81,6 +83,7 @@ struct rpfs_file {
 	pthread_mutex_t cap_lock;
 	int64_t cap_renew_ms; /* CLOCK_MONOTONIC ms: renew from then on */
 	int refs; /* the opener's (until rpfs_close) and one per live request */
+	struct list_node node; /* on c->files */
 };
 
 /* ---- client.c ----------------------------------------------------------- */
@@ -156,6 +159,9 @@ int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char 
 int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap);
 /* Drop a reference (with c->live_lock held); the last frees f. */
 void rpfsc_file_put_locked(struct rpfs_file *f);
+/* Free the files the program left open (rpfs_finalize, once no request
+ * holds one). */
+void rpfsc_files_free_all(struct rpfs_client *c);
 
 /* ---- listio.c ----------------------------------------------------------- */
 

@@ -63,6 +63,9 @@ static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	f->cap_renew_ms = renew_time(&a->cap);
 	f->refs = 1;
 	pthread_mutex_init(&f->cap_lock, NULL);
+	pthread_mutex_lock(&c->live_lock);
+	list_push_back(&c->files, &f->node);
+	pthread_mutex_unlock(&c->live_lock);
 	*out = f;
 	return 0;
 }
@@ -213,9 +216,23 @@ void rpfsc_file_put_locked(struct rpfs_file *f)
 {
 	if (--f->refs)
 		return;
+	list_remove(&f->node);
 	pthread_mutex_destroy(&f->cap_lock);
 	free(f->path);
 	free(f);
+}
+
+void rpfsc_files_free_all(struct rpfs_client *c)
+{
+	pthread_mutex_lock(&c->live_lock);
+	while (!list_empty(&c->files)) {
+		struct rpfs_file *f =
+			list_entry(list_first(&c->files), struct rpfs_file, node);
+
+		f->refs = 1;
+		rpfsc_file_put_locked(f);
+	}
+	pthread_mutex_unlock(&c->live_lock);
 }
 
 void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st)

@@ -96,6 +96,8 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 /* The i-th key rpfs_init_opts accepts, from 0; NULL past the last. */
 const char *rpfs_opt_name(int i);
 
+/* Requests still in flight move their data first; then requests never
+ * waited for and files never closed are freed with the client. */
 void rpfs_finalize(rpfs_client_t *c);
 /* The last error message of the calling thread ("" if none). */
 const char *rpfs_errmsg(void);
@@ -142,6 +144,8 @@ int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **
 /* Open from attributes another process looked up (e.g. broadcast by MPI
  * rank 0), without any request: scalable opens. */
 int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out);
+/* Waits until the file's nonblocking requests have moved their data; they
+ * stay valid, to be tested or waited for. */
 void rpfs_close(rpfs_file_t *f);
 /* Attributes as opened (size is 0: use rpfs_getsize). */
 void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st);
@@ -158,8 +162,10 @@ ssize_t rpfs_writev(rpfs_file_t *f, const struct iovec *mem, int nmem,
 ssize_t rpfs_readv(rpfs_file_t *f, const struct iovec *mem, int nmem,
 		   const struct rpfs_seg *file, int nfile);
 
-/* Nonblocking versions: the buffers and lists must stay valid until the
- * request completes (the lists are copied; the memory is not). */
+/* Nonblocking versions: they return once every server's call is started;
+ * the data moves while the caller does something else (the client's
+ * progress thread, setting progress_thread). The buffers must stay valid
+ * until the request completes (the lists are copied; the memory is not). */
 int rpfs_ipwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off,
 		 rpfs_request_t **req);
 int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off,

@@ -21,12 +21,14 @@ void rpfs_close(rpfs_file_t *f)
 	pthread_mutex_unlock(&c->live_lock);
 }
 
-/* Requests nobody will wait for now are freed with the client. */
+/* Requests nobody will wait for now, and files left open, are freed with
+ * the client. */
 void rpfs_finalize(rpfs_client_t *c)
 {
 	if (!c)
 		return;
 	rpfsc_io_drain(c, NULL);
 	rpfsc_io_abandon_all(c);
+	rpfsc_files_free_all(c);
 	rpfsc_client_free(c);
 }
