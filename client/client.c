@@ -392,6 +392,7 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 	}
 	pthread_mutex_init(&c->live_lock, NULL);
 	list_init(&c->files);
+	list_init(&c->live);
 	ret = load_config(c, config, opts, nopts, why, sizeof(why));
 	if (ret) {
 		rpfsc_err_set("%s", why[0] ? why : strerror(-ret));

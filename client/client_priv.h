@@ -70,7 +70,7 @@ struct rpfs_client {
 	size_t io_hdr;		   /* IO_WRITE/IO_READ body bytes before the segments */
 	uint32_t io_max_segs;	   /* segments per I/O body of RPFSC_IO_BODY_CAP */
 	pthread_mutex_t live_lock; /* live, files, and each file's refs */
-	struct rpfs_request *live; /* started, not yet finished (listio.c) */
+	struct list_node live;	   /* requests started, not yet finished (listio.c) */
 	struct list_node files;	   /* every rpfs_file not yet freed */
 };
 

@@ -66,7 +66,7 @@ struct rpfs_request {
 	size_t ntested;	 /* calls[0 .. ntested) are known done */
 	size_t bytecap;	 /* data per call */
 	bool live;	 /* on the client's list (started) */
-	struct rpfs_request *prev, *next;
+	struct list_node node;
 };
 
 static int oom(struct rpfs_request *io)
@@ -318,10 +318,7 @@ static void io_make_live(struct rpfs_request *io)
 
 	pthread_mutex_lock(&c->live_lock);
 	io->f->refs++;
-	io->next = c->live;
-	if (c->live)
-		c->live->prev = io;
-	c->live = io;
+	list_push_back(&c->live, &io->node);
 	io->live = true;
 	pthread_mutex_unlock(&c->live_lock);
 }
@@ -332,12 +329,7 @@ static void io_free(struct rpfs_request *io)
 
 	if (io->live) {
 		pthread_mutex_lock(&c->live_lock);
-		if (io->prev)
-			io->prev->next = io->next;
-		else
-			c->live = io->next;
-		if (io->next)
-			io->next->prev = io->prev;
+		list_remove(&io->node);
 		rpfsc_file_put_locked(io->f);
 		pthread_mutex_unlock(&c->live_lock);
 	}
@@ -555,19 +547,25 @@ ssize_t rpfsc_io_finish(struct rpfs_request *io)
  * without the owner (the engine, or this wait, drives them). */
 void rpfsc_io_drain(struct rpfs_client *c, struct rpfs_file *f)
 {
+	struct list_node *n;
+
 	pthread_mutex_lock(&c->live_lock);
-	for (struct rpfs_request *io = c->live; io; io = io->next)
+	list_foreach(&c->live, n) {
+		struct rpfs_request *io = list_entry(n, struct rpfs_request, node);
+
 		if (!f || io->f == f)
 			for (size_t i = io->ntested; i < io->nstarted; i++)
 				xp_call_wait(&io->calls[i]);
+	}
 	pthread_mutex_unlock(&c->live_lock);
 }
 
 void rpfsc_io_abandon_all(struct rpfs_client *c)
 {
 	pthread_mutex_lock(&c->live_lock);
-	while (c->live) {
-		struct rpfs_request *io = c->live;
+	while (!list_empty(&c->live)) {
+		struct rpfs_request *io =
+			list_entry(list_first(&c->live), struct rpfs_request, node);
 
 		pthread_mutex_unlock(&c->live_lock);
 		io_free(io); /* leaves the list */
