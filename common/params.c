@@ -408,9 +408,10 @@ int xp_params_check(const struct xp_params *p, char *why, size_t whylen)
 	/* The server's pool cuts its zones into chunks: a bigger chunk failed
 	 * later as "couldn't create the buffer pool: Invalid argument". */
 	if (!msg[0] && p->chunk_size > p->pool_zone_bytes)
-		snprintf(msg, sizeof(msg),
-			 "chunk_size (%zu) must be at most pool_zone_bytes (%zu): the server's buffer pool holds chunks in zones",
-			 p->chunk_size, p->pool_zone_bytes);
+		snprintf(
+			msg, sizeof(msg),
+			"chunk_size (%zu) must be at most pool_zone_bytes (%zu): the server's buffer pool holds chunks in zones",
+			p->chunk_size, p->pool_zone_bytes);
 	if (!msg[0])
 		return 0;
 	if (why && whylen)
