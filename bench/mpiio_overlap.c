@@ -10,7 +10,9 @@
  * time and the total (post + compute + wait) are taken as the best run.
  * Overlap efficiency = (C + B - total) / min(C, B) with C = B: 100% when
  * the transfer hid entirely behind the compute, 0% when nothing moved
- * until the wait. Times are the slowest rank's. Every read is checked.
+ * until the wait, below 0 when post + compute + wait took longer than
+ * compute and the blocking call one after the other. Times are the
+ * slowest rank's. Every read is checked.
  *
  * Output: CSV rows experiment,system,op,param,value,unit:
  *   overlap,SYS,OP,size=S;np=N,V,us_post     the post's time
@@ -208,8 +210,7 @@ int main(int argc, char **argv)
 				       sys, op, (unsigned long long)size, nprocs,
 				       total * 1e3);
 				printf("overlap,%s,%s,size=%llu;np=%d,%.1f,pct\n", sys,
-				       op, (unsigned long long)size, nprocs,
-				       eff < 0 ? 0 : eff);
+				       op, (unsigned long long)size, nprocs, eff);
 			}
 		}
 		free(buf);
