@@ -11,9 +11,7 @@ processes (rpfs-xport-bench). Standard library only.
 """
 import csv
 import os
-import statistics
 import sys
-from collections import defaultdict
 
 OUT = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(OUT, "results.csv"))))
