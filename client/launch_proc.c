@@ -91,6 +91,20 @@ static void redirect(const char *log)
 	}
 }
 
+/* The child's last words when exec fails, with write(2) only: the parent
+ * may have other threads (librpfs' progress thread logs), so between fork
+ * and exec only async-signal-safe calls are allowed; fprintf could wait
+ * forever for a stdio lock held by a thread that no longer exists. */
+static void exec_failed(const char *rpfsd)
+{
+	const char *parts[] = {"rpfs: couldn't run ", rpfsd, ": ", strerrordesc_np(errno),
+			       "\n"};
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i] && write(2, parts[i], strlen(parts[i])) < 0)
+			break;
+}
+
 pid_t rpfsc_spawn(const char *rpfsd, const char *config, const char *name,
 		  enum rpfs_launch_mode mode, const char *pidfile, const char *log,
 		  const char *extra_arg)
@@ -137,7 +151,7 @@ pid_t rpfsc_spawn(const char *rpfsd, const char *config, const char *name,
 	else
 		execl(rpfsd, "rpfsd", "--config", config, "--name", name, "--daemon",
 		      "--pidfile", pidfile, extra_arg, (char *)NULL);
-	fprintf(stderr, "rpfs: couldn't run %s: %s\n", rpfsd, strerror(errno));
+	exec_failed(rpfsd);
 	_exit(127);
 }
 
