@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "log.h"
 #include "xport_conn.h"
@@ -64,14 +65,22 @@ int xp_conn_alloc(struct xp_fabric *fab, struct fid_ep *ep, struct xp_conn **out
 	return 0;
 }
 
+/* A connection's buffers come straight from the kernel: zeroed (nothing
+ * of the heap's past reaches a peer), page-aligned, and touched only as
+ * they are used; zeroing heap memory instead cost a new connection ~1 ms
+ * of page faults per MiB up front (most of a first open). */
 static void *alloc_pages(size_t len)
 {
-	void *p = NULL;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
 
-	if (posix_memalign(&p, 4096, len))
-		return NULL;
-	memset(p, 0, len);
-	return p;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void free_pages(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
 }
 
 int xp_conn_setup_recv(struct xp_conn *c, uint32_t nrecv)
@@ -415,8 +424,8 @@ void xp_conn_free(struct xp_conn *c)
 		c->free_ctx(c->ctx);
 	xp_mr_dereg(c->mr);
 	xp_mr_dereg(c->smr);
-	free(c->mem);
-	free(c->smem);
+	free_pages(c->mem, c->mem_len);
+	free_pages(c->smem, c->smem_len);
 	free(c->rbufs);
 	free(c->fast_busy);
 	free(c->sbufs);
