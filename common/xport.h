@@ -56,6 +56,9 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 		   const struct auth_key *key, struct xp_fabric **out);
 void xp_fabric_close(struct xp_fabric *fab);
 const char *xp_fabric_provider(const struct xp_fabric *fab);
+/* "libfabric MAJOR.MINOR, embedded" (linked into librpfs-common, hidden:
+ * configure --with-embedded-libfabric) or "..., the system's". */
+const char *xp_libfabric_desc(char *buf, size_t len);
 
 /* Drive completions and connection events for up to timeout_ms (0: poll
  * once, no wait). Returns the number of events handled or a negative errno. */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # build-libfabric.sh: libfabric with scripts/libfabric-tcp-unexpected-op.patch,
-# for rpfsd.
+# built to be embedded in librpfs-common (configure --with-embedded-libfabric).
 #
 # The tcp provider of Debian's libfabric (1.17.0-3 in bookworm, and upstream
 # up to 2.1.0 at least) dereferences NULL when a connected peer sends a
@@ -30,15 +30,27 @@
 #   LIBFABRIC_ORIG  a libfabric_2.1.0.orig.tar.xz already at hand (its
 #                   sha256 is checked); skips apt for the source
 #
+# Embedded, not shared: an MPI program already has the system's
+# libfabric.so.1 (MPICH's libmpi links it; same soname), so a second shared
+# copy cannot be loaded beside it. libfabric's --enable-embedded (as MPICH
+# uses it) drops symbol versioning and builds a convenience archive of PIC
+# objects; rpfs links that archive into librpfs-common with its symbols
+# hidden (-Wl,--exclude-libs), so every rpfs process (rpfsd, MPI clients,
+# the Open MPI components, the CLI) runs this library, with only the
+# providers rpfs uses, whatever other libfabric the process has. Why it
+# matters: the patch (servers), and the first rpfs_init in a process, which
+# on Debian's 1.17 takes 0.1-0.4 s in fi_getinfo initialising every
+# built-in provider (reading /proc/kallsyms among others) and here ~5 ms.
+#
 # Installs into ${RPFS_CACHE}/libfabric-<key>, <key> hashing this script, the
-# patch, the source tarball's sha256 and the configure flags. An existing
+# patch, the source tarball's sha256 and the configure flags: include/
+# (the 2.1 headers rpfs compiles against), lib/librpfs-fabric.a (the
+# archive), lib/librpfs-fabric.libs (the libraries it needs, one line for
+# the linker) and bin/fi_info (linked with the same archive). An existing
 # complete prefix is reused as is. The build runs under a lock, installs into
 # a staging directory and renames it into place only when complete and
-# checked (fi_info lists tcp and verbs, the patch is in the library): a
+# checked (fi_info lists tcp and verbs, the patch is in the archive): a
 # half-built prefix is never used. The last line of output is the prefix.
-#
-# Use: LD_LIBRARY_PATH=<prefix>/lib rpfsd ...  (or link rpfsd with
-# -Wl,-rpath,<prefix>/lib); <prefix>/bin/fi_info is the matching fi_info.
 set -eu
 
 say() { printf '[build-libfabric] %s\n' "$*" >&2; }
@@ -66,7 +78,7 @@ fi
 # turns every provider not named off; the optional accelerators are pinned
 # off so the result does not depend on what else the machine has.
 CONFIG_FLAGS="--enable-only --enable-tcp=yes --enable-verbs=yes --enable-rxm=yes \
---disable-static --with-uring=no --enable-xpmem=no --with-lttng=no"
+--enable-embedded --with-pic --with-uring=no --enable-xpmem=no --with-lttng=no"
 
 KEY=$( { echo "$LF_VERSION|$LF_SUITE|$LF_ORIG_SHA256|$CONFIG_FLAGS"; cat "$SCRIPT" "$PATCH"; } |
     sha256sum | cut -c1-16)
@@ -77,7 +89,7 @@ fi
 
 PREFIX="$CACHE/libfabric-$KEY"
 cached() {
-    [ -f "$PREFIX/.rpfs-build-key" ] && [ -e "$PREFIX/lib/libfabric.so.1" ] &&
+    [ -f "$PREFIX/.rpfs-build-key" ] && [ -e "$PREFIX/lib/librpfs-fabric.a" ] &&
         [ -x "$PREFIX/bin/fi_info" ]
 }
 if cached; then
@@ -219,10 +231,22 @@ say "installing into a staging directory"
 (cd "$SRC" && make install DESTDIR="$STAGE" >"$BUILD/install.log" 2>&1) ||
     die "make install failed, see $BUILD/install.log"
 S="$STAGE$PREFIX"
-[ -e "$S/lib/libfabric.so.1" ] || die "staged install has no lib/libfabric.so.1"
-grep -q "Received a tagged message, but the endpoint has no" "$S/lib/libfabric.so.1" ||
-    die "the staged library does not contain the patch"
-providers=$(LD_LIBRARY_PATH="$S/lib" FI_PROVIDER_PATH='' "$S/bin/fi_info" -l 2>/dev/null |
+# Embedded, make install leaves the library out (a convenience archive):
+# take it from the build tree, with the libraries it needs from the
+# pkg-config file configure wrote.
+ar=$SRC/src/.libs/libfabric.a
+[ -f "$ar" ] || die "no $ar after the build"
+mkdir -p "$S/lib"
+cp "$ar" "$S/lib/librpfs-fabric.a"
+libs=$(sed -n 's/^Libs.private:[[:space:]]*//p' "$SRC/libfabric.pc")
+echo "$libs" >"$S/lib/librpfs-fabric.libs"
+rm -rf "$S/lib/pkgconfig"
+grep -q "Received a tagged message, but the endpoint has no" "$S/lib/librpfs-fabric.a" ||
+    die "the archive does not contain the patch"
+[ -x "$S/bin/fi_info" ] || die "staged install has no bin/fi_info"
+! ldd "$S/bin/fi_info" | grep -q 'libfabric\.so' ||
+    die "the staged fi_info loads a shared libfabric, not the archive"
+providers=$(FI_PROVIDER_PATH='' "$S/bin/fi_info" -l 2>/dev/null |
     sed -n 's/^\([a-z_]*\):$/\1/p' | tr '\n' ' ')
 case " $providers " in *" tcp "*) ;; *) die "staged fi_info -l lists no tcp ($providers)" ;; esac
 case " $providers " in *" verbs "*) ;; *) die "staged fi_info -l lists no verbs ($providers)" ;; esac
@@ -244,5 +268,5 @@ for old in $(ls -1dt "$CACHE"/libfabric-$HEX16 2>/dev/null | tail -n +4); do
         rm -f "$old.lock"
     )
 done
-say "use: LD_LIBRARY_PATH=$PREFIX/lib (or -Wl,-rpath,$PREFIX/lib) for rpfsd"
+say "use: configure --with-embedded-libfabric=$PREFIX"
 echo "$PREFIX"

@@ -33,7 +33,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <rdma/fabric.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,11 +62,13 @@ static void usage(FILE *f)
 		"             [--accept-empty-metadata]\n"
 		"       rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]\n"
 		"       rpfsd --list-settings\n"
+		"       rpfsd --version\n"
 		"\n"
 		"Serve the roles (meta, io) that FILE gives server NAME (its section\n"
 		"name after \"server.\", or its index in the file).\n"
 		"--list-settings: the transport settings of the [transport] section\n"
-		"and RPFS_<NAME> variables, with types, defaults, ranges and help.\n");
+		"and RPFS_<NAME> variables, with types, defaults, ranges and help.\n"
+		"--version: rpfsd's version and the libfabric it runs on.\n");
 }
 
 static int parse_level(const char *s, enum rpfs_log_level *out)
@@ -282,6 +283,7 @@ int main(int argc, char **argv)
 		{"repair", no_argument, NULL, 'R'},
 		{"accept-damaged", no_argument, NULL, 'A'},
 		{"list-settings", no_argument, NULL, 'L'},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -289,7 +291,7 @@ int main(int argc, char **argv)
 	struct srv *s = NULL;
 	bool daemon_mode = false, accept_empty = false, check = false;
 	unsigned check_flags = 0;
-	char why[512] = "", roles[16];
+	char why[512] = "", roles[16], lf[64];
 	enum rpfs_log_level level;
 	sigset_t set;
 	int notify_fd = -1, opt, ret, sig, status = 1;
@@ -333,6 +335,10 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			xp_settings_print(stdout, NULL);
+			return 0;
+		case 'V':
+			printf("rpfsd %s (%s)\n", PACKAGE_VERSION,
+			       xp_libfabric_desc(lf, sizeof(lf)));
 			return 0;
 		case 'h':
 			usage(stdout);
@@ -465,11 +471,10 @@ int main(int argc, char **argv)
 		goto out_cfg;
 	}
 	roles_str(s->me->roles, roles, sizeof(roles));
-	/* Which libfabric: the fix for its tcp provider is in a build of its
-	 * own (configure --with-server-libfabric). */
-	log_info("rpfsd %s ready on %s:%d roles=%s (libfabric %u.%u)", s->me->name,
-		 s->me->address, s->port, roles, FI_MAJOR(fi_version()),
-		 FI_MINOR(fi_version()));
+	/* Which libfabric: the fix for its tcp provider is in the embedded
+	 * build (configure --with-embedded-libfabric). */
+	log_info("rpfsd %s ready on %s:%d roles=%s (%s)", s->me->name, s->me->address,
+		 s->port, roles, xp_libfabric_desc(lf, sizeof(lf)));
 	notify(notify_fd, 0);
 
 	do {

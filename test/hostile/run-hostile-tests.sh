@@ -5,6 +5,10 @@
 # Environment:
 #   RPFS_BIN        directory holding the rpfs CLI (default: on PATH); its
 #                   rpfsd is started with `rpfs up`
+#   STOCK_RPFSD     an rpfsd built on the system's libfabric (configure
+#                   without --with-embedded-libfabric; the quickstart passes
+#                   build-san's) for the stock set; without it the stock
+#                   checks run only if RPFS_BIN's rpfsd is such a build
 #   HOSTILE_BIN     where junk_client and tcp_tagged_crash were built
 #                   (default build/test/hostile of this clone)
 #   RPFS_TEST_ADDR  address of the servers (default 127.0.0.1)
@@ -13,10 +17,11 @@
 #   HOSTILE_STRICT  1: count the known cross-connection issue as a failure
 #
 # Two server sets of 2 servers each, started by `rpfs up`:
-#   stock    rpfsd on the system's libfabric (Debian's 1.17, forced with
-#            LD_LIBRARY_PATH whatever rpfsd's RUNPATH says)
-#   patched  rpfsd on the patched libfabric (scripts/build-libfabric.sh)
-# Each says which libfabric its server mapped (/proc/PID/maps).
+#   stock    rpfsd on the system's libfabric (Debian's 1.17): STOCK_RPFSD
+#   patched  RPFS_BIN's rpfsd, whose librpfs-common embeds the patched
+#            libfabric (scripts/build-libfabric.sh, configure
+#            --with-embedded-libfabric): it says so when it starts, and
+#            maps no libfabric.so
 #
 # The libfabric regression (test/hostile/README.md): the tcp provider of
 # stock libfabric dies on one unexpected tcp header after an accepted
@@ -90,10 +95,11 @@ for p in "$RPFS" "$JUNK" "$CRASH"; do
 	fi
 done
 
-# Where the system's libfabric.so.1 lives: LD_LIBRARY_PATH comes before a
-# RUNPATH, so rpfsd runs on the stock library even once it links another.
-stock_dir=$(ldconfig -p 2>/dev/null | sed -n 's/.*libfabric\.so\.1 .*=> \(.*\)\/libfabric\.so\.1$/\1/p' | head -1)
-patched=$("$REPO/scripts/build-libfabric.sh" 2>"$TMP/build-libfabric.log" | tail -1)
+# The libfabric rpfsd $1 runs on (rpfsd --version): "libfabric 2.1,
+# embedded" or "libfabric 1.17, the system's".
+fabric_of() {
+	"$1" --version 2>/dev/null | sed -n 's/.*(\(libfabric [^)]*\)).*/\1/p'
+}
 
 # libfabric mapped by the rpfsd whose pid file is $1
 mapped_lib() {
@@ -107,12 +113,12 @@ alive() {
 	pid=$(cat "$1" 2>/dev/null) && kill -0 "$pid" 2>/dev/null
 }
 
-# start NAME LIBDIR: a server set of 2 in $TMP/NAME on LIBDIR's libfabric;
-# sets CONF, PORT0, PORT1, KEY.
+# start NAME [RPFSD]: a server set of 2 in $TMP/NAME, of RPFSD (default: the
+# one `rpfs up` finds next to it); sets CONF, PORT0, PORT1, KEY.
 start() {
-	local name=$1 lib=$2 d=$TMP/$1
+	local name=$1 rpfsd=${2:-} d=$TMP/$1
 	clusters+=("$d")
-	if ! env ${lib:+LD_LIBRARY_PATH=$lib} "$RPFS" up -n 2 --dir "$d" --address "$ADDR" \
+	if ! env ${rpfsd:+RPFSD=$rpfsd} "$RPFS" up -n 2 --dir "$d" --address "$ADDR" \
 		>"$TMP/$name.up" 2>&1; then
 		fail "$name: rpfs up" "$TMP/$name.up"
 		return 1
@@ -122,7 +128,9 @@ start() {
 	KEY=$d/cluster.key
 	PORT0=$(sed -n 's/^port = //p' "$CONF" | sed -n 1p)
 	PORT1=$(sed -n 's/^port = //p' "$CONF" | sed -n 2p)
-	echo "INFO  $name servers use $(mapped_lib "$d/rpfsd.0.pid") (pids $(cat "$d"/rpfsd.*.pid | tr '\n' ' ' | sed 's/ $//'))"
+	local so
+	so=$(mapped_lib "$d/rpfsd.0.pid")
+	echo "INFO  $name servers run on $(fabric_of "${rpfsd:-$RPFSD_INSTALLED}"), map ${so:-no libfabric.so} (pids $(cat "$d"/rpfsd.*.pid | tr '\n' ' ' | sed 's/ $//'))"
 }
 
 # crash_case WHAT EXPECT PIDFILE ARGS...: run tcp_tagged_crash; EXPECT is
@@ -146,11 +154,23 @@ crash_case() {
 	fi
 }
 
+# the rpfsd `rpfs up` starts: the one next to the CLI
+RPFSD_INSTALLED=$(dirname "$(readlink -f "$RPFS")")/rpfsd
+
 # ---- stock libfabric: without the key nobody reaches the provider -------
-if [ -z "$stock_dir" ]; then
-	fail "no system libfabric.so.1 found (ldconfig -p)"
-elif start stock "$stock_dir"; then
+# The stock server: STOCK_RPFSD, or RPFS_BIN's own when it is not embedded.
+stock=${STOCK_RPFSD:-}
+if [ -z "$stock" ] && ldd "$RPFSD_INSTALLED" 2>/dev/null | grep -q 'libfabric\.so'; then
+	stock=$RPFSD_INSTALLED
+fi
+if [ -z "$stock" ]; then
+	echo "INFO  no rpfsd on the system's libfabric (STOCK_RPFSD): the stock set is not run"
+elif start stock "$stock"; then
 	S=$TMP/stock
+	case $(fabric_of "$stock") in
+	*"the system's"*) pass "the stock set runs on the system's libfabric ($(mapped_lib "$S/rpfsd.0.pid"))" ;;
+	*) fail "the stock set runs on $(fabric_of "$stock"), not the system's libfabric" ;;
+	esac
 	echo "INFO  the system's libfabric is Debian's $(dpkg-query -W -f='${Version}' 'libfabric1*' 2>/dev/null | head -1)"
 	crash_case "stock libfabric, no key: the 72-byte sequence (protocol 1 request) is refused, rpfsd lives" \
 		refused "$S/rpfsd.0.pid" -1 -c "$OLD_CM" "$ADDR" "$PORT0"
@@ -165,30 +185,33 @@ elif start stock "$stock_dir"; then
 	if [ $rc -eq 0 ] && alive "$S/rpfsd.1.pid"; then
 		echo "INFO  stock libfabric, with the key: rpfsd survived the 96-byte sequence (this libfabric has a fix)"
 	else
-		echo "INFO  stock libfabric, with the key: rpfsd died on the 96-byte sequence, as expected; the patched library below fixes it"
+		echo "INFO  stock libfabric, with the key: rpfsd died on the 96-byte sequence, as expected; the embedded library below fixes it"
 	fi
 fi
 
 # ---- patched libfabric: key holders reach the provider, and it holds ----
-if [ -z "$patched" ] || [ ! -e "$patched/lib/libfabric.so.1" ]; then
-	fail "scripts/build-libfabric.sh gave no patched libfabric" "$TMP/build-libfabric.log"
-	finish
-fi
-# What `rpfs up` and the quickstart run: rpfsd itself finds the patched
-# library (configure --with-server-libfabric: a runpath), nothing set.
-if [ -n "${RPFS_BIN:-}" ] && [ -x "$RPFS_BIN/rpfsd" ]; then
-	lib=$(env -u LD_LIBRARY_PATH ldd "$RPFS_BIN/rpfsd" | sed -n 's/.*libfabric\.so\.1 => \([^ ]*\).*/\1/p')
-	case $lib in
-	"$patched"/*) pass "the installed rpfsd loads the patched libfabric by itself ($lib)" ;;
-	*) fail "the installed rpfsd loads $lib, not the patched libfabric in $patched" ;;
-	esac
-fi
-start patched "$patched/lib" || finish
+# What `rpfs up` and the quickstart run: RPFS_BIN's rpfsd, nothing set.
+start patched || finish
 P=$TMP/patched
-case $(mapped_lib "$P/rpfsd.0.pid") in
-"$patched"/*) pass "the patched set runs on the patched libfabric" ;;
-*) fail "the patched set runs on $(mapped_lib "$P/rpfsd.0.pid"), not $patched" ;;
+so=$(mapped_lib "$P/rpfsd.0.pid")
+case $(fabric_of "$RPFSD_INSTALLED") in
+*embedded*)
+	if [ -z "$so" ]; then
+		pass "the installed rpfsd runs on the embedded, patched libfabric ($(fabric_of "$RPFSD_INSTALLED"), no libfabric.so mapped)"
+	else
+		fail "the installed rpfsd says it is embedded but maps $so"
+	fi
+	;;
+*) fail "the installed rpfsd runs on '$(fabric_of "$RPFSD_INSTALLED")', not the embedded libfabric (configure --with-embedded-libfabric)" ;;
 esac
+# The patch is in the library the servers run (its message, in the file).
+common=$(ldd "$RPFSD_INSTALLED" 2>/dev/null |
+	sed -n 's/.*librpfs-common\.so[^ ]* => \([^ ]*\).*/\1/p')
+if [ -n "$common" ] && grep -q "Received a tagged message, but the endpoint has no" "$common"; then
+	pass "librpfs-common carries the tcp provider fix ($common)"
+else
+	fail "librpfs-common (${common:-not found}) has no tcp provider fix in it"
+fi
 crash_case "patched libfabric, with the key: the 96-byte sequence is accepted, the provider closes it, rpfsd lives" \
 	accepted "$P/rpfsd.0.pid" -k "$KEY" -1 "$ADDR" "$PORT0"
 crash_case "patched libfabric, with the key: an unsolicited ack (op 0, op_data 2), rpfsd lives" \
