@@ -35,6 +35,16 @@ int rpfs_admin_config_load(const char *path, rpfs_admin_config_t **out)
 	return 0;
 }
 
+int rpfs_admin_config_path(char *out, size_t len)
+{
+	char why[512] = "";
+	int ret = rpfs_config_search(out, len, why, sizeof(why));
+
+	if (ret)
+		rpfsc_err_set("%s", why);
+	return ret;
+}
+
 void rpfs_admin_config_free(rpfs_admin_config_t *a)
 {
 	if (!a)

@@ -80,6 +80,7 @@ int rpfsc_launch_config_init(struct rpfs_config *cfg, const struct rpfs_launch_o
 		struct rpfs_server_cfg *s = &cfg->servers[i];
 
 		snprintf(s->name, sizeof(s->name), "%d", i);
+		s->id = (uint32_t)i;
 		ret = put(s->address, sizeof(s->address), "address", "%s",
 			  o->address ? o->address : "127.0.0.1", 0);
 		ret = ret ? ret : put(s->dir, sizeof(s->dir), "path", "%s/s%d", dir, i);

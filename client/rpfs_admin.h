@@ -46,7 +46,14 @@ struct rpfs_server_info {
 	const char *dir; /* storage directory */
 };
 
-/* Load a config (NULL: RPFS_CONFIG, then /etc/rpfs/rpfs.conf), its
+/* The config used when none is named (rpfs_init(NULL, ...), the ROMIO
+ * driver without an rpfs_config hint, the rpfs command without --config
+ * or --dir): $RPFS_CONFIG if set, else the first readable of
+ * /etc/rpfs/rpfs.conf and ~/.rpfs/rpfs.conf ($RPFS_SYSCONFDIR replaces
+ * /etc, for tests). Errors: -ENOENT (the message names every place
+ * tried), -ENAMETOOLONG. */
+int rpfs_admin_config_path(char *out, size_t len);
+/* Load a config (NULL: rpfs_admin_config_path()), its
  * [transport] settings with the environment's RPFS_<KEY> over them.
  * Errors: -ENOENT and the like for a file that cannot be read, -EINVAL for
  * a bad one (the message names the file, line and cause), -ENOMEM. */
@@ -76,6 +83,37 @@ void rpfs_admin_settings_markdown(FILE *f);
 /* "4096", "64K", "1M", "2G" -> bytes. Errors: -EINVAL (not a size, or too
  * large). */
 int rpfs_admin_parse_size(const char *s, uint64_t *out);
+
+/* ---- a config for servers on several hosts (rpfs genconfig) ------------ */
+
+/* One server: rpfs_admin_genconfig_host() fills it from
+ * "ADDR[:PORT][,name=NAME][,roles=meta,io][,dir=PATH]" ([ADDR] for IPv6;
+ * roles also as meta+io). Errors: -EINVAL naming what is wrong. */
+struct rpfs_genconfig_host {
+	char name[64];	   /* "": s<i> (i: its place in the list, its id) */
+	char address[256]; /* the only address its rpfsd listens on */
+	int port;	   /* 0: 7100 */
+	unsigned roles;	   /* RPFS_ADMIN_ROLE_*; 0: io, and meta for the first */
+	char dir[1024];	   /* "": /var/lib/rpfs/<name> */
+};
+int rpfs_admin_genconfig_host(const char *spec, struct rpfs_genconfig_host *out);
+
+struct rpfs_genconfig_opts {
+	const struct rpfs_genconfig_host *hosts; /* ids 0 .. nhosts-1 in this order */
+	int nhosts;
+	uint64_t stripe_unit;  /* 0: 1 MiB */
+	uint32_t stripe_count; /* 0: all I/O servers */
+	/* [transport] settings, provider and timeout_ms say */
+	const struct rpfs_opt *settings;
+	int nsettings;
+	const char *log_dir; /* NULL: servers log to stderr (journald) */
+};
+
+/* Write outdir/rpfs.conf (a new cluster id, servers with stable ids, the
+ * key named relatively) and outdir/rpfs.key (new, mode 0600). Errors:
+ * -EEXIST either file exists (a new key would lock a running cluster out),
+ * -EINVAL a bad host, setting or stripe count (named), -errno writing. */
+int rpfs_admin_genconfig(const struct rpfs_genconfig_opts *o, const char *outdir);
 
 /* ---- launching a local server set ----------------------------------------
  *

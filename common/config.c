@@ -39,6 +39,8 @@ enum {
 	KEY_STRIPE_COUNT = 32,
 	KEY_KEY_FILE = 64,
 	KEY_CLUSTER_ID = 128,
+	KEY_ID = 256,
+	KEY_LOG_FILE = 512,
 };
 
 enum cfg_section { SEC_NONE, SEC_CLUSTER, SEC_SERVER, SEC_TRANSPORT };
@@ -52,6 +54,7 @@ struct cfg_parse {
 	char secname[256]; /* for messages */
 	unsigned seen;	   /* KEY_* seen in the current section */
 	int had_cluster, had_transport;
+	uint32_t with_id;	      /* servers with an id key */
 	int *server_line;	      /* line of each [server.NAME] header */
 	uint32_t cap;		      /* room in cfg->servers and server_line */
 	const struct xp_option *opts; /* a program's, applied before RPFS_* */
@@ -193,6 +196,7 @@ static void begin_server(struct cfg_parse *c, const char *name)
 	sv = &cfg->servers[cfg->nservers];
 	memset(sv, 0, sizeof(*sv));
 	strcpy(sv->name, name);
+	sv->id = cfg->nservers;
 	sv->io_index = -1;
 	sv->meta_index = -1;
 	c->server_line[cfg->nservers++] = c->line;
@@ -368,9 +372,23 @@ static void server_key(struct cfg_parse *c, const char *name, const char *value)
 		    copy_value(sv->dir, sizeof(sv->dir), value))
 			cfg_fail(c, "%s:%d: [%s] dir: empty or too long", c->path,
 				 c->line, c->secname);
+	} else if (!strcmp(name, "id")) {
+		if (!first_time(c, KEY_ID, name))
+			return;
+		c->with_id++;
+		if (parse_u32(value, &sv->id) || sv->id >= 1000000)
+			cfg_fail(c, "%s:%d: [%s] id = %s: bad number (0..999999)",
+				 c->path, c->line, c->secname, value);
+	} else if (!strcmp(name, "log_file")) {
+		if (first_time(c, KEY_LOG_FILE, name) &&
+		    copy_value(sv->log_file, sizeof(sv->log_file), value))
+			cfg_fail(c, "%s:%d: [%s] log_file: empty or too long", c->path,
+				 c->line, c->secname);
 	} else {
-		cfg_fail(c, "%s:%d: [%s] %s: unknown key (address, port, roles, dir)",
-			 c->path, c->line, c->secname, name);
+		cfg_fail(
+			c,
+			"%s:%d: [%s] %s: unknown key (address, port, roles, dir, id, log_file)",
+			c->path, c->line, c->secname, name);
 	}
 }
 
@@ -409,12 +427,48 @@ static int cfg_ini_line(void *user, const char *section, const char *name,
 	return !c->err;
 }
 
+/* Servers in the order of their ids (insertion sort: a handful of
+ * servers, and stable); two with one id are an error naming both. */
+static void order_by_id(struct cfg_parse *c)
+{
+	struct rpfs_config *cfg = c->cfg;
+
+	if (c->with_id && c->with_id != cfg->nservers) {
+		cfg_fail(
+			c,
+			"%s: %u of the %u servers have an id: give every server one or none",
+			c->path, c->with_id, cfg->nservers);
+		return;
+	}
+	for (uint32_t i = 1; i < cfg->nservers; i++) {
+		struct rpfs_server_cfg sv = cfg->servers[i];
+		int line = c->server_line[i];
+		uint32_t j = i;
+
+		for (; j > 0 && cfg->servers[j - 1].id > sv.id; j--) {
+			cfg->servers[j] = cfg->servers[j - 1];
+			c->server_line[j] = c->server_line[j - 1];
+		}
+		cfg->servers[j] = sv;
+		c->server_line[j] = line;
+		if (j > 0 && cfg->servers[j - 1].id == sv.id) {
+			cfg_fail(c, "%s:%d: [server.%s]: id %u is taken (line %d)",
+				 c->path, line, sv.name, sv.id, c->server_line[j - 1]);
+			return;
+		}
+	}
+}
+
 /* Whole-file rules, once every line has been read. */
 static void cfg_finish(struct cfg_parse *c)
 {
 	struct rpfs_config *cfg = c->cfg;
 	static const char *const need[] = {"address", "port", "roles", "dir"};
 	char why[256];
+
+	order_by_id(c);
+	if (c->err)
+		return;
 
 	for (uint32_t i = 0; i < cfg->nservers; i++) {
 		struct rpfs_server_cfg *sv = &cfg->servers[i];
@@ -479,6 +533,43 @@ static void cfg_finish(struct cfg_parse *c)
 			 c->nopts ? " with the options" : "", why);
 }
 
+/* One candidate of the search: 0 and out set if it can be read. */
+static int search_try(const char *dir, const char *rest, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s%s", dir, rest);
+
+	return n > 0 && (size_t)n < len && !access(out, R_OK) ? 0 : -ENOENT;
+}
+
+int rpfs_config_search(char *out, size_t len, char *why, size_t whylen)
+{
+	const char *env = getenv("RPFS_CONFIG");
+	const char *etc = getenv("RPFS_SYSCONFDIR");
+	const char *home = getenv("HOME");
+	char sys[1100];
+
+	if (env && *env) {
+		/* Named: used even if missing, so the error names it. */
+		if ((size_t)snprintf(out, len, "%s", env) < len)
+			return 0;
+		snprintf(why, whylen, "RPFS_CONFIG: path too long");
+		return -ENAMETOOLONG;
+	}
+	if (!etc || !*etc)
+		etc = RPFS_SYSCONF_DIR;
+	snprintf(sys, sizeof(sys), "%s/rpfs/rpfs.conf", etc);
+	if (!search_try(sys, "", out, len))
+		return 0;
+	if (home && *home && !search_try(home, "/.rpfs/rpfs.conf", out, len))
+		return 0;
+	if (why && whylen)
+		snprintf(
+			why, whylen,
+			"no cluster config: RPFS_CONFIG is not set, and neither %s nor %s/.rpfs/rpfs.conf can be read",
+			sys, home && *home ? home : "$HOME");
+	return -ENOENT;
+}
+
 int rpfs_config_load(const char *path, struct rpfs_config *cfg, char *why, size_t whylen)
 {
 	return rpfs_config_load_opts(path, NULL, 0, cfg, why, whylen);
@@ -489,15 +580,18 @@ int rpfs_config_load_opts(const char *path, const struct xp_option *opts, int no
 {
 	struct cfg_parse c = {
 		.cfg = cfg, .opts = opts, .nopts = nopts, .why = why, .whylen = whylen};
+	char found[sizeof(cfg->path)];
 	int line;
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (why && whylen)
 		why[0] = '\0';
 	if (!path) {
-		path = getenv("RPFS_CONFIG");
-		if (!path || !*path)
-			path = RPFS_DEFAULT_CONFIG;
+		int err = rpfs_config_search(found, sizeof(found), why, whylen);
+
+		if (err)
+			return err;
+		path = found;
 	}
 	c.path = path;
 	if (strlen(path) >= sizeof(cfg->path)) {
@@ -650,6 +744,10 @@ static int write_body(FILE *f, const struct rpfs_config *cfg)
 				   : r == RPFS_ROLE_META		? "meta"
 									: "io");
 		ret = ret ? ret : put_kv(f, "dir", sv->dir);
+		snprintf(v, sizeof(v), "%u", sv->id);
+		ret = ret ? ret : put_kv(f, "id", v);
+		if (!ret && sv->log_file[0])
+			ret = put_kv(f, "log_file", sv->log_file);
 	}
 	return ret ? ret : write_transport(f, &cfg->xport);
 }

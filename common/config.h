@@ -11,14 +11,20 @@
  *   port = 7100
  *   roles = meta,io           ; meta and/or io
  *   dir = /var/lib/rpfs/s0    ; storage directory (LMDB and datafiles)
+ *   id = 0                    ; stable server id (all servers or none)
+ *   log_file = /var/log/rpfs/s0.log   ; rpfsd's log (default stderr)
  *
  *   [transport]               ; see params.h
  *   inline_max = 4K
  *
- * Servers keep their order in the file: the n-th server with role io is I/O
- * server n (layouts name I/O servers by this index), the n-th with role meta
- * is metadata server n (paths hash onto this index). Clients find the file
- * by an explicit path, then RPFS_CONFIG, then /etc/rpfs/rpfs.conf. */
+ * Servers are ordered by their ids, or by their order in the file when
+ * they have none: the n-th server with role io is I/O server n (layouts
+ * name I/O servers by this index), the n-th with role meta is metadata
+ * server n (paths hash onto this index). With ids, moving sections around
+ * in the file changes nothing; each server's storage records its name and
+ * indexes (server/identity.c), so a config that would give a server other
+ * indexes (renumbered, a server inserted before it) is refused at start. Clients find the
+ * file by an explicit path, else rpfs_config_search(). */
 #ifndef RPFS_CONFIG_H
 #define RPFS_CONFIG_H
 
@@ -31,7 +37,7 @@
 #define RPFS_ROLE_META	      1u
 #define RPFS_ROLE_IO	      2u
 #define RPFS_MAX_SERVERS      1024
-#define RPFS_DEFAULT_CONFIG   "/etc/rpfs/rpfs.conf"
+#define RPFS_SYSCONF_DIR      "/etc" /* RPFS_SYSCONFDIR replaces it (tests) */
 #define RPFS_CLUSTER_ID_SIZE  16
 #define RPFS_FINGERPRINT_SIZE 16
 
@@ -41,8 +47,10 @@ struct rpfs_server_cfg {
 	char port[16];
 	unsigned roles; /* RPFS_ROLE_* */
 	char dir[1024];
-	int io_index;	/* index among I/O servers, or -1 */
-	int meta_index; /* index among metadata servers, or -1 */
+	char log_file[1024]; /* rpfsd's log file, or "" (stderr) */
+	uint32_t id;	     /* given, or the position in the file */
+	int io_index;	     /* index among I/O servers, or -1 */
+	int meta_index;	     /* index among metadata servers, or -1 */
 };
 
 struct rpfs_config {
@@ -60,7 +68,14 @@ struct rpfs_config {
 	struct xp_params xport;
 };
 
-/* Load path (NULL: RPFS_CONFIG, then RPFS_DEFAULT_CONFIG). On error returns
+/* The config used when none is named, the one search order of the
+ * library, the CLI and the MPI drivers: $RPFS_CONFIG if set (even if it
+ * is missing, so the error names it), else the first readable of
+ * /etc/rpfs/rpfs.conf (the administrator's) and ~/.rpfs/rpfs.conf (`rpfs
+ * up`'s). $RPFS_SYSCONFDIR replaces /etc, for tests. 0 with the path in
+ * out, or -ENOENT with a message naming every place tried. */
+int rpfs_config_search(char *out, size_t len, char *why, size_t whylen);
+/* Load path (NULL: rpfs_config_search()). On error returns
  * a negative errno and writes a message naming the file, line and cause
  * into why. Transport settings: defaults, then [transport], then RPFS_*. */
 int rpfs_config_load(const char *path, struct rpfs_config *cfg, char *why, size_t whylen);

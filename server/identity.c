@@ -2,9 +2,13 @@
  * and the identity and credentials of each connected client.
  *
  * Storage: a server's directory records the cluster and the server it
- * belongs to (DIR/rpfs-identity, written at the first start). A server
- * started on another server's directory, or on one of another cluster,
- * refuses to start, so data never moves silently between servers.
+ * belongs to, by name and by its I/O and metadata indexes (what layouts
+ * and the path hash name; DIR/rpfs-identity, written at the first start).
+ * A server started on another server's directory, on one of another
+ * cluster, or from a config that gives it other indexes (servers
+ * renumbered, or inserted before it) refuses to start, so data never
+ * moves silently between servers. A record of the older form (name only)
+ * is taken for its name and completed.
  *
  * Clients: the transport calls ident_hello for every authenticated HELLO
  * (common/hello.h). A client whose cluster id, server list (fingerprint)
@@ -74,7 +78,34 @@ static void ident_text(const struct srv *s, char *buf, size_t len)
 	char hex[2 * RPFS_CLUSTER_ID_SIZE + 1];
 
 	rpfs_hex(s->cfg.cluster_id, RPFS_CLUSTER_ID_SIZE, hex);
-	snprintf(buf, len, "cluster %s server %s\n", hex, s->me->name);
+	snprintf(buf, len, "cluster %s server %s io %d meta %d\n", hex, s->me->name,
+		 s->me->io_index, s->me->meta_index);
+}
+
+/* Write the identity line to path (new, or replacing an older form). */
+static int ident_write(const char *path, const char *want, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+
+	if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want) ||
+	    fsync(fd)) {
+		fprintf(stderr, "rpfsd: couldn't record the storage identity in %s: %s\n",
+			path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The older form: "cluster X server NAME\n", want without its indexes. */
+static bool ident_legacy(const char *have, const char *want)
+{
+	const char *io = strstr(want, " io ");
+	size_t n = io ? (size_t)(io - want) : 0;
+
+	return n && strlen(have) == n + 1 && !strncmp(have, want, n) && have[n] == '\n';
 }
 
 int ident_check_storage(struct srv *s)
@@ -86,21 +117,8 @@ int ident_check_storage(struct srv *s)
 	ident_text(s, want, sizeof(want));
 	snprintf(path, sizeof(path), "%s/%s", s->me->dir, IDENT_FILE);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		/* First start on this directory: it is ours from now on. */
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want) ||
-		    fsync(fd)) {
-			fprintf(stderr,
-				"rpfsd: couldn't record the storage identity in %s: %s\n",
-				path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return -EIO;
-		}
-		close(fd);
-		return 0;
-	}
+	if (fd < 0 && errno == ENOENT) /* first start here: ours from now on */
+		return ident_write(path, want, O_EXCL);
 	if (fd < 0) {
 		fprintf(stderr, "rpfsd: couldn't read %s: %s\n", path, strerror(errno));
 		return -EIO;
@@ -108,10 +126,12 @@ int ident_check_storage(struct srv *s)
 	n = read(fd, have, sizeof(have) - 1);
 	close(fd);
 	have[n > 0 ? n : 0] = 0;
+	if (ident_legacy(have, want))
+		return ident_write(path, want, O_TRUNC);
 	if (strcmp(have, want)) {
 		fprintf(stderr,
 			"rpfsd: storage directory %s belongs to another server or cluster:\n"
-			"  it holds   %s  this is    %s  (a config that names the servers differently, or another server's directory: refusing to serve it)\n",
+			"  it holds   %s  this is    %s  (a config that names or numbers the servers differently, or another server's directory: refusing to serve it)\n",
 			s->me->dir, have[0] ? have : "(nothing)\n", want);
 		return -ESTALE;
 	}

@@ -1,7 +1,7 @@
 /* rpfsd: the rpfs server daemon, metadata and/or I/O roles per the config.
  *
  *   rpfsd --config FILE --name NAME [--foreground|--daemon] [--pidfile F]
- *         [--log-level L] [--accept-empty-metadata]
+ *         [--log-level L] [--log-file F] [--accept-empty-metadata]
  *   rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]
  *   rpfsd --list-settings
  *
@@ -21,6 +21,12 @@
  * --check examines a stopped server's storage (check.c) and exits 0 when
  * it is clean, 1 when it found problems (repaired or not), 2 on a usage or
  * config error.
+ *
+ * --log-file F (or log_file in the server's section) appends the daemon's
+ * stderr, every log line, to F from the moment it is up to serve (earlier
+ * failures go to the terminal); SIGHUP opens F again by name, so logrotate
+ * can move it away. Under systemd without a log file, lines carry syslog
+ * priorities for journald (log.h).
  *
  * --list-settings prints the table of transport settings (params.h): the
  * keys of the config's [transport] section and of RPFS_<NAME>.
@@ -59,13 +65,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
 		"             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
-		"             [--accept-empty-metadata]\n"
+		"             [--log-file FILE] [--accept-empty-metadata]\n"
 		"       rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]\n"
 		"       rpfsd --list-settings\n"
 		"       rpfsd --version\n"
 		"\n"
 		"Serve the roles (meta, io) that FILE gives server NAME (its section\n"
 		"name after \"server.\", or its index in the file).\n"
+		"--log-file: append the log to FILE (default: the server's log_file,\n"
+		"else stderr); SIGHUP opens it again (logrotate).\n"
 		"--list-settings: the transport settings of the [transport] section\n"
 		"and RPFS_<NAME> variables, with types, defaults, ranges and help.\n"
 		"--version: rpfsd's version and the libfabric it runs on.\n");
@@ -278,6 +286,7 @@ int main(int argc, char **argv)
 		{"daemon", no_argument, NULL, 'd'},
 		{"pidfile", required_argument, NULL, 'p'},
 		{"log-level", required_argument, NULL, 'l'},
+		{"log-file", required_argument, NULL, 'O'},
 		{"accept-empty-metadata", no_argument, NULL, 'E'},
 		{"check", no_argument, NULL, 'C'},
 		{"repair", no_argument, NULL, 'R'},
@@ -287,7 +296,7 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *name = NULL, *pidfile = NULL;
+	const char *config = NULL, *name = NULL, *pidfile = NULL, *log_file = NULL;
 	struct srv *s = NULL;
 	bool daemon_mode = false, accept_empty = false, check = false;
 	unsigned check_flags = 0;
@@ -320,6 +329,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			rpfs_log_set_level(level);
+			break;
+		case 'O':
+			log_file = optarg;
 			break;
 		case 'E':
 			accept_empty = true;
@@ -369,6 +381,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -421,6 +434,18 @@ int main(int argc, char **argv)
 	}
 	if (daemon_mode)
 		notify_fd = daemonize();
+	if (!log_file && s->me->log_file[0])
+		log_file = s->me->log_file;
+	if (log_file && (ret = rpfs_log_to_file(log_file))) {
+		snprintf(startup_why, sizeof(startup_why),
+			 "rpfsd %s: couldn't open log file %.400s: %s", s->me->name,
+			 log_file, strerror(-ret));
+		if (notify_fd < 0)
+			fprintf(stderr, "%s\n", startup_why);
+		notify(notify_fd, 2);
+		status = 2;
+		goto out_cfg;
+	}
 	/* The pid file from the start, not only once ready: a launcher that
 	 * gives up on a start (`rpfs up` moving to other ports) must find a
 	 * server still starting, to stop it. */
@@ -477,9 +502,19 @@ int main(int argc, char **argv)
 		 s->port, roles, xp_libfabric_desc(lf, sizeof(lf)));
 	notify(notify_fd, 0);
 
-	do {
+	for (;;) {
 		ret = sigwait(&set, &sig);
-	} while (ret == EINTR);
+		if (ret == EINTR)
+			continue;
+		if (sig != SIGHUP)
+			break;
+		ret = rpfs_log_reopen();
+		if (ret)
+			log_err("rpfsd %s: couldn't open log file %s again: %s",
+				s->me->name, log_file, strerror(-ret));
+		else
+			log_info("rpfsd %s: log file opened again (SIGHUP)", s->me->name);
+	}
 	log_info("rpfsd %s: %s, shutting down", s->me->name, strsignal(sig));
 	shutdown_server(s);
 	if (pidfile)

@@ -5,8 +5,8 @@
  * starts one rpfsd daemon per server and waits until each answers a ping;
  * down stops them through their pidfiles. The other commands (ls, stat,
  * mkdir, rmdir, rm, cp, cat, df, ping) are clients of any cluster through
- * librpfs; they find the config by --config, --dir, $RPFS_CONFIG, then the
- * default directory ($RPFS_DIR or ~/.rpfs). `rpfs settings` prints the
+ * librpfs; they find the config by --config, --dir, $RPFS_CONFIG,
+ * $RPFS_DIR, then librpfs's search (/etc/rpfs, ~/.rpfs). `rpfs settings` prints the
  * table of transport settings (params.h) with the values the config in use
  * gives them.
  *
@@ -70,6 +70,15 @@ static const char usage_text[] =
 	"        ~/.rpfs. --provider writes the libfabric provider into the config.\n"
 	"  down [--dir D]       stop the servers started by up (SIGTERM, then SIGKILL)\n"
 	"\n"
+	"Several hosts:\n"
+	"  genconfig --host ADDR[:PORT][,name=N][,roles=meta,io][,dir=PATH] ...\n"
+	"     [--provider tcp|verbs] [--stripe-unit S] [--stripe-count C]\n"
+	"     [--set KEY=VALUE] [--log-dir D] --out DIR\n"
+	"        write DIR/rpfs.conf (one server per --host, ids in that order, the\n"
+	"        first meta,io and the others io unless roles= says; port 7100, dir\n"
+	"        /var/lib/rpfs/NAME) and a new key DIR/rpfs.key (0600); copy both\n"
+	"        to /etc/rpfs/ on every server and client\n"
+	"\n"
 	"Client commands (paths are in rpfs; 'rpfs:' prefix optional):\n"
 	"  ls [-l] [PATH]       list a directory\n"
 	"  stat PATH            attributes and layout\n"
@@ -87,7 +96,7 @@ static const char usage_text[] =
 	"        config in use; --markdown: the table alone, as the README has it\n"
 	"\n"
 	"The config comes from --config FILE, --dir D (D/rpfs.conf), $RPFS_CONFIG,\n"
-	"then $RPFS_DIR/rpfs.conf or ~/.rpfs/rpfs.conf.\n";
+	"$RPFS_DIR/rpfs.conf, then /etc/rpfs/rpfs.conf, then ~/.rpfs/rpfs.conf.\n";
 
 static void usage(FILE *to, int status)
 {
@@ -158,17 +167,19 @@ static const char *default_dir(void)
 	return buf;
 }
 
-/* Explicit options win over the environment. */
+/* Explicit options win over the environment; then RPFS_CONFIG, RPFS_DIR
+ * (where `rpfs up` put it), then librpfs's search: /etc/rpfs/rpfs.conf,
+ * ~/.rpfs/rpfs.conf (the last one tried when none exists, for messages). */
 static const char *config_path(const struct opts *o)
 {
 	static char buf[PATH_MAX];
-	const char *env = getenv("RPFS_CONFIG");
+	const char *env = getenv("RPFS_CONFIG"), *d = getenv("RPFS_DIR");
 
 	if (o->config)
 		return o->config;
-	if (!o->dir && env && *env)
-		return env;
-	fmt(buf, sizeof(buf), "%s/rpfs.conf", o->dir ? o->dir : default_dir());
+	if (o->dir || (!(env && *env) && d && *d) ||
+	    rpfs_admin_config_path(buf, sizeof(buf)) == -ENOENT)
+		fmt(buf, sizeof(buf), "%s/rpfs.conf", o->dir ? o->dir : default_dir());
 	return buf;
 }
 
@@ -935,6 +946,59 @@ static int cmd_ping(const struct opts *o)
 	return failed ? 1 : 0;
 }
 
+/* rpfs genconfig: its own options (repeated --host), librpfs does the work. */
+static int cmd_genconfig(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"host", required_argument, NULL, 'H'},
+		{"provider", required_argument, NULL, 'P'},
+		{"stripe-unit", required_argument, NULL, 's'},
+		{"stripe-count", required_argument, NULL, 'C'},
+		{"set", required_argument, NULL, 'S'},
+		{"log-dir", required_argument, NULL, 'L'},
+		{"out", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0},
+	};
+	struct rpfs_genconfig_host hosts[256];
+	struct rpfs_opt set[64];
+	struct rpfs_genconfig_opts g = {.hosts = hosts, .settings = set};
+	const char *out = NULL;
+	uint64_t sz;
+	char *eq;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ch == 'H' && g.nhosts < 256) {
+			if (rpfs_admin_genconfig_host(optarg, &hosts[g.nhosts++]))
+				die("%s", rpfs_errmsg());
+		} else if ((ch == 'P' || ch == 'S') && g.nsettings < 64) {
+			eq = ch == 'S' ? strchr(optarg, '=') : NULL;
+			if (ch == 'S' && !eq)
+				die("--set %s: want KEY=VALUE", optarg);
+			if (eq)
+				*eq = 0;
+			set[g.nsettings++] = (struct rpfs_opt){eq ? optarg : "provider",
+							       eq ? eq + 1 : optarg};
+		} else if (ch == 's' && !rpfs_admin_parse_size(optarg, &sz) && sz) {
+			g.stripe_unit = sz;
+		} else if (ch == 'C' && !rpfs_admin_parse_size(optarg, &sz) &&
+			   sz <= 1024) {
+			g.stripe_count = (uint32_t)sz;
+		} else if (ch == 'L' || ch == 'o') {
+			*(ch == 'L' ? &g.log_dir : &out) = optarg;
+		} else {
+			die("genconfig: bad or too many options (rpfs help)");
+		}
+	}
+	if (optind < argc || !out || !g.nhosts)
+		die("genconfig: want --host ... and --out DIR (rpfs help)");
+	if (rpfs_admin_genconfig(&g, out))
+		die("genconfig: %s", rpfs_errmsg());
+	printf("wrote %s/rpfs.conf and %s/rpfs.key (0600) for %d servers\n", out, out,
+	       g.nhosts);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -954,6 +1018,8 @@ int main(int argc, char **argv)
 	uint64_t sz;
 	int ch;
 
+	if (argc > 1 && !strcmp(argv[1], "genconfig"))
+		return cmd_genconfig(argc - 1, argv + 1);
 	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:a:P:lh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'n':

@@ -4,9 +4,12 @@
 # data. Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 #
 #   - a client without a key, or with another cluster's key, is refused;
-#   - a config that lists the servers in another order, at other ports, or
-#     of another cluster gets an error naming the difference;
-#   - a server started on another server's storage directory refuses;
+#   - a config that lists the servers in another order (without ids), at
+#     other ports, or of another cluster gets an error naming the
+#     difference; with ids (what rpfs up writes) the order in the file
+#     does not matter;
+#   - a server started on another server's storage directory, or from a
+#     config that gives it other indexes, refuses;
 #   - user nobody (its own copy of the key) can neither read nor remove
 #     root's 0600 file, nor remove root's file through root's directory,
 #     nor change its mode, nor write or create where the modes say no, and
@@ -61,11 +64,13 @@ s = open(conf).read()
 s0, s1 = s.index('[server.0]'), s.index('[server.1]')
 head, a, b = s[:s0], s[s0:s1], s[s1:]
 open(tmp + '/reordered.conf', 'w').write(head + b.rstrip() + '\n\n' + a)
+noid = lambda t: re.sub(r'\nid = \d+\n', '\n', t)
+open(tmp + '/reordered-noid.conf', 'w').write(noid(head + b.rstrip() + '\n\n' + a))
 p0 = re.search(r'\[server\.0\][^\[]*?port = (\d+)', s).group(1)
 p1 = re.search(r'\[server\.1\][^\[]*?port = (\d+)', s).group(1)
 sw = s.replace('port = ' + p0, 'port = X').replace('port = ' + p1, 'port = ' + p0).replace('port = X', 'port = ' + p1)
 open(tmp + '/ports.conf', 'w').write(sw)
-open(tmp + '/cluster.conf', 'w').write(re.sub(r'\nid = [0-9a-f]+', '\nid = 00112233445566778899aabbccddeeff', s))
+open(tmp + '/cluster.conf', 'w').write(re.sub(r'\nid = [0-9a-f]{32}\n', '\nid = 00112233445566778899aabbccddeeff\n', s))
 open(tmp + '/nokey.conf', 'w').write(re.sub(r'key_file = .*\n', '', s))
 open(tmp + '/otherkey.conf', 'w').write(re.sub(r'key_file = .*\n', 'key_file = ' + tmp + '/other.key\n', s))
 open(tmp + '/openkey.conf', 'w').write(re.sub(r'key_file = .*\n', 'key_file = ' + tmp + '/open.key\n', s))
@@ -79,8 +84,13 @@ refused "no key" "names no cluster key" "$RPFS" --config "$TMP/nokey.conf" stat 
 refused "a key other users can read" "chmod 600" "$RPFS" --config "$TMP/openkey.conf" stat /data
 refused "another cluster's key" "did not accept our cluster key" \
 	"$RPFS" --config "$TMP/otherkey.conf" cat /data
-refused "servers listed in another order" "another order" \
-	"$RPFS" --config "$TMP/reordered.conf" cat /data
+refused "servers listed in another order, without ids" "another order" \
+	"$RPFS" --config "$TMP/reordered-noid.conf" cat /data
+if "$RPFS" --config "$TMP/reordered.conf" cat /data 2>"$TMP/out" | cmp -s - "$TMP/data"; then
+	ok "servers listed in another order with their ids: the same bytes"
+else
+	bad "servers listed in another order with their ids did not read the same bytes"
+fi
 refused "servers at other ports" "other ports" "$RPFS" --config "$TMP/ports.conf" cat /data
 refused "another cluster's config" "belongs to cluster" \
 	"$RPFS" --config "$TMP/cluster.conf" cat /data
@@ -89,6 +99,10 @@ refused "another cluster's config" "belongs to cluster" \
 sed "s|dir = $D/s0|dir = $D/s1|" "$C" >"$TMP/swapdir.conf"
 refused "a server on another server's storage" "belongs to another server" \
 	"$RPFSD" --config "$TMP/swapdir.conf" --name 0 --foreground
+
+# a server whose config numbers it otherwise (its storage records its indexes)
+refused "a server given other indexes by its config" "belongs to another server" \
+	"$RPFSD" --config "$TMP/reordered-noid.conf" --name 1 --foreground
 
 # Another user: nobody, with its own copy of the key (a key holder states
 # its uid like an NFS AUTH_SYS client; the servers check the modes for it).

@@ -2,7 +2,8 @@
  * its roles, indexes, defaults and transport section; every kind of mistake
  * is -EINVAL with a message naming the file, the place and the cause; a
  * written file loads back identically, every setting of the table
- * included; RPFS_CONFIG is honoured; paths hash
+ * included; RPFS_CONFIG is honoured, and without it /etc/rpfs then
+ * ~/.rpfs (faked); server ids order the servers; paths hash
  * onto metadata servers stably. Check forks each test, so environment
  * changes stay inside it. */
 #include <check.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -84,6 +86,17 @@ static void write_temp(char *path, size_t len, const char *text)
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq((int)fwrite(text, 1, strlen(text), f), (int)strlen(text));
 	fclose(f);
+}
+
+/* Write text to path (a name of our choosing). 0 or -1. */
+static int put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
 }
 
 static int load_text(const char *text, struct rpfs_config *cfg, char *why, size_t whylen)
@@ -571,6 +584,189 @@ START_TEST(meta_for_path_is_stable_and_in_range)
 }
 END_TEST
 
+/* ---- the search when no path is named --------------------------------- */
+
+/* A fake HOME and system directory, each with or without a config. */
+struct search_dirs {
+	char root[64], etc[128], home[128];
+};
+
+static void search_setup(struct search_dirs *d, int in_etc, int in_home)
+{
+	char p[256];
+
+	clear_rpfs_env();
+	snprintf(d->root, sizeof(d->root), "/tmp/rpfs-search-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(d->root));
+	snprintf(d->etc, sizeof(d->etc), "%s/etc", d->root);
+	snprintf(d->home, sizeof(d->home), "%s/home", d->root);
+	snprintf(p, sizeof(p), "%s/rpfs", d->etc);
+	ck_assert_int_eq(mkdir(d->etc, 0755) | mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/.rpfs", d->home);
+	ck_assert_int_eq(mkdir(d->home, 0755) | mkdir(p, 0755), 0);
+	setenv("RPFS_SYSCONFDIR", d->etc, 1);
+	setenv("HOME", d->home, 1);
+	if (in_etc) {
+		snprintf(p, sizeof(p), "%s/rpfs/rpfs.conf", d->etc);
+		ck_assert_int_eq(put_text(p, ONE_SERVER), 0);
+	}
+	if (in_home) {
+		snprintf(p, sizeof(p), "%s/.rpfs/rpfs.conf", d->home);
+		ck_assert_int_eq(put_text(p, ONE_SERVER), 0);
+	}
+}
+
+static void search_teardown(struct search_dirs *d)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d->root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* What rpfs_config_load(NULL) opened, or the error. */
+static int search_loads(char *path, size_t len)
+{
+	struct rpfs_config cfg;
+	char why[512] = "";
+	int ret = rpfs_config_load(NULL, &cfg, why, sizeof(why));
+
+	snprintf(path, len, "%.500s", ret ? why : cfg.path);
+	if (!ret)
+		rpfs_config_free(&cfg);
+	return ret;
+}
+
+START_TEST(search_takes_rpfs_config_first)
+{
+	struct search_dirs d;
+	char path[512], want[256];
+
+	search_setup(&d, 1, 1);
+	snprintf(want, sizeof(want), "%s/elsewhere.conf", d.root);
+	ck_assert_int_eq(put_text(want, ONE_SERVER), 0);
+	setenv("RPFS_CONFIG", want, 1);
+	ck_assert_int_eq(search_loads(path, sizeof(path)), 0);
+	ck_assert_str_eq(path, want);
+	/* named but missing: an error naming it, not a fall-back */
+	setenv("RPFS_CONFIG", "/nonexistent/x.conf", 1);
+	ck_assert_int_eq(search_loads(path, sizeof(path)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(path, "/nonexistent/x.conf"));
+	search_teardown(&d);
+}
+END_TEST
+
+START_TEST(search_takes_the_system_config_before_home)
+{
+	struct search_dirs d;
+	char path[512], want[256];
+
+	search_setup(&d, 1, 1);
+	snprintf(want, sizeof(want), "%s/rpfs/rpfs.conf", d.etc);
+	ck_assert_int_eq(search_loads(path, sizeof(path)), 0);
+	ck_assert_str_eq(path, want);
+	search_teardown(&d);
+}
+END_TEST
+
+START_TEST(search_takes_home_without_a_system_config)
+{
+	struct search_dirs d;
+	char path[512], want[256];
+
+	search_setup(&d, 0, 1);
+	snprintf(want, sizeof(want), "%s/.rpfs/rpfs.conf", d.home);
+	ck_assert_int_eq(search_loads(path, sizeof(path)), 0);
+	ck_assert_str_eq(path, want);
+	search_teardown(&d);
+}
+END_TEST
+
+START_TEST(search_without_any_config_names_every_place)
+{
+	struct search_dirs d;
+	char path[512];
+
+	search_setup(&d, 0, 0);
+	ck_assert_int_eq(search_loads(path, sizeof(path)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(path, "RPFS_CONFIG"));
+	ck_assert_ptr_nonnull(strstr(path, d.etc));
+	ck_assert_ptr_nonnull(strstr(path, d.home));
+	search_teardown(&d);
+}
+END_TEST
+
+/* ---- stable server ids ------------------------------------------------ */
+
+#define SERVER_ID(name, id, roles)                                                       \
+	"[server." name "]\naddress = 127.0.0.1\nport = 71" id "\nroles = " roles        \
+	"\ndir = /tmp/" name "\nid = " id "\n"
+
+START_TEST(ids_order_the_servers_whatever_the_file_order)
+{
+	static const char a[] = SERVER_ID("x", "10", "meta,io") SERVER_ID("y", "20", "io")
+		SERVER_ID("z", "30", "io");
+	static const char b[] = SERVER_ID("z", "30", "io") SERVER_ID("x", "10", "meta,io")
+		SERVER_ID("y", "20", "io");
+	struct rpfs_config ca, cb;
+	uint8_t fa[RPFS_FINGERPRINT_SIZE], fb[RPFS_FINGERPRINT_SIZE];
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(a, &ca, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(load_text(b, &cb, why, sizeof(why)) == 0, "%s", why);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_str_eq(ca.servers[i].name, cb.servers[i].name);
+		ck_assert_int_eq(ca.servers[i].io_index, cb.servers[i].io_index);
+	}
+	ck_assert_str_eq(cb.servers[0].name, "x");
+	ck_assert_int_eq(cb.servers[2].io_index, 2);
+	ck_assert_uint_eq(cb.servers[2].id, 30);
+	/* the same cluster to a client's handshake */
+	memset(ca.cluster_id, 0, sizeof(ca.cluster_id));
+	memset(cb.cluster_id, 0, sizeof(cb.cluster_id));
+	rpfs_config_fingerprint(&ca, fa);
+	rpfs_config_fingerprint(&cb, fb);
+	ck_assert_mem_eq(fa, fb, sizeof(fa));
+	rpfs_config_free(&ca);
+	rpfs_config_free(&cb);
+}
+END_TEST
+
+START_TEST(ids_must_be_unique_and_on_every_server_or_none)
+{
+	static const char dup[] =
+		SERVER_ID("x", "10", "meta,io") SERVER_ID("y", "10", "io");
+	static const char some[] = SERVER_ID("x", "10", "meta,io") ONE_SERVER;
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_int_eq(load_text(dup, &cfg, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "id 10 is taken"), "%s", why);
+	ck_assert_int_eq(load_text(some, &cfg, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "1 of the 2 servers have an id"), "%s", why);
+	ck_assert_int_eq(load_text(ONE_SERVER "id = x\n", &cfg, why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, "bad number"), "%s", why);
+}
+END_TEST
+
+START_TEST(a_server_log_file_is_read_and_written)
+{
+	struct rpfs_config cfg;
+	char why[256] = "";
+
+	clear_rpfs_env();
+	ck_assert_msg(load_text(ONE_SERVER "log_file = /var/log/rpfs/0.log\n", &cfg, why,
+				sizeof(why)) == 0,
+		      "%s", why);
+	ck_assert_str_eq(cfg.servers[0].log_file, "/var/log/rpfs/0.log");
+	ck_assert_uint_eq(cfg.servers[0].id, 0);
+	rpfs_config_free(&cfg);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -608,6 +804,17 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, explicit_path_wins_over_rpfs_config);
 	tcase_add_test(tc, find_accepts_name_or_section_name);
 	tcase_add_test(tc, meta_for_path_is_stable_and_in_range);
+	tcase_add_test(tc, search_takes_rpfs_config_first);
+	tcase_add_test(tc, search_takes_the_system_config_before_home);
+	tcase_add_test(tc, search_takes_home_without_a_system_config);
+	tcase_add_test(tc, search_without_any_config_names_every_place);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ids");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ids_order_the_servers_whatever_the_file_order);
+	tcase_add_test(tc, ids_must_be_unique_and_on_every_server_or_none);
+	tcase_add_test(tc, a_server_log_file_is_read_and_written);
 	suite_add_tcase(s, tc);
 	return s;
 }

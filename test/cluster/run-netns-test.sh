@@ -1,0 +1,253 @@
+#!/bin/sh
+# run-netns-test.sh: rpfs on a cluster of "hosts" made of network
+# namespaces (test/cluster/netns.sh): one rpfsd per host namespace, each
+# started from one `rpfs genconfig` config by its name and listening on
+# its host's address only, MPI clients (mpiexec's own launcher) in a client
+# namespace, veth links through a bridge.
+#
+# Usage: test/cluster/run-netns-test.sh MPICH_PREFIX
+# Environment: RPFS_BIN (directory of rpfs and rpfsd; default: on PATH),
+#   NS_HOSTS_N (hosts, default 4), TEST_TIMEOUT (seconds per MPI run, 120).
+#
+# What it checks:
+#   - every server answers from the client namespace, and listens on its
+#     own address only;
+#   - collective write (4 processes) then reads by 2 and 3 processes, each
+#     byte checked, independent and through a strided view (list I/O);
+#     the strided example (examples/mpi_io_demo);
+#   - striping across hosts: `rpfs stat` puts the slots on every host, and
+#     every host's storage holds its share of the bytes (they add up);
+#   - quick scaling on shaped links (tc tbf, 40 Mbit each way per host):
+#     a file striped over 4 hosts moves faster than one on 1 host (the
+#     full measurement is bench/netns-scaling);
+#   - a host whose link goes down: every MPI rank gets an error naming that
+#     server within a bounded time, and so does the rpfs command; no hang.
+# Prints PASS/FAIL lines and "N passed, N failed"; where namespaces cannot
+# be made (not root, no netns), "skipped: why" and "0 passed, 0 failed".
+set -u
+
+MPICH_PREFIX=${1:-${MPICH_PREFIX:-}}
+[ -n "$MPICH_PREFIX" ] && [ -x "$MPICH_PREFIX/bin/mpicc" ] ||
+	{ echo "usage: $0 MPICH_PREFIX (from scripts/build-mpich.sh)" >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+BIN=${RPFS_BIN:-$(dirname "$(command -v rpfs 2>/dev/null || echo /nonexistent/rpfs)")}
+RPFS=$BIN/rpfs
+RPFSD=$BIN/rpfsd
+[ -x "$RPFS" ] && [ -x "$RPFSD" ] ||
+	{ echo "rpfs and rpfsd not found (set RPFS_BIN to the directory holding them)" >&2; exit 2; }
+N=${NS_HOSTS_N:-4}
+TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+MPIEXEC=$MPICH_PREFIX/bin/mpiexec
+# the rpfs library next to the binaries, before the one MPICH was built with
+[ -d "$BIN/../lib" ] && export LD_LIBRARY_PATH="$(cd "$BIN/../lib" && pwd):$MPICH_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# shellcheck source=test/cluster/netns.sh
+. "$HERE/netns.sh"
+
+why=$(ns_unavailable)
+if [ -n "$why" ]; then
+	echo "skipped: $why"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+
+WORK=$(mktemp -d /tmp/rpfs-netns.XXXXXX)
+cleanup() {
+	ns_down "$WORK"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
+fail() {
+	failed=$((failed + 1))
+	printf 'FAIL  %s\n' "$1"
+	[ -n "${2:-}" ] && [ -f "$2" ] && tail -20 "$2" | sed 's/^/    /'
+}
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+# in the client namespace, with the cluster's config
+client() { ip netns exec "$NS_C" env RPFS_CONFIG="$CONF" "$@"; }
+mpirun_c() { # NP PROGRAM ARGS...: mpiexec in the client namespace, in $WORK/run
+	np=$1
+	shift
+	(cd "$WORK/run" && client timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$np" "$@")
+}
+
+echo "building the MPI programs with $MPICH_PREFIX/bin/mpicc"
+mkdir -p "$WORK/bin" "$WORK/run"
+for src in "$REPO/test/mpi/mpi_coll_rw.c" "$REPO/test/mpi/mpi_server_kill.c" \
+	"$REPO/examples/mpi_io_demo.c" "$REPO/bench/mpiio_bw.c"; do
+	t=$(basename "$src" .c)
+	"$MPICH_PREFIX/bin/mpicc" -O2 -o "$WORK/bin/$t" "$src" >"$WORK/$t.build.log" 2>&1 ||
+		{ fail "build $t" "$WORK/$t.build.log"; finish; }
+done
+
+# ---- the cluster -----------------------------------------------------------
+if ! ns_up "$N" >"$WORK/up.log" 2>&1; then
+	fail "make $N host namespaces, a client namespace and a bridge" "$WORK/up.log"
+	finish
+fi
+pass "$N host namespaces and a client namespace on a bridge (prefix $NS_P)"
+hosts=""
+i=0
+while [ $i -lt "$N" ]; do
+	hosts="$hosts --host $(ns_addr $i):7100,dir=$WORK/s$i.d"
+	i=$((i + 1))
+done
+# timeout_ms: a silent server is given up after 3 s (the default is 30 s)
+# shellcheck disable=SC2086
+if "$RPFS" genconfig $hosts --provider tcp --stripe-unit 64K --set timeout_ms=3000 \
+	--out "$WORK/conf" >"$WORK/gen.log" 2>&1; then
+	pass "rpfs genconfig for $N hosts (server ids 0..$((N - 1)))"
+else
+	fail "rpfs genconfig" "$WORK/gen.log"
+	finish
+fi
+CONF=$WORK/conf/rpfs.conf
+if ns_servers "$RPFSD" "$CONF" "$WORK" >"$WORK/servers.log" 2>&1; then
+	pass "one rpfsd per host namespace, each from the same config by its name"
+else
+	fail "start the servers" "$WORK/servers.log"
+	finish
+fi
+if client "$RPFS" ping >"$WORK/ping.log" 2>&1 &&
+	[ "$(grep -c '^io server .*(10\.77\.0\.' "$WORK/ping.log")" -eq "$N" ]; then
+	pass "the client namespace reaches all $N servers (rpfs ping)"
+else
+	fail "rpfs ping from the client namespace" "$WORK/ping.log"
+fi
+bad_bind=""
+i=0
+while [ $i -lt "$N" ]; do
+	ip netns exec "$(ns_host $i)" ss -Hltn 'sport = :7100' | awk '{print $4}' >"$WORK/ss.$i"
+	[ "$(cat "$WORK/ss.$i")" = "$(ns_addr $i):7100" ] || bad_bind="$bad_bind s$i:$(tr '\n' ' ' <"$WORK/ss.$i")"
+	i=$((i + 1))
+done
+[ -z "$bad_bind" ] && pass "each rpfsd listens on its configured address only" ||
+	fail "servers listening elsewhere than their address:$bad_bind"
+
+# ---- MPI-IO from the client namespace --------------------------------------
+client "$RPFS" mkdir /t >/dev/null 2>&1
+log=$WORK/coll.log
+if mpirun_c 4 "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll 96 40000 >"$log" 2>&1 &&
+	grep -q "No Errors" "$log"; then
+	pass "collective write, 4 processes (two-phase over $N hosts)"
+else
+	fail "collective write, 4 processes" "$log"
+fi
+for np in 2 3; do
+	log=$WORK/read$np.log
+	if mpirun_c $np "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll 96 40000 >"$log" 2>&1 &&
+		grep -q "No Errors" "$log"; then
+		pass "read back by $np processes, contiguous and strided (list I/O), every byte checked"
+	else
+		fail "read back by $np processes" "$log"
+	fi
+done
+log=$WORK/demo.log
+if mpirun_c 4 "$WORK/bin/mpi_io_demo" rpfs:/t/demo >"$log" 2>&1; then
+	pass "examples/mpi_io_demo: subarray view, collective write, list-I/O read (np=4)"
+else
+	fail "examples/mpi_io_demo (np=4)" "$log"
+fi
+[ -z "$(ls -A "$WORK/run")" ] || fail "local files appeared where the MPI jobs ran: $(ls -A "$WORK/run")"
+
+# ---- striping across hosts ---------------------------------------------------
+client "$RPFS" stat /t/coll >"$WORK/stat.log" 2>&1
+size=$(sed -n 's/^ *size: //p' "$WORK/stat.log")
+handle=$(sed -n 's/^handle: 0x//p' "$WORK/stat.log")
+slots=$(grep -c "^ *slot [0-9]*: io server [0-9]* (10\.77\.0\." "$WORK/stat.log")
+hosts_used=$(sed -n 's/^ *slot [0-9]*: io server [0-9]* (\(10\.77\.0\.[0-9]*\):.*/\1/p' \
+	"$WORK/stat.log" | sort -u | wc -l)
+if [ "$slots" -eq "$N" ] && [ "$hosts_used" -eq "$N" ]; then
+	pass "rpfs stat: /t/coll has $N stripe slots on $N different hosts"
+else
+	fail "rpfs stat: stripes on $hosts_used hosts, not $N" "$WORK/stat.log"
+fi
+total=0
+shares=""
+empty=0
+i=0
+while [ $i -lt "$N" ]; do
+	b=$(stat -c %s "$WORK/s$i.d/data/$handle" 2>/dev/null || echo 0)
+	[ "$b" -gt 0 ] || empty=1
+	total=$((total + b))
+	shares="$shares s$i=$b"
+	i=$((i + 1))
+done
+if [ -n "$size" ] && [ "$empty" -eq 0 ] && [ "$total" -eq "$size" ]; then
+	pass "every host stores a share of /t/coll, and the shares add up to its $size bytes:$shares"
+else
+	fail "bytes per host:$shares (total $total) for a file of ${size:-?} bytes" "$WORK/stat.log"
+fi
+
+# ---- quick scaling on shaped links -------------------------------------------
+if ns_shape 40mbit >"$WORK/shape.log" 2>&1; then
+	for s in 1 4; do
+		mpirun_c 2 "$WORK/bin/mpiio_bw" --file "rpfs:/t/scale$s" --system rpfs \
+			--exp scaling --tag "servers=$s" --hint striping_factor=$s \
+			--expect-servers $s --sizes 1M --bytes 8M --max-count 8 --reps 1 \
+			--layouts shared --patterns contig --modes indep >"$WORK/scale$s.log" 2>&1
+	done
+	w1=$(awk -F, '$1=="scaling" && $3=="write" {print $(NF-1)}' "$WORK/scale1.log" | head -1)
+	w4=$(awk -F, '$1=="scaling" && $3=="write" {print $(NF-1)}' "$WORK/scale4.log" | head -1)
+	r1=$(awk -F, '$1=="scaling" && $3=="read" {print $(NF-1)}' "$WORK/scale1.log" | head -1)
+	r4=$(awk -F, '$1=="scaling" && $3=="read" {print $(NF-1)}' "$WORK/scale4.log" | head -1)
+	if [ -n "$w1" ] && [ -n "$w4" ] && [ -n "$r1" ] && [ -n "$r4" ] &&
+		awk -v a="$w1" -v b="$w4" -v c="$r1" -v d="$r4" 'BEGIN { exit !(b >= 1.5 * a && d >= 1.5 * c) }'; then
+		pass "shaped links (40 Mbit per host): 1 -> 4 servers, write $w1 -> $w4 MB/s, read $r1 -> $r4 MB/s"
+	else
+		fail "shaped links: 4 servers not 1.5x faster than 1 (write ${w1:-?} -> ${w4:-?}, read ${r1:-?} -> ${r4:-?} MB/s)" "$WORK/scale4.log"
+	fi
+else
+	fail "tc tbf on the host links" "$WORK/shape.log"
+fi
+
+# ---- a host goes down ---------------------------------------------------------
+v=$((N - 1)) # an I/O-only server: the metadata server (s0) stays up
+vaddr=$(ns_addr $v)
+ready=$WORK/ready
+log=$WORK/down.log
+(cd "$WORK/run" && client timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 \
+	"$WORK/bin/mpi_server_kill" rpfs:/t/down "$ready" 60) >"$log" 2>&1 &
+job=$!
+i=0
+while [ ! -e "$ready" ] && [ $i -lt 300 ] && kill -0 $job 2>/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+done
+start=$(date +%s)
+ip -n "$(ns_host $v)" link set eth0 down
+wait $job
+rc=$?
+secs=$(($(date +%s) - start))
+# each rank's error (MPI's error stack: the next line names the server)
+failed_ranks=$(grep -c "^rank [0-9]*: independent write failed" "$log")
+named=$(grep -c "ADIOI_RPFS_WRITECONTIG.*io server $v ($vaddr:" "$log")
+if [ $rc -eq 0 ] && grep -q "No Errors" "$log" && [ "$failed_ranks" -eq 4 ] &&
+	[ "$named" -ge 4 ] && [ $secs -le 45 ]; then
+	pass "host s$v's link down during a job: all 4 ranks got an error naming $vaddr, the job ended in ${secs}s"
+	grep -A1 "^rank.*independent" "$log" | head -2 | cut -c1-160 | sed 's/^/    /'
+else
+	fail "host s$v's link down during a job (exit $rc after ${secs}s, $failed_ranks ranks failed, $named errors name $vaddr)" "$log"
+fi
+start=$(date +%s)
+client timeout -k 5 60 "$RPFS" cat /t/coll >/dev/null 2>"$WORK/cat.log"
+rc=$?
+secs=$(($(date +%s) - start))
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$vaddr" "$WORK/cat.log" && [ $secs -le 30 ]; then
+	pass "rpfs cat of a file on the down host fails in ${secs}s naming it"
+	cut -c1-200 "$WORK/cat.log" | sed 's/^/    /'
+else
+	fail "rpfs cat with host s$v down (exit $rc after ${secs}s)" "$WORK/cat.log"
+fi
+
+finish
