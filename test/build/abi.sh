@@ -34,8 +34,8 @@ else
 fi
 
 # Every function the public headers declare: "rpfs_name(" at the start of a
-# declaration, possibly after its return type.
-sed -n 's/^[a-z].*[ *]\(rpfs_[a-z0-9_]*\)(.*/\1/p' "$SRC/client/rpfs.h" \
+# line or after the return type (comment lines start with " *").
+sed -En 's/^([a-z][^(]*[ *])?(rpfs_[a-z0-9_]+)\(.*/\2/p' "$SRC/client/rpfs.h" \
 	"$SRC/client/rpfs_admin.h" | sort -u >"$TMP/declared"
 missing=$(comm -23 "$TMP/declared" "$TMP/exported" | tr '\n' ' ')
 if [ -s "$TMP/declared" ] && [ -z "$missing" ]; then
