@@ -22,6 +22,7 @@ romio_other_sources +=                  \
     adio/ad_rpfs/ad_rpfs_delete.c       \
     adio/ad_rpfs/ad_rpfs_features.c     \
     adio/ad_rpfs/ad_rpfs_lock.c         \
-    adio/ad_rpfs/ad_rpfs_error.c
+    adio/ad_rpfs/ad_rpfs_error.c        \
+    adio/ad_rpfs/ad_rpfs_path.c
 
 endif BUILD_AD_RPFS

@@ -36,6 +36,11 @@ typedef struct ADIOI_RPFS_open_result {
 extern rpfs_client_t *ADIOI_RPFS_client;
 int ADIOI_RPFS_Init(ADIO_File fd, int *error_code);
 
+/* The absolute rpfs path of a name: relative names are taken relative to
+ * RPFS_CWD or the root (ad_rpfs_path.c). ADIOI_Malloc'd, or NULL with
+ * *error_code set. */
+char *ADIOI_RPFS_Path(const char *myname, const char *name, int *error_code);
+
 /* Errors (ad_rpfs_error.c). */
 int ADIOI_RPFS_error_convert(int rpfs_error);
 int ADIOI_RPFS_Err(const char *myname, int line, int rpfs_error, const char *what,

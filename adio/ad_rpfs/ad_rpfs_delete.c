@@ -5,14 +5,18 @@
 void ADIOI_RPFS_Delete(const char *filename, int *error_code)
 {
 	static char myname[] = "ADIOI_RPFS_DELETE";
+	char *path;
 	int ret;
 
 	if (ADIOI_RPFS_Init(NULL, error_code) < 0)
 		return;
-	ret = rpfs_remove(ADIOI_RPFS_client, filename);
-	if (ret < 0) {
-		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, filename, NULL);
+	path = ADIOI_RPFS_Path(myname, filename, error_code);
+	if (path == NULL)
 		return;
-	}
-	*error_code = MPI_SUCCESS;
+	ret = rpfs_remove(ADIOI_RPFS_client, path);
+	if (ret < 0)
+		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, path, NULL);
+	else
+		*error_code = MPI_SUCCESS;
+	ADIOI_Free(path);
 }

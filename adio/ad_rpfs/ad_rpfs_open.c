@@ -181,6 +181,16 @@ void ADIOI_RPFS_Open(ADIO_File fd, int *error_code)
 
 	*error_code = MPI_SUCCESS;
 	MPI_Comm_rank(fd->comm, &rank);
+	/* the absolute rpfs name from here on: the shared file pointer's file,
+	 * delete-on-close and error messages derive from fd->filename */
+	if (fd->filename[0] != '/') {
+		char *path = ADIOI_RPFS_Path(myname, fd->filename, error_code);
+
+		if (path == NULL)
+			return;
+		ADIOI_Free(fd->filename);
+		fd->filename = path;
+	}
 
 	res = ADIOI_Calloc(1, sizeof(*res));
 	if (rank == 0) {

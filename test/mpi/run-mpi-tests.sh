@@ -89,12 +89,12 @@ mkdir -p "$BIN"
 BIN=$(cd "$BIN" && pwd) # the tests run in scratch directories
 if [ "${NO_BUILD:-0}" = 1 ]; then
     echo "using the test programs in $BIN"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_io_demo tile_io; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_io_demo tile_io mpi_fstype_force; do
         [ -x "$BIN/$t" ] || fail "no $BIN/$t (build it first: run without NO_BUILD)"
     done
 else
     echo "building the tests with $MPICC"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_fstype_force; do
         "$MPICC" -O2 -Wall -o "$BIN/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
             fail "build $t" "$WORK/$t.build.log"
     done
@@ -138,6 +138,22 @@ run "collective write" 3 /t/coll3 "" "$BIN/mpi_coll_rw" write rpfs:/t/coll3 50 7
 for np in 1 4; do
     run "independent read of a 3-process file" $np /t/coll3 "" "$BIN/mpi_coll_rw" read rpfs:/t/coll3 50 70000
 done
+
+# ROMIO_FSTYPE_FORCE=rpfs: sends names without a prefix to rpfs: relative
+# ones relative to RPFS_CWD (else the rpfs root), and absolute ones whose
+# directory exists only on rpfs (ROMIO no longer statfs()es it first).
+for np in $NPS; do
+    "$RPFS_CLI" mkdir /t/cwd.$np /t/onlyonrpfs.$np /t/onlyonrpfs.$np/dir >/dev/null 2>&1
+    run "ROMIO_FSTYPE_FORCE=rpfs:, names relative to RPFS_CWD and absolute names only on rpfs" $np \
+        "/t/cwd.$np/force.rel /t/onlyonrpfs.$np/dir/x" /t/cwd.$np/force.del \
+        -genv ROMIO_FSTYPE_FORCE rpfs: -genv RPFS_CWD /t/cwd.$np \
+        "$BIN/mpi_fstype_force" force.rel /t/onlyonrpfs.$np/dir/x force.del
+done
+"$RPFS_CLI" mkdir /t/onlyonrpfs.root /t/onlyonrpfs.root/dir >/dev/null 2>&1
+run "ROMIO_FSTYPE_FORCE=rpfs:, names relative to the rpfs root" 2 \
+    "/force.root /t/onlyonrpfs.root/dir/x" /force.root.del \
+    -genv ROMIO_FSTYPE_FORCE rpfs: \
+    "$BIN/mpi_fstype_force" force.root /t/onlyonrpfs.root/dir/x force.root.del
 
 # the example prints no " No Errors": check its own line
 log="$WORK/demo.log"
