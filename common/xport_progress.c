@@ -10,13 +10,17 @@
  * let go, so application code never runs inside the engine and may call the
  * API again.
  *
- * Waiting: on tcp an RMA only completes while its target polls (FACTS.md),
- * so both sides keep the engine turning while anything is in flight. A
- * round that found nothing keeps polling for spin_us (the next message
- * usually comes within a round trip, and waking a sleeping thread costs
- * more than that on a VM), then blocks in epoll on the provider's wait fds
- * (after fi_trywait says it is safe) and on an eventfd that xp_fabric_post
- * writes; an idle side uses no CPU. */
+ * Waiting: a round that found nothing blocks in epoll on the provider's
+ * wait fds (after fi_trywait says it is safe) and on an eventfd that
+ * xp_fabric_post writes; an idle side uses no CPU. Only a caller waiting
+ * for its own call polls first, for spin_us (the next message usually
+ * comes within a round trip); a thread that owns progress (rpfsd's, the
+ * client's progress thread) never spins: on a node with fewer cores than
+ * busy threads a spinning thread takes the core the peer, a storage worker
+ * or the program needs. On tcp an RMA moves only while its target polls
+ * (FACTS.md), and the provider's wait fd does not always wake a sleeper
+ * when it could move more, so while a software provider moves RMA for us
+ * a sleep lasts at most XP_RMA_WAIT_MS. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -31,6 +35,12 @@
 
 #define XP_CQ_BATCH 32
 #define XP_SWEEP_NS 50000000 /* look for expired connections every 50 ms */
+/* The longest sleep while tcp moves RMA data for us. Polling without
+ * sleeping instead (rpfsd did, and callers) cost a 1 GiB write 0.9 s of
+ * server CPU where this costs 0.3 s, and ran it at 1.3 GB/s where this
+ * runs it at 2.2 (4 servers and the client on 2 cores); without any bound
+ * a posted 256 MiB write stood still for 100-170 ms of compute. */
+#define XP_RMA_WAIT_MS 1
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
@@ -276,39 +286,31 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 }
 
 /* spin: keep polling for spin_us after the last activity before sleeping
- * (a caller waiting for its own call); the progress thread does not, so it
- * never takes a core from the program it runs beside. */
+ * (a caller waiting for its own call); a thread that owns progress does
+ * not (see the top of this file). */
 static int engine_round(struct xp_fabric *fab, int timeout_ms, bool spin)
 {
 	int n = poll_all(fab);
 
 	sweep_timeouts(fab);
-	if (!n && timeout_ms > 0 && !spin) {
-		idle_wait(fab, timeout_ms);
-		n = poll_all(fab);
-	} else if (!n && timeout_ms > 0) {
-		/* Back off in two steps: keep polling for spin_us after the last
-		 * activity, then sleep in the wait fds. */
-		int64_t now = xp_now_ns();
-		int64_t spin_end =
-			fab->last_event_ns + (int64_t)fab->params.spin_us * 1000;
-		bool moving = fab->sw_rma && fab->rma_busy;
+	if (!n && timeout_ms > 0) {
+		if (fab->sw_rma && fab->rma_busy && timeout_ms > XP_RMA_WAIT_MS)
+			timeout_ms = XP_RMA_WAIT_MS;
+		if (spin) {
+			int64_t spin_end =
+				fab->last_event_ns + (int64_t)fab->params.spin_us * 1000;
 
-		/* While a software provider moves bulk data for us, our own
-		 * polling is what moves it: never sleep then, but come back
-		 * every millisecond so callers see timeouts. */
-		if (moving && spin_end < now + 1000000)
-			spin_end = now + 1000000;
-		/* Yield between polls: on a machine with few cores a spinning
-		 * thread must not hold a core the peer (or the server's storage
-		 * workers) needs to make the very progress it waits for. */
-		while (!n && xp_now_ns() < spin_end) {
-			pthread_mutex_unlock(&fab->lock);
-			sched_yield();
-			pthread_mutex_lock(&fab->lock);
-			n = poll_all(fab);
+			/* Yield between polls: on a machine with few cores a
+			 * spinning thread must not hold a core the peer needs to
+			 * make the very progress it waits for. */
+			while (!n && xp_now_ns() < spin_end) {
+				pthread_mutex_unlock(&fab->lock);
+				sched_yield();
+				pthread_mutex_lock(&fab->lock);
+				n = poll_all(fab);
+			}
 		}
-		if (!n && !moving) {
+		if (!n) {
 			idle_wait(fab, timeout_ms);
 			n = poll_all(fab);
 		}
@@ -414,7 +416,7 @@ int xp_progress(struct xp_fabric *fab, int timeout_ms)
 	int n;
 
 	pthread_mutex_lock(&fab->lock);
-	n = xp_engine_round(fab, timeout_ms);
+	n = xp_engine_sleep_round(fab, timeout_ms);
 	pthread_mutex_unlock(&fab->lock);
 	xp_engine_run_deferred(fab);
 	return n;

@@ -27,15 +27,6 @@
 /* Long enough to cost nothing when idle, short enough that an operation's
  * timeout (sweep_timeouts, each round) is seen about on time. */
 #define THREAD_WAIT_MS 100
-/* While a software provider (tcp) moves bulk data, look at least this
- * often even if the wait fds say nothing: its fd does not always wake the
- * thread when the provider could move more (seen: a posted 256 MiB write
- * standing still for 100-170 ms of the program's compute while the thread
- * slept). With the bound, posted writes overlapped the compute fully in 9
- * of 9 runs against 4 of 9 without (machine loaded 10 on 2 cores); the
- * cost is at most a thousand wake-ups a second while data moves, and
- * nothing when idle. */
-#define RMA_WAIT_MS 1
 
 static void *progress_main(void *arg)
 {
@@ -43,8 +34,8 @@ static void *progress_main(void *arg)
 
 	pthread_mutex_lock(&fab->lock);
 	while (!fab->thread_stop) {
-		xp_engine_sleep_round(fab, fab->sw_rma && fab->rma_busy ? RMA_WAIT_MS
-									: THREAD_WAIT_MS);
+		/* (while tcp moves RMA, the round sleeps 1 ms at most) */
+		xp_engine_sleep_round(fab, THREAD_WAIT_MS);
 		if (fab->deferred || __atomic_load_n(&fab->posts, __ATOMIC_ACQUIRE)) {
 			pthread_mutex_unlock(&fab->lock);
 			xp_engine_run_deferred(fab);
