@@ -14,6 +14,7 @@ romio_other_sources +=                  \
     adio/ad_rpfs/ad_rpfs_read.c         \
     adio/ad_rpfs/ad_rpfs_write.c        \
     adio/ad_rpfs/ad_rpfs_io_list.c      \
+    adio/ad_rpfs/ad_rpfs_coll.c         \
     adio/ad_rpfs/ad_rpfs_aio.c          \
     adio/ad_rpfs/ad_rpfs_fcntl.c        \
     adio/ad_rpfs/ad_rpfs_hints.c        \

@@ -85,6 +85,13 @@ void ADIOI_RPFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype dat
 void ADIOI_RPFS_WriteStrided(ADIO_File fd, const void *buf, int count,
 			     MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
 			     ADIO_Status *status, int *error_code);
+void ADIOI_RPFS_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+				int file_ptr_type, ADIO_Offset offset,
+				ADIO_Status *status, int *error_code);
+void ADIOI_RPFS_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+				 MPI_Datatype datatype, int file_ptr_type,
+				 ADIO_Offset offset, ADIO_Status *status,
+				 int *error_code);
 void ADIOI_RPFS_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 			    int file_ptr_type, ADIO_Offset offset, ADIO_Request *request,
 			    int *error_code);
