@@ -280,7 +280,7 @@ static void pipe_moved(struct xp_req *r, int status, void *ctx)
 {
 	struct xp_fabric *fab = r->conn->fab;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	pipe_end_chunk(ctx, status);
 	pthread_mutex_unlock(&fab->lock);
 }
@@ -306,7 +306,7 @@ static void pipe_stored(void *arg)
 	struct xp_fabric *fab = r->conn->fab;
 	int ret = 0;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	if (!pc->status && r->hdr.dir == PROTO_DIR_READ && pc->pooled) {
 		if (r->dead || r->conn->state != XP_CONN_UP)
 			ret = -ENOTCONN;
@@ -464,7 +464,7 @@ int xp_req_pipeline(struct xp_req *r, xp_chunk_fn io, xp_done_fn finish, void *c
 	p->depth = depth;
 	p->chunk = r->hdr.path == XP_PATH_BULK ? pick_chunk(fab, p->total)
 					       : (size_t)p->total;
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	r->pipe = p;
 	pipe_launch(p);
 	pthread_mutex_unlock(&fab->lock);

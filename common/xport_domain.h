@@ -122,6 +122,9 @@ struct xp_fabric {
 	 * only one that sleeps in the wait fds; other waiters use cond. */
 	bool has_thread, thread_stop;
 	pthread_t thread;
+	/* Callers blocked on lock (xp_lock): the thread that drives progress
+	 * lets go of it between rounds while this is nonzero. */
+	int lock_wanted;
 
 	struct fi_info *info;
 	struct fid_fabric *fabric;
@@ -179,6 +182,18 @@ struct xp_fabric {
 	uint32_t rma_busy;     /* bulk calls (client) or RMA ops (server) in flight */
 	struct xp_stats stats;
 };
+
+/* Take fab->lock from a caller's thread (a post, a test, a wait, a
+ * server worker's reply). Whoever drives progress holds the lock across
+ * its rounds, and on tcp one round receives for as long as data flows
+ * (milliseconds: a test or a post waited for the whole transfer); it lets
+ * a caller in between rounds (xp_engine_let_in, xport_engine.h). */
+static inline void xp_lock(struct xp_fabric *fab)
+{
+	__atomic_add_fetch(&fab->lock_wanted, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&fab->lock);
+	__atomic_sub_fetch(&fab->lock_wanted, 1, __ATOMIC_ACQ_REL);
+}
 
 /* xport_domain.c */
 int64_t xp_now_ns(void);

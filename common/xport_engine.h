@@ -54,6 +54,9 @@ int xp_engine_sleep_round(struct xp_fabric *fab, int timeout_ms);
  * (and joined) by xp_fabric_close before anything is torn down. */
 int xp_thread_start(struct xp_fabric *fab);
 void xp_thread_stop(struct xp_fabric *fab);
+/* Called by the progress driver with the lock held, between rounds: if a
+ * caller waits in xp_lock, let go of the lock until it has taken it. */
+void xp_engine_let_in(struct xp_fabric *fab);
 /* Run what is deferred, without the lock held. */
 void xp_engine_run_deferred(struct xp_fabric *fab);
 /* Drive the engine until ready(arg) holds (checked under the lock) or

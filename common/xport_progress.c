@@ -411,12 +411,27 @@ void xp_engine_run_deferred(struct xp_fabric *fab)
 	}
 }
 
+void xp_engine_let_in(struct xp_fabric *fab)
+{
+	/* A mutex is not fair: unlocking and locking again at once would
+	 * mostly win against the woken caller. Wait (bounded) until the
+	 * caller holds the lock; it keeps it only to post or look. */
+	if (!__atomic_load_n(&fab->lock_wanted, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_unlock(&fab->lock);
+	for (int i = 0; i < 1000 && __atomic_load_n(&fab->lock_wanted, __ATOMIC_ACQUIRE);
+	     i++)
+		sched_yield();
+	pthread_mutex_lock(&fab->lock);
+}
+
 int xp_progress(struct xp_fabric *fab, int timeout_ms)
 {
 	int n;
 
 	pthread_mutex_lock(&fab->lock);
 	n = xp_engine_sleep_round(fab, timeout_ms);
+	xp_engine_let_in(fab);
 	pthread_mutex_unlock(&fab->lock);
 	xp_engine_run_deferred(fab);
 	return n;
@@ -429,7 +444,7 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 		timeout_ms < 0 ? INT64_MAX : xp_now_ns() + (int64_t)timeout_ms * 1000000;
 	int spins = 0;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	while (!ready(arg)) {
 		int64_t left = end - xp_now_ns();
 

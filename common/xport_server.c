@@ -238,7 +238,7 @@ int xp_req_pull(struct xp_req *r, uint64_t off, void *buf, size_t len, void *mr_
 	struct xp_fabric *fab = r->conn->fab;
 	int ret;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	ret = check_range(r, PROTO_DIR_WRITE, off, len);
 	if (!ret && r->wr_data) {
 		memcpy(buf, r->wr_data + off, len);
@@ -256,7 +256,7 @@ int xp_req_push(struct xp_req *r, uint64_t off, const void *buf, size_t len,
 	struct xp_fabric *fab = r->conn->fab;
 	int ret;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	ret = check_range(r, PROTO_DIR_READ, off, len);
 	if (!ret && r->sbuf) {
 		char *dst = xp_req_rd_buf(r) + off;
@@ -298,7 +298,7 @@ int xp_req_reply(struct xp_req *r, int status, const void *body, size_t len,
 	size_t msg_len;
 	int ret = 0;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	if (r->replied || r->rma_pending || r->pipe) {
 		ret = -EBUSY;
 		goto out;

@@ -36,6 +36,7 @@ static void *progress_main(void *arg)
 	while (!fab->thread_stop) {
 		/* (while tcp moves RMA, the round sleeps 1 ms at most) */
 		xp_engine_sleep_round(fab, THREAD_WAIT_MS);
+		xp_engine_let_in(fab);
 		if (fab->deferred || __atomic_load_n(&fab->posts, __ATOMIC_ACQUIRE)) {
 			pthread_mutex_unlock(&fab->lock);
 			xp_engine_run_deferred(fab);
@@ -66,7 +67,7 @@ int xp_thread_start(struct xp_fabric *fab)
 		return -ret;
 	}
 	pthread_mutex_lock(&fab->lock);
-	fab->has_thread = true;
+	__atomic_store_n(&fab->has_thread, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fab->lock);
 	return 0;
 }
@@ -87,6 +88,6 @@ void xp_thread_stop(struct xp_fabric *fab)
 		log_dbg("eventfd write: %s", strerror(errno));
 	pthread_join(fab->thread, NULL);
 	pthread_mutex_lock(&fab->lock);
-	fab->has_thread = false;
+	__atomic_store_n(&fab->has_thread, false, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fab->lock);
 }
