@@ -108,6 +108,22 @@ int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid)
 	return setattr(c, path, RPC_SET_OWNER, 0, uid, gid);
 }
 
+int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mtime_ns)
+{
+	char norm[RPC_PATH_MAX + 1];
+	uint8_t body[RPFSC_META_BODY_CAP];
+	int srv, len, ret;
+
+	ret = path_owner(c, path, norm, &srv);
+	if (ret)
+		return ret;
+	len = rpc_enc_setattr(body, sizeof(body), norm, RPC_SET_TIMES, 0, 0, 0, atime_ns,
+			      mtime_ns);
+	if (len < 0)
+		return enc_error(norm, len);
+	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
+}
+
 /* LOOKUP of a normalized path: the attributes, with the layout completed. */
 static int lookup(struct rpfs_client *c, const char *norm, int srv, uint16_t flags,
 		  struct rpc_attr *a)

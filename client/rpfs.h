@@ -118,6 +118,11 @@ int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode);
 /* Root may give a file to anyone; its owner may only change its group, to
  * one of the owner's groups (-EPERM otherwise). */
 int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid);
+/* Sets the access and modification times (ns since the epoch): the owner,
+ * root, or a process allowed to write the file. Writes do not change the
+ * times (they never reach the metadata server): mtime is the creation's or
+ * the last one set here. */
+int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mtime_ns);
 /* Removes the metadata and every datafile. */
 int rpfs_remove(rpfs_client_t *c, const char *path);
 /* Calls fn for each entry of a directory (name only, no path); stops early
