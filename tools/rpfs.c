@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -79,6 +80,10 @@ static const char usage_text[] =
 	"  cat PATH             write a file to stdout\n"
 	"  df                   capacity per server and in total\n"
 	"  ping                 round trip to every server\n"
+	"  mount [--config F] DIR [-o OPTS] [-f]\n"
+	"                       mount rpfs on DIR through FUSE (rpfs-fuse; -o as\n"
+	"                       mount.fuse3, e.g. allow_other; -f: foreground)\n"
+	"  umount DIR           unmount it (fusermount3 -u)\n"
 	"\n"
 	"  settings [--markdown]\n"
 	"        every transport setting: name, type, default, range, whether a\n"
@@ -935,6 +940,49 @@ static int cmd_ping(const struct opts *o)
 	return failed ? 1 : 0;
 }
 
+/* mount: exec rpfs-fuse (beside this program, else on PATH) with the
+ * config resolved here; umount: fusermount3 -u. Parsed apart from the
+ * other commands, because what follows DIR belongs to rpfs-fuse. */
+static int cmd_mount(int argc, char **argv)
+{
+	struct opts o = {0};
+	char self[PATH_MAX], fuse[PATH_MAX + 16];
+	char **av = calloc((size_t)argc + 3, sizeof(*av)); /* 3 added, NULL */
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int i = 1, k = 0;
+
+	if (!av)
+		die("out of memory");
+	if (!strcmp(argv[0], "umount")) {
+		if (argc != 2)
+			die("usage: rpfs umount DIR");
+		execlp("fusermount3", "fusermount3", "-u", argv[1], (char *)NULL);
+		die("can't run fusermount3: %s (apt-get install fuse3)", strerror(errno));
+	}
+	for (; i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-'; i += 2) {
+		if (!strcmp(argv[i], "--config"))
+			o.config = argv[i + 1];
+		else if (!strcmp(argv[i], "--dir"))
+			o.dir = argv[i + 1];
+		else
+			break;
+	}
+	if (i >= argc)
+		die("usage: rpfs mount [--config F | --dir D] DIR [-o OPTS] [-f]");
+	self[n > 0 ? n : 0] = '\0';
+	fmt(fuse, sizeof(fuse), "%s/rpfs-fuse", n > 0 ? dirname(self) : ".");
+	av[k++] = "rpfs-fuse";
+	av[k++] = "--config";
+	av[k++] = (char *)config_path(&o);
+	while (i < argc)
+		av[k++] = argv[i++];
+	if (n > 0 && !access(fuse, X_OK))
+		execv(fuse, av);
+	execvp("rpfs-fuse", av);
+	die("can't run rpfs-fuse: %s (configure found no libfuse3-dev?)",
+	    strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -954,6 +1002,8 @@ int main(int argc, char **argv)
 	uint64_t sz;
 	int ch;
 
+	if (argc > 1 && (!strcmp(argv[1], "mount") || !strcmp(argv[1], "umount")))
+		return cmd_mount(argc - 1, argv + 1);
 	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:a:P:lh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
