@@ -256,8 +256,10 @@ int main(int argc, char **argv)
 	if (status_fd >= 0)
 		detach(fs.log);
 	ret = serve(fuse, &co) ? 1 : 0;
-	rfs_log(&fs, "%s unmounted: %lu writes, largest %lu bytes", co.mountpoint,
-		atomic_load(&fs.writes), atomic_load(&fs.max_write));
+	rfs_log(&fs,
+		"%s unmounted: %lu writes, largest %lu bytes; %lu reads, largest %lu bytes",
+		co.mountpoint, atomic_load(&fs.writes), atomic_load(&fs.max_write),
+		atomic_load(&fs.reads), atomic_load(&fs.max_read));
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_mount:
 	fuse_unmount(fuse);

@@ -66,9 +66,11 @@ static int rfs_release(const char *path, struct fuse_file_info *fi)
 static int rfs_read(const char *path, char *buf, size_t len, off_t off,
 		    struct fuse_file_info *fi)
 {
+	struct rfs *fs = rfs_get();
 	uint64_t size;
 	int ret = rpfs_getsize(file_of(fi), &size);
 
+	rfs_count(&fs->reads, &fs->max_read, len);
 	if (ret)
 		return rfs_result(ret, "read (size)", path);
 	if ((uint64_t)off >= size)
@@ -79,15 +81,21 @@ static int rfs_read(const char *path, char *buf, size_t len, off_t off,
 			  path);
 }
 
+void rfs_count(atomic_ulong *n, atomic_ulong *max, size_t len)
+{
+	unsigned long seen = atomic_load(max);
+
+	atomic_fetch_add(n, 1);
+	while (len > seen && !atomic_compare_exchange_weak(max, &seen, len))
+		;
+}
+
 static int rfs_write(const char *path, const char *buf, size_t len, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct rfs *fs = rfs_get();
-	unsigned long seen = atomic_load(&fs->max_write);
 
-	atomic_fetch_add(&fs->writes, 1);
-	while (len > seen && !atomic_compare_exchange_weak(&fs->max_write, &seen, len))
-		;
+	rfs_count(&fs->writes, &fs->max_write, len);
 	return rfs_result((int)rpfs_pwrite(file_of(fi), buf, len, (uint64_t)off), "write",
 			  path);
 }

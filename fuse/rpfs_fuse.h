@@ -33,9 +33,13 @@ struct rfs {
 	uid_t euid; /* the mount's own identity, which the servers see */
 	gid_t egid;
 	FILE *log; /* NULL: syslog */
-	atomic_ulong writes;
-	atomic_ulong max_write; /* largest write the kernel sent */
+	/* what the kernel sent, logged at unmount (the test checks big writes) */
+	atomic_ulong reads, max_read;
+	atomic_ulong writes, max_write;
 };
+
+/* Count a read or write of len bytes in n and raise max to it. */
+void rfs_count(atomic_ulong *n, atomic_ulong *max, size_t len);
 
 /* The mount, from inside an operation. */
 struct rfs *rfs_get(void);
