@@ -7,6 +7,7 @@
  * Paths are normalized here, once, so that every client hashes a name the
  * same way and servers only ever see the canonical form. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -79,6 +80,32 @@ int rpfs_remove(rpfs_client_t *c, const char *path)
 	/* The metadata server removes the datafiles itself (RPC_REMOVE), so a
 	 * crashed client can't leave half a file behind. */
 	return path_op(c, RPC_REMOVE, path);
+}
+
+int rpfs_rename(rpfs_client_t *c, const char *from, const char *to)
+{
+	char nfrom[RPC_PATH_MAX + 1], nto[RPC_PATH_MAX + 1];
+	char what[2 * RPC_PATH_MAX + 32];
+	uint8_t body[2 * RPFSC_META_BODY_CAP];
+	int srv, len, ret;
+
+	ret = path_owner(c, from, nfrom, &srv);
+	if (!ret)
+		ret = rpfsc_path_norm(to, nto);
+	if (ret)
+		return ret;
+	snprintf(what, sizeof(what), "rename %s to %s", nfrom, nto);
+	/* The owner of from answers; it refuses with -EXDEV a target that
+	 * another metadata server holds. */
+	len = rpc_enc_rename(body, sizeof(body), nfrom, nto);
+	if (len < 0)
+		return enc_error(what, len);
+	ret = rpfsc_call1(c, srv, RPFSC_META, what, body, (size_t)len, NULL, 0, NULL);
+	if (ret == -EXDEV)
+		rpfsc_err_set("%s: %s: the paths (or the directory's entries) live on "
+			      "different metadata servers: copy and remove instead",
+			      rpfsc_desc(c, srv, RPFSC_META), what);
+	return ret;
 }
 
 /* SETATTR of mode or owner (mask RPC_SET_MODE or RPC_SET_OWNER). */

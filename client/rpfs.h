@@ -125,6 +125,17 @@ int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid);
 int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mtime_ns);
 /* Removes the metadata and every datafile. */
 int rpfs_remove(rpfs_client_t *c, const char *path);
+/* Renames from to to, atomically on the metadata server that holds both:
+ * an existing file at to is replaced, an existing empty directory at to
+ * is replaced by a directory; a directory moves with everything below it.
+ * Files open under the old name stay usable. Errors: -ENOENT (no from, or
+ * no parent of to), -ENOTDIR, -EISDIR (file onto a directory), -ENOTEMPTY
+ * (directory onto a non-empty one), -EINVAL (to inside from, or "/"),
+ * -EACCES/-EPERM (write and search on both parents; the sticky bit),
+ * -EXDEV when from and to live on different metadata servers (or a
+ * non-empty directory's entries do): copy and remove instead, as mv(1)
+ * does across file systems (`rpfs mv` does so by itself). */
+int rpfs_rename(rpfs_client_t *c, const char *from, const char *to);
 /* Calls fn for each entry of a directory (name only, no path); stops early
  * when fn returns nonzero (that value is returned). */
 int rpfs_readdir(rpfs_client_t *c, const char *path,

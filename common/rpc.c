@@ -30,6 +30,7 @@
  *                               gid u32, atime i64, mtime i64
  *   READDIR                     path str, cookie str (0..NAME_MAX,      2+p+2+c+4
  *                               "" = from the start), max u32
+ *   RENAME                      path str, to str                        4+p+t
  *   GETATTR IO_SIZE IO_SYNC     handle u64, cap                         40
  *   IO_REMOVE
  *   FETCH_ADD                   handle u64, cap, delta i64              48
@@ -312,6 +313,21 @@ int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 	return wr_end(&w);
 }
 
+int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to)
+{
+	struct wr w;
+	int ret = path_errno(from);
+
+	if (!ret)
+		ret = path_errno(to);
+	if (ret)
+		return ret;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_RENAME, 0);
+	wr_str(&w, from, strlen(from));
+	wr_str(&w, to, strlen(to));
+	return wr_end(&w);
+}
+
 /* Also encodes the bodyless ops when given one of them (handle and
  * capability are then not sent). */
 int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
@@ -554,6 +570,7 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
  *   - op is one of enum rpc_op;
  *   - path ops: r->path == r->path_buf and rpc_path_ok(r->path);
  *   - READDIR: r->cookie is "" or a valid entry name;
+ *   - RENAME: also r->to == r->to_buf and rpc_path_ok(r->to);
  *   - CREATE: flags only RPC_CREATE_EXCL | RPC_WANT_*, first_server >= -1;
  *   - LOOKUP, GETATTR: flags only RPC_WANT_*;
  *   - SETATTR: mask only RPC_SET_*;
@@ -575,6 +592,8 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 	memset(r, 0, offsetof(struct rpc_req, path_buf));
 	memset(&r->mode, 0, sizeof(*r) - offsetof(struct rpc_req, mode));
 	r->path_buf[0] = '\0';
+	r->to = NULL;
+	r->to_buf[0] = '\0';
 	r->first_server = -1;
 	pre = rd_take(&rd, RPC_PREAMBLE);
 	if (!pre)
@@ -634,6 +653,13 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 			ret = -EPROTO;
 		break;
 	}
+	case RPC_RENAME:
+		dec_path(&rd, r);
+		rd_str(&rd, r->to_buf, RPC_PATH_MAX);
+		if (!rd.err && !rpc_path_ok(r->to_buf))
+			rd.err = -EPROTO;
+		r->to = r->to_buf;
+		break;
 	case RPC_GETATTR:
 		if (r->flags & ~RPC_WANT_RIGHTS)
 			return -EPROTO;

@@ -40,6 +40,7 @@ enum rpc_op {
 	RPC_LOCK = 19,	    /* byte-range lock (atomic mode) */
 	RPC_UNLOCK = 20,
 	RPC_STATFS_META = 21,
+	RPC_RENAME = 22, /* path -> to, on the metadata server owning both */
 	/* I/O server */
 	RPC_IO_WRITE = 40, /* list of datafile segments; data in the call */
 	RPC_IO_READ = 41,
@@ -131,6 +132,8 @@ struct rpc_req {
 	/* path ops: MKDIR RMDIR CREATE LOOKUP SETATTR REMOVE READDIR */
 	const char *path; /* points into the body, NUL-terminated copy */
 	char path_buf[RPC_PATH_MAX + 1];
+	const char *to; /* RENAME: the new path, in to_buf */
+	char to_buf[RPC_PATH_MAX + 1];
 	uint32_t mode, uid, gid;       /* MKDIR CREATE SETATTR(mode/owner) */
 	int64_t atime, mtime;	       /* SETATTR */
 	uint32_t mask;		       /* SETATTR */
@@ -164,6 +167,7 @@ int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint
 		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime);
 int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 		    uint32_t max);
+int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to);
 /* Handle ops carry the capability for the handle (capa; NULL sends a zero
  * one, as servers do among themselves). */
 int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,

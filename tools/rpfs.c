@@ -77,6 +77,8 @@ static const char usage_text[] =
 	"  mkdir PATH...        rmdir PATH...        rm PATH...\n"
 	"  chmod MODE PATH...   change the permission bits (octal, e.g. 0640)\n"
 	"  cp SRC DST           copy; mark the rpfs side(s) with 'rpfs:/path'\n"
+	"  mv SRC DST           rename (into DST if it is a directory); atomic on\n"
+	"                       one metadata server, else copied and removed\n"
 	"  cat PATH             write a file to stdout\n"
 	"  df                   capacity per server and in total\n"
 	"  ping                 round trip to every server\n"
@@ -818,6 +820,105 @@ static int cmd_cp(const struct opts *o, int argc, char **argv)
 	return 0;
 }
 
+/* ---- mv ----------------------------------------------------------------- */
+
+/* Copy a file within rpfs with its mode and layout (mv's fallback). */
+static int copy_within(rpfs_client_t *c, const char *from, const char *to,
+		       const struct rpfs_stat *st, const char **side)
+{
+	struct endpoint src = {.fd = -1, .name = from}, dst = {.fd = -1, .name = to};
+	struct rpfs_create_opts co = {st->stripe_unit, st->stripe_count, -1};
+	uint64_t size = 0;
+	int ret;
+
+	*side = from;
+	ret = rpfs_open(c, from, RPFS_O_READ, &src.f);
+	if (!ret)
+		ret = rpfs_getsize(src.f, &size);
+	if (!ret) {
+		*side = to;
+		ret = rpfs_create(c, to, st->mode, RPFS_O_WRITE, &co, &dst.f);
+	}
+	if (!ret)
+		ret = copy_blocks(&src, &dst, size, 0, side);
+	if (!ret && !(ret = rpfs_truncate(dst.f, size)))
+		ret = rpfs_sync(dst.f);
+	if (dst.f)
+		rpfs_close(dst.f);
+	if (src.f)
+		rpfs_close(src.f);
+	return ret;
+}
+
+/* Rename, or where rpfs_rename says -EXDEV (the paths live on different
+ * metadata servers), copy and remove as mv(1) does across file systems: a
+ * directory entry by entry, each entry moved the same way. */
+static void move_tree(rpfs_client_t *c, const char *from, const char *to)
+{
+	struct names nm = {0};
+	struct rpfs_stat st;
+	const char *side;
+	int ret = rpfs_rename(c, from, to);
+
+	if (ret != -EXDEV) {
+		if (ret)
+			die_rpfs(ret, "mv", from);
+		return;
+	}
+	ret = rpfs_stat(c, from, &st);
+	if (ret)
+		die_rpfs(ret, "mv: stat", from);
+	if (st.type != RPFS_TYPE_DIR) {
+		ret = copy_within(c, from, to, &st, &side);
+		if (ret)
+			die_rpfs(ret, "mv: copy", side);
+	} else {
+		ret = rpfs_mkdir(c, to, st.mode);
+		if (ret && ret != -EEXIST)
+			die_rpfs(ret, "mv: mkdir", to);
+		ret = rpfs_readdir(c, from, collect, &nm);
+		if (ret)
+			die_rpfs(ret, "mv: list", from);
+		for (size_t i = 0; i < nm.n; i++) {
+			char f[PATH_MAX], t[PATH_MAX];
+
+			fmt(f, sizeof(f), "%s/%s", strcmp(from, "/") ? from : "",
+			    nm.v[i]);
+			fmt(t, sizeof(t), "%s/%s", to, nm.v[i]);
+			move_tree(c, f, t);
+			free(nm.v[i]);
+		}
+		free(nm.v);
+	}
+	if (geteuid() == 0)
+		(void)rpfs_chown(c, to, st.uid, st.gid);
+	ret = st.type == RPFS_TYPE_DIR ? rpfs_rmdir(c, from) : rpfs_remove(c, from);
+	if (ret)
+		die_rpfs(ret, "mv: remove", from);
+}
+
+static int cmd_mv(const struct opts *o, int argc, char **argv)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	struct rpfs_stat st;
+	rpfs_client_t *c;
+
+	if (argc != 3)
+		die("usage: rpfs mv SRC DST");
+	rpath(argv[1], from, sizeof(from));
+	rpath(argv[2], to, sizeof(to));
+	c = connect_cluster(o);
+	/* Into an existing directory, as mv does. */
+	if (!rpfs_stat(c, to, &st) && st.type == RPFS_TYPE_DIR && strcmp(from, to)) {
+		size_t l = strlen(to);
+
+		fmt(to + l, sizeof(to) - l, "%s%s", l > 1 ? "/" : "", base_name(from));
+	}
+	move_tree(c, from, to);
+	rpfs_finalize(c);
+	return 0;
+}
+
 static int cmd_cat(const struct opts *o, int argc, char **argv)
 {
 	struct endpoint src = {.fd = -1}, dst = {.fd = 1, .name = "stdout"};
@@ -1068,6 +1169,8 @@ int main(int argc, char **argv)
 		return cmd_cp(&o, argc, argv);
 	if (!strcmp(cmd, "cat"))
 		return cmd_cat(&o, argc, argv);
+	if (!strcmp(cmd, "mv"))
+		return cmd_mv(&o, argc, argv);
 	if (!strcmp(cmd, "df"))
 		return cmd_df(&o);
 	if (!strcmp(cmd, "ping"))

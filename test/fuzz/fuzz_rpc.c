@@ -49,6 +49,8 @@ static int reencode(const struct rpc_req *r, size_t cap)
 				       r->gid, r->atime, r->mtime);
 	case RPC_READDIR:
 		return rpc_enc_readdir(again, cap, r->path, r->cookie, r->max);
+	case RPC_RENAME:
+		return rpc_enc_rename(again, cap, r->path, r->to);
 	case RPC_GETATTR:
 		return rpc_enc_getattr(again, cap, r->handle, r->flags, &r->cap);
 	case RPC_IO_SIZE:
@@ -103,6 +105,9 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(rpc_path_ok(r->path));
 	}
 	switch (r->op) {
+	case RPC_RENAME:
+		FUZZ_CHECK(r->to == r->to_buf && rpc_path_ok(r->to));
+		break;
 	case RPC_READDIR:
 		FUZZ_CHECK(strlen(r->cookie) <= RPC_NAME_MAX);
 		FUZZ_CHECK(!strchr(r->cookie, '/'));

@@ -229,6 +229,7 @@ static void gen_rpc(void)
 	REQ("setattr", rpc_enc_setattr(buf, sizeof(buf), "/d/f",
 				       RPC_SET_MODE | RPC_SET_TIMES, 0600, 0, 0, 1, 2));
 	REQ("readdir", rpc_enc_readdir(buf, sizeof(buf), "/d", "f", 64));
+	REQ("rename", rpc_enc_rename(buf, sizeof(buf), "/d/f", "/d/g"));
 	REQ("getattr", rpc_enc_handle_op(buf, sizeof(buf), RPC_GETATTR, 7, NULL));
 	REQ("fetch-add", rpc_enc_fetch_add(buf, sizeof(buf), 7, NULL, -3));
 	REQ("lock", rpc_enc_lock(buf, sizeof(buf), RPC_LOCK, RPC_LOCK_EXCL, 7, NULL, 0,

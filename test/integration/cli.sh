@@ -55,6 +55,25 @@ grep -q "io server 1 ($ADDR:" "$TMP/out" || { echo "FAIL stat server list"; fail
 check "rpfs ls -l /d" "$RPFS" ls -l /d
 grep -q "20971520.* big" "$TMP/out" || { echo "FAIL ls -l"; cat "$TMP/out"; fail=1; }
 check "rpfs df" "$RPFS" df
+# mv: rename in place, into a directory, a directory with its tree; errors
+check "rpfs cp rpfs -> rpfs (to move)" "$RPFS" cp rpfs:/d/big rpfs:/d/tomove
+check "rpfs mv file" "$RPFS" mv /d/tomove /d/moved
+check "rpfs mv: old name gone" sh -c "! '$RPFS' stat /d/tomove"
+check "rpfs mv: data follows" sh -c "'$RPFS' cat /d/moved | cmp - '$TMP/in'"
+check "rpfs mkdir /e" "$RPFS" mkdir /e
+check "rpfs mv into a directory" "$RPFS" mv rpfs:/d/moved rpfs:/e
+check "rpfs mv: now /e/moved" sh -c "test \"\$('$RPFS' ls /e)\" = moved"
+check "rpfs mv a directory with its tree" "$RPFS" mv /e /d/e2
+check "rpfs mv: tree reachable" sh -c "'$RPFS' cat /d/e2/moved | cmp - '$TMP/in'"
+if "$RPFS" mv /nope /x >"$TMP/out" 2>&1; then
+	echo "FAIL mv of a missing file succeeded"; fail=1
+elif grep -q "meta server" "$TMP/out"; then
+	echo "ok   mv of a missing file fails naming the server"
+else
+	echo "FAIL mv error names no server: $(cat "$TMP/out")"; fail=1
+fi
+check "rpfs rm after mv" "$RPFS" rm /d/e2/moved
+check "rpfs rmdir after mv" "$RPFS" rmdir /d/e2
 check "rpfs rm" "$RPFS" rm /d/big /d/copy
 check "rpfs ls after rm is empty" sh -c "test -z \"\$('$RPFS' ls /d)\""
 check "rpfs rmdir" "$RPFS" rmdir /d

@@ -204,6 +204,27 @@ START_TEST(readdir_round_trips)
 }
 END_TEST
 
+START_TEST(rename_round_trips)
+{
+	int n = rpc_enc_rename(buf, BUFSZ, "/a/old", "/b/new");
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_RENAME);
+	ck_assert_str_eq(req.path, "/a/old");
+	ck_assert_ptr_eq(req.to, req.to_buf);
+	ck_assert_str_eq(req.to, "/b/new");
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	ck_assert_int_eq(rpc_enc_rename(buf, BUFSZ, "/a", "b"), -EINVAL);
+	ck_assert_int_eq(rpc_enc_rename(buf, BUFSZ, "/a/", "/b"), -EINVAL);
+	/* A target that is not a normalized path is refused by the decoder. */
+	n = rpc_enc_rename(buf, BUFSZ, "/a", "/bb");
+	buf[n - 2] = '/';
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+}
+END_TEST
+
 START_TEST(handle_ops_round_trip)
 {
 	static const uint16_t ops[] = {RPC_GETATTR, RPC_IO_SIZE, RPC_IO_SYNC,
@@ -753,7 +774,7 @@ static const uint16_t fz_ops[] = {
 	RPC_GETATTR,   RPC_SETATTR,	RPC_REMOVE,	 RPC_READDIR,	RPC_FETCH_ADD,
 	RPC_LOCK,      RPC_UNLOCK,	RPC_STATFS_META, RPC_IO_WRITE,	RPC_IO_READ,
 	RPC_IO_SIZE,   RPC_IO_TRUNCATE, RPC_IO_SYNC,	 RPC_IO_REMOVE, RPC_IO_STATFS,
-	RPC_IO_CREATE, RPC_IO_PROBE,
+	RPC_IO_CREATE, RPC_IO_PROBE,	RPC_RENAME,
 };
 #define NFZ_OPS (sizeof(fz_ops) / sizeof(fz_ops[0]))
 
@@ -774,7 +795,9 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 	case RPC_SETATTR:
 	case RPC_REMOVE:
 	case RPC_READDIR:
+	case RPC_RENAME:
 		ck_assert_ptr_eq(r->path, r->path_buf);
+		ck_assert(r->op != RPC_RENAME || rpc_path_ok(r->to));
 		ck_assert(rpc_path_ok(r->path));
 		ck_assert_uint_le(strlen(r->path), RPC_PATH_MAX);
 		ck_assert_uint_le(strlen(r->cookie), RPC_NAME_MAX);
@@ -973,6 +996,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, create_round_trips);
 	tcase_add_test(tc, setattr_round_trips);
 	tcase_add_test(tc, readdir_round_trips);
+	tcase_add_test(tc, rename_round_trips);
 	tcase_add_test(tc, handle_ops_round_trip);
 	tcase_add_test(tc, fetch_add_round_trips);
 	tcase_add_test(tc, lock_round_trips);
