@@ -110,6 +110,15 @@ static int rfs_unlink(const char *path)
 	return rfs_result(rpfs_remove(rfs_get()->c, path), "unlink", path);
 }
 
+/* EXDEV (the names live on different metadata servers) makes mv(1) copy
+ * and remove, as across file systems. */
+static int rfs_rename(const char *from, const char *to, unsigned int flags)
+{
+	if (flags) /* RENAME_NOREPLACE, RENAME_EXCHANGE: not atomic in rpfs */
+		return -EINVAL;
+	return rfs_result(rpfs_rename(rfs_get()->c, from, to), "rename", from);
+}
+
 static int rfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	return rfs_result(rpfs_chmod(rfs_get()->c, path, mode & 07777), "chmod", path);
@@ -184,6 +193,7 @@ void rfs_ns_ops(struct fuse_operations *ops)
 	ops->mkdir = rfs_mkdir;
 	ops->rmdir = rfs_rmdir;
 	ops->unlink = rfs_unlink;
+	ops->rename = rfs_rename;
 	ops->chmod = rfs_chmod;
 	ops->chown = rfs_chown;
 	ops->utimens = rfs_utimens;
