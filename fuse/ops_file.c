@@ -62,23 +62,31 @@ static int rfs_release(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
-/* rpfs_pread fills past the end with zeros; POSIX stops at the end. */
+/* rpfs_pread fills past the end with zeros; POSIX stops at the end. The
+ * read is posted first and the size asked while it moves, so knowing the
+ * end costs no extra round trip. */
 static int rfs_read(const char *path, char *buf, size_t len, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct rfs *fs = rfs_get();
+	rpfs_request_t *req;
 	uint64_t size;
-	int ret = rpfs_getsize(file_of(fi), &size);
+	ssize_t got;
+	int ret = rpfs_ipread(file_of(fi), buf, len, (uint64_t)off, &req);
 
 	rfs_count(&fs->reads, &fs->max_read, len);
 	if (ret)
+		return rfs_result(ret, "read", path);
+	ret = rpfs_getsize(file_of(fi), &size);
+	got = rpfs_wait(req);
+	if (ret)
 		return rfs_result(ret, "read (size)", path);
+	if (got < 0)
+		return rfs_result((int)got, "read", path);
 	if ((uint64_t)off >= size)
 		return 0;
-	if (len > size - (uint64_t)off)
-		len = (size_t)(size - (uint64_t)off);
-	return rfs_result((int)rpfs_pread(file_of(fi), buf, len, (uint64_t)off), "read",
-			  path);
+	return (int)((uint64_t)got < size - (uint64_t)off ? (uint64_t)got
+							  : size - (uint64_t)off);
 }
 
 void rfs_count(atomic_ulong *n, atomic_ulong *max, size_t len)
