@@ -157,6 +157,34 @@ static char *absolute_config(const char *given)
 	return path && *path ? realpath(path, NULL) : NULL;
 }
 
+/* The kernel gives a FUSE mount 128 KiB of readahead whatever
+ * max_readahead says: reads then come in 128-256 KiB pieces, each a round
+ * trip (cat at 260-340 MB/s here, ~700 MB/s with 1 MiB). Root may raise it
+ * in sysfs. The device comes from mountinfo: a stat of the mount point
+ * would wait for this process, which is not serving yet. */
+static void set_readahead(struct rfs *fs, const char *mnt)
+{
+	FILE *mi = fopen("/proc/self/mountinfo", "r");
+	char line[2 * PATH_MAX], point[PATH_MAX], sys[128] = "";
+	unsigned maj, min;
+	FILE *ra;
+
+	if (!mi)
+		return;
+	while (fgets(line, sizeof(line), mi))
+		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &maj, &min, point) == 3 &&
+		    !strcmp(point, mnt))
+			snprintf(sys, sizeof(sys), "/sys/class/bdi/%u:%u/read_ahead_kb",
+				 maj, min);
+	fclose(mi);
+	if (!*sys || fs->euid != 0)
+		return;
+	ra = fopen(sys, "w");
+	if (!ra || fprintf(ra, "%u\n", RFS_MAX_IO / 1024) < 0 || fclose(ra))
+		rfs_log(fs, "%s: readahead stays at the kernel's default: %s", sys,
+			strerror(errno));
+}
+
 static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *co)
 {
 	struct fuse_loop_config *lc;
@@ -253,6 +281,7 @@ int main(int argc, char **argv)
 		start_error("rpfs-fuse: can't set signal handlers");
 		goto out_mount;
 	}
+	set_readahead(&fs, co.mountpoint);
 	if (status_fd >= 0)
 		detach(fs.log);
 	ret = serve(fuse, &co) ? 1 : 0;
@@ -269,6 +298,8 @@ out_rpfs:
 	rpfs_finalize(fs.c);
 	free(co.mountpoint);
 	free(config);
+	free(o.config); /* fuse_opt_parse's copies */
+	free(o.log);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -7,7 +7,8 @@
 # stat sizes, truncate (shrink, grow with zeros), mv (rename, into another
 # directory), rm/rmdir, permission denied on a mode-0000 file (as user
 # nobody through allow_other when run as root, else as the owner), dd with
-# bs=4M and the largest write the mount received (>= 1 MiB), concurrent
+# bs=4M and the largest write the mount received (>= 1 MiB; reads too as
+# root, who may raise the readahead), concurrent
 # writers of different files, a file written through the mount read by
 # `rpfs cat` and one written by `rpfs cp` read through the mount, touch -d,
 # df; then test/mpi/mpi_hdf5.c (built with Debian's h5pcc.mpich, run on
@@ -295,6 +296,13 @@ largest=$(sed -n 's/.*unmounted: [0-9]* writes, largest \([0-9]*\) bytes.*/\1/p'
 [ -n "$largest" ] && [ "$largest" -ge 1048576 ] &&
     pass "big writes: the largest write the mount received was $largest bytes" ||
     fail "big writes: largest write '$largest' (< 1 MiB)" "$LOG"
+if [ $ROOT = 1 ]; then
+    # rpfs-fuse raises the mount's readahead (sysfs, root only)
+    rd=$(sed -n 's/.* reads, largest \([0-9]*\) bytes.*/\1/p' "$LOG" | tail -1)
+    [ -n "$rd" ] && [ "$rd" -ge 1048576 ] &&
+        pass "big reads: the largest read the mount received was $rd bytes" ||
+        fail "big reads: largest read '$rd' (< 1 MiB)" "$LOG"
+fi
 if grep -q EIO "$LOG"; then
     fail "rpfs-fuse logged errors" "$LOG"
 else
