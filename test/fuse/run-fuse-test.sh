@@ -11,7 +11,8 @@
 # root, who may raise the readahead), concurrent
 # writers of different files, a file written through the mount read by
 # `rpfs cat` and one written by `rpfs cp` read through the mount, touch -d,
-# df; then test/mpi/mpi_hdf5.c (built with Debian's h5pcc.mpich, run on
+# df, EIO and a log line naming the server when an I/O server is killed;
+# then test/mpi/mpi_hdf5.c (built with Debian's h5pcc.mpich, run on
 # the rebuilt MPICH as test/mpi/run-hdf5-test.sh does) writes
 # rpfs:/h5/test.h5 by MPI-IO and h5dump reads its datasets and attribute
 # through the mount. The mount is unmounted and the servers stopped on
@@ -112,7 +113,8 @@ ROOT=0
 OPTS=
 [ $ROOT = 1 ] && OPTS="-o allow_other"
 # shellcheck disable=SC2086
-if ! t "$RPFS_CLI" mount "$MNT" $OPTS --log "$LOG" >"$WORK/mount.log" 2>&1; then
+# a dead server (the EIO check at the end) fails calls within 5 s
+if ! RPFS_TIMEOUT_MS=5000 t "$RPFS_CLI" mount "$MNT" $OPTS --log "$LOG" >"$WORK/mount.log" 2>&1; then
     case "$(cat "$WORK/mount.log")" in
     *"can't reach the cluster"*) fail "rpfs mount $MNT" "$WORK/mount.log"; finish ;;
     esac
@@ -285,7 +287,20 @@ else
 fi
 
 # ---- unmount ---------------------------------------------------------------------
+t cp "$WORK/big" "$MNT/eio"
 check "rm -r of a tree through the mount" t rm -r "$MNT/dir"
+if grep -q EIO "$LOG"; then
+    fail "rpfs-fuse logged errors" "$LOG"
+else
+    pass "rpfs-fuse logged no error"
+fi
+
+# ---- a dead I/O server: EIO, and a log line naming it ---------------------------------
+kill -9 "$(cat "$CLUSTER/rpfsd.3.pid")"
+check "with io server 3 killed, reading a file striped over it fails with EIO" sh -c \
+    "timeout 60 cat '$MNT/eio' 2>&1 >/dev/null | grep -q 'Input/output error'"
+check "the log names the server and the cause" sh -c \
+    "grep -E ' /eio: .*io server 3 .*EIO' '$LOG' || { cat '$LOG'; false; }"
 check "rpfs umount" t "$RPFS_CLI" umount "$MNT"
 check "no longer mounted" sh -c "! grep -q ' $MNT fuse' /proc/mounts"
 # rpfs-fuse writes its last log line as it exits, after the unmount
@@ -302,10 +317,5 @@ if [ $ROOT = 1 ]; then
     [ -n "$rd" ] && [ "$rd" -ge 1048576 ] &&
         pass "big reads: the largest read the mount received was $rd bytes" ||
         fail "big reads: largest read '$rd' (< 1 MiB)" "$LOG"
-fi
-if grep -q EIO "$LOG"; then
-    fail "rpfs-fuse logged errors" "$LOG"
-else
-    pass "rpfs-fuse logged no error"
 fi
 finish
