@@ -247,14 +247,18 @@ int main(int argc, char **argv)
 	    fuse_opt_add_arg(&args, "-odefault_permissions,fsname=rpfs") ||
 	    fuse_parse_cmdline(&args, &co))
 		return 2;
-	if (co.show_help || !co.mountpoint) {
-		usage(argv[0]);
-		fuse_lib_help(&args);
-		return co.show_help ? 0 : 2;
-	}
 	if (co.show_version) {
 		fuse_lowlevel_version();
 		return 0;
+	}
+	if (co.show_help) {
+		usage(argv[0]);
+		fuse_lib_help(&args);
+		return 0;
+	}
+	if (!co.mountpoint) {
+		fputs("rpfs-fuse: no mount point given (rpfs-fuse --help)\n", stderr);
+		return 2;
 	}
 	config = absolute_config(o.config);
 	if (o.config && !config) {
@@ -266,7 +270,7 @@ int main(int argc, char **argv)
 	if (!co.foreground)
 		daemonize();
 	if (start(&fs, &o, config))
-		return 1;
+		goto out_rpfs;
 	fuse = fuse_new(&args, &ops, sizeof(ops), &fs);
 	if (!fuse) {
 		start_error("rpfs-fuse: bad options (see rpfs-fuse --help)");
@@ -300,6 +304,8 @@ out_rpfs:
 	free(config);
 	free(o.config); /* fuse_opt_parse's copies */
 	free(o.log);
+	if (fs.log && fs.log != stderr)
+		fclose(fs.log);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -267,6 +267,8 @@ hdf5_part() {
         fail "mpi_hdf5 on rpfs:/h5/test.h5" "$WORK/h5run.log"
         return
     fi
+    check "mpi_hdf5 left no local file (its working directory is empty)" sh -c \
+        "test -z \"\$(ls -A '$WORK/cwd')\""
     F="$MNT/h5/test.h5"
     # /contig: row * 1024 + col + 0.25; /chunked: -(col * 512 + row) - 0.5
     check "h5dump /contig through the mount: (1,2) (1,3) = 1026.25, 1027.25" sh -c \
