@@ -27,6 +27,7 @@
 
 enum rpc_op {
 	RPC_PING = 1,
+	RPC_STATS = 2, /* any server: its storage and counters (rpc_stat list) */
 	/* metadata server */
 	RPC_MKDIR = 10,
 	RPC_RMDIR = 11,
@@ -225,6 +226,22 @@ struct rpc_statfs {
 void rpc_enc_statfs(void *buf, const struct rpc_statfs *s);
 int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s);
 #define RPC_STATFS_SIZE 24
+
+/* STATS reply: u32 count (at most RPC_STATS_MAX), then count entries:
+ * name str (1..RPC_STAT_NAME_MAX bytes of [a-z0-9_.]), value u64. A server
+ * sends what it has (its roles' counters); names are stable, new ones may
+ * come, so readers look them up by name. */
+#define RPC_STAT_NAME_MAX 47
+#define RPC_STATS_MAX	  128
+struct rpc_stat {
+	char name[RPC_STAT_NAME_MAX + 1];
+	uint64_t value;
+};
+int rpc_enc_stats(void *buf, size_t cap, const struct rpc_stat *s, uint32_t n);
+int rpc_dec_stats(const void *buf, size_t len, struct rpc_stat *s, uint32_t max,
+		  uint32_t *n);
+/* "create", "io_write", ...: the op's name in counters, NULL if unknown. */
+const char *rpc_op_name(uint16_t op);
 
 /* IO_PROBE reply: u64 datafiles of that metadata server's handles, u64 the
  * largest such handle with a datafile or a checksum file (0 if none). */

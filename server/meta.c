@@ -1965,3 +1965,17 @@ void meta_close(struct srv *s)
 	free(m);
 	s->meta = NULL;
 }
+
+int meta_files(struct srv *s, uint64_t *n)
+{
+	MDB_stat st;
+	MDB_txn *txn;
+	int ret = txn_begin(s->meta, true, &txn);
+
+	if (ret)
+		return ret;
+	ret = lmdb_err(mdb_stat(txn, s->meta->ns, &st), "stat");
+	mdb_txn_abort(txn);
+	*n = ret ? 0 : st.ms_entries;
+	return ret;
+}

@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,9 @@ struct opts {
 	int port;
 	int longfmt;
 	int markdown; /* settings */
+	int human;    /* -h with ls, du, df: sizes in KiB, MiB, ... */
+	int json;     /* stats --json */
+	int help;     /* -h elsewhere, --help: this command's usage */
 	const char *dir;
 	const char *config;
 	const char *address;  /* up: where the servers listen */
@@ -79,7 +83,10 @@ static const char usage_text[] =
 	"  mv SRC DST           rename (into DST if it is a directory); atomic on\n"
 	"                       one metadata server, else copied and removed\n"
 	"  cat PATH             write a file to stdout\n"
-	"  df                   capacity per server and in total\n"
+	"  df [-h]              each server's own answer: size, used, available\n"
+	"                       (I/O servers), files (metadata servers); total\n"
+	"  stats [--json]       each server's counters: requests by op, bytes by\n"
+	"                       path, waits, caches, errors, connections\n"
 	"  ping                 round trip to every server\n"
 	"\n"
 	"  settings [--markdown]\n"
@@ -959,45 +966,119 @@ static void human(uint64_t b, char *out, size_t len)
 	fmt(out, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
+/* A size as bytes, or with -h as human units. */
+static void size_str(const struct opts *o, uint64_t b, char *out, size_t len)
+{
+	if (o->human)
+		human(b, out, len);
+	else
+		fmt(out, len, "%llu", (unsigned long long)b);
+}
+
+/* Every server's own answer (RPC_STATS); a server that does not answer is
+ * a row saying why, and the exit status is 1. */
 static int cmd_df(const struct opts *o)
 {
+	static struct rpfs_server_stat st[RPFS_STATS_MAX];
 	rpfs_client_t *c = connect_cluster(o);
 	rpfs_admin_config_t *cfg = load_config(config_path(o));
-	struct rpfs_statfs sf;
-	char a[32], b[32];
-	int ret;
+	uint64_t tsize = 0, tused = 0, tavail = 0, tfiles = 0;
+	char a[32], b[32], d[32], f[32];
+	int failed = 0;
 
-	/* The protocol reports capacity summed over the I/O servers; per server
-	 * the file system under a local storage directory is shown. */
-	printf("%-34s %12s %12s  %s\n", "server", "size", "avail", "dir");
+	printf("%-36s %-8s %14s %14s %14s %10s\n", "server", "roles", "size", "used",
+	       "avail", "files");
 	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
-		struct rpfs_server_info s;
-		struct statvfs vf;
-		char who[300];
+		int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
+		bool meta, io;
 
-		if (rpfs_admin_server(cfg, i, &s) || s.io_index < 0)
+		if (n < 0) {
+			printf("%-36s FAILED: %s\n", rpfs_server_desc(c, i),
+			       rpfs_errmsg());
+			failed = 1;
 			continue;
-		fmt(who, sizeof(who), "io server %d (%s:%d)", s.io_index, s.address,
-		    s.port);
-		if (!statvfs(s.dir, &vf)) {
-			human((uint64_t)vf.f_blocks * vf.f_frsize, a, sizeof(a));
-			human((uint64_t)vf.f_bavail * vf.f_frsize, b, sizeof(b));
-		} else {
-			fmt(a, sizeof(a), "-");
-			fmt(b, sizeof(b), "-");
 		}
-		printf("%-34s %12s %12s  %s\n", who, a, b, s.dir);
+		meta = rpfs_admin_stat(st, n, "role.meta", 0);
+		io = rpfs_admin_stat(st, n, "role.io", 0);
+		fmt(a, sizeof(a), "-");
+		fmt(b, sizeof(b), "-");
+		fmt(d, sizeof(d), "-");
+		fmt(f, sizeof(f), "-");
+		if (io) {
+			uint64_t size = rpfs_admin_stat(st, n, "storage.size", 0);
+			uint64_t used = rpfs_admin_stat(st, n, "storage.used", 0);
+			uint64_t avail = rpfs_admin_stat(st, n, "storage.avail", 0);
+
+			size_str(o, size, a, sizeof(a));
+			size_str(o, used, b, sizeof(b));
+			size_str(o, avail, d, sizeof(d));
+			tsize += size;
+			tused += used;
+			tavail += avail;
+		}
+		if (meta) {
+			uint64_t files = rpfs_admin_stat(st, n, "meta.files", 0);
+
+			fmt(f, sizeof(f), "%llu", (unsigned long long)files);
+			tfiles += files;
+		}
+		printf("%-36s %-8s %14s %14s %14s %10s\n", rpfs_server_desc(c, i),
+		       meta && io ? "meta,io"
+		       : meta	  ? "meta"
+				  : "io",
+		       a, b, d, f);
 	}
-	ret = rpfs_statfs(c, &sf);
-	if (ret)
-		die_rpfs(ret, "df", "");
-	human(sf.total, a, sizeof(a));
-	human(sf.avail, b, sizeof(b));
-	printf("%-34s %12s %12s  %llu objects\n", "total (reported by the servers)", a, b,
-	       (unsigned long long)sf.files);
+	size_str(o, tsize, a, sizeof(a));
+	size_str(o, tused, b, sizeof(b));
+	size_str(o, tavail, d, sizeof(d));
+	printf("%-36s %-8s %14s %14s %14s %10llu\n", "total", "", a, b, d,
+	       (unsigned long long)tfiles);
 	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
-	return 0;
+	return failed;
+}
+
+/* Every server's counters: one block per server, or one JSON object whose
+ * "servers" array holds each server's values by name. */
+static int cmd_stats(const struct opts *o)
+{
+	static struct rpfs_server_stat st[RPFS_STATS_MAX];
+	rpfs_client_t *c = connect_cluster(o);
+	rpfs_admin_config_t *cfg = load_config(config_path(o));
+	int nsrv = rpfs_admin_num_servers(cfg), failed = 0;
+
+	if (o->json)
+		printf("{\"servers\": [");
+	for (int i = 0; i < nsrv; i++) {
+		int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
+		const char *desc = rpfs_server_desc(c, i);
+
+		if (n < 0)
+			failed = 1;
+		if (o->json) {
+			/* Names are [a-z0-9_.] (rpc.c checks), descriptions
+			 * host:port: nothing to escape. */
+			printf("%s\n  {\"server\": \"%s\"", i ? "," : "", desc);
+			if (n < 0)
+				printf(", \"error\": \"%s\"", strerror(-n));
+			for (int k = 0; k < n; k++)
+				printf(", \"%s\": %llu", st[k].name,
+				       (unsigned long long)st[k].value);
+			printf("}");
+			continue;
+		}
+		printf("%s%s\n", i ? "\n" : "", desc);
+		if (n < 0)
+			printf("  FAILED: %s\n", rpfs_errmsg());
+		for (int k = 0; k < n; k++)
+			printf("  %-24s %llu\n", st[k].name,
+			       (unsigned long long)st[k].value);
+	}
+	if (o->json)
+		printf("\n]}\n");
+	rpfs_admin_config_free(cfg);
+	rpfs_finalize(c);
+	return failed;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1047,7 +1128,8 @@ int main(int argc, char **argv)
 		{"provider", required_argument, NULL, 'P'},
 		{"long", no_argument, NULL, 'l'},
 		{"markdown", no_argument, NULL, 'M'},
-		{"help", no_argument, NULL, 'h'},
+		{"help", no_argument, NULL, 'H'},
+		{"json", no_argument, NULL, 'J'},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
@@ -1089,7 +1171,13 @@ int main(int argc, char **argv)
 			o.markdown = 1;
 			break;
 		case 'h':
-			usage(stdout, 0);
+			o.human = 1; /* or help: see below */
+			break;
+		case 'H':
+			o.help = 1;
+			break;
+		case 'J':
+			o.json = 1;
 			break;
 		default:
 			usage(stderr, 2);
@@ -1100,6 +1188,11 @@ int main(int argc, char **argv)
 	if (argc < 1)
 		usage(stderr, 2);
 	cmd = argv[0];
+	/* -h is human sizes where sizes are shown, help elsewhere. */
+	if (o.human && strcmp(cmd, "ls") && strcmp(cmd, "du") && strcmp(cmd, "df"))
+		o.help = 1;
+	if (o.help)
+		usage(stdout, 0);
 	/* A peer that disappears must give an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 
@@ -1123,6 +1216,8 @@ int main(int argc, char **argv)
 		return cmd_mv(&o, argc, argv);
 	if (!strcmp(cmd, "df"))
 		return cmd_df(&o);
+	if (!strcmp(cmd, "stats"))
+		return cmd_stats(&o);
 	if (!strcmp(cmd, "ping"))
 		return cmd_ping(&o);
 	if (!strcmp(cmd, "settings"))

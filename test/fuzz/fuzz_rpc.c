@@ -31,6 +31,7 @@ static int reencode(const struct rpc_req *r, size_t cap)
 {
 	switch (r->op) {
 	case RPC_PING:
+	case RPC_STATS:
 	case RPC_STATFS_META:
 	case RPC_IO_STATFS:
 		return rpc_enc_path_op(again, cap, r->op, r->flags, NULL);
@@ -85,13 +86,14 @@ static int reencode(const struct rpc_req *r, size_t cap)
 static int has_flags(uint16_t op)
 {
 	return op == RPC_CREATE || op == RPC_LOCK || op == RPC_UNLOCK || op == RPC_PING ||
-	       op == RPC_STATFS_META || op == RPC_IO_STATFS || op == RPC_RMDIR ||
-	       op == RPC_LOOKUP || op == RPC_REMOVE;
+	       op == RPC_STATS || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
+	       op == RPC_RMDIR || op == RPC_LOOKUP || op == RPC_REMOVE;
 }
 
 static int is_bodyless(uint16_t op)
 {
-	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS;
+	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
+	       op == RPC_STATS;
 }
 
 static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
@@ -227,6 +229,17 @@ static void replies(const uint8_t *data, size_t size)
 		FUZZ_CHECK(size >= RPC_STATFS_SIZE);
 	if (!rpc_dec_probe(data, size, &p))
 		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
+	{
+		static struct rpc_stat sv[RPC_STATS_MAX];
+		uint32_t ns;
+
+		if (!rpc_dec_stats(data, size, sv, RPC_STATS_MAX, &ns)) {
+			/* what was accepted encodes back to the same bytes */
+			ret = rpc_enc_stats(again, sizeof(again), sv, ns);
+			FUZZ_CHECK(ret >= 0 && (size_t)ret == size &&
+				   !memcmp(again, data, size));
+		}
+	}
 	/* A page of at most 64 entries, as a client asks for a page. */
 	ret = rpc_dec_dirents(data, size, ents, 64, &n, &more);
 	FUZZ_CHECK(ret == 0 || ret == -EPROTO || ret == -E2BIG);

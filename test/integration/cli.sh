@@ -55,6 +55,13 @@ grep -q "io server 1 ($ADDR:" "$TMP/out" || { echo "FAIL stat server list"; fail
 check "rpfs ls -l /d" "$RPFS" ls -l /d
 grep -q "20971520.* big" "$TMP/out" || { echo "FAIL ls -l"; cat "$TMP/out"; fail=1; }
 check "rpfs df" "$RPFS" df
+cp "$TMP/out" "$TMP/df"
+check "rpfs df: a row per server from its answer, and a total" sh -c "test \$(grep -c '^io server [01] ' '$TMP/df') = 2 && grep -q '^total ' '$TMP/df' && grep -q 'meta,io  *[0-9]' '$TMP/df'"
+check "rpfs df -h" sh -c "'$RPFS' df -h | grep -q 'iB '"
+check "rpfs stats" "$RPFS" stats
+cp "$TMP/out" "$TMP/stats"
+check "rpfs stats: the copies went through io_write and bulk" sh -c "grep -q '^  req.io_write  *[1-9]' '$TMP/stats' && grep -q '^  bytes.bulk  *[1-9]' '$TMP/stats'"
+check "rpfs stats --json" sh -c "'$RPFS' stats --json | grep -q '\"servers\": \\[' "
 # mv: rename in place, into a directory, a directory with its tree; errors
 check "rpfs cp rpfs -> rpfs (to move)" "$RPFS" cp rpfs:/d/big rpfs:/d/tomove
 check "rpfs mv file" "$RPFS" mv /d/tomove /d/moved
