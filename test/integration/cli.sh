@@ -95,6 +95,19 @@ fi
 check "rpfsd --list-settings" "$RPFSD" --list-settings
 grep -q "^spin_us  *integer  *200 " "$TMP/out" || { echo "FAIL list-settings: spin_us"; cat "$TMP/out"; fail=1; }
 grep -q "^max_conns .* no$" "$TMP/out" || { echo "FAIL list-settings: max_conns is no client's"; fail=1; }
+# rpfsd --list-settings for a config and server: values and sources
+{ cat "$D/rpfs.conf"; printf '[transport]\ntimeout_ms = 12345\n'; } >"$D/rpfs.conf.test"
+check "rpfsd --list-settings --config --name" env RPFS_SPIN_US=70 "$RPFSD" --list-settings --config "$D/rpfs.conf.test" --name 1
+grep -q "^config: $D/rpfs.conf.test$" "$TMP/out" || { echo "FAIL list-settings --config: config line"; cat "$TMP/out"; fail=1; }
+grep -q "^server: .*(io), $ADDR:" "$TMP/out" || { echo "FAIL list-settings --name: server line"; cat "$TMP/out"; fail=1; }
+grep -q "^timeout_ms .* 12345  *config$" "$TMP/out" || { echo "FAIL list-settings: timeout_ms from the config"; cat "$TMP/out"; fail=1; }
+grep -q "^spin_us .* 70  *environment$" "$TMP/out" || { echo "FAIL list-settings: spin_us from the environment"; fail=1; }
+grep -q "^max_conns .* 1024  *default$" "$TMP/out" || { echo "FAIL list-settings: max_conns default"; fail=1; }
+if "$RPFSD" --list-settings --config "$D/rpfs.conf" --name nosuch >"$TMP/out" 2>&1; then
+	echo "FAIL list-settings accepted an unknown server"; fail=1
+else
+	echo "ok   rpfsd --list-settings --name nosuch fails: $(cat "$TMP/out")"
+fi
 check "rpfs settings" env RPFS_SPIN_US=50 "$RPFS" settings
 grep -q "^config: $D/rpfs.conf$" "$TMP/out" || { echo "FAIL settings: config in use"; cat "$TMP/out"; fail=1; }
 grep -q "^spin_us .* 50  *environment$" "$TMP/out" || { echo "FAIL settings: spin_us from the environment"; cat "$TMP/out"; fail=1; }
