@@ -28,7 +28,9 @@
  *                               stripe_unit u64, stripe_count u32,
  *                               first_server i32 (-1 = server chooses)
  *   SETATTR                     path str, mask u32, mode u32, uid u32,  2+p+32
- *                               gid u32, atime i64, mtime i64
+ *                               gid u32, atime i64, mtime i64; with     (+12)
+ *                               mask RPC_SET_LAYOUT (alone, the others
+ *                               0) then stripe_unit u64, stripe_count u32
  *   READDIR                     path str, cookie str (0..NAME_MAX,      2+p+2+c+4
  *                               "" = from the start), max u32
  *   RENAME                      path str, to str                        4+p+t
@@ -316,6 +318,26 @@ int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 	return wr_end(&w);
 }
 
+int rpc_enc_setstripe(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
+		      uint32_t stripe_count)
+{
+	struct wr w;
+	int ret = path_errno(path);
+
+	if (ret)
+		return ret;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_SETATTR, 0);
+	wr_str(&w, path, strlen(path));
+	wr_u32(&w, RPC_SET_LAYOUT);
+	for (int i = 0; i < 3; i++)
+		wr_u32(&w, 0);
+	wr_u64(&w, 0);
+	wr_u64(&w, 0);
+	wr_u64(&w, stripe_unit);
+	wr_u32(&w, stripe_count);
+	return wr_end(&w);
+}
+
 int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to)
 {
 	struct wr w;
@@ -576,7 +598,8 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
  *   - RENAME: also r->to == r->to_buf and rpc_path_ok(r->to);
  *   - CREATE: flags only RPC_CREATE_EXCL | RPC_WANT_*, first_server >= -1;
  *   - LOOKUP, GETATTR: flags only RPC_WANT_*;
- *   - SETATTR: mask only RPC_SET_*;
+ *   - SETATTR: mask only RPC_SET_MODE|OWNER|TIMES, or RPC_SET_LAYOUT alone
+ *     (mode, uid, gid and times 0; stripe_unit and stripe_count read);
  *   - LOCK/UNLOCK: flags only RPC_LOCK_*, len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
@@ -644,8 +667,15 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 		r->gid = rd_u32(&rd);
 		r->atime = (int64_t)rd_u64(&rd);
 		r->mtime = (int64_t)rd_u64(&rd);
-		if (!rd.err && (r->mask & ~RPC_SET_ALL))
+		if (r->mask == RPC_SET_LAYOUT) {
+			r->stripe_unit = rd_u64(&rd);
+			r->stripe_count = rd_u32(&rd);
+			if (!rd.err &&
+			    (r->mode || r->uid || r->gid || r->atime || r->mtime))
+				ret = -EPROTO;
+		} else if (!rd.err && (r->mask & ~RPC_SET_ALL)) {
 			ret = -EPROTO;
+		}
 		break;
 	case RPC_READDIR: {
 		size_t n;

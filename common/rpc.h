@@ -80,9 +80,10 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 #define RPC_WANT_WRITE	4u
 #define RPC_WANT_RIGHTS (RPC_WANT_READ | RPC_WANT_WRITE)
 /* RPC_SETATTR mask */
-#define RPC_SET_MODE  1u
-#define RPC_SET_OWNER 2u
-#define RPC_SET_TIMES 4u
+#define RPC_SET_MODE   1u
+#define RPC_SET_OWNER  2u
+#define RPC_SET_TIMES  4u
+#define RPC_SET_LAYOUT 8u /* alone: a directory's default stripe unit and count */
 /* RPC_LOCK flags */
 #define RPC_LOCK_EXCL 1u
 #define RPC_LOCK_WAIT 2u /* block (server-side queue) instead of -EAGAIN */
@@ -135,9 +136,10 @@ struct rpc_req {
 	char path_buf[RPC_PATH_MAX + 1];
 	const char *to; /* RENAME: the new path, in to_buf */
 	char to_buf[RPC_PATH_MAX + 1];
-	uint32_t mode, uid, gid;       /* MKDIR CREATE SETATTR(mode/owner) */
-	int64_t atime, mtime;	       /* SETATTR */
-	uint32_t mask;		       /* SETATTR */
+	uint32_t mode, uid, gid; /* MKDIR CREATE SETATTR(mode/owner) */
+	int64_t atime, mtime;	 /* SETATTR */
+	uint32_t mask;		 /* SETATTR */
+	/* CREATE; SETATTR with RPC_SET_LAYOUT (a directory's default) */
 	uint64_t stripe_unit;	       /* CREATE: 0 = cluster default */
 	uint32_t stripe_count;	       /* CREATE: 0 = cluster default */
 	int32_t first_server;	       /* CREATE: -1 = server chooses */
@@ -168,6 +170,9 @@ int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint
 		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime);
 int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 		    uint32_t max);
+/* SETATTR of a directory's default layout for new files (0: the cluster's). */
+int rpc_enc_setstripe(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
+		      uint32_t stripe_count);
 int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to);
 /* Handle ops carry the capability for the handle (capa; NULL sends a zero
  * one, as servers do among themselves). */

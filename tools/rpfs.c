@@ -83,6 +83,10 @@ static const char usage_text[] =
 	"  mv SRC DST           rename (into DST if it is a directory); atomic on\n"
 	"                       one metadata server, else copied and removed\n"
 	"  cat PATH             write a file to stdout\n"
+	"  setstripe [-c COUNT] [-S UNIT] DIR|NEWFILE\n"
+	"                       a directory's default layout for new files (and\n"
+	"                       new subdirectories); a new file with that layout\n"
+	"  getstripe PATH       a file's layout, a directory's default\n"
 	"  df [-h]              each server's own answer: size, used, available\n"
 	"                       (I/O servers), files (metadata servers); total\n"
 	"  stats [--json]       each server's counters: requests by op, bytes by\n"
@@ -555,6 +559,84 @@ static int cmd_chmod(const struct opts *o, int argc, char **argv)
 		if (ret)
 			die_rpfs(ret, "chmod", path);
 	}
+	rpfs_finalize(c);
+	return 0;
+}
+
+/* ---- setstripe / getstripe ---------------------------------------------- */
+
+static int cmd_setstripe(const struct opts *o, int argc, char **argv)
+{
+	uint64_t unit = 0, count = 0;
+	char path[PATH_MAX];
+	struct rpfs_stat st;
+	rpfs_client_t *c;
+	int ch, ret;
+
+	optind = 1;
+	while ((ch = getopt(argc, argv, "+c:S:")) != -1) {
+		if (ch == 'c' && !rpfs_admin_parse_size(optarg, &count) && count &&
+		    count <= UINT32_MAX)
+			continue;
+		if (ch == 'S' && !rpfs_admin_parse_size(optarg, &unit) && unit)
+			continue;
+		die("usage: rpfs setstripe [-c COUNT] [-S UNIT] DIR|NEWFILE (COUNT >= 1, "
+		    "UNIT > 0 with K/M/G)");
+	}
+	if (optind != argc - 1)
+		die("usage: rpfs setstripe [-c COUNT] [-S UNIT] DIR|NEWFILE");
+	rpath(argv[optind], path, sizeof(path));
+	c = connect_cluster(o);
+	ret = rpfs_stat(c, path, &st);
+	if (ret == -ENOENT) {
+		/* A new file with this layout, as lfs setstripe does. */
+		struct rpfs_create_opts co = {unit, (uint32_t)count, -1};
+		rpfs_file_t *f;
+
+		ret = rpfs_create(c, path, 0644, RPFS_O_EXCL | RPFS_O_WRITE, &co, &f);
+		if (ret)
+			die_rpfs(ret, "setstripe: create", path);
+		rpfs_close(f);
+	} else if (ret) {
+		die_rpfs(ret, "setstripe", path);
+	} else if (st.type != RPFS_TYPE_DIR) {
+		die("setstripe: %s: an existing file's layout is fixed (give a directory, "
+		    "or a new file's path)",
+		    path);
+	} else if ((ret = rpfs_setstripe(c, path, unit, (uint32_t)count))) {
+		die_rpfs(ret, "setstripe", path);
+	}
+	rpfs_finalize(c);
+	return 0;
+}
+
+static int cmd_getstripe(const struct opts *o, int argc, char **argv)
+{
+	char path[PATH_MAX], u[32], n[32];
+	struct rpfs_stat st;
+	rpfs_client_t *c;
+	int ret;
+
+	if (argc != 2)
+		die("usage: rpfs getstripe PATH");
+	rpath(argv[1], path, sizeof(path));
+	c = connect_cluster(o);
+	ret = rpfs_stat(c, path, &st);
+	if (ret)
+		die_rpfs(ret, "getstripe", path);
+	if (st.stripe_unit)
+		fmt(u, sizeof(u), "%llu", (unsigned long long)st.stripe_unit);
+	else
+		fmt(u, sizeof(u), "default");
+	if (st.stripe_count)
+		fmt(n, sizeof(n), "%u", st.stripe_count);
+	else
+		fmt(n, sizeof(n), "default");
+	if (st.type == RPFS_TYPE_DIR)
+		printf("%s: new files: stripe_unit %s stripe_count %s\n", path, u, n);
+	else
+		printf("%s: stripe_unit %s stripe_count %s first_server %u\n", path, u, n,
+		       st.first_server);
 	rpfs_finalize(c);
 	return 0;
 }
@@ -1117,6 +1199,39 @@ static int cmd_ping(const struct opts *o)
 	return failed ? 1 : 0;
 }
 
+/* Where the command word is: global options (with their arguments) may
+ * come before it. */
+static int command_index(int argc, char **argv)
+{
+	static const char *const with_arg[] = {"dir",	      "port",	 "config",
+					       "stripe-unit", "address", "provider"};
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-' || !a[1])
+			return i;
+		if (!strcmp(a, "--"))
+			return i + 1;
+		if (a[1] == '-') {
+			for (size_t k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]);
+			     k++)
+				if (!strcmp(a + 2, with_arg[k]))
+					i++;
+		} else if (strchr("ndpcsaP", a[1]) && !a[2]) {
+			i++;
+		}
+	}
+	return argc;
+}
+
+/* Commands whose options are their own (-c, -s, -name...): the global
+ * options are only those before the command word. */
+static int own_options(const char *cmd)
+{
+	return !strcmp(cmd, "setstripe") || !strcmp(cmd, "find") || !strcmp(cmd, "du");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1133,9 +1248,14 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
+	int ci = command_index(argc, argv), full_argc = argc;
+	char **full_argv = argv;
 	const char *cmd;
 	uint64_t sz;
 	int ch;
+
+	if (ci < argc && own_options(argv[ci]))
+		argc = ci;
 
 	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:a:P:lh", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -1183,8 +1303,13 @@ int main(int argc, char **argv)
 			usage(stderr, 2);
 		}
 	}
-	argc -= optind;
-	argv += optind;
+	if (argc < full_argc) {
+		argc = full_argc - ci;
+		argv = full_argv + ci;
+	} else {
+		argc -= optind;
+		argv += optind;
+	}
 	if (argc < 1)
 		usage(stderr, 2);
 	cmd = argv[0];
@@ -1214,6 +1339,10 @@ int main(int argc, char **argv)
 		return cmd_cat(&o, argc, argv);
 	if (!strcmp(cmd, "mv"))
 		return cmd_mv(&o, argc, argv);
+	if (!strcmp(cmd, "setstripe"))
+		return cmd_setstripe(&o, argc, argv);
+	if (!strcmp(cmd, "getstripe"))
+		return cmd_getstripe(&o, argc, argv);
 	if (!strcmp(cmd, "df"))
 		return cmd_df(&o);
 	if (!strcmp(cmd, "stats"))

@@ -46,6 +46,9 @@ static int reencode(const struct rpc_req *r, size_t cap)
 				      r->flags, r->stripe_unit, r->stripe_count,
 				      r->first_server);
 	case RPC_SETATTR:
+		if (r->mask == RPC_SET_LAYOUT)
+			return rpc_enc_setstripe(again, cap, r->path, r->stripe_unit,
+						 r->stripe_count);
 		return rpc_enc_setattr(again, cap, r->path, r->mask, r->mode, r->uid,
 				       r->gid, r->atime, r->mtime);
 	case RPC_READDIR:
@@ -124,7 +127,8 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(!(r->flags & ~RPC_WANT_RIGHTS));
 		break;
 	case RPC_SETATTR:
-		FUZZ_CHECK(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
+		FUZZ_CHECK(r->mask == RPC_SET_LAYOUT ||
+			   !(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
 		break;
 	case RPC_LOCK:
 	case RPC_UNLOCK:

@@ -230,6 +230,7 @@ static void gen_rpc(void)
 				       RPC_SET_MODE | RPC_SET_TIMES, 0600, 0, 0, 1, 2));
 	REQ("readdir", rpc_enc_readdir(buf, sizeof(buf), "/d", "f", 64));
 	REQ("rename", rpc_enc_rename(buf, sizeof(buf), "/d/f", "/d/g"));
+	REQ("setstripe", rpc_enc_setstripe(buf, sizeof(buf), "/d", 65536, 2));
 	REQ("stats", rpc_enc_path_op(buf, sizeof(buf), RPC_STATS, 0, NULL));
 	REQ("getattr", rpc_enc_handle_op(buf, sizeof(buf), RPC_GETATTR, 7, NULL));
 	REQ("fetch-add", rpc_enc_fetch_add(buf, sizeof(buf), 7, NULL, -3));

@@ -79,6 +79,17 @@ elif grep -q "meta server" "$TMP/out"; then
 else
 	echo "FAIL mv error names no server: $(cat "$TMP/out")"; fail=1
 fi
+# setstripe / getstripe: a directory's default, inherited; a new file's layout
+check "rpfs setstripe dir" "$RPFS" setstripe -c 1 -S 64K /d/e2
+check "rpfs getstripe dir" sh -c "'$RPFS' getstripe /d/e2 | grep -qx '/d/e2: new files: stripe_unit 65536 stripe_count 1'"
+check "rpfs mkdir inherits" "$RPFS" mkdir /d/e2/sub
+check "rpfs cp into it" "$RPFS" cp /etc/hostname rpfs:/d/e2/sub/h
+check "rpfs getstripe new file" sh -c "'$RPFS' getstripe /d/e2/sub/h | grep -q '^/d/e2/sub/h: stripe_unit 65536 stripe_count 1 first_server'"
+check "rpfs setstripe new file" "$RPFS" setstripe -c 2 -S 128K /d/e2/sub/new
+check "rpfs getstripe it" sh -c "'$RPFS' getstripe /d/e2/sub/new | grep -q 'stripe_unit 131072 stripe_count 2 '"
+check "rpfs setstripe on an existing file fails" sh -c "! '$RPFS' setstripe -c 1 /d/e2/sub/new 2>/dev/null"
+check "rpfs rm the striped files" "$RPFS" rm /d/e2/sub/h /d/e2/sub/new
+check "rpfs rmdir sub" "$RPFS" rmdir /d/e2/sub
 check "rpfs rm after mv" "$RPFS" rm /d/e2/moved
 check "rpfs rmdir after mv" "$RPFS" rmdir /d/e2
 check "rpfs rm" "$RPFS" rm /d/big /d/copy

@@ -226,6 +226,27 @@ START_TEST(rename_round_trips)
 }
 END_TEST
 
+START_TEST(setstripe_round_trips)
+{
+	int n = rpc_enc_setstripe(buf, BUFSZ, "/d", 65536, 2);
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_SETATTR);
+	ck_assert_uint_eq(req.mask, RPC_SET_LAYOUT);
+	ck_assert_uint_eq(req.stripe_unit, 65536);
+	ck_assert_uint_eq(req.stripe_count, 2);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	/* RPC_SET_LAYOUT with another bit, or with a mode, is refused. */
+	buf[RPC_PREAMBLE + 2 + 2] |= RPC_SET_MODE;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	n = rpc_enc_setstripe(buf, BUFSZ, "/d", 65536, 2);
+	buf[RPC_PREAMBLE + 2 + 2 + 4] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+}
+END_TEST
+
 START_TEST(stats_reply_round_trips_and_refuses_bad_input)
 {
 	struct rpc_stat in[3] = {
@@ -606,7 +627,7 @@ START_TEST(unknown_flag_and_mask_bits_are_refused)
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	raw_pre(&r, RPC_SETATTR, 0);
 	raw_bytes(&r, "/f", 2);
-	raw_u32(&r, 8);
+	raw_u32(&r, 16);
 	for (int i = 0; i < 3; i++)
 		raw_u32(&r, 0);
 	raw_u64(&r, 0);
@@ -836,7 +857,8 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 		ck_assert((r->op != RPC_LOOKUP && r->op != RPC_GETATTR) ||
 			  !(r->flags & ~RPC_WANT_RIGHTS));
 		ck_assert(r->op != RPC_CREATE || r->first_server >= -1);
-		ck_assert(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
+		ck_assert(r->mask == RPC_SET_LAYOUT ||
+			  !(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
 		break;
 	case RPC_LOCK:
 	case RPC_UNLOCK:
@@ -1027,6 +1049,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, readdir_round_trips);
 	tcase_add_test(tc, rename_round_trips);
 	tcase_add_test(tc, stats_reply_round_trips_and_refuses_bad_input);
+	tcase_add_test(tc, setstripe_round_trips);
 	tcase_add_test(tc, handle_ops_round_trip);
 	tcase_add_test(tc, fetch_add_round_trips);
 	tcase_add_test(tc, lock_round_trips);
