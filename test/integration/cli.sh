@@ -54,6 +54,50 @@ grep -q "layout: stripe unit 1048576, stripe count 2" "$TMP/out" || { echo "FAIL
 grep -q "io server 1 ($ADDR:" "$TMP/out" || { echo "FAIL stat server list"; fail=1; }
 check "rpfs ls -l /d" "$RPFS" ls -l /d
 grep -q "20971520.* big" "$TMP/out" || { echo "FAIL ls -l"; cat "$TMP/out"; fail=1; }
+check "rpfs ls -l -h" sh -c "'$RPFS' ls -l -h /d | grep -q '20.0 MiB .* big'"
+# chown by number and by name
+check "rpfs chown numbers" "$RPFS" chown 65534:65534 /d/big
+check "rpfs chown: owner changed" sh -c "'$RPFS' ls -l /d | grep -q '^-rw-r--r-- 65534 65534 .* big'"
+check "rpfs chown names" "$RPFS" chown root:root /d/big
+check "rpfs chown: back to root" sh -c "'$RPFS' stat /d/big | grep -q 'uid 0  gid 0'"
+check "rpfs chown :GROUP" "$RPFS" chown :65534 /d/big
+check "rpfs chown: group only" sh -c "'$RPFS' stat /d/big | grep -q 'uid 0  gid 65534'"
+check "rpfs chown unknown user fails" sh -c "! '$RPFS' chown no_such_user_x /d/big 2>/dev/null"
+# du and find
+check "rpfs du -s" sh -c "test \"\$('$RPFS' du -s /d)\" = \"\$(printf '41943040\t/d')\""
+check "rpfs du -s -h" sh -c "'$RPFS' du -s -h /d | grep -q '^40.0 MiB'"
+check "rpfs du lists directories" sh -c "'$RPFS' du / | grep -q '^41943040	/d$'"
+check "rpfs find -type f" sh -c "test \"\$('$RPFS' find /d -type f | tr '\n' ' ')\" = '/d/big /d/copy '"
+check "rpfs find -name" sh -c "test \"\$('$RPFS' find / -name 'co*')\" = /d/copy"
+check "rpfs find -type d" sh -c "test \"\$('$RPFS' find / -type d | tr '\n' ' ')\" = '/ /d '"
+# cp -r: local -> rpfs, rpfs -> rpfs, rpfs -> local
+mkdir -p "$TMP/tree/a/b" "$TMP/tree/empty"
+echo one >"$TMP/tree/one"
+head -c 100000 /dev/urandom >"$TMP/tree/a/b/two"
+check "rpfs cp -r local -> rpfs" "$RPFS" cp -r "$TMP/tree" rpfs:/t1
+check "rpfs cp -r rpfs -> rpfs" "$RPFS" cp -r rpfs:/t1 rpfs:/t2
+check "rpfs cp -r rpfs -> local" "$RPFS" cp -r rpfs:/t2 "$TMP/tree.back"
+check "rpfs cp -r round trip is identical" diff -r "$TMP/tree" "$TMP/tree.back"
+check "rpfs cp of a directory without -r fails" sh -c "! '$RPFS' cp rpfs:/t1 '$TMP/x' 2>/dev/null"
+check "rpfs find after cp -r" sh -c "test \"\$('$RPFS' find /t2 | tr '\n' ' ')\" = '/t2 /t2/a /t2/a/b /t2/a/b/two /t2/empty /t2/one '"
+for t in /t1 /t2; do
+	"$RPFS" rm $t/one $t/a/b/two && "$RPFS" rmdir $t/a/b $t/a $t/empty $t || { echo "FAIL cleanup $t"; fail=1; }
+done
+# version and help: every command listed, each with its usage
+check "rpfs --version" sh -c "'$RPFS' --version | grep -qx 'rpfs [0-9][0-9.]*'"
+check "rpfs help" "$RPFS" help
+sed -n 's/^  \([a-z]*\) .*/\1/p' "$TMP/out" >"$TMP/cmds"
+for c in up down ls stat mkdir rmdir rm chmod chown mv cp cat du find setstripe getstripe df stats ping settings help; do
+	grep -qx "$c" "$TMP/cmds" || { echo "FAIL rpfs help does not list $c"; fail=1; }
+done
+n=0
+while read -r c; do
+	"$RPFS" "$c" --help >"$TMP/h" 2>&1 && head -1 "$TMP/h" | grep -q "^usage: rpfs $c" &&
+		"$RPFS" help "$c" | cmp -s - "$TMP/h" || { echo "FAIL rpfs $c --help"; cat "$TMP/h"; fail=1; }
+	n=$((n + 1))
+done <"$TMP/cmds"
+echo "ok   rpfs COMMAND --help and rpfs help COMMAND for $n commands"
+check "rpfs help nosuch fails" sh -c "! '$RPFS' help nosuch >/dev/null 2>&1"
 check "rpfs df" "$RPFS" df
 cp "$TMP/out" "$TMP/df"
 check "rpfs df: a row per server from its answer, and a total" sh -c "test \$(grep -c '^io server [01] ' '$TMP/df') = 2 && grep -q '^total ' '$TMP/df' && grep -q 'meta,io  *[0-9]' '$TMP/df'"
