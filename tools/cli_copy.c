@@ -256,7 +256,11 @@ static uint64_t copy_file(rpfs_client_t *c, const struct side *from,
 		if (!S_ISREG(lst.st_mode))
 			die("cp: %s is not a regular file", from->path);
 		size = (uint64_t)lst.st_size;
-		mode = lst.st_mode & 0777;
+		/* As cp(1): the source's mode less the umask. */
+		mode_t mask = umask(0);
+
+		umask(mask);
+		mode = lst.st_mode & 0777 & ~mask;
 	}
 	if (to->rpfs) {
 		if (from->rpfs && !strcmp(from->path, to->path))
