@@ -125,6 +125,22 @@ static int setattr(rpfs_client_t *c, const char *path, uint32_t mask, uint32_t m
 	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
 }
 
+int rpfs_setstripe(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
+		   uint32_t stripe_count)
+{
+	char norm[RPC_PATH_MAX + 1];
+	uint8_t body[RPFSC_META_BODY_CAP];
+	int srv, len, ret;
+
+	ret = path_owner(c, dir, norm, &srv);
+	if (ret)
+		return ret;
+	len = rpc_enc_setstripe(body, sizeof(body), norm, stripe_unit, stripe_count);
+	if (len < 0)
+		return enc_error(norm, len);
+	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
+}
+
 int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode)
 {
 	return setattr(c, path, RPC_SET_MODE, mode & 07777, 0, 0);

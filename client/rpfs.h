@@ -136,6 +136,15 @@ int rpfs_remove(rpfs_client_t *c, const char *path);
  * non-empty directory's entries do): copy and remove instead, as mv(1)
  * does across file systems (`rpfs mv` does so by itself). */
 int rpfs_rename(rpfs_client_t *c, const char *from, const char *to);
+/* The default layout of files created in dir from now on, and of its new
+ * subdirectories (which inherit it at mkdir): stripe_unit bytes (0: the
+ * cluster's) over stripe_count I/O servers (0: the cluster's). A layout
+ * given at create (rpfs_create_opts, MPI hints) wins over it; rpfs_stat of
+ * a directory reports it. Errors: -ENOTDIR (a file's layout is fixed when
+ * it is created), -EINVAL (more servers than the cluster has, a unit over
+ * 4 GiB), -EPERM (not the owner or root), -ENOENT. */
+int rpfs_setstripe(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
+		   uint32_t stripe_count);
 /* Calls fn for each entry of a directory (name only, no path); stops early
  * when fn returns nonzero (that value is returned). */
 int rpfs_readdir(rpfs_client_t *c, const char *path,

@@ -57,12 +57,13 @@
 #include "log.h"
 #include "server.h"
 
-#define META_MAP_SIZE	  (1ull << 30)
-#define META_HASH	  1024
-#define META_HANDLE_MASK  ((1ull << 48) - 1)
-#define META_DIRENTS_MAX  1024
-#define META_HANDLE_BATCH 64
-#define META_CREATE_TRIES 4
+#define META_MAP_SIZE	     (1ull << 30)
+#define META_HASH	     1024
+#define META_HANDLE_MASK     ((1ull << 48) - 1)
+#define META_DIRENTS_MAX     1024
+#define META_HANDLE_BATCH    64
+#define META_CREATE_TRIES    4
+#define META_STRIPE_UNIT_MAX (1ull << 32) /* a directory's default */
 
 struct lock {
 	uint64_t off, end; /* [off, end) */
@@ -480,18 +481,22 @@ static int parent_attr(struct srv *s, const char *path, struct rpc_attr *pa)
 /* ---- operations (workers) ----------------------------------------------------- */
 
 /* The layout of a new file, from the request and the cluster's defaults. */
-static int new_layout(struct srv *s, const struct rpc_req *q, uint64_t handle,
-		      struct rpfs_layout *l)
+static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_attr *pa,
+		      uint64_t handle, struct rpfs_layout *l)
 {
 	uint32_t nio = s->cfg.nio;
+	/* The request (MPI hints, rpfs_create_opts) wins over the parent
+	 * directory's default (rpfs setstripe), which wins over the cluster's. */
+	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
+	uint32_t sc = q->stripe_count ? q->stripe_count : pa->layout.stripe_count;
 
 	if (!nio) {
 		log_warn("rpfsd: can't create %s: the cluster has no I/O servers",
 			 q->path);
 		return -ENOSPC;
 	}
-	l->stripe_unit = q->stripe_unit ? q->stripe_unit : s->cfg.stripe_unit;
-	l->stripe_count = q->stripe_count ? q->stripe_count : s->cfg.stripe_count;
+	l->stripe_unit = su ? su : s->cfg.stripe_unit;
+	l->stripe_count = sc ? sc : s->cfg.stripe_count;
 	if (!l->stripe_count || l->stripe_count > nio)
 		l->stripe_count = nio;
 	if (q->first_server >= 0) {
@@ -759,9 +764,13 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		a.mode = q->mode & 07777;
 		new_owner(op, &pa, &a, dir);
 		a.atime = a.mtime = a.ctime = srv_now_ns();
-		if (dir)
+		if (dir) {
+			/* Subdirectories inherit the default layout. */
+			a.layout.stripe_unit = pa.layout.stripe_unit;
+			a.layout.stripe_count = pa.layout.stripe_count;
 			break;
-		ret = new_layout(s, q, a.handle, &a.layout);
+		}
+		ret = new_layout(s, q, &pa, a.handle, &a.layout);
 		if (ret)
 			return ret;
 		/* Datafiles first: an entry never names missing ones. */
@@ -865,6 +874,21 @@ static int may_setattr(const struct srv_client *who, const struct rpc_req *q,
 		return -EPERM;
 	if ((q->mask & RPC_SET_TIMES) && !owner && !access_may(who, a, ACCESS_W))
 		return -EACCES;
+	if ((q->mask & RPC_SET_LAYOUT) && !owner)
+		return -EPERM;
+	return 0;
+}
+
+/* A directory's default layout for new files: a file's own is fixed at
+ * create (its datafiles are laid out by it). 0 keeps the cluster's. */
+static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_attr *a)
+{
+	if (a->type != RPC_TYPE_DIR)
+		return -ENOTDIR;
+	if (q->stripe_count > s->cfg.nio || q->stripe_unit > META_STRIPE_UNIT_MAX)
+		return -EINVAL;
+	a->layout.stripe_unit = q->stripe_unit;
+	a->layout.stripe_count = q->stripe_count;
 	return 0;
 }
 
@@ -896,6 +920,8 @@ static int do_setattr(struct srv_op *op)
 		a.atime = q->atime;
 		a.mtime = q->mtime;
 	}
+	if ((q->mask & RPC_SET_LAYOUT) && (ret = set_dir_layout(op->s, q, &a)))
+		goto abort;
 	a.ctime = srv_now_ns();
 	ret = put_entry(m, txn, q->path, &a, false);
 	if (ret)
@@ -1964,4 +1990,18 @@ void meta_close(struct srv *s)
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 	s->meta = NULL;
+}
+
+int meta_files(struct srv *s, uint64_t *n)
+{
+	MDB_stat st;
+	MDB_txn *txn;
+	int ret = txn_begin(s->meta, true, &txn);
+
+	if (ret)
+		return ret;
+	ret = lmdb_err(mdb_stat(txn, s->meta->ns, &st), "stat");
+	mdb_txn_abort(txn);
+	*n = ret ? 0 : st.ms_entries;
+	return ret;
 }
