@@ -145,6 +145,10 @@ printf 'hello, rpfs\n' >"$WORK/small"
 t cp "$WORK/small" "$MNT/dir/small"
 [ "$(t cat "$MNT/dir/small")" = "hello, rpfs" ] && pass "cat of a small file" ||
     fail "cat of a small file"
+printf 'one\n' >>"$MNT/dir/append"
+printf 'two\n' >>"$MNT/dir/append"
+[ "$(t cat "$MNT/dir/append")" = "one
+two" ] && pass "O_APPEND writes go to the end" || fail "O_APPEND: '$(cat "$MNT/dir/append")'"
 
 # ---- truncate ----------------------------------------------------------------
 t cp "$WORK/big" "$MNT/dir/tr"
