@@ -18,11 +18,11 @@ void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st)
 	st->atime = a->atime;
 	st->mtime = a->mtime;
 	st->ctime = a->ctime;
-	if (a->type == RPC_TYPE_FILE) {
-		st->stripe_unit = a->layout.stripe_unit;
-		st->stripe_count = a->layout.stripe_count;
+	/* A directory's: the default of new files in it (0: the cluster's). */
+	st->stripe_unit = a->layout.stripe_unit;
+	st->stripe_count = a->layout.stripe_count;
+	if (a->type == RPC_TYPE_FILE)
 		st->first_server = a->layout.first_server;
-	}
 	_Static_assert(RPFS_CAP_SIZE == RPC_CAP_SIZE, "rpfs.h and rpc.h disagree");
 	rpc_enc_cap(st->cap, &a->cap);
 }

@@ -7,6 +7,7 @@
  * Paths are normalized here, once, so that every client hashes a name the
  * same way and servers only ever see the canonical form. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,6 +82,32 @@ int rpfs_remove(rpfs_client_t *c, const char *path)
 	return path_op(c, RPC_REMOVE, path);
 }
 
+int rpfs_rename(rpfs_client_t *c, const char *from, const char *to)
+{
+	char nfrom[RPC_PATH_MAX + 1], nto[RPC_PATH_MAX + 1];
+	char what[2 * RPC_PATH_MAX + 32];
+	uint8_t body[2 * RPFSC_META_BODY_CAP];
+	int srv, len, ret;
+
+	ret = path_owner(c, from, nfrom, &srv);
+	if (!ret)
+		ret = rpfsc_path_norm(to, nto);
+	if (ret)
+		return ret;
+	snprintf(what, sizeof(what), "rename %s to %s", nfrom, nto);
+	/* The owner of from answers; it refuses with -EXDEV a target that
+	 * another metadata server holds. */
+	len = rpc_enc_rename(body, sizeof(body), nfrom, nto);
+	if (len < 0)
+		return enc_error(what, len);
+	ret = rpfsc_call1(c, srv, RPFSC_META, what, body, (size_t)len, NULL, 0, NULL);
+	if (ret == -EXDEV)
+		rpfsc_err_set("%s: %s: the paths (or the directory's entries) live on "
+			      "different metadata servers: copy and remove instead",
+			      rpfsc_desc(c, srv, RPFSC_META), what);
+	return ret;
+}
+
 /* SETATTR of mode or owner (mask RPC_SET_MODE or RPC_SET_OWNER). */
 static int setattr(rpfs_client_t *c, const char *path, uint32_t mask, uint32_t mode,
 		   uint32_t uid, uint32_t gid)
@@ -98,6 +125,22 @@ static int setattr(rpfs_client_t *c, const char *path, uint32_t mask, uint32_t m
 	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
 }
 
+int rpfs_setstripe(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
+		   uint32_t stripe_count)
+{
+	char norm[RPC_PATH_MAX + 1];
+	uint8_t body[RPFSC_META_BODY_CAP];
+	int srv, len, ret;
+
+	ret = path_owner(c, dir, norm, &srv);
+	if (ret)
+		return ret;
+	len = rpc_enc_setstripe(body, sizeof(body), norm, stripe_unit, stripe_count);
+	if (len < 0)
+		return enc_error(norm, len);
+	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
+}
+
 int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode)
 {
 	return setattr(c, path, RPC_SET_MODE, mode & 07777, 0, 0);
@@ -106,6 +149,22 @@ int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode)
 int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid)
 {
 	return setattr(c, path, RPC_SET_OWNER, 0, uid, gid);
+}
+
+int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mtime_ns)
+{
+	char norm[RPC_PATH_MAX + 1];
+	uint8_t body[RPFSC_META_BODY_CAP];
+	int srv, len, ret;
+
+	ret = path_owner(c, path, norm, &srv);
+	if (ret)
+		return ret;
+	len = rpc_enc_setattr(body, sizeof(body), norm, RPC_SET_TIMES, 0, 0, 0, atime_ns,
+			      mtime_ns);
+	if (len < 0)
+		return enc_error(norm, len);
+	return rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
 }
 
 /* LOOKUP of a normalized path: the attributes, with the layout completed. */

@@ -118,8 +118,33 @@ int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode);
 /* Root may give a file to anyone; its owner may only change its group, to
  * one of the owner's groups (-EPERM otherwise). */
 int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid);
+/* Sets the access and modification times (ns since the epoch): the owner,
+ * root, or a process allowed to write the file. Writes do not change the
+ * times (they never reach the metadata server): mtime is the creation's or
+ * the last one set here. */
+int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mtime_ns);
 /* Removes the metadata and every datafile. */
 int rpfs_remove(rpfs_client_t *c, const char *path);
+/* Renames from to to, atomically on the metadata server that holds both:
+ * an existing file at to is replaced, an existing empty directory at to
+ * is replaced by a directory; a directory moves with everything below it.
+ * Files open under the old name stay usable. Errors: -ENOENT (no from, or
+ * no parent of to), -ENOTDIR, -EISDIR (file onto a directory), -ENOTEMPTY
+ * (directory onto a non-empty one), -EINVAL (to inside from, or "/"),
+ * -EACCES/-EPERM (write and search on both parents; the sticky bit),
+ * -EXDEV when from and to live on different metadata servers (or a
+ * non-empty directory's entries do): copy and remove instead, as mv(1)
+ * does across file systems (`rpfs mv` does so by itself). */
+int rpfs_rename(rpfs_client_t *c, const char *from, const char *to);
+/* The default layout of files created in dir from now on, and of its new
+ * subdirectories (which inherit it at mkdir): stripe_unit bytes (0: the
+ * cluster's) over stripe_count I/O servers (0: the cluster's). A layout
+ * given at create (rpfs_create_opts, MPI hints) wins over it; rpfs_stat of
+ * a directory reports it. Errors: -ENOTDIR (a file's layout is fixed when
+ * it is created), -EINVAL (more servers than the cluster has, a unit over
+ * 4 GiB), -EPERM (not the owner or root), -ENOENT. */
+int rpfs_setstripe(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
+		   uint32_t stripe_count);
 /* Calls fn for each entry of a directory (name only, no path); stops early
  * when fn returns nonzero (that value is returned). */
 int rpfs_readdir(rpfs_client_t *c, const char *path,

@@ -71,6 +71,30 @@ int rpfs_admin_server(const rpfs_admin_config_t *cfg, int server,
 int rpfs_admin_slot_server(const rpfs_admin_config_t *cfg, const struct rpfs_stat *st,
 			   uint32_t slot, struct rpfs_server_info *out);
 
+/* ---- a server's own view ------------------------------------------------- */
+
+/* One named value of a server's answer to rpfs_admin_server_stats: its
+ * storage ("storage.size", "storage.used", "storage.avail" in bytes of the
+ * file system under its directory; "meta.files" entries of a metadata
+ * server's store, "io.datafiles" of an I/O server) and its counters since
+ * it started ("req.<op>" requests, "bytes.inline|fast|bulk" data by
+ * transport path, "waits.credit|slot|bulk_cap|pool", "cache.*" hits and
+ * misses, "errors.*", "conns.now|total|refused"). */
+#define RPFS_STAT_NAME_MAX 47
+#define RPFS_STATS_MAX	   128
+struct rpfs_server_stat {
+	char name[RPFS_STAT_NAME_MAX + 1];
+	uint64_t value;
+};
+/* Ask server (config order) for its values: at most max into st. Returns
+ * how many, or -errno (rpfs_errmsg names the server); a malformed answer
+ * is -EPROTO. */
+int rpfs_admin_server_stats(rpfs_client_t *c, int server, struct rpfs_server_stat *st,
+			    int max);
+/* The value called name among n, or def if there is none. */
+uint64_t rpfs_admin_stat(const struct rpfs_server_stat *st, int n, const char *name,
+			 uint64_t def);
+
 /* ---- settings ------------------------------------------------------------ */
 
 /* The table of transport settings on f, one after another: name, type,

@@ -20,16 +20,20 @@
  * "str": u16 length then that many bytes, no NUL):
  *
  *   op                          fields after the preamble               bytes
- *   PING STATFS_META IO_STATFS  (none; trailing bytes are ignored)      0
+ *   PING STATS STATFS_META      (none; trailing bytes are ignored)      0
+ *   IO_STATFS
  *   RMDIR LOOKUP REMOVE         path str                                2+p
  *   MKDIR                       path str, mode u32, uid u32, gid u32    2+p+12
  *   CREATE                      path str, mode u32, uid u32, gid u32,   2+p+28
  *                               stripe_unit u64, stripe_count u32,
  *                               first_server i32 (-1 = server chooses)
  *   SETATTR                     path str, mask u32, mode u32, uid u32,  2+p+32
- *                               gid u32, atime i64, mtime i64
+ *                               gid u32, atime i64, mtime i64; with     (+12)
+ *                               mask RPC_SET_LAYOUT (alone, the others
+ *                               0) then stripe_unit u64, stripe_count u32
  *   READDIR                     path str, cookie str (0..NAME_MAX,      2+p+2+c+4
  *                               "" = from the start), max u32
+ *   RENAME                      path str, to str                        4+p+t
  *   GETATTR IO_SIZE IO_SYNC     handle u64, cap                         40
  *   IO_REMOVE
  *   FETCH_ADD                   handle u64, cap, delta i64              48
@@ -58,6 +62,7 @@
  * @64, zero padding @68..79 u64 (8 bytes): FETCH_ADD old value, IO_SIZE datafile size
  *   dirents: count u32, more u32, count x { type u32, name str }
  *   statfs (24 bytes): total u64, avail u64, objects u64
+ *   stats (STATS): count u32, count x { name str, value u64 }, exact
  *   probe (16 bytes; IO_PROBE): count u64, max_handle u64
  *   error detail: a reply whose status is -EBADMSG (IO_READ, IO_WRITE,
  *   IO_SIZE) carries u64 @0, the datafile offset of the damage; any other
@@ -194,7 +199,8 @@ static int path_errno(const char *path)
 
 static int is_bodyless_op(uint16_t op)
 {
-	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS;
+	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
+	       op == RPC_STATS;
 }
 
 static int is_handle_op(uint16_t op)
@@ -309,6 +315,41 @@ int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 	wr_str(&w, path, strlen(path));
 	wr_str(&w, cookie ? cookie : "", clen);
 	wr_u32(&w, max);
+	return wr_end(&w);
+}
+
+int rpc_enc_setstripe(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
+		      uint32_t stripe_count)
+{
+	struct wr w;
+	int ret = path_errno(path);
+
+	if (ret)
+		return ret;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_SETATTR, 0);
+	wr_str(&w, path, strlen(path));
+	wr_u32(&w, RPC_SET_LAYOUT);
+	for (int i = 0; i < 3; i++)
+		wr_u32(&w, 0);
+	wr_u64(&w, 0);
+	wr_u64(&w, 0);
+	wr_u64(&w, stripe_unit);
+	wr_u32(&w, stripe_count);
+	return wr_end(&w);
+}
+
+int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to)
+{
+	struct wr w;
+	int ret = path_errno(from);
+
+	if (!ret)
+		ret = path_errno(to);
+	if (ret)
+		return ret;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_RENAME, 0);
+	wr_str(&w, from, strlen(from));
+	wr_str(&w, to, strlen(to));
 	return wr_end(&w);
 }
 
@@ -554,9 +595,11 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
  *   - op is one of enum rpc_op;
  *   - path ops: r->path == r->path_buf and rpc_path_ok(r->path);
  *   - READDIR: r->cookie is "" or a valid entry name;
+ *   - RENAME: also r->to == r->to_buf and rpc_path_ok(r->to);
  *   - CREATE: flags only RPC_CREATE_EXCL | RPC_WANT_*, first_server >= -1;
  *   - LOOKUP, GETATTR: flags only RPC_WANT_*;
- *   - SETATTR: mask only RPC_SET_*;
+ *   - SETATTR: mask only RPC_SET_MODE|OWNER|TIMES, or RPC_SET_LAYOUT alone
+ *     (mode, uid, gid and times 0; stripe_unit and stripe_count read);
  *   - LOCK/UNLOCK: flags only RPC_LOCK_*, len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
@@ -575,6 +618,8 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 	memset(r, 0, offsetof(struct rpc_req, path_buf));
 	memset(&r->mode, 0, sizeof(*r) - offsetof(struct rpc_req, mode));
 	r->path_buf[0] = '\0';
+	r->to = NULL;
+	r->to_buf[0] = '\0';
 	r->first_server = -1;
 	pre = rd_take(&rd, RPC_PREAMBLE);
 	if (!pre)
@@ -584,6 +629,7 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 
 	switch (r->op) {
 	case RPC_PING:
+	case RPC_STATS:
 	case RPC_STATFS_META:
 	case RPC_IO_STATFS:
 		return 0;
@@ -621,8 +667,15 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 		r->gid = rd_u32(&rd);
 		r->atime = (int64_t)rd_u64(&rd);
 		r->mtime = (int64_t)rd_u64(&rd);
-		if (!rd.err && (r->mask & ~RPC_SET_ALL))
+		if (r->mask == RPC_SET_LAYOUT) {
+			r->stripe_unit = rd_u64(&rd);
+			r->stripe_count = rd_u32(&rd);
+			if (!rd.err &&
+			    (r->mode || r->uid || r->gid || r->atime || r->mtime))
+				ret = -EPROTO;
+		} else if (!rd.err && (r->mask & ~RPC_SET_ALL)) {
 			ret = -EPROTO;
+		}
 		break;
 	case RPC_READDIR: {
 		size_t n;
@@ -634,6 +687,13 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 			ret = -EPROTO;
 		break;
 	}
+	case RPC_RENAME:
+		dec_path(&rd, r);
+		rd_str(&rd, r->to_buf, RPC_PATH_MAX);
+		if (!rd.err && !rpc_path_ok(r->to_buf))
+			rd.err = -EPROTO;
+		r->to = r->to_buf;
+		break;
 	case RPC_GETATTR:
 		if (r->flags & ~RPC_WANT_RIGHTS)
 			return -EPROTO;
@@ -905,4 +965,88 @@ int rpc_dec_probe(const void *buf, size_t len, struct rpc_probe *p)
 	p->count = get64(b + 0);
 	p->max_handle = get64(b + 8);
 	return 0;
+}
+
+/* ---- STATS ------------------------------------------------------------- */
+
+static int stat_name_ok(const char *s, size_t n)
+{
+	if (!n || n > RPC_STAT_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '.'))
+			return 0;
+	return 1;
+}
+
+int rpc_enc_stats(void *buf, size_t cap, const struct rpc_stat *s, uint32_t n)
+{
+	struct wr w = {buf, cap_clamp(cap), 0, 0};
+
+	if (n > RPC_STATS_MAX)
+		return -EINVAL;
+	wr_u32(&w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = strnlen(s[i].name, RPC_STAT_NAME_MAX + 1);
+
+		if (!stat_name_ok(s[i].name, len))
+			return -EINVAL;
+		wr_str(&w, s[i].name, len);
+		wr_u64(&w, s[i].value);
+	}
+	return wr_end(&w);
+}
+
+int rpc_dec_stats(const void *buf, size_t len, struct rpc_stat *s, uint32_t max,
+		  uint32_t *n)
+{
+	struct rd rd = {buf, len, 0, 0};
+	uint32_t count = rd_u32(&rd);
+
+	if (rd.err || count > RPC_STATS_MAX || count > max)
+		return -EPROTO;
+	for (uint32_t i = 0; i < count; i++) {
+		size_t nlen = rd_str(&rd, s[i].name, RPC_STAT_NAME_MAX);
+
+		s[i].value = rd_u64(&rd);
+		if (rd.err || !stat_name_ok(s[i].name, nlen))
+			return -EPROTO;
+	}
+	if (rd.pos != rd.len)
+		return -EPROTO;
+	*n = count;
+	return 0;
+}
+
+const char *rpc_op_name(uint16_t op)
+{
+	static const char *const names[] = {
+		[RPC_PING] = "ping",
+		[RPC_STATS] = "stats",
+		[RPC_MKDIR] = "mkdir",
+		[RPC_RMDIR] = "rmdir",
+		[RPC_CREATE] = "create",
+		[RPC_LOOKUP] = "lookup",
+		[RPC_GETATTR] = "getattr",
+		[RPC_SETATTR] = "setattr",
+		[RPC_REMOVE] = "remove",
+		[RPC_READDIR] = "readdir",
+		[RPC_FETCH_ADD] = "fetch_add",
+		[RPC_LOCK] = "lock",
+		[RPC_UNLOCK] = "unlock",
+		[RPC_STATFS_META] = "statfs_meta",
+		[RPC_RENAME] = "rename",
+		[RPC_IO_WRITE] = "io_write",
+		[RPC_IO_READ] = "io_read",
+		[RPC_IO_SIZE] = "io_size",
+		[RPC_IO_TRUNCATE] = "io_truncate",
+		[RPC_IO_SYNC] = "io_sync",
+		[RPC_IO_REMOVE] = "io_remove",
+		[RPC_IO_STATFS] = "io_statfs",
+		[RPC_IO_CREATE] = "io_create",
+		[RPC_IO_PROBE] = "io_probe",
+	};
+
+	return op < sizeof(names) / sizeof(names[0]) ? names[op] : NULL;
 }

@@ -27,6 +27,7 @@
 
 enum rpc_op {
 	RPC_PING = 1,
+	RPC_STATS = 2, /* any server: its storage and counters (rpc_stat list) */
 	/* metadata server */
 	RPC_MKDIR = 10,
 	RPC_RMDIR = 11,
@@ -40,6 +41,7 @@ enum rpc_op {
 	RPC_LOCK = 19,	    /* byte-range lock (atomic mode) */
 	RPC_UNLOCK = 20,
 	RPC_STATFS_META = 21,
+	RPC_RENAME = 22, /* path -> to, on the metadata server owning both */
 	/* I/O server */
 	RPC_IO_WRITE = 40, /* list of datafile segments; data in the call */
 	RPC_IO_READ = 41,
@@ -78,9 +80,10 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 #define RPC_WANT_WRITE	4u
 #define RPC_WANT_RIGHTS (RPC_WANT_READ | RPC_WANT_WRITE)
 /* RPC_SETATTR mask */
-#define RPC_SET_MODE  1u
-#define RPC_SET_OWNER 2u
-#define RPC_SET_TIMES 4u
+#define RPC_SET_MODE   1u
+#define RPC_SET_OWNER  2u
+#define RPC_SET_TIMES  4u
+#define RPC_SET_LAYOUT 8u /* alone: a directory's default stripe unit and count */
 /* RPC_LOCK flags */
 #define RPC_LOCK_EXCL 1u
 #define RPC_LOCK_WAIT 2u /* block (server-side queue) instead of -EAGAIN */
@@ -131,9 +134,12 @@ struct rpc_req {
 	/* path ops: MKDIR RMDIR CREATE LOOKUP SETATTR REMOVE READDIR */
 	const char *path; /* points into the body, NUL-terminated copy */
 	char path_buf[RPC_PATH_MAX + 1];
-	uint32_t mode, uid, gid;       /* MKDIR CREATE SETATTR(mode/owner) */
-	int64_t atime, mtime;	       /* SETATTR */
-	uint32_t mask;		       /* SETATTR */
+	const char *to; /* RENAME: the new path, in to_buf */
+	char to_buf[RPC_PATH_MAX + 1];
+	uint32_t mode, uid, gid; /* MKDIR CREATE SETATTR(mode/owner) */
+	int64_t atime, mtime;	 /* SETATTR */
+	uint32_t mask;		 /* SETATTR */
+	/* CREATE; SETATTR with RPC_SET_LAYOUT (a directory's default) */
 	uint64_t stripe_unit;	       /* CREATE: 0 = cluster default */
 	uint32_t stripe_count;	       /* CREATE: 0 = cluster default */
 	int32_t first_server;	       /* CREATE: -1 = server chooses */
@@ -164,6 +170,10 @@ int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint
 		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime);
 int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 		    uint32_t max);
+/* SETATTR of a directory's default layout for new files (0: the cluster's). */
+int rpc_enc_setstripe(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
+		      uint32_t stripe_count);
+int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to);
 /* Handle ops carry the capability for the handle (capa; NULL sends a zero
  * one, as servers do among themselves). */
 int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
@@ -221,6 +231,22 @@ struct rpc_statfs {
 void rpc_enc_statfs(void *buf, const struct rpc_statfs *s);
 int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s);
 #define RPC_STATFS_SIZE 24
+
+/* STATS reply: u32 count (at most RPC_STATS_MAX), then count entries:
+ * name str (1..RPC_STAT_NAME_MAX bytes of [a-z0-9_.]), value u64. A server
+ * sends what it has (its roles' counters); names are stable, new ones may
+ * come, so readers look them up by name. */
+#define RPC_STAT_NAME_MAX 47
+#define RPC_STATS_MAX	  128
+struct rpc_stat {
+	char name[RPC_STAT_NAME_MAX + 1];
+	uint64_t value;
+};
+int rpc_enc_stats(void *buf, size_t cap, const struct rpc_stat *s, uint32_t n);
+int rpc_dec_stats(const void *buf, size_t len, struct rpc_stat *s, uint32_t max,
+		  uint32_t *n);
+/* "create", "io_write", ...: the op's name in counters, NULL if unknown. */
+const char *rpc_op_name(uint16_t op);
 
 /* IO_PROBE reply: u64 datafiles of that metadata server's handles, u64 the
  * largest such handle with a datafile or a checksum file (0 if none). */

@@ -85,6 +85,9 @@ struct xp_stats {
 	uint64_t conn_refused; /* server: requests refused before any allocation */
 	uint64_t conns_live;   /* server: connections allocated and not yet freed */
 	uint64_t conn_bytes;   /* server: memory those connections hold */
+	uint64_t bytes[4];     /* server: request data by path (written or asked for) */
+	uint64_t pool_waits;   /* server: bulk chunks that waited for a pool buffer */
+	uint64_t conns_total;  /* server: connections accepted since start */
 };
 void xp_fabric_stats(struct xp_fabric *fab, struct xp_stats *st);
 

@@ -349,6 +349,7 @@ static void pipe_wait_pool(struct xp_fabric *fab, struct xp_pipe *p)
 	if (p->waiting)
 		return;
 	p->waiting = true;
+	fab->stats.pool_waits++;
 	p->wait_next = NULL;
 	if (fab->pool_waiters_tail)
 		fab->pool_waiters_tail->wait_next = p;

@@ -59,8 +59,10 @@ int xp_conn_alloc(struct xp_fabric *fab, struct fid_ep *ep, struct xp_conn **out
 	c->ep = ep;
 	c->state = XP_CONN_CONNECTING;
 	list_init(&c->reqs);
-	if (fab->role == XP_SERVER)
+	if (fab->role == XP_SERVER) {
 		fab->nlive++;
+		fab->stats.conns_total++;
+	}
 	*out = c;
 	return 0;
 }

@@ -27,7 +27,7 @@ static void reply_now(struct xp_req *r, int status)
 
 static bool is_meta_op(uint16_t op)
 {
-	return op >= RPC_MKDIR && op <= RPC_STATFS_META;
+	return (op >= RPC_MKDIR && op <= RPC_STATFS_META) || op == RPC_RENAME;
 }
 
 static bool is_io_op(uint16_t op)
@@ -79,12 +79,14 @@ static void handle(struct xp_req *r, void *arg)
 		srv_op_finish(op);
 		return;
 	}
+	if (op->q.op < SRV_STAT_OPS)
+		SRV_COUNT(s, req[op->q.op]);
 	if (op->q.op == RPC_PING) {
 		srv_op_finish(op);
 		return;
 	}
 	if ((is_meta_op(op->q.op) && !s->meta) || (is_io_op(op->q.op) && !s->io) ||
-	    (!is_meta_op(op->q.op) && !is_io_op(op->q.op))) {
+	    (!is_meta_op(op->q.op) && !is_io_op(op->q.op) && op->q.op != RPC_STATS)) {
 		/* A client that picked the wrong server: say so, don't guess. */
 		op->status = -EOPNOTSUPP;
 		srv_op_finish(op);
@@ -102,7 +104,10 @@ static void handle(struct xp_req *r, void *arg)
 		srv_op_finish(op);
 		return;
 	}
-	if (is_io_op(op->q.op)) {
+	if (op->q.op == RPC_STATS) {
+		op->job.run = stats_run;
+		sched_submit(op);
+	} else if (is_io_op(op->q.op)) {
 		io_dispatch(op);
 	} else if (meta_is_fast(op->q.op)) {
 		meta_fast(op);

@@ -59,6 +59,7 @@ struct iosrv {
 	struct list_node lru; /* most recently used first */
 	unsigned nopen;
 	atomic_long nfiles;
+	atomic_uint_fast64_t fd_hits, fd_misses; /* RPC_STATS */
 };
 
 /* A bulk chunk handed to a worker. */
@@ -157,9 +158,11 @@ static int fd_get(struct iosrv *io, uint64_t handle, struct fdent **out)
 		e = NULL;
 	}
 	if (e) {
+		atomic_fetch_add_explicit(&io->fd_hits, 1, memory_order_relaxed);
 		*out = e;
 		return 0;
 	}
+	atomic_fetch_add_explicit(&io->fd_misses, 1, memory_order_relaxed);
 	/* Open outside the lock: other handles' I/O need not wait for it. */
 	ret = csum_open(&cf, io->dirfd, handle);
 	if (ret == -ENOENT)
@@ -726,4 +729,13 @@ void io_close(struct srv *s)
 	hashtab_fini(&io->fds);
 	free(io);
 	s->io = NULL;
+}
+
+void io_counts(struct srv *s, uint64_t *files, uint64_t *fd_hits, uint64_t *fd_misses)
+{
+	long n = atomic_load(&s->io->nfiles);
+
+	*files = n > 0 ? (uint64_t)n : 0;
+	*fd_hits = atomic_load_explicit(&s->io->fd_hits, memory_order_relaxed);
+	*fd_misses = atomic_load_explicit(&s->io->fd_misses, memory_order_relaxed);
 }

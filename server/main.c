@@ -29,7 +29,8 @@
  * priorities for journald (log.h).
  *
  * --list-settings prints the table of transport settings (params.h): the
- * keys of the config's [transport] section and of RPFS_<NAME>.
+ * keys of the config's [transport] section and of RPFS_<NAME>; with
+ * --config (and --name), the values in effect and their sources.
  *
  * Shutdown on SIGTERM or SIGINT: new requests are refused with -ESHUTDOWN,
  * requests in flight get up to RPFSD_DRAIN_MS to finish, then the threads
@@ -67,7 +68,7 @@ static void usage(FILE *f)
 		"             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
 		"             [--log-file FILE] [--accept-empty-metadata]\n"
 		"       rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]\n"
-		"       rpfsd --list-settings\n"
+		"       rpfsd --list-settings [--config FILE [--name NAME]]\n"
 		"       rpfsd --version\n"
 		"\n"
 		"Serve the roles (meta, io) that FILE gives server NAME (its section\n"
@@ -75,8 +76,52 @@ static void usage(FILE *f)
 		"--log-file: append the log to FILE (default: the server's log_file,\n"
 		"else stderr); SIGHUP opens it again (logrotate).\n"
 		"--list-settings: the transport settings of the [transport] section\n"
-		"and RPFS_<NAME> variables, with types, defaults, ranges and help.\n"
+		"and RPFS_<NAME> variables, with types, defaults, ranges and help;\n"
+		"with --config, the value each has for this server (FILE, then the\n"
+		"environment) and its source: default, config or environment.\n"
 		"--version: rpfsd's version and the libfabric it runs on.\n");
+}
+
+static int find_server(const struct rpfs_config *cfg, const char *name);
+
+/* --list-settings: the table, with the values a server started with this
+ * config and environment would use, and their sources. */
+static int list_settings(const char *config, const char *name)
+{
+	static struct rpfs_config cfg;
+	char why[512] = "";
+	int ret, i;
+
+	if (!config) {
+		if (name) {
+			fprintf(stderr, "rpfsd: --name goes with --config\n");
+			return 2;
+		}
+		xp_settings_print(stdout, NULL);
+		return 0;
+	}
+	ret = rpfs_config_load(config, &cfg, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "rpfsd: couldn't load the configuration: %s\n",
+			why[0] ? why : strerror(-ret));
+		return 2;
+	}
+	printf("config: %s\n", cfg.path);
+	if (name) {
+		i = find_server(&cfg, name);
+		if (i < 0) {
+			fprintf(stderr, "rpfsd: no server '%s' in %s\n", name, cfg.path);
+			return 2;
+		}
+		printf("server: %s (%s%s%s), %s:%s, dir %s\n", cfg.servers[i].name,
+		       cfg.servers[i].roles & RPFS_ROLE_META ? "meta" : "",
+		       cfg.servers[i].roles == (RPFS_ROLE_META | RPFS_ROLE_IO) ? "," : "",
+		       cfg.servers[i].roles & RPFS_ROLE_IO ? "io" : "",
+		       cfg.servers[i].address, cfg.servers[i].port, cfg.servers[i].dir);
+	}
+	printf("\n");
+	xp_settings_print(stdout, &cfg.xport);
+	return 0;
 }
 
 static int parse_level(const char *s, enum rpfs_log_level *out)
@@ -298,7 +343,7 @@ int main(int argc, char **argv)
 	};
 	const char *config = NULL, *name = NULL, *pidfile = NULL, *log_file = NULL;
 	struct srv *s = NULL;
-	bool daemon_mode = false, accept_empty = false, check = false;
+	bool daemon_mode = false, accept_empty = false, check = false, list = false;
 	unsigned check_flags = 0;
 	char why[512] = "", roles[16], lf[64];
 	enum rpfs_log_level level;
@@ -346,8 +391,8 @@ int main(int argc, char **argv)
 			check_flags |= CHECK_ACCEPT_DAMAGED;
 			break;
 		case 'L':
-			xp_settings_print(stdout, NULL);
-			return 0;
+			list = true;
+			break;
 		case 'V':
 			printf("rpfsd %s (%s)\n", PACKAGE_VERSION,
 			       xp_libfabric_desc(lf, sizeof(lf)));
@@ -360,6 +405,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (list && optind == argc)
+		return list_settings(config, name);
 	if (optind < argc || !name) {
 		fprintf(stderr, "rpfsd: %s\n",
 			optind < argc ? "unexpected argument" : "--name is required");

@@ -7,6 +7,8 @@
  * and the client merges; RMDIR asks the other metadata servers whether they
  * hold a child; CREATE and MKDIR ask the owner of the parent whether it is
  * a directory. "/" always exists and is nobody's entry.
+ * RENAME is served by the owner of the source, in one transaction, when
+ * the target and every entry it moves are its own (do_rename).
  *
  * LMDB (DIR/meta), three databases:
  *   ns        key = rpfs_fnv1a64(parent path) (8 bytes, big-endian) + name,
@@ -55,12 +57,13 @@
 #include "log.h"
 #include "server.h"
 
-#define META_MAP_SIZE	  (1ull << 30)
-#define META_HASH	  1024
-#define META_HANDLE_MASK  ((1ull << 48) - 1)
-#define META_DIRENTS_MAX  1024
-#define META_HANDLE_BATCH 64
-#define META_CREATE_TRIES 4
+#define META_MAP_SIZE	     (1ull << 30)
+#define META_HASH	     1024
+#define META_HANDLE_MASK     ((1ull << 48) - 1)
+#define META_DIRENTS_MAX     1024
+#define META_HANDLE_BATCH    64
+#define META_CREATE_TRIES    4
+#define META_STRIPE_UNIT_MAX (1ull << 32) /* a directory's default */
 
 struct lock {
 	uint64_t off, end; /* [off, end) */
@@ -478,18 +481,22 @@ static int parent_attr(struct srv *s, const char *path, struct rpc_attr *pa)
 /* ---- operations (workers) ----------------------------------------------------- */
 
 /* The layout of a new file, from the request and the cluster's defaults. */
-static int new_layout(struct srv *s, const struct rpc_req *q, uint64_t handle,
-		      struct rpfs_layout *l)
+static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_attr *pa,
+		      uint64_t handle, struct rpfs_layout *l)
 {
 	uint32_t nio = s->cfg.nio;
+	/* The request (MPI hints, rpfs_create_opts) wins over the parent
+	 * directory's default (rpfs setstripe), which wins over the cluster's. */
+	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
+	uint32_t sc = q->stripe_count ? q->stripe_count : pa->layout.stripe_count;
 
 	if (!nio) {
 		log_warn("rpfsd: can't create %s: the cluster has no I/O servers",
 			 q->path);
 		return -ENOSPC;
 	}
-	l->stripe_unit = q->stripe_unit ? q->stripe_unit : s->cfg.stripe_unit;
-	l->stripe_count = q->stripe_count ? q->stripe_count : s->cfg.stripe_count;
+	l->stripe_unit = su ? su : s->cfg.stripe_unit;
+	l->stripe_count = sc ? sc : s->cfg.stripe_count;
 	if (!l->stripe_count || l->stripe_count > nio)
 		l->stripe_count = nio;
 	if (q->first_server >= 0) {
@@ -757,9 +764,13 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		a.mode = q->mode & 07777;
 		new_owner(op, &pa, &a, dir);
 		a.atime = a.mtime = a.ctime = srv_now_ns();
-		if (dir)
+		if (dir) {
+			/* Subdirectories inherit the default layout. */
+			a.layout.stripe_unit = pa.layout.stripe_unit;
+			a.layout.stripe_count = pa.layout.stripe_count;
 			break;
-		ret = new_layout(s, q, a.handle, &a.layout);
+		}
+		ret = new_layout(s, q, &pa, a.handle, &a.layout);
 		if (ret)
 			return ret;
 		/* Datafiles first: an entry never names missing ones. */
@@ -863,6 +874,21 @@ static int may_setattr(const struct srv_client *who, const struct rpc_req *q,
 		return -EPERM;
 	if ((q->mask & RPC_SET_TIMES) && !owner && !access_may(who, a, ACCESS_W))
 		return -EACCES;
+	if ((q->mask & RPC_SET_LAYOUT) && !owner)
+		return -EPERM;
+	return 0;
+}
+
+/* A directory's default layout for new files: a file's own is fixed at
+ * create (its datafiles are laid out by it). 0 keeps the cluster's. */
+static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_attr *a)
+{
+	if (a->type != RPC_TYPE_DIR)
+		return -ENOTDIR;
+	if (q->stripe_count > s->cfg.nio || q->stripe_unit > META_STRIPE_UNIT_MAX)
+		return -EINVAL;
+	a->layout.stripe_unit = q->stripe_unit;
+	a->layout.stripe_count = q->stripe_count;
 	return 0;
 }
 
@@ -894,6 +920,8 @@ static int do_setattr(struct srv_op *op)
 		a.atime = q->atime;
 		a.mtime = q->mtime;
 	}
+	if ((q->mask & RPC_SET_LAYOUT) && (ret = set_dir_layout(op->s, q, &a)))
+		goto abort;
 	a.ctime = srv_now_ns();
 	ret = put_entry(m, txn, q->path, &a, false);
 	if (ret)
@@ -932,7 +960,7 @@ static int do_remove(struct srv_op *op)
 		return -EISDIR;
 	/* Checked before the write transaction: asking the parent's owner
 	 * must not hold LMDB's single writer. A rename of the parent in
-	 * between cannot happen (rpfs has no rename). */
+	 * between would at worst check the parent the entry just left. */
 	ret = local_lookup(op->s, op->q.path, &a);
 	if (!ret)
 		ret = may_remove(op, &a);
@@ -1075,6 +1103,241 @@ static int do_rmdir(struct srv_op *op)
 		return ret;
 	}
 	return lmdb_err(mdb_txn_commit(txn), "commit");
+}
+
+/* ---- rename ----------------------------------------------------------------------- */
+
+/* The entries a rename moves: the renamed one, then (a directory) every
+ * entry below it, each with its old path. */
+struct mv_list {
+	struct mv_ent {
+		char *path;
+		struct rpc_attr a;
+	} * e;
+	size_t n, cap;
+};
+
+static int mv_add(struct mv_list *l, const char *path, size_t len,
+		  const struct rpc_attr *a)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct mv_ent *e = realloc(l->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		l->e = e;
+		l->cap = cap;
+	}
+	l->e[l->n].path = strndup(path, len);
+	if (!l->e[l->n].path)
+		return -ENOMEM;
+	l->e[l->n++].a = *a;
+	return 0;
+}
+
+static void mv_free(struct mv_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->e[i].path);
+	free(l->e);
+}
+
+/* Append the local children of l->e[i], a directory. */
+static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i)
+{
+	uint8_t prefix[8];
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc, ret;
+
+	dir_prefix(l->e[i].path, prefix);
+	ret = lmdb_err(mdb_cursor_open(txn, m->ns, &cur), "cursor");
+	if (ret)
+		return ret;
+	k.mv_data = prefix;
+	k.mv_size = 8;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc && !ret;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		struct rpc_attr a;
+
+		if (k.mv_size < 8 || memcmp(k.mv_data, prefix, 8))
+			break;
+		if (!is_child(&v, l->e[i].path))
+			continue;
+		if (rpc_dec_attr((const uint8_t *)v.mv_data + 4, RPC_ATTR_SIZE, &a))
+			ret = -EIO;
+		else
+			ret = mv_add(l, (const char *)v.mv_data + META_VAL_HDR,
+				     v.mv_size - META_VAL_HDR, &a);
+	}
+	mdb_cursor_close(cur);
+	return ret;
+}
+
+/* Store every entry of l under to instead of from: all old keys go
+ * first, so a new key never meets an old one of the same subtree. */
+static int mv_apply(struct meta *m, MDB_txn *txn, struct mv_list *l, const char *from,
+		    const char *to)
+{
+	size_t flen = strlen(from), tlen = strlen(to);
+	char path[RPC_PATH_MAX + 1];
+	struct nskey k;
+	MDB_val v;
+	int ret;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (tlen + strlen(l->e[i].path) - flen > RPC_PATH_MAX)
+			return -ENAMETOOLONG;
+		ret = make_key(l->e[i].path, &k);
+		if (!ret)
+			ret = lmdb_err(mdb_del(txn, m->ns, &k.v, NULL), "rename");
+		if (ret)
+			return ret;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		snprintf(path, sizeof(path), "%s%s", to, l->e[i].path + flen);
+		ret = make_key(path, &k);
+		if (ret)
+			return ret;
+		/* Only a hash collision with an unrelated entry can be here. */
+		if (!mdb_get(txn, m->ns, &k.v, &v)) {
+			log_err("rpfsd: rename to %s: its key is taken by another entry",
+				path);
+			return -EEXIST;
+		}
+		ret = put_entry(m, txn, path, &l->e[i].a, true);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* May from (attributes a) become to (attributes *t, or NULL if there is
+ * none)? Checked before the write transaction, since asking the parents'
+ * owners must not hold LMDB's single writer; the transaction checks the
+ * entries themselves again. */
+static int may_rename(struct srv_op *op, const struct rpc_attr *a,
+		      const struct rpc_attr *t)
+{
+	const struct srv_client *who = ident_of(op->conn);
+	struct rpc_attr pa;
+	int ret;
+
+	ret = parent_attr(op->s, op->q.to, &pa);
+	if (!ret && !access_is_super(who))
+		ret = access_dir_change(who, &pa, t);
+	if (!ret && !access_is_super(who)) {
+		ret = parent_attr(op->s, op->q.path, &pa);
+		if (!ret)
+			ret = access_dir_change(who, &pa, a);
+	}
+	if (ret || !t)
+		return ret;
+	if (a->type == RPC_TYPE_FILE && t->type == RPC_TYPE_DIR)
+		return -EISDIR;
+	if (a->type == RPC_TYPE_DIR && t->type != RPC_TYPE_DIR)
+		return -ENOTDIR;
+	if (t->type == RPC_TYPE_DIR && op->s->cfg.nmeta > 1) {
+		ret = remote_has_child(op->s, op->q.to);
+		if (ret > 0)
+			ret = -ENOTEMPTY;
+	}
+	return ret;
+}
+
+/* Within the write transaction: the target again, removed if it may be
+ * replaced (*t then holds it, *had tells whether there was one). */
+static int rename_target(struct meta *m, MDB_txn *txn, const struct rpc_attr *a,
+			 const char *to, struct rpc_attr *t, bool *had)
+{
+	int ret = get_entry(m, txn, to, t);
+
+	*had = !ret;
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	if (a->type == RPC_TYPE_FILE && t->type == RPC_TYPE_DIR)
+		return -EISDIR;
+	if (a->type == RPC_TYPE_DIR && t->type != RPC_TYPE_DIR)
+		return -ENOTDIR;
+	if (t->type == RPC_TYPE_DIR) {
+		ret = local_has_child(m, txn, to);
+		if (ret)
+			return ret > 0 ? -ENOTEMPTY : ret;
+	}
+	return del_entry(m, txn, to, t->handle);
+}
+
+/* RENAME, on the owner of the source. Atomic in one LMDB transaction when
+ * everything it changes is here: the target path too (else -EXDEV), and,
+ * for a directory, every entry below it. Children are keyed by their
+ * parent's path, so a directory's whole subtree moves with it; on a
+ * cluster of several metadata servers a subtree is spread over all of
+ * them and its new paths hash elsewhere, so only an empty directory can be
+ * renamed there (-EXDEV otherwise: `rpfs mv` then copies and removes). */
+static int do_rename(struct srv_op *op)
+{
+	struct srv *s = op->s;
+	struct meta *m = s->meta;
+	const char *from = op->q.path, *to = op->q.to;
+	size_t flen = strlen(from);
+	struct mv_list l = {0};
+	struct rpc_attr a, t;
+	bool had = false, multi = s->cfg.nmeta > 1;
+	MDB_txn *txn;
+	int ret;
+
+	if (!strcmp(from, "/") || !strcmp(to, "/"))
+		return -EBUSY;
+	ret = local_lookup(s, from, &a);
+	if (ret || !strcmp(from, to))
+		return ret;
+	/* Into itself; a file's path as a directory fails at its parent. */
+	if (a.type == RPC_TYPE_DIR && !strncmp(to, from, flen) && to[flen] == '/')
+		return -EINVAL;
+	ret = path_attr(s, to, &t);
+	if (ret && ret != -ENOENT)
+		return ret;
+	/* Permissions first: a refusal does not depend on where paths live. */
+	ret = may_rename(op, &a, ret ? NULL : &t);
+	if (!ret && !owns(s, to))
+		ret = -EXDEV;
+	if (!ret && a.type == RPC_TYPE_DIR && multi) {
+		ret = remote_has_child(s, from);
+		if (ret > 0)
+			ret = -EXDEV;
+	}
+	if (ret)
+		return ret;
+	ret = txn_begin(m, false, &txn);
+	if (ret)
+		return ret;
+	ret = get_entry(m, txn, from, &a);
+	if (!ret)
+		ret = rename_target(m, txn, &a, to, &t, &had);
+	if (!ret) {
+		a.ctime = srv_now_ns();
+		ret = mv_add(&l, from, flen, &a);
+	}
+	for (size_t i = 0; !ret && i < l.n; i++)
+		if (l.e[i].a.type == RPC_TYPE_DIR)
+			ret = mv_children(m, txn, &l, i);
+	if (!ret && multi && l.n > 1)
+		ret = -EXDEV;
+	if (!ret)
+		ret = mv_apply(m, txn, &l, from, to);
+	mv_free(&l);
+	if (ret) {
+		mdb_txn_abort(txn);
+		return ret;
+	}
+	ret = lmdb_err(mdb_txn_commit(txn), "commit");
+	if (ret || !had || t.type != RPC_TYPE_FILE)
+		return ret;
+	/* The replaced file: gone from the namespace, its data goes too. */
+	drop_hent(m, t.handle);
+	remove_datafiles(s, &t, NULL);
+	return 0;
 }
 
 /* The direct children this server holds, sorted by name, after the cookie.
@@ -1238,6 +1501,9 @@ void meta_run(struct sched_job *job)
 		break;
 	case RPC_STATFS_META:
 		ret = do_statfs(op);
+		break;
+	case RPC_RENAME:
+		ret = do_rename(op);
 		break;
 	default:
 		ret = -EOPNOTSUPP;
@@ -1724,4 +1990,18 @@ void meta_close(struct srv *s)
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 	s->meta = NULL;
+}
+
+int meta_files(struct srv *s, uint64_t *n)
+{
+	MDB_stat st;
+	MDB_txn *txn;
+	int ret = txn_begin(s->meta, true, &txn);
+
+	if (ret)
+		return ret;
+	ret = lmdb_err(mdb_stat(txn, s->meta->ns, &st), "stat");
+	mdb_txn_abort(txn);
+	*n = ret ? 0 : st.ms_entries;
+	return ret;
 }

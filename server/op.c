@@ -39,6 +39,7 @@ void srv_op_finish(struct srv_op *op)
 	/* A failed op answers with no data; its body only if it set one on
 	 * purpose (the detail of a damaged read: rpc.h). */
 	if (op->status) {
+		SRV_COUNT(op->s, errors);
 		op->rd_len = 0;
 		if (!op->rep_on_error)
 			op->rep_len = 0;

@@ -240,6 +240,7 @@ void sched_bulk(struct srv_op *op, void (*start)(struct srv_op *op))
 		start(op);
 		return;
 	}
+	SRV_COUNT(op->s, bulk_waits);
 	op->bulk_next = NULL;
 	if (sc->bulk_tail)
 		sc->bulk_tail->bulk_next = op;

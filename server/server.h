@@ -48,6 +48,19 @@
 struct sched;
 struct sched_conn;
 struct meta;
+
+/* What this server did, for RPC_STATS (stats.c): relaxed atomics, bumped
+ * from any thread on hot paths without a lock. The transport's own
+ * counters (paths, credits, slots, pool, connections) are in xp_stats. */
+#define SRV_STAT_OPS 64
+struct srv_stats {
+	atomic_uint_fast64_t req[SRV_STAT_OPS]; /* requests decoded, by op code */
+	atomic_uint_fast64_t errors;		/* replies with an error status */
+	atomic_uint_fast64_t bulk_waits;	/* bulk transfers queued behind their
+						 * connection's cap (sched.c) */
+};
+#define SRV_COUNT(s, field)                                                              \
+	atomic_fetch_add_explicit(&(s)->stats.field, 1, memory_order_relaxed)
 struct iosrv;
 struct peers;
 struct place;
@@ -72,6 +85,7 @@ struct srv {
 	struct iosrv *io;  /* NULL unless role io */
 	struct peers *peers;
 	struct place *place;
+	struct srv_stats stats;
 };
 
 /* A job for a worker thread. */
@@ -169,6 +183,13 @@ int io_remove_handle(struct srv *s, uint64_t handle);
 int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce);
 /* Worker: the datafiles of metadata server meta's handles (IO_PROBE). */
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
+
+/* stats.c: RPC_STATS, on a worker (statvfs and the stores' counts). */
+void stats_run(struct sched_job *job);
+/* The entries of this server's metadata store (meta.c), datafiles (io.c). */
+int meta_files(struct srv *s, uint64_t *n);
+/* io.c: datafiles, and the descriptor cache's hits and misses. */
+void io_counts(struct srv *s, uint64_t *files, uint64_t *fd_hits, uint64_t *fd_misses);
 
 /* peer.c: blocking calls to other servers, from workers. */
 int peer_init(struct srv *s);

@@ -3,1003 +3,200 @@
  * Two kinds of commands. `rpfs up` and `rpfs down` manage a local server
  * set on loopback: up writes a cluster config and key into a directory,
  * starts one rpfsd daemon per server and waits until each answers a ping;
- * down stops them through their pidfiles. The other commands (ls, stat,
- * mkdir, rmdir, rm, cp, cat, df, ping) are clients of any cluster through
- * librpfs; they find the config by --config, --dir, $RPFS_CONFIG,
- * $RPFS_DIR, then librpfs's search (/etc/rpfs, ~/.rpfs). `rpfs settings` prints the
- * table of transport settings (params.h) with the values the config in use
- * gives them.
+ * down stops them through their pidfiles; `rpfs genconfig` writes the config
+ * and key of servers on several hosts. The others are clients of any
+ * cluster through librpfs; they find the config by --config, --dir,
+ * $RPFS_CONFIG, $RPFS_DIR, then librpfs's search (/etc/rpfs, ~/.rpfs).
  *
- * The tool uses librpfs's public headers only: rpfs.h for files, and
- * rpfs_admin.h for the servers a config lists, the settings table and the
- * launcher of a local server set (shared with the integration tests).
- *
- * cp moves 8 MiB blocks with two in flight (rpfs_ipread/rpfs_ipwrite), so
- * reading block i overlaps writing block i-1 on either side.
+ * This file has the table of commands (name, synopsis, one-line summary,
+ * help), the option parsing and main; the commands live in cli_files.c
+ * (namespace), cli_copy.c (cp, cat), cli_admin.c (servers, settings) and
+ * share cli_util.c (cli.h). The tool uses librpfs's public headers only.
  *
  * Errors print the library's message (rpfs_errmsg(), which names the
- * server and the cause) and exit with status 1. */
+ * server and the cause) and exit with status 1; usage errors exit 2. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "rpfs.h"
-#include "rpfs_admin.h"
+#include "cli.h"
 
-#define CP_BLOCK (8u << 20) /* cp/cat block */
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
 
-struct opts {
-	int nservers;
-	int port;
-	int longfmt;
-	int markdown; /* settings */
-	const char *dir;
-	const char *config;
-	const char *address;  /* up: where the servers listen */
-	const char *provider; /* up: written into the config's [transport] */
-	uint64_t stripe_unit;
+struct command {
+	const char *name;
+	cli_cmd_fn fn;
+	const char *synopsis; /* after the name */
+	const char *summary;  /* one line */
+	const char *help;     /* more, for `rpfs help NAME` (may be "") */
 };
 
-static const char usage_text[] =
-	"usage: rpfs COMMAND [options] [args]\n"
-	"\n"
-	"Local server set (loopback):\n"
-	"  up [-n N] [--dir D] [--port P] [--stripe-unit S] [--address A]\n"
-	"     [--provider P]\n"
-	"        write D/rpfs.conf and a cluster key, start N rpfsd daemons (default 2)\n"
-	"        on address A (default 127.0.0.1; on a verbs device its IP address:\n"
-	"        rdmacm cannot use loopback) at consecutive free ports from P\n"
-	"        (default: the first free run from 7100), wait until each answers.\n"
-	"        Server 0 has roles meta,io, the others io (a single server is\n"
-	"        meta,io). Storage in D/s0, D/s1, ...; default D is $RPFS_DIR or\n"
-	"        ~/.rpfs. --provider writes the libfabric provider into the config.\n"
-	"  down [--dir D]       stop the servers started by up (SIGTERM, then SIGKILL)\n"
-	"\n"
-	"Several hosts:\n"
-	"  genconfig --host ADDR[:PORT][,name=N][,roles=meta,io][,dir=PATH] ...\n"
-	"     [--provider tcp|verbs] [--stripe-unit S] [--stripe-count C]\n"
-	"     [--set KEY=VALUE] [--log-dir D] --out DIR\n"
-	"        write DIR/rpfs.conf (one server per --host, ids in that order, the\n"
-	"        first meta,io and the others io unless roles= says; port 7100, dir\n"
-	"        /var/lib/rpfs/NAME) and a new key DIR/rpfs.key (0600); copy both\n"
-	"        to /etc/rpfs/ on every server and client\n"
-	"\n"
-	"Client commands (paths are in rpfs; 'rpfs:' prefix optional):\n"
-	"  ls [-l] [PATH]       list a directory\n"
-	"  stat PATH            attributes and layout\n"
-	"  mkdir PATH...        rmdir PATH...        rm PATH...\n"
-	"  chmod MODE PATH...   change the permission bits (octal, e.g. 0640)\n"
-	"  cp SRC DST           copy; mark the rpfs side(s) with 'rpfs:/path'\n"
-	"  cat PATH             write a file to stdout\n"
-	"  df                   capacity per server and in total\n"
-	"  ping                 round trip to every server\n"
-	"\n"
-	"  settings [--markdown]\n"
-	"        every transport setting: name, type, default, range, whether a\n"
-	"        client may set it (rpfs_init_opts, MPI hints rpfs_<name>), help,\n"
-	"        and its value and source (default, config, environment) in the\n"
-	"        config in use; --markdown: the table alone, as the README has it\n"
-	"\n"
-	"The config comes from --config FILE, --dir D (D/rpfs.conf), $RPFS_CONFIG,\n"
-	"$RPFS_DIR/rpfs.conf, then /etc/rpfs/rpfs.conf, then ~/.rpfs/rpfs.conf.\n";
+static const struct command commands[] = {
+	{"up", cmd_up,
+	 "[-n N] [--dir D] [--port P] [--stripe-unit S] [--address A] [--provider P]",
+	 "start N rpfsd servers on this host (default 2)",
+	 "Writes D/rpfs.conf and a cluster key, starts N rpfsd daemons on address A\n"
+	 "(default 127.0.0.1; on a verbs device its IP address: rdmacm cannot use\n"
+	 "loopback) at consecutive free ports from P (default: the first free run\n"
+	 "from 7100) and waits until each answers. Server 0 has roles meta,io, the\n"
+	 "others io. Storage in D/s0, D/s1, ...; default D is $RPFS_DIR or ~/.rpfs.\n"
+	 "--provider writes the libfabric provider into the config.\n"},
+	{"down", cmd_down, "[--dir D]",
+	 "stop the servers started by up (SIGTERM, then SIGKILL)", ""},
+	{"genconfig", cmd_genconfig,
+	 "--host SPEC... [--provider P] [--stripe-unit S] [--stripe-count C] "
+	 "[--set KEY=VALUE] [--log-dir D] --out DIR",
+	 "write a config and a new key for servers on several hosts",
+	 "SPEC: ADDR[:PORT][,name=N][,roles=meta,io][,dir=PATH], one per server.\n"
+	 "Writes DIR/rpfs.conf (one server per --host, ids in that order, the first\n"
+	 "meta,io and the others io unless roles= says; port 7100, dir\n"
+	 "/var/lib/rpfs/NAME) and a new key DIR/rpfs.key (0600); copy both to\n"
+	 "/etc/rpfs/ on every server and client. Refuses to overwrite either.\n"},
+	{"ls", cmd_ls, "[-l] [-h] [PATH]", "list a directory (-l long, -h human sizes)",
+	 ""},
+	{"stat", cmd_stat, "PATH", "attributes, layout and the I/O server of each slot",
+	 ""},
+	{"mkdir", cmd_each, "PATH...", "make directories (mode 0755)", ""},
+	{"rmdir", cmd_each, "PATH...", "remove empty directories", ""},
+	{"rm", cmd_each, "PATH...", "remove files (their data on every I/O server)", ""},
+	{"chmod", cmd_chmod, "MODE PATH...",
+	 "change the permission bits (octal, e.g. 0640)", ""},
+	{"chown", cmd_chown, "USER[:GROUP] PATH...",
+	 "change owner and/or group (names or numbers; :GROUP alone too)",
+	 "Root may give a file to anyone; an owner may only change the group, to\n"
+	 "one of its own. USER: gives the user's login group.\n"},
+	{"mv", cmd_mv, "SRC DST", "rename (into DST if it is a directory)",
+	 "Atomic on the metadata server holding both paths: replaces a file or an\n"
+	 "empty directory, moves a directory with everything below it. Where the\n"
+	 "paths live on different metadata servers (rename says EXDEV), mv copies\n"
+	 "and removes, entry by entry, as mv(1) does across file systems.\n"},
+	{"cp", cmd_cp, "[-r] SRC DST", "copy; mark the rpfs side(s) with 'rpfs:/path'",
+	 "Either side may be local or rpfs; -r copies a directory tree. Into an\n"
+	 "existing directory DST as DST/NAME. A copy within rpfs keeps the mode and\n"
+	 "the layout; the copy is synced before cp says it is done.\n"},
+	{"cat", cmd_cat, "PATH...", "write files to stdout", ""},
+	{"du", cmd_du, "[-s] [-h] [PATH...]",
+	 "bytes of the files under each directory (-s: PATH only, -h human)", ""},
+	{"find", cmd_find, "[PATH] [-name GLOB] [-type f|d]",
+	 "list the entries under PATH that match, one per line", ""},
+	{"setstripe", cmd_setstripe, "[-c COUNT] [-S UNIT] DIR|NEWFILE",
+	 "a directory's default layout for new files; a new file with a layout",
+	 "On a directory: files created in it get stripe count COUNT and stripe\n"
+	 "unit UNIT (K/M/G; left out: the cluster's) unless their create gives a\n"
+	 "layout (MPI hints striping_factor, striping_unit win); its new\n"
+	 "subdirectories inherit the default. On a path that does not exist: a new\n"
+	 "empty file with that layout. An existing file's layout is fixed.\n"},
+	{"getstripe", cmd_getstripe, "PATH", "a file's layout, or a directory's default",
+	 ""},
+	{"df", cmd_df, "[-h]", "each server's storage, from the server, and a total",
+	 "One row per server from its own answer: size, used and available bytes\n"
+	 "of the file system under an I/O server's directory, the files a metadata\n"
+	 "server holds; then the total. -h: human sizes.\n"},
+	{"stats", cmd_stats, "[--json]", "each server's counters",
+	 "Requests by op (req.*), data by transport path (bytes.inline|fast|bulk),\n"
+	 "credit, slot, bulk-cap and pool waits, cache hits and misses, errors,\n"
+	 "connections now and in total, storage; --json: one JSON object.\n"},
+	{"ping", cmd_ping, "", "round trip to every server", ""},
+	{"settings", cmd_settings, "[--markdown]",
+	 "every transport setting, its value and source",
+	 "Name, type, default, range, whether a client may set it (rpfs_init_opts,\n"
+	 "MPI hints rpfs_<name>), help, and its value and source (default, config,\n"
+	 "environment) in the config in use; --markdown: the table alone, as the\n"
+	 "README has it.\n"},
+	{"mount", cmd_mount, "[--config F | --dir D] DIR [-o OPTS] [-f] [--log FILE]",
+	 "mount rpfs on DIR through FUSE (rpfs-fuse)",
+	 "Runs rpfs-fuse, which reaches the cluster, mounts and goes to the\n"
+	 "background (-f: stays). -o takes mount.fuse3's options (allow_other,\n"
+	 "ro, ...); --log FILE: where the daemon writes errors (default syslog).\n"
+	 "The mount serves the user who runs it; see the README, POSIX access.\n"},
+	{"umount", cmd_umount, "DIR", "unmount a FUSE mount (fusermount3 -u)", ""},
+	{"help", NULL, "[COMMAND]", "this list, or one command's usage", ""},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+static const char usage_tail[] =
+	"\n"
+	"Paths are in rpfs ('rpfs:' prefix optional). The config comes from\n"
+	"--config FILE, --dir D (D/rpfs.conf), $RPFS_CONFIG, $RPFS_DIR/rpfs.conf,\n"
+	"then /etc/rpfs/rpfs.conf, then ~/.rpfs/rpfs.conf. `rpfs help COMMAND` or\n"
+	"`rpfs COMMAND --help` shows one command; `rpfs --version` the version.\n";
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* Every command, one per line: two spaces, the name, its summary. */
 static void usage(FILE *to, int status)
 {
-	fputs(usage_text, to);
+	fprintf(to,
+		"usage: rpfs [--config FILE | --dir D] COMMAND [args]\n\nCommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs(usage_tail, to);
 	exit(status);
 }
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
+void cmd_usage(const char *name, int status)
 {
-	va_list ap;
+	const struct command *cmd = find_command(name);
+	FILE *to = status ? stderr : stdout;
 
-	fputs("rpfs: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	if (!cmd)
+		usage(to, status);
+	fprintf(to, "usage: rpfs %s%s%s\n  %s\n", cmd->name, cmd->synopsis[0] ? " " : "",
+		cmd->synopsis, cmd->summary);
+	if (cmd->help[0])
+		fprintf(to, "\n%s", cmd->help);
+	exit(status);
 }
 
-/* Report a failed library call: the errno text and the library's message,
- * which names the server and cause. */
-static void die_rpfs(int err, const char *what, const char *path)
+/* Where the command word is: global options (with their arguments) may
+ * come before it. */
+static int command_index(int argc, char **argv)
 {
-	const char *m = rpfs_errmsg();
+	static const char *const with_arg[] = {"dir",	      "port",	 "config",
+					       "stripe-unit", "address", "provider"};
 
-	if (m && *m)
-		die("%s %s: %s (%s)", what, path ? path : "", strerror(-err), m);
-	die("%s %s: %s", what, path ? path : "", strerror(-err));
-}
-
-/* snprintf for paths and names: a result that does not fit is an error,
- * never a silently shortened path. */
-static int fmt(char *out, size_t len, const char *f, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fmt(char *out, size_t len, const char *f, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, f);
-	n = vsnprintf(out, len, f, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= len)
-		die("name too long: %s...", out);
-	return n;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* ---- directories, config ------------------------------------------------ */
-
-static const char *default_dir(void)
-{
-	static char buf[PATH_MAX];
-	const char *d = getenv("RPFS_DIR");
-	const char *home = getenv("HOME");
-
-	if (d && *d)
-		return d;
-	fmt(buf, sizeof(buf), "%s/.rpfs", home && *home ? home : ".");
-	return buf;
-}
-
-/* Explicit options win over the environment; then RPFS_CONFIG, RPFS_DIR
- * (where `rpfs up` put it), then librpfs's search: /etc/rpfs/rpfs.conf,
- * ~/.rpfs/rpfs.conf (the last one tried when none exists, for messages). */
-static const char *config_path(const struct opts *o)
-{
-	static char buf[PATH_MAX];
-	const char *env = getenv("RPFS_CONFIG"), *d = getenv("RPFS_DIR");
-
-	if (o->config)
-		return o->config;
-	if (o->dir || (!(env && *env) && d && *d) ||
-	    rpfs_admin_config_path(buf, sizeof(buf)) == -ENOENT)
-		fmt(buf, sizeof(buf), "%s/rpfs.conf", o->dir ? o->dir : default_dir());
-	return buf;
-}
-
-static rpfs_client_t *connect_cluster(const struct opts *o)
-{
-	const char *path = config_path(o);
-	rpfs_client_t *c;
-	int ret;
-
-	if (access(path, R_OK))
-		die("no cluster config at %s (start one with `rpfs up`, or give --config)",
-		    path);
-	ret = rpfs_init(path, &c);
-	if (ret)
-		die_rpfs(ret, "init with config", path);
-	return c;
-}
-
-static rpfs_admin_config_t *load_config(const char *path)
-{
-	rpfs_admin_config_t *cfg;
-
-	if (rpfs_admin_config_load(path, &cfg))
-		die("%s", rpfs_errmsg());
-	return cfg;
-}
-
-/* The table of settings; with values and sources unless markdown. A config
- * that does not load leaves the defaults and the environment, said first. */
-static int cmd_settings(const struct opts *o)
-{
-	const char *path = config_path(o);
-	rpfs_admin_config_t *cfg = NULL;
-
-	if (o->markdown) {
-		rpfs_admin_settings_markdown(stdout);
-		return 0;
-	}
-	if (rpfs_admin_config_load(path, &cfg))
-		printf("config: none (%s): defaults and the environment\n\n",
-		       *rpfs_errmsg() ? rpfs_errmsg() : path);
-	else
-		printf("config: %s\n\n", path);
-	rpfs_admin_settings_print(stdout, cfg);
-	rpfs_admin_config_free(cfg);
-	return 0;
-}
-
-/* "rpfs:/a//b/../c" -> "/a/c": servers take normalized absolute paths. */
-static void rpath(const char *in, char *out, size_t outlen)
-{
-	char tmp[PATH_MAX];
-	char *save = NULL, *tok;
-	size_t len = 0;
-
-	if (!strncasecmp(in, "rpfs:", 5))
-		in += 5;
-	fmt(tmp, sizeof(tmp), "%s", in);
-	out[0] = 0;
-	for (tok = strtok_r(tmp, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(tok, "."))
-			continue;
-		if (!strcmp(tok, "..")) {
-			char *slash = strrchr(out, '/');
-
-			if (slash)
-				*slash = 0;
-			len = strlen(out);
-			continue;
-		}
-		if (len + strlen(tok) + 2 > outlen)
-			die("path too long: %s", in);
-		len += (size_t)fmt(out + len, outlen - len, "/%s", tok);
-	}
-	if (!out[0])
-		fmt(out, outlen, "/");
-}
-
-static int is_rpfs(const char *p)
-{
-	return !strncasecmp(p, "rpfs:", 5);
-}
-
-/* ---- up / down ---------------------------------------------------------- */
-
-/* Why a start failed: the message, the failing server's log, and what was
- * done about it. */
-static void up_failed(rpfs_launch_t *l, int ret, const char *dir)
-{
-	int bad = rpfs_launch_failed(l);
-	struct rpfs_server_info si;
-
-	if (ret == -EEXIST)
-		die("%s (rpfs down --dir %s)", rpfs_errmsg(), dir);
-	if (bad < 0 || ret == -EADDRINUSE)
-		die("%s", rpfs_errmsg());
-	fprintf(stderr, "rpfs: %s\n", rpfs_errmsg());
-	rpfs_launch_print_log_tail(l, bad, stderr);
-	if (ret == -ETIMEDOUT || rpfs_launch_server(l, bad, &si))
-		die("up: stopped the other servers");
-	die("up: server.%s (%s:%d) failed to start; stopped the others", si.name,
-	    si.address, si.port);
-}
-
-static int cmd_up(const struct opts *o, int argc, char **argv)
-{
-	const char *d = o->dir ? o->dir : default_dir();
-	struct rpfs_opt provider = {"provider", o->provider};
-	struct rpfs_launch_opts lo = {
-		.nservers = o->nservers,
-		.address = o->address,
-		.port = o->port,
-		.stripe_unit = o->stripe_unit,
-		.settings = &provider,
-		.nsettings = o->provider ? 1 : 0,
-		.mode = RPFS_LAUNCH_DAEMON,
-	};
-	char dir[PATH_MAX];
-	rpfs_launch_t *l;
-	int ret;
-
-	if (argc > 1)
-		lo.nservers = atoi(argv[1]); /* `rpfs up 4` also works */
-	if (lo.nservers < 1 || lo.nservers > 256)
-		die("up: the number of servers must be 1..256");
-	if (mkdir(d, 0700) && errno != EEXIST)
-		die("mkdir %s: %s", d, strerror(errno));
-	if (!realpath(d, dir))
-		die("%s: %s", d, strerror(errno));
-	lo.dir = dir;
-	if (rpfs_launch_new(&lo, &l))
-		die("up: %s", rpfs_errmsg());
-	ret = rpfs_launch_start(l);
-	if (ret)
-		up_failed(l, ret, dir);
-	for (int i = 0; i < rpfs_launch_nservers(l); i++) {
-		struct rpfs_server_info si;
-
-		rpfs_launch_server(l, i, &si);
-		printf("server.%s  %s:%d  %-8s %s\n", si.name, si.address, si.port,
-		       si.roles & RPFS_ADMIN_ROLE_META ? "meta,io" : "io", si.dir);
-	}
-	printf("config: %s\n", rpfs_launch_config(l));
-	printf("export RPFS_CONFIG=%s\n", rpfs_launch_config(l));
-	rpfs_launch_free(l);
-	return 0;
-}
-
-static int cmd_down(const struct opts *o)
-{
-	char dir[PATH_MAX];
-	const char *d = o->dir ? o->dir : default_dir();
-	int n;
-
-	if (!realpath(d, dir)) {
-		printf("no servers running in %s\n", d);
-		return 0;
-	}
-	n = rpfs_launch_stop_dir(dir, stderr);
-	if (n < 0)
-		die("down: %s", rpfs_errmsg());
-	if (n)
-		printf("stopped %d server%s in %s\n", n, n == 1 ? "" : "s", dir);
-	else
-		printf("no servers running in %s\n", dir);
-	return 0;
-}
-
-/* ---- namespace commands ------------------------------------------------- */
-
-static void mode_string(const struct rpfs_stat *st, char out[11])
-{
-	static const char rwx[] = "rwxrwxrwx";
-
-	out[0] = st->type == RPFS_TYPE_DIR ? 'd' : '-';
-	for (int i = 0; i < 9; i++)
-		out[i + 1] = st->mode & (1u << (8 - i)) ? rwx[i] : '-';
-	out[10] = 0;
-}
-
-struct names {
-	char **v;
-	size_t n, cap;
-};
-
-static int collect(const char *name, uint32_t type, void *arg)
-{
-	struct names *nm = arg;
-
-	(void)type;
-	if (nm->n == nm->cap) {
-		size_t cap = nm->cap ? nm->cap * 2 : 64;
-		char **v = realloc(nm->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		nm->v = v;
-		nm->cap = cap;
-	}
-	nm->v[nm->n] = strdup(name);
-	if (!nm->v[nm->n])
-		return -ENOMEM;
-	nm->n++;
-	return 0;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void print_entry(const char *name, const struct rpfs_stat *st, int longfmt)
-{
-	char mode[11], when[32];
-	time_t t = (time_t)(st->mtime / 1000000000);
-	struct tm tm;
-
-	if (!longfmt) {
-		printf("%s%s\n", name, st && st->type == RPFS_TYPE_DIR ? "/" : "");
-		return;
-	}
-	mode_string(st, mode);
-	localtime_r(&t, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
-	printf("%s %5u %5u %12llu %s %s%s\n", mode, st->uid, st->gid,
-	       (unsigned long long)st->size, when, name,
-	       st->type == RPFS_TYPE_DIR ? "/" : "");
-}
-
-static int cmd_ls(const struct opts *o, int argc, char **argv)
-{
-	rpfs_client_t *c = connect_cluster(o);
-	char path[PATH_MAX];
-	struct rpfs_stat st;
-	struct names nm = {0};
-	int ret;
-
-	rpath(argc > 1 ? argv[1] : "/", path, sizeof(path));
-	ret = rpfs_stat(c, path, &st);
-	if (ret)
-		die_rpfs(ret, "ls", path);
-	if (st.type != RPFS_TYPE_DIR) {
-		print_entry(path, &st, o->longfmt);
-		rpfs_finalize(c);
-		return 0;
-	}
-	ret = rpfs_readdir(c, path, collect, &nm);
-	if (ret)
-		die_rpfs(ret, "ls", path);
-	qsort(nm.v, nm.n, sizeof(*nm.v), cmp_names);
-	for (size_t i = 0; i < nm.n; i++) {
-		char full[PATH_MAX];
-		struct rpfs_stat est;
-
-		if (!o->longfmt) {
-			printf("%s\n", nm.v[i]);
-		} else {
-			fmt(full, sizeof(full), "%s/%s", strcmp(path, "/") ? path : "",
-			    nm.v[i]);
-			ret = rpfs_stat(c, full, &est);
-			if (ret)
-				die_rpfs(ret, "stat", full);
-			print_entry(nm.v[i], &est, 1);
-		}
-		free(nm.v[i]);
-	}
-	free(nm.v);
-	rpfs_finalize(c);
-	return 0;
-}
-
-static void fmt_time(int64_t ns, char *out, size_t len)
-{
-	time_t t = (time_t)(ns / 1000000000);
-	struct tm tm;
-	size_t n;
-
-	localtime_r(&t, &tm);
-	n = strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
-	fmt(out + n, len - n, ".%09lld", (long long)(ns % 1000000000));
-}
-
-static int cmd_stat(const struct opts *o, int argc, char **argv)
-{
-	rpfs_admin_config_t *cfg;
-	rpfs_client_t *c;
-	char path[PATH_MAX], mode[11], t[64];
-	struct rpfs_stat st;
-	int ret;
-
-	if (argc < 2)
-		die("stat: which path?");
-	c = connect_cluster(o);
-	rpath(argv[1], path, sizeof(path));
-	ret = rpfs_stat(c, path, &st);
-	if (ret)
-		die_rpfs(ret, "stat", path);
-	mode_string(&st, mode);
-	printf("  path: %s\n", path);
-	printf("  type: %s\n", st.type == RPFS_TYPE_DIR ? "directory" : "file");
-	printf("  mode: %04o (%s)  uid %u  gid %u\n", st.mode & 07777, mode, st.uid,
-	       st.gid);
-	if (st.type != RPFS_TYPE_DIR)
-		printf("  size: %llu\n", (unsigned long long)st.size);
-	printf("handle: 0x%016llx\n", (unsigned long long)st.handle);
-	fmt_time(st.mtime, t, sizeof(t));
-	printf(" mtime: %s\n", t);
-	fmt_time(st.ctime, t, sizeof(t));
-	printf(" ctime: %s\n", t);
-	if (st.type == RPFS_TYPE_DIR) {
-		rpfs_finalize(c);
-		return 0;
-	}
-	printf("layout: stripe unit %llu, stripe count %u, first server %u\n",
-	       (unsigned long long)st.stripe_unit, st.stripe_count, st.first_server);
-	cfg = load_config(config_path(o));
-	for (uint32_t k = 0; k < st.stripe_count; k++) {
-		struct rpfs_server_info si;
-		int io = rpfs_admin_slot_server(cfg, &st, k, &si);
-
-		if (io < 0) {
-			printf("  slots: %s\n", rpfs_errmsg());
-			break;
-		}
-		printf("  slot %u: io server %d (%s:%d)\n", k, io, si.address, si.port);
-	}
-	rpfs_admin_config_free(cfg);
-	rpfs_finalize(c);
-	return 0;
-}
-
-static int cmd_each(const struct opts *o, int argc, char **argv, const char *what)
-{
-	rpfs_client_t *c;
-	char path[PATH_MAX];
-
-	if (argc < 2)
-		die("%s: which path?", what);
-	c = connect_cluster(o);
 	for (int i = 1; i < argc; i++) {
-		int ret;
+		const char *a = argv[i];
 
-		rpath(argv[i], path, sizeof(path));
-		if (!strcmp(what, "mkdir"))
-			ret = rpfs_mkdir(c, path, 0755);
-		else if (!strcmp(what, "rmdir"))
-			ret = rpfs_rmdir(c, path);
-		else
-			ret = rpfs_remove(c, path);
-		if (ret)
-			die_rpfs(ret, what, path);
-	}
-	rpfs_finalize(c);
-	return 0;
-}
-
-static int cmd_chmod(const struct opts *o, int argc, char **argv)
-{
-	rpfs_client_t *c;
-	char path[PATH_MAX], *end;
-	unsigned long mode;
-
-	if (argc < 3)
-		die("usage: rpfs chmod MODE PATH... (MODE in octal, e.g. 0640)");
-	errno = 0;
-	mode = strtoul(argv[1], &end, 8);
-	if (errno || *end || end == argv[1] || mode > 07777)
-		die("chmod: '%s' is not an octal mode (0 to 7777)", argv[1]);
-	c = connect_cluster(o);
-	for (int i = 2; i < argc; i++) {
-		int ret;
-
-		rpath(argv[i], path, sizeof(path));
-		ret = rpfs_chmod(c, path, (uint32_t)mode);
-		if (ret)
-			die_rpfs(ret, "chmod", path);
-	}
-	rpfs_finalize(c);
-	return 0;
-}
-
-/* ---- cp / cat ----------------------------------------------------------- */
-
-struct endpoint {
-	const char *name; /* for messages */
-	rpfs_file_t *f;	  /* rpfs side, or NULL */
-	int fd;		  /* local side */
-};
-
-struct slot {
-	char *buf;
-	size_t len;
-	uint64_t off;
-	rpfs_request_t *rd, *wr;
-};
-
-static ssize_t full_read(int fd, char *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
-static ssize_t full_write(int fd, const char *buf, size_t len)
-{
-	size_t put = 0;
-
-	while (put < len) {
-		ssize_t n = write(fd, buf + put, len - put);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		put += (size_t)n;
-	}
-	return (ssize_t)put;
-}
-
-static void progress(uint64_t done, uint64_t total, double t0)
-{
-	int width = 30, fill = total ? (int)(done * (uint64_t)width / total) : width;
-	double secs = now_s() - t0;
-
-	fprintf(stderr, "\r[%.*s%*s] %3d%%  %8.1f MB/s", fill,
-		"##############################", width - fill, "",
-		total ? (int)(done * 100 / total) : 100,
-		secs > 0 ? done / secs / 1e6 : 0.0);
-}
-
-/* Start moving a slot: the read side (sync for local files). */
-static int start_read(struct endpoint *src, struct slot *s)
-{
-	if (src->f)
-		return rpfs_ipread(src->f, s->buf, s->len, s->off, &s->rd);
-	ssize_t n = full_read(src->fd, s->buf, s->len);
-
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == s->len ? 0 : -EIO; /* the local file shrank */
-}
-
-static int finish_read(struct slot *s)
-{
-	ssize_t n = 0;
-
-	if (s->rd) {
-		n = rpfs_wait(s->rd);
-		s->rd = NULL;
-	}
-	return n < 0 ? (int)n : 0;
-}
-
-static int start_write(struct endpoint *dst, struct slot *s)
-{
-	if (dst->f)
-		return rpfs_ipwrite(dst->f, s->buf, s->len, s->off, &s->wr);
-	ssize_t n = full_write(dst->fd, s->buf, s->len);
-
-	return n < 0 ? (int)n : 0;
-}
-
-static int finish_write(struct slot *s)
-{
-	ssize_t n = 0;
-
-	if (s->wr) {
-		n = rpfs_wait(s->wr);
-		s->wr = NULL;
-	}
-	return n < 0 ? (int)n : 0;
-}
-
-/* Copy size bytes: block i is read into one slot while block i-1 is
- * written from the other. Returns 0 or -errno (and *side the failing
- * endpoint's name). */
-static int copy_blocks(struct endpoint *src, struct endpoint *dst, uint64_t size, int bar,
-		       const char **side)
-{
-	struct slot sl[2] = {{0}};
-	uint64_t nblocks = (size + CP_BLOCK - 1) / CP_BLOCK, done = 0;
-	double t0 = now_s();
-	int ret = 0;
-
-	for (int k = 0; k < 2; k++)
-		if (posix_memalign((void **)&sl[k].buf, 4096, CP_BLOCK))
-			return -ENOMEM;
-	for (uint64_t i = 0; i <= nblocks && !ret; i++) {
-		struct slot *cur = &sl[i % 2], *prev = &sl[(i + 1) % 2];
-
-		if (i < nblocks) {
-			*side = dst->name;
-			ret = finish_write(cur);
-			if (ret)
-				break;
-			cur->off = i * CP_BLOCK;
-			cur->len = size - cur->off < CP_BLOCK ? (size_t)(size - cur->off)
-							      : CP_BLOCK;
-			*side = src->name;
-			ret = start_read(src, cur);
-			if (ret)
-				break;
-		}
-		if (i > 0) {
-			*side = src->name;
-			ret = finish_read(prev);
-			if (ret)
-				break;
-			*side = dst->name;
-			ret = start_write(dst, prev);
-			done += prev->len;
-			if (bar)
-				progress(done, size, t0);
+		if (a[0] != '-' || !a[1])
+			return i;
+		if (!strcmp(a, "--"))
+			return i + 1;
+		if (a[1] == '-') {
+			for (size_t k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]);
+			     k++)
+				if (!strcmp(a + 2, with_arg[k]))
+					i++;
+		} else if (strchr("ndpcsaP", a[1]) && !a[2]) {
+			i++;
 		}
 	}
-	/* Nothing may still point into the buffers when they are freed. */
-	for (int k = 0; k < 2; k++) {
-		int r = finish_read(&sl[k]);
-		int w = finish_write(&sl[k]);
-
-		if (!ret && (r || w)) {
-			ret = r ? r : w;
-			*side = r ? src->name : dst->name;
-		}
-		free(sl[k].buf);
-	}
-	if (bar)
-		fputc('\n', stderr);
-	return ret;
+	return argc;
 }
 
-static const char *base_name(const char *p)
+/* Commands whose options are their own (-c, -s, -name...): the global
+ * options are only those before the command word. */
+static int own_options(const char *cmd)
 {
-	const char *s = strrchr(p, '/');
-
-	return s && s[1] ? s + 1 : s ? "" : p;
+	return !strcmp(cmd, "setstripe") || !strcmp(cmd, "find") || !strcmp(cmd, "du") ||
+	       !strcmp(cmd, "mount") || !strcmp(cmd, "genconfig");
 }
 
-static int cmd_cp(const struct opts *o, int argc, char **argv)
-{
-	struct endpoint src = {.fd = -1}, dst = {.fd = -1};
-	char spath[PATH_MAX], dpath[PATH_MAX];
-	const char *side = "";
-	rpfs_client_t *c;
-	uint64_t size = 0;
-	struct rpfs_stat st;
-	double t0, secs;
-	int ret;
-
-	if (argc != 3)
-		die("usage: rpfs cp SRC DST (mark the rpfs side(s) with rpfs:)");
-	if (!is_rpfs(argv[1]) && !is_rpfs(argv[2]))
-		die("cp: neither %s nor %s is an rpfs path (write rpfs:/path)", argv[1],
-		    argv[2]);
-	c = connect_cluster(o);
-
-	if (is_rpfs(argv[1])) {
-		rpath(argv[1], spath, sizeof(spath));
-		ret = rpfs_open(c, spath, RPFS_O_READ, &src.f);
-		if (ret)
-			die_rpfs(ret, "cp: open", spath);
-		ret = rpfs_getsize(src.f, &size);
-		if (ret)
-			die_rpfs(ret, "cp: size of", spath);
-	} else {
-		struct stat lst;
-
-		fmt(spath, sizeof(spath), "%s", argv[1]);
-		src.fd = open(spath, O_RDONLY);
-		if (src.fd < 0 || fstat(src.fd, &lst))
-			die("cp: %s: %s", spath, strerror(errno));
-		if (!S_ISREG(lst.st_mode))
-			die("cp: %s is not a regular file", spath);
-		size = (uint64_t)lst.st_size;
-	}
-	src.name = spath;
-
-	if (is_rpfs(argv[2])) {
-		rpath(argv[2], dpath, sizeof(dpath));
-		if (!rpfs_stat(c, dpath, &st) && st.type == RPFS_TYPE_DIR) {
-			size_t l = strlen(dpath);
-
-			fmt(dpath + l, sizeof(dpath) - l, "%s%s", l > 1 ? "/" : "",
-			    base_name(spath));
-		}
-		if (src.f && !strcmp(spath, dpath))
-			die("cp: %s and %s are the same file", argv[1], argv[2]);
-		ret = rpfs_create(c, dpath, 0644, RPFS_O_WRITE, NULL, &dst.f);
-		if (ret)
-			die_rpfs(ret, "cp: create", dpath);
-	} else {
-		struct stat lst;
-
-		fmt(dpath, sizeof(dpath), "%s", argv[2]);
-		if (!stat(dpath, &lst) && S_ISDIR(lst.st_mode)) {
-			size_t l = strlen(dpath);
-
-			fmt(dpath + l, sizeof(dpath) - l, "/%s", base_name(spath));
-		}
-		dst.fd = open(dpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (dst.fd < 0)
-			die("cp: %s: %s", dpath, strerror(errno));
-	}
-	dst.name = dpath;
-
-	t0 = now_s();
-	ret = copy_blocks(&src, &dst, size, isatty(2), &side);
-	if (ret)
-		die_rpfs(ret, "cp:", side);
-	if (dst.f) {
-		/* An older, longer file keeps no tail; the copy is durable when cp
-		 * says so. */
-		ret = rpfs_truncate(dst.f, size);
-		if (ret)
-			die_rpfs(ret, "cp: truncate", dpath);
-		ret = rpfs_sync(dst.f);
-		if (ret)
-			die_rpfs(ret, "cp: sync", dpath);
-		rpfs_close(dst.f);
-	} else if (fsync(dst.fd) || close(dst.fd)) {
-		die("cp: %s: %s", dpath, strerror(errno));
-	}
-	if (src.f)
-		rpfs_close(src.f);
-	else
-		close(src.fd);
-	secs = now_s() - t0;
-	printf("copied %llu bytes in %.3f s (%.1f MB/s)\n", (unsigned long long)size,
-	       secs, secs > 0 ? size / secs / 1e6 : 0.0);
-	rpfs_finalize(c);
-	return 0;
-}
-
-static int cmd_cat(const struct opts *o, int argc, char **argv)
-{
-	struct endpoint src = {.fd = -1}, dst = {.fd = 1, .name = "stdout"};
-	char path[PATH_MAX];
-	const char *side = "";
-	rpfs_client_t *c;
-	uint64_t size;
-	int ret;
-
-	if (argc < 2)
-		die("cat: which path?");
-	c = connect_cluster(o);
-	for (int i = 1; i < argc; i++) {
-		rpath(argv[i], path, sizeof(path));
-		src.name = path;
-		ret = rpfs_open(c, path, RPFS_O_READ, &src.f);
-		if (ret)
-			die_rpfs(ret, "cat: open", path);
-		ret = rpfs_getsize(src.f, &size);
-		if (ret)
-			die_rpfs(ret, "cat: size of", path);
-		ret = copy_blocks(&src, &dst, size, 0, &side);
-		if (ret)
-			die_rpfs(ret, "cat:", side);
-		rpfs_close(src.f);
-	}
-	rpfs_finalize(c);
-	return 0;
-}
-
-/* ---- df / ping ---------------------------------------------------------- */
-
-static void human(uint64_t b, char *out, size_t len)
-{
-	static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)b;
-	int i = 0;
-
-	while (v >= 1024 && i < 5) {
-		v /= 1024;
-		i++;
-	}
-	fmt(out, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
-}
-
-static int cmd_df(const struct opts *o)
-{
-	rpfs_client_t *c = connect_cluster(o);
-	rpfs_admin_config_t *cfg = load_config(config_path(o));
-	struct rpfs_statfs sf;
-	char a[32], b[32];
-	int ret;
-
-	/* The protocol reports capacity summed over the I/O servers; per server
-	 * the file system under a local storage directory is shown. */
-	printf("%-34s %12s %12s  %s\n", "server", "size", "avail", "dir");
-	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
-		struct rpfs_server_info s;
-		struct statvfs vf;
-		char who[300];
-
-		if (rpfs_admin_server(cfg, i, &s) || s.io_index < 0)
-			continue;
-		fmt(who, sizeof(who), "io server %d (%s:%d)", s.io_index, s.address,
-		    s.port);
-		if (!statvfs(s.dir, &vf)) {
-			human((uint64_t)vf.f_blocks * vf.f_frsize, a, sizeof(a));
-			human((uint64_t)vf.f_bavail * vf.f_frsize, b, sizeof(b));
-		} else {
-			fmt(a, sizeof(a), "-");
-			fmt(b, sizeof(b), "-");
-		}
-		printf("%-34s %12s %12s  %s\n", who, a, b, s.dir);
-	}
-	ret = rpfs_statfs(c, &sf);
-	if (ret)
-		die_rpfs(ret, "df", "");
-	human(sf.total, a, sizeof(a));
-	human(sf.avail, b, sizeof(b));
-	printf("%-34s %12s %12s  %llu objects\n", "total (reported by the servers)", a, b,
-	       (unsigned long long)sf.files);
-	rpfs_admin_config_free(cfg);
-	rpfs_finalize(c);
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The first ping also makes the connection; the round trip reported is the
- * median of the next few. */
-static int cmd_ping(const struct opts *o)
-{
-	rpfs_client_t *c = connect_cluster(o);
-	rpfs_admin_config_t *cfg = load_config(config_path(o));
-	int failed = 0;
-
-	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
-		const char *desc = rpfs_server_desc(c, i);
-		double first = 0, us[7];
-		int ret = rpfs_ping(c, i, &first);
-
-		for (int k = 0; k < 7 && !ret; k++)
-			ret = rpfs_ping(c, i, &us[k]);
-		if (ret) {
-			printf("%-36s FAILED: %s\n", desc, rpfs_errmsg());
-			failed++;
-			continue;
-		}
-		qsort(us, 7, sizeof(us[0]), cmp_double);
-		printf("%-36s %9.1f us  (first, with connect: %.1f us)\n", desc, us[3],
-		       first);
-	}
-	rpfs_admin_config_free(cfg);
-	rpfs_finalize(c);
-	return failed ? 1 : 0;
-}
-
-/* rpfs genconfig: its own options (repeated --host), librpfs does the work. */
-static int cmd_genconfig(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{"host", required_argument, NULL, 'H'},
-		{"provider", required_argument, NULL, 'P'},
-		{"stripe-unit", required_argument, NULL, 's'},
-		{"stripe-count", required_argument, NULL, 'C'},
-		{"set", required_argument, NULL, 'S'},
-		{"log-dir", required_argument, NULL, 'L'},
-		{"out", required_argument, NULL, 'o'},
-		{NULL, 0, NULL, 0},
-	};
-	struct rpfs_genconfig_host hosts[256];
-	struct rpfs_opt set[64];
-	struct rpfs_genconfig_opts g = {.hosts = hosts, .settings = set};
-	const char *out = NULL;
-	uint64_t sz;
-	char *eq;
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ch == 'H' && g.nhosts < 256) {
-			if (rpfs_admin_genconfig_host(optarg, &hosts[g.nhosts++]))
-				die("%s", rpfs_errmsg());
-		} else if ((ch == 'P' || ch == 'S') && g.nsettings < 64) {
-			eq = ch == 'S' ? strchr(optarg, '=') : NULL;
-			if (ch == 'S' && !eq)
-				die("--set %s: want KEY=VALUE", optarg);
-			if (eq)
-				*eq = 0;
-			set[g.nsettings++] = (struct rpfs_opt){eq ? optarg : "provider",
-							       eq ? eq + 1 : optarg};
-		} else if (ch == 's' && !rpfs_admin_parse_size(optarg, &sz) && sz) {
-			g.stripe_unit = sz;
-		} else if (ch == 'C' && !rpfs_admin_parse_size(optarg, &sz) &&
-			   sz <= 1024) {
-			g.stripe_count = (uint32_t)sz;
-		} else if (ch == 'L' || ch == 'o') {
-			*(ch == 'L' ? &g.log_dir : &out) = optarg;
-		} else {
-			die("genconfig: bad or too many options (rpfs help)");
-		}
-	}
-	if (optind < argc || !out || !g.nhosts)
-		die("genconfig: want --host ... and --out DIR (rpfs help)");
-	if (rpfs_admin_genconfig(&g, out))
-		die("genconfig: %s", rpfs_errmsg());
-	printf("wrote %s/rpfs.conf and %s/rpfs.key (0600) for %d servers\n", out, out,
-	       g.nhosts);
-	return 0;
-}
-
-int main(int argc, char **argv)
+static void parse(struct opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"dir", required_argument, NULL, 'd'},
@@ -1010,88 +207,109 @@ int main(int argc, char **argv)
 		{"provider", required_argument, NULL, 'P'},
 		{"long", no_argument, NULL, 'l'},
 		{"markdown", no_argument, NULL, 'M'},
-		{"help", no_argument, NULL, 'h'},
+		{"help", no_argument, NULL, 'H'},
+		{"json", no_argument, NULL, 'J'},
+		{"version", no_argument, NULL, 'V'},
+		{"recursive", no_argument, NULL, 'r'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
-	const char *cmd;
 	uint64_t sz;
 	int ch;
 
-	if (argc > 1 && !strcmp(argv[1], "genconfig"))
-		return cmd_genconfig(argc - 1, argv + 1);
-	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:a:P:lh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:d:p:c:s:a:P:lhrR", longopts, NULL)) !=
+	       -1) {
 		switch (ch) {
 		case 'n':
-			o.nservers = atoi(optarg);
+			o->nservers = atoi(optarg);
 			break;
 		case 'd':
-			o.dir = optarg;
+			o->dir = optarg;
 			break;
 		case 'p':
-			o.port = atoi(optarg);
-			if (o.port <= 0 || o.port > 65535)
+			o->port = atoi(optarg);
+			if (o->port <= 0 || o->port > 65535)
 				die("bad port %s", optarg);
 			break;
 		case 'c':
-			o.config = optarg;
+			o->config = optarg;
 			break;
 		case 's':
 			if (rpfs_admin_parse_size(optarg, &sz) || !sz)
 				die("bad stripe unit %s", optarg);
-			o.stripe_unit = sz;
+			o->stripe_unit = sz;
 			break;
 		case 'a':
-			o.address = optarg;
+			o->address = optarg;
 			break;
 		case 'P':
-			o.provider = optarg;
+			o->provider = optarg;
 			break;
 		case 'l':
-			o.longfmt = 1;
+			o->longfmt = 1;
 			break;
 		case 'M':
-			o.markdown = 1;
+			o->markdown = 1;
 			break;
 		case 'h':
-			usage(stdout, 0);
+			o->human = 1; /* or help: see main */
 			break;
+		case 'H':
+			o->help = 1;
+			break;
+		case 'J':
+			o->json = 1;
+			break;
+		case 'r':
+		case 'R':
+			o->recursive = 1;
+			break;
+		case 'V':
+			printf("rpfs %s\n", PACKAGE_VERSION);
+			exit(0);
 		default:
 			usage(stderr, 2);
 		}
 	}
-	argc -= optind;
-	argv += optind;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
+	int ci = command_index(argc, argv);
+	const struct command *cmd;
+
+	/* Options go anywhere, except for commands with options of their own. */
+	parse(&o, ci < argc && own_options(argv[ci]) ? ci : argc, argv);
+	if (ci < argc && own_options(argv[ci])) {
+		argc -= ci;
+		argv += ci;
+		for (int i = 1; i < argc; i++)
+			if (!strcmp(argv[i], "--help"))
+				o.help = 1;
+	} else {
+		argc -= optind;
+		argv += optind;
+	}
 	if (argc < 1)
+		usage(o.help ? stdout : stderr, o.help ? 0 : 2);
+	if (!strcmp(argv[0], "help")) {
+		if (o.help)
+			cmd_usage("help", 0);
+		if (argc > 1)
+			cmd_usage(argv[1], find_command(argv[1]) ? 0 : 2);
+		usage(stdout, 0);
+	}
+	cmd = find_command(argv[0]);
+	if (!cmd) {
+		fprintf(stderr, "rpfs: unknown command '%s'\n", argv[0]);
 		usage(stderr, 2);
-	cmd = argv[0];
+	}
+	/* -h is human sizes where sizes are shown, help elsewhere. */
+	if (o.human && strcmp(cmd->name, "ls") && strcmp(cmd->name, "df"))
+		o.help = 1;
+	if (o.help)
+		cmd_usage(cmd->name, 0);
 	/* A peer that disappears must give an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
-
-	if (!strcmp(cmd, "up"))
-		return cmd_up(&o, argc, argv);
-	if (!strcmp(cmd, "down"))
-		return cmd_down(&o);
-	if (!strcmp(cmd, "ls"))
-		return cmd_ls(&o, argc, argv);
-	if (!strcmp(cmd, "stat"))
-		return cmd_stat(&o, argc, argv);
-	if (!strcmp(cmd, "mkdir") || !strcmp(cmd, "rmdir") || !strcmp(cmd, "rm"))
-		return cmd_each(&o, argc, argv, cmd);
-	if (!strcmp(cmd, "chmod"))
-		return cmd_chmod(&o, argc, argv);
-	if (!strcmp(cmd, "cp"))
-		return cmd_cp(&o, argc, argv);
-	if (!strcmp(cmd, "cat"))
-		return cmd_cat(&o, argc, argv);
-	if (!strcmp(cmd, "df"))
-		return cmd_df(&o);
-	if (!strcmp(cmd, "ping"))
-		return cmd_ping(&o);
-	if (!strcmp(cmd, "settings"))
-		return cmd_settings(&o);
-	if (!strcmp(cmd, "help"))
-		usage(stdout, 0);
-	fprintf(stderr, "rpfs: unknown command '%s'\n", cmd);
-	usage(stderr, 2);
+	return cmd->fn(&o, argc, argv);
 }

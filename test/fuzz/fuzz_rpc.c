@@ -31,6 +31,7 @@ static int reencode(const struct rpc_req *r, size_t cap)
 {
 	switch (r->op) {
 	case RPC_PING:
+	case RPC_STATS:
 	case RPC_STATFS_META:
 	case RPC_IO_STATFS:
 		return rpc_enc_path_op(again, cap, r->op, r->flags, NULL);
@@ -45,10 +46,15 @@ static int reencode(const struct rpc_req *r, size_t cap)
 				      r->flags, r->stripe_unit, r->stripe_count,
 				      r->first_server);
 	case RPC_SETATTR:
+		if (r->mask == RPC_SET_LAYOUT)
+			return rpc_enc_setstripe(again, cap, r->path, r->stripe_unit,
+						 r->stripe_count);
 		return rpc_enc_setattr(again, cap, r->path, r->mask, r->mode, r->uid,
 				       r->gid, r->atime, r->mtime);
 	case RPC_READDIR:
 		return rpc_enc_readdir(again, cap, r->path, r->cookie, r->max);
+	case RPC_RENAME:
+		return rpc_enc_rename(again, cap, r->path, r->to);
 	case RPC_GETATTR:
 		return rpc_enc_getattr(again, cap, r->handle, r->flags, &r->cap);
 	case RPC_IO_SIZE:
@@ -83,13 +89,14 @@ static int reencode(const struct rpc_req *r, size_t cap)
 static int has_flags(uint16_t op)
 {
 	return op == RPC_CREATE || op == RPC_LOCK || op == RPC_UNLOCK || op == RPC_PING ||
-	       op == RPC_STATFS_META || op == RPC_IO_STATFS || op == RPC_RMDIR ||
-	       op == RPC_LOOKUP || op == RPC_REMOVE;
+	       op == RPC_STATS || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
+	       op == RPC_RMDIR || op == RPC_LOOKUP || op == RPC_REMOVE;
 }
 
 static int is_bodyless(uint16_t op)
 {
-	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS;
+	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
+	       op == RPC_STATS;
 }
 
 static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
@@ -103,6 +110,9 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(rpc_path_ok(r->path));
 	}
 	switch (r->op) {
+	case RPC_RENAME:
+		FUZZ_CHECK(r->to == r->to_buf && rpc_path_ok(r->to));
+		break;
 	case RPC_READDIR:
 		FUZZ_CHECK(strlen(r->cookie) <= RPC_NAME_MAX);
 		FUZZ_CHECK(!strchr(r->cookie, '/'));
@@ -117,7 +127,8 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(!(r->flags & ~RPC_WANT_RIGHTS));
 		break;
 	case RPC_SETATTR:
-		FUZZ_CHECK(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
+		FUZZ_CHECK(r->mask == RPC_SET_LAYOUT ||
+			   !(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
 		break;
 	case RPC_LOCK:
 	case RPC_UNLOCK:
@@ -222,6 +233,17 @@ static void replies(const uint8_t *data, size_t size)
 		FUZZ_CHECK(size >= RPC_STATFS_SIZE);
 	if (!rpc_dec_probe(data, size, &p))
 		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
+	{
+		static struct rpc_stat sv[RPC_STATS_MAX];
+		uint32_t ns;
+
+		if (!rpc_dec_stats(data, size, sv, RPC_STATS_MAX, &ns)) {
+			/* what was accepted encodes back to the same bytes */
+			ret = rpc_enc_stats(again, sizeof(again), sv, ns);
+			FUZZ_CHECK(ret >= 0 && (size_t)ret == size &&
+				   !memcmp(again, data, size));
+		}
+	}
 	/* A page of at most 64 entries, as a client asks for a page. */
 	ret = rpc_dec_dirents(data, size, ents, 64, &n, &more);
 	FUZZ_CHECK(ret == 0 || ret == -EPROTO || ret == -E2BIG);

@@ -229,6 +229,9 @@ static void gen_rpc(void)
 	REQ("setattr", rpc_enc_setattr(buf, sizeof(buf), "/d/f",
 				       RPC_SET_MODE | RPC_SET_TIMES, 0600, 0, 0, 1, 2));
 	REQ("readdir", rpc_enc_readdir(buf, sizeof(buf), "/d", "f", 64));
+	REQ("rename", rpc_enc_rename(buf, sizeof(buf), "/d/f", "/d/g"));
+	REQ("setstripe", rpc_enc_setstripe(buf, sizeof(buf), "/d", 65536, 2));
+	REQ("stats", rpc_enc_path_op(buf, sizeof(buf), RPC_STATS, 0, NULL));
 	REQ("getattr", rpc_enc_handle_op(buf, sizeof(buf), RPC_GETATTR, 7, NULL));
 	REQ("fetch-add", rpc_enc_fetch_add(buf, sizeof(buf), 7, NULL, -3));
 	REQ("lock", rpc_enc_lock(buf, sizeof(buf), RPC_LOCK, RPC_LOCK_EXCL, 7, NULL, 0,
@@ -239,6 +242,12 @@ static void gen_rpc(void)
 	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	REQ("rep-dirents", rpc_enc_dirents(buf, sizeof(buf), ents, 3, 1));
+	{
+		static const struct rpc_stat sv[2] = {{"req.io_write", 3},
+						      {"bytes.fast", 65536}};
+
+		REQ("rep-stats", rpc_enc_stats(buf, sizeof(buf), sv, 2));
+	}
 	rpc_enc_attr(buf, &fa);
 	put("rpc", "rep-attr-file", buf, RPC_ATTR_SIZE);
 	rpc_enc_attr(buf, &da);

@@ -225,6 +225,21 @@ static int nobody_tries_everything(rpfs_client_t *c)
 	EXPECT(ret == -EPERM, "remove root's file from sticky /: %d", ret);
 	ret = rpfs_chmod(c, "/mine", 0644);
 	EXPECT(ret == 0, "chmod of own file: %d", ret);
+	/* rename: write and search on both parents, the sticky bit of "/". */
+	ret = rpfs_rename(c, "/pub/open", "/pub/renamed");
+	EXPECT(ret == -EACCES, "rename in root's 0755 directory: %d", ret);
+	ret = rpfs_rename(c, "/mine", "/pub/mine");
+	EXPECT(ret == -EACCES, "rename into root's 0755 directory: %d", ret);
+	ret = rpfs_rename(c, "/pub/open", "/taken");
+	EXPECT(ret == -EACCES, "rename out of root's 0755 directory: %d", ret);
+	ret = rpfs_rename(c, "/rootfile", "/stolen");
+	EXPECT(ret == -EPERM, "rename root's file in sticky /: %d", ret);
+	ret = rpfs_rename(c, "/mine", "/rootfile");
+	EXPECT(ret == -EPERM, "replace root's file in sticky /: %d", ret);
+	ret = rpfs_rename(c, "/mine", "/mine2");
+	EXPECT(ret == 0, "rename own file in /: %d", ret);
+	ret = rpfs_rename(c, "/mine2", "/mine");
+	EXPECT(ret == 0, "and back: %d", ret);
 	ret = rpfs_chown(c, "/mine", 0, NOBODY);
 	EXPECT(ret == -EPERM, "give own file to root: %d", ret);
 	ret = rpfs_chown(c, "/mine", NOBODY, 0);

@@ -988,6 +988,26 @@ START_TEST(test_mkdir_readdir_rmdir_semantics)
 }
 END_TEST
 
+/* rpfs_utimes sets both times to the nanosecond; a write leaves them. */
+START_TEST(test_utimes_sets_times_and_writes_leave_them)
+{
+	struct cluster *cl = start(1, 0, NULL);
+	rpfs_client_t *c = client(cl);
+	rpfs_file_t *f = create(c, "/t");
+	struct rpfs_stat st;
+
+	ck_assert_int_eq(rpfs_utimes(c, "/t", 1000000000123LL, 2000000000456LL), 0);
+	ck_assert_int_eq(rpfs_pwrite(f, "x", 1, 0), 1);
+	ck_assert_int_eq(rpfs_stat(c, "/t", &st), 0);
+	ck_assert_int_eq(st.atime, 1000000000123LL);
+	ck_assert_int_eq(st.mtime, 2000000000456LL);
+	ck_assert_int_eq(rpfs_utimes(c, "/nope", 0, 0), -ENOENT);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
 /* Paths hash over two metadata servers; the namespace must still look like
  * one tree. */
 START_TEST(test_two_metadata_servers_share_the_namespace)
@@ -1148,6 +1168,7 @@ static Suite *fileservice_suite(void)
 	tcase_add_test(tc, test_remove_deletes_datafiles);
 	tcase_add_test(tc, test_mkdir_readdir_rmdir_semantics);
 	tcase_add_test(tc, test_two_metadata_servers_share_the_namespace);
+	tcase_add_test(tc, test_utimes_sets_times_and_writes_leave_them);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -104,9 +104,10 @@ END_TEST
 
 START_TEST(bodyless_ops_round_trip)
 {
-	static const uint16_t ops[] = {RPC_PING, RPC_STATFS_META, RPC_IO_STATFS};
+	static const uint16_t ops[] = {RPC_PING, RPC_STATFS_META, RPC_IO_STATFS,
+				       RPC_STATS};
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		int n = rpc_enc_path_op(buf, BUFSZ, ops[i], 0, NULL);
 
 		ck_assert_int_eq(n, RPC_PREAMBLE);
@@ -201,6 +202,76 @@ START_TEST(readdir_round_trips)
 	n = rpc_enc_readdir(buf, BUFSZ, "/d", "", 1);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_str_eq(req.cookie, "");
+}
+END_TEST
+
+START_TEST(rename_round_trips)
+{
+	int n = rpc_enc_rename(buf, BUFSZ, "/a/old", "/b/new");
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_RENAME);
+	ck_assert_str_eq(req.path, "/a/old");
+	ck_assert_ptr_eq(req.to, req.to_buf);
+	ck_assert_str_eq(req.to, "/b/new");
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	ck_assert_int_eq(rpc_enc_rename(buf, BUFSZ, "/a", "b"), -EINVAL);
+	ck_assert_int_eq(rpc_enc_rename(buf, BUFSZ, "/a/", "/b"), -EINVAL);
+	/* A target that is not a normalized path is refused by the decoder. */
+	n = rpc_enc_rename(buf, BUFSZ, "/a", "/bb");
+	buf[n - 2] = '/';
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+}
+END_TEST
+
+START_TEST(setstripe_round_trips)
+{
+	int n = rpc_enc_setstripe(buf, BUFSZ, "/d", 65536, 2);
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_SETATTR);
+	ck_assert_uint_eq(req.mask, RPC_SET_LAYOUT);
+	ck_assert_uint_eq(req.stripe_unit, 65536);
+	ck_assert_uint_eq(req.stripe_count, 2);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	/* RPC_SET_LAYOUT with another bit, or with a mode, is refused. */
+	buf[RPC_PREAMBLE + 2 + 2] |= RPC_SET_MODE;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	n = rpc_enc_setstripe(buf, BUFSZ, "/d", 65536, 2);
+	buf[RPC_PREAMBLE + 2 + 2 + 4] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+}
+END_TEST
+
+START_TEST(stats_reply_round_trips_and_refuses_bad_input)
+{
+	struct rpc_stat in[3] = {
+		{"req.io_write", 7}, {"bytes.inline", 1ull << 40}, {"x", 0}};
+	struct rpc_stat out[3];
+	uint32_t n = 0;
+	int len = rpc_enc_stats(buf, BUFSZ, in, 3);
+
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(rpc_dec_stats(buf, (size_t)len, out, 3, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(out[1].name, "bytes.inline");
+	ck_assert_uint_eq(out[1].value, 1ull << 40);
+	/* Short, long, too many for the reader, a bad name: all refused. */
+	for (int k = 0; k < len; k++)
+		ck_assert_int_eq(rpc_dec_stats(buf, (size_t)k, out, 3, &n), -EPROTO);
+	ck_assert_int_eq(rpc_dec_stats(buf, (size_t)len + 1, out, 3, &n), -EPROTO);
+	ck_assert_int_eq(rpc_dec_stats(buf, (size_t)len, out, 2, &n), -EPROTO);
+	buf[6] = 'A'; /* in "req.io_write" */
+	ck_assert_int_eq(rpc_dec_stats(buf, (size_t)len, out, 3, &n), -EPROTO);
+	strcpy(in[2].name, "no space");
+	ck_assert_int_eq(rpc_enc_stats(buf, BUFSZ, in, 3), -EINVAL);
+	ck_assert_int_eq(rpc_enc_stats(buf, 10, in, 2), -E2BIG);
+	ck_assert_str_eq(rpc_op_name(RPC_IO_WRITE), "io_write");
+	ck_assert_ptr_null(rpc_op_name(47));
 }
 END_TEST
 
@@ -530,7 +601,7 @@ END_TEST
 
 START_TEST(unknown_op_is_refused)
 {
-	static const uint16_t ops[] = {0, 2, 9, 22, 39, 47, 0xffff};
+	static const uint16_t ops[] = {0, 3, 9, 23, 39, 47, 0xffff};
 	struct raw r;
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -556,7 +627,7 @@ START_TEST(unknown_flag_and_mask_bits_are_refused)
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	raw_pre(&r, RPC_SETATTR, 0);
 	raw_bytes(&r, "/f", 2);
-	raw_u32(&r, 8);
+	raw_u32(&r, 16);
 	for (int i = 0; i < 3; i++)
 		raw_u32(&r, 0);
 	raw_u64(&r, 0);
@@ -753,7 +824,7 @@ static const uint16_t fz_ops[] = {
 	RPC_GETATTR,   RPC_SETATTR,	RPC_REMOVE,	 RPC_READDIR,	RPC_FETCH_ADD,
 	RPC_LOCK,      RPC_UNLOCK,	RPC_STATFS_META, RPC_IO_WRITE,	RPC_IO_READ,
 	RPC_IO_SIZE,   RPC_IO_TRUNCATE, RPC_IO_SYNC,	 RPC_IO_REMOVE, RPC_IO_STATFS,
-	RPC_IO_CREATE, RPC_IO_PROBE,
+	RPC_IO_CREATE, RPC_IO_PROBE,	RPC_RENAME,	 RPC_STATS,
 };
 #define NFZ_OPS (sizeof(fz_ops) / sizeof(fz_ops[0]))
 
@@ -774,7 +845,9 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 	case RPC_SETATTR:
 	case RPC_REMOVE:
 	case RPC_READDIR:
+	case RPC_RENAME:
 		ck_assert_ptr_eq(r->path, r->path_buf);
+		ck_assert(r->op != RPC_RENAME || rpc_path_ok(r->to));
 		ck_assert(rpc_path_ok(r->path));
 		ck_assert_uint_le(strlen(r->path), RPC_PATH_MAX);
 		ck_assert_uint_le(strlen(r->cookie), RPC_NAME_MAX);
@@ -784,7 +857,8 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 		ck_assert((r->op != RPC_LOOKUP && r->op != RPC_GETATTR) ||
 			  !(r->flags & ~RPC_WANT_RIGHTS));
 		ck_assert(r->op != RPC_CREATE || r->first_server >= -1);
-		ck_assert(!(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
+		ck_assert(r->mask == RPC_SET_LAYOUT ||
+			  !(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
 		break;
 	case RPC_LOCK:
 	case RPC_UNLOCK:
@@ -973,6 +1047,9 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, create_round_trips);
 	tcase_add_test(tc, setattr_round_trips);
 	tcase_add_test(tc, readdir_round_trips);
+	tcase_add_test(tc, rename_round_trips);
+	tcase_add_test(tc, stats_reply_round_trips_and_refuses_bad_input);
+	tcase_add_test(tc, setstripe_round_trips);
 	tcase_add_test(tc, handle_ops_round_trip);
 	tcase_add_test(tc, fetch_add_round_trips);
 	tcase_add_test(tc, lock_round_trips);

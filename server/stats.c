@@ -1,0 +1,118 @@
+/* rpfsd's answer to RPC_STATS: its storage (size, used, available, and
+ * the entries of its roles' stores) and its counters, as named values
+ * (rpc.h), so `rpfs df` and `rpfs stats` show each server's own view.
+ *
+ * The counters are bumped where things happen without any lock: requests
+ * by op and error replies (dispatch.c, op.c), bulk transfers queued
+ * behind their connection's cap (sched.c), the descriptor cache (io.c) as
+ * relaxed atomics; data bytes by path, credit, slot and pool waits, the
+ * registration cache and connections by the transport under the lock it
+ * already holds there (xp_stats). This runs on a worker: statvfs and an
+ * LMDB read must not stall the progress thread. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "log.h"
+#include "server.h"
+
+struct stat_list {
+	struct rpc_stat v[RPC_STATS_MAX];
+	uint32_t n;
+};
+
+static void put(struct stat_list *l, const char *name, uint64_t value)
+{
+	if (l->n == RPC_STATS_MAX)
+		return;
+	snprintf(l->v[l->n].name, sizeof(l->v[l->n].name), "%s", name);
+	l->v[l->n++].value = value;
+}
+
+static int storage(struct srv *s, struct stat_list *l)
+{
+	struct statvfs sv;
+	uint64_t n;
+	int ret;
+
+	if (statvfs(s->me->dir, &sv))
+		return -errno;
+	put(l, "storage.size", (uint64_t)sv.f_blocks * sv.f_frsize);
+	put(l, "storage.used", (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize);
+	put(l, "storage.avail", (uint64_t)sv.f_bavail * sv.f_frsize);
+	if (s->meta) {
+		ret = meta_files(s, &n);
+		if (ret)
+			return ret;
+		put(l, "meta.files", n);
+	}
+	return 0;
+}
+
+static void counters(struct srv *s, struct stat_list *l)
+{
+	char name[RPC_STAT_NAME_MAX + 1];
+	struct xp_stats xs;
+
+	for (uint16_t op = 0; op < SRV_STAT_OPS; op++) {
+		const char *on = rpc_op_name(op);
+
+		if (!on)
+			continue;
+		snprintf(name, sizeof(name), "req.%s", on);
+		put(l, name,
+		    atomic_load_explicit(&s->stats.req[op], memory_order_relaxed));
+	}
+	xp_fabric_stats(s->fab, &xs);
+	put(l, "bytes.inline", xs.bytes[XP_PATH_INLINE]);
+	put(l, "bytes.fast", xs.bytes[XP_PATH_FAST]);
+	put(l, "bytes.bulk", xs.bytes[XP_PATH_BULK]);
+	put(l, "waits.credit", xs.credit_waits);
+	put(l, "waits.slot", xs.slot_waits);
+	put(l, "waits.bulk_cap",
+	    atomic_load_explicit(&s->stats.bulk_waits, memory_order_relaxed));
+	put(l, "waits.pool", xs.pool_waits);
+	if (s->io) {
+		uint64_t files, hits, misses;
+
+		io_counts(s, &files, &hits, &misses);
+		put(l, "io.datafiles", files);
+		put(l, "cache.fd_hits", hits);
+		put(l, "cache.fd_misses", misses);
+	}
+	put(l, "cache.rcache_hits", xs.rcache_hits);
+	put(l, "cache.rcache_misses", xs.rcache_misses);
+	put(l, "errors.replies",
+	    atomic_load_explicit(&s->stats.errors, memory_order_relaxed));
+	put(l, "errors.protocol", xs.proto_errors);
+	put(l, "errors.timeouts", xs.timeouts);
+	put(l, "conns.now", xs.conns_live);
+	put(l, "conns.total", xs.conns_total);
+	put(l, "conns.refused", xs.conn_refused);
+}
+
+void stats_run(struct sched_job *job)
+{
+	struct srv_op *op = (struct srv_op *)job;
+	struct stat_list l = {.n = 0};
+	int ret;
+
+	put(&l, "server.index", (uint64_t)op->s->self);
+	put(&l, "role.meta", op->s->meta != NULL);
+	put(&l, "role.io", op->s->io != NULL);
+	ret = storage(op->s, &l);
+	if (ret)
+		log_warn("rpfsd: stats: can't read storage %s: %s", op->s->me->dir,
+			 strerror(-ret));
+	counters(op->s, &l);
+	if (!ret) {
+		ret = rpc_enc_stats(op->rep, sizeof(op->rep), l.v, l.n);
+		if (ret >= 0) {
+			op->rep_len = (size_t)ret;
+			ret = 0;
+		}
+	}
+	op->status = ret;
+	srv_op_complete(op);
+}

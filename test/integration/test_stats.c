@@ -1,0 +1,124 @@
+/* A server's own view (RPC_STATS, rpfs_admin_server_stats): the counters
+ * move by what known operations must do, and the storage sizes are the
+ * server's file system's. */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "cluster.h"
+#include "rpfs.h"
+#include "rpfs_admin.h"
+#include "testkit.h"
+
+#define NSRV 2
+#define SU   (1024 * 1024)
+
+static struct rpfs_server_stat st[RPFS_STATS_MAX];
+
+static uint64_t get(rpfs_client_t *c, int server, const char *name)
+{
+	int n = rpfs_admin_server_stats(c, server, st, RPFS_STATS_MAX);
+
+	ck_assert_msg(n > 0, "stats of server %d: %s", server, rpfs_errmsg());
+	for (int i = 0; i < n; i++)
+		if (!strcmp(st[i].name, name))
+			return st[i].value;
+	ck_abort_msg("server %d has no %s", server, name);
+	return 0;
+}
+
+static struct cluster *start(void)
+{
+	struct cl_opts o = {.nservers = NSRV, .nmeta = 1, .stripe_unit = SU};
+	struct cluster *cl = cl_start(&o);
+
+	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
+	return cl;
+}
+
+/* N writes of 4 KiB go inline, of 16 KiB by Fast RDMA Write, all to the
+ * I/O server of stripe 0 (the file is smaller than one stripe). */
+START_TEST(test_counters_follow_known_writes_and_reads)
+{
+	struct cluster *cl = start();
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts co = {
+		.stripe_unit = SU, .stripe_count = 1, .first_server = 1};
+	static char buf[16384];
+	rpfs_file_t *f = create_opts(c, "/counted", &co);
+	uint64_t w0, in0, fast0, r0, err0;
+	struct rpfs_stat sst;
+	const int n = 8;
+
+	w0 = get(c, 1, "req.io_write");
+	in0 = get(c, 1, "bytes.inline");
+	fast0 = get(c, 1, "bytes.fast");
+	r0 = get(c, 1, "req.io_read");
+	for (int i = 0; i < n; i++)
+		write_all(f, buf, 4096, (uint64_t)i * 4096);
+	ck_assert_uint_eq(get(c, 1, "req.io_write"), w0 + n);
+	ck_assert_uint_eq(get(c, 1, "bytes.inline"), in0 + n * 4096);
+	for (int i = 0; i < n; i++)
+		write_all(f, buf, sizeof(buf), (uint64_t)i * sizeof(buf));
+	ck_assert_uint_eq(get(c, 1, "req.io_write"), w0 + 2 * n);
+	ck_assert_uint_eq(get(c, 1, "bytes.fast"), fast0 + n * sizeof(buf));
+	read_all(f, buf, 4096, 0);
+	ck_assert_uint_eq(get(c, 1, "req.io_read"), r0 + 1);
+	/* Server 0 (metadata) holds no stripe of this file. */
+	ck_assert_uint_eq(get(c, 0, "req.io_write"), 0);
+	rpfs_close(f);
+
+	err0 = get(c, 0, "errors.replies");
+	ck_assert_int_eq(rpfs_stat(c, "/missing", &sst), -ENOENT);
+	ck_assert_uint_eq(get(c, 0, "errors.replies"), err0 + 1);
+	ck_assert_uint_ge(get(c, 0, "req.create"), 1);
+	ck_assert_uint_eq(get(c, 0, "meta.files"), 1);
+	ck_assert_uint_ge(get(c, 1, "conns.now"), 1);
+	ck_assert_uint_ge(get(c, 1, "conns.total"), get(c, 1, "conns.now"));
+	ck_assert_uint_eq(get(c, 1, "role.meta"), 0);
+	ck_assert_uint_eq(get(c, 1, "role.io"), 1);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* df's rows are the servers' own statvfs of their directories. */
+START_TEST(test_storage_sizes_are_the_servers_file_systems)
+{
+	struct cluster *cl = start();
+	rpfs_client_t *c = client(cl);
+
+	for (int i = 0; i < NSRV; i++) {
+		struct statvfs sv;
+		uint64_t size = get(c, i, "storage.size");
+		uint64_t used = get(c, i, "storage.used");
+		uint64_t avail = get(c, i, "storage.avail");
+
+		ck_assert_int_eq(statvfs(cl_dir(cl, i), &sv), 0);
+		ck_assert_uint_eq(size, (uint64_t)sv.f_blocks * sv.f_frsize);
+		ck_assert_uint_le(used + avail, size);
+		ck_assert_uint_gt(avail, 0);
+	}
+	ck_assert_int_eq(rpfs_admin_server_stats(c, NSRV, st, RPFS_STATS_MAX), -EINVAL);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+static Suite *stats_suite(void)
+{
+	Suite *s = suite_create("stats");
+	TCase *tc = tcase_create("stats");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_counters_follow_known_writes_and_reads);
+	tcase_add_test(tc, test_storage_sizes_are_the_servers_file_systems);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return cl_run_suite(argc, argv, stats_suite);
+}

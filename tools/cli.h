@@ -1,0 +1,96 @@
+/* The rpfs command's shared parts: the options every command sees, the
+ * helpers for errors, paths, the config and sizes (cli_util.c), and the
+ * commands, one file per concern: namespace (cli_files.c), copies
+ * (cli_copy.c), servers and settings (cli_admin.c); rpfs.c has the table
+ * of commands, their usage strings and main. Only librpfs's public headers
+ * (rpfs.h, rpfs_admin.h) are used. */
+#ifndef RPFS_CLI_H
+#define RPFS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpfs.h"
+#include "rpfs_admin.h"
+
+struct opts {
+	int nservers;
+	int port;
+	int longfmt;
+	int markdown;  /* settings */
+	int human;     /* -h with ls, du, df: sizes in KiB, MiB, ... */
+	int json;      /* stats --json */
+	int help;      /* -h elsewhere, --help: this command's usage */
+	int recursive; /* cp -r */
+	const char *dir;
+	const char *config;
+	const char *address;  /* up: where the servers listen */
+	const char *provider; /* up: written into the config's [transport] */
+	uint64_t stripe_unit;
+};
+
+/* A command: argv[0] is its name. Returns the exit status. */
+typedef int (*cli_cmd_fn)(const struct opts *o, int argc, char **argv);
+
+/* cli_util.c */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* A failed library call: the errno text and rpfs_errmsg() (server, cause). */
+void die_rpfs(int err, const char *what, const char *path) __attribute__((noreturn));
+/* snprintf that dies rather than shorten a path or name. */
+int fmt(char *out, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
+double now_s(void);
+const char *default_dir(void);
+const char *config_path(const struct opts *o);
+rpfs_client_t *connect_cluster(const struct opts *o);
+rpfs_admin_config_t *load_config(const char *path);
+/* "rpfs:/a//b/../c" -> "/a/c" */
+void rpath(const char *in, char *out, size_t outlen);
+int is_rpfs(const char *p);
+const char *base_name(const char *p);
+/* dir + "/" + name, for "/" too. */
+void join(char *out, size_t len, const char *dir, const char *name);
+void human(uint64_t b, char *out, size_t len);
+void size_str(const struct opts *o, uint64_t b, char *out, size_t len);
+/* A directory's names (rpfs_readdir's callback collect fills it). */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+int collect(const char *name, uint32_t type, void *arg);
+int cmp_names(const void *a, const void *b);
+/* The names of an rpfs directory, sorted; names_free releases them. */
+int list_names(rpfs_client_t *c, const char *dir, struct names *nm);
+void names_free(struct names *nm);
+/* The usage of one command (rpfs.c), printed as its error or --help. */
+void cmd_usage(const char *cmd, int status) __attribute__((noreturn));
+
+/* cli_copy.c: copies of one file, within rpfs or across, with mode and
+ * layout where both sides are rpfs. 0 or -errno, *side the failing one. */
+int copy_within(rpfs_client_t *c, const char *from, const char *to,
+		const struct rpfs_stat *st, const char **side);
+
+/* The commands */
+int cmd_up(const struct opts *o, int argc, char **argv);
+int cmd_down(const struct opts *o, int argc, char **argv);
+int cmd_genconfig(const struct opts *o, int argc, char **argv);
+int cmd_settings(const struct opts *o, int argc, char **argv);
+int cmd_df(const struct opts *o, int argc, char **argv);
+int cmd_stats(const struct opts *o, int argc, char **argv);
+int cmd_ping(const struct opts *o, int argc, char **argv);
+int cmd_ls(const struct opts *o, int argc, char **argv);
+int cmd_stat(const struct opts *o, int argc, char **argv);
+int cmd_each(const struct opts *o, int argc, char **argv); /* mkdir rmdir rm */
+int cmd_chmod(const struct opts *o, int argc, char **argv);
+int cmd_chown(const struct opts *o, int argc, char **argv);
+int cmd_mv(const struct opts *o, int argc, char **argv);
+int cmd_du(const struct opts *o, int argc, char **argv);
+int cmd_find(const struct opts *o, int argc, char **argv);
+int cmd_setstripe(const struct opts *o, int argc, char **argv);
+int cmd_getstripe(const struct opts *o, int argc, char **argv);
+int cmd_cp(const struct opts *o, int argc, char **argv);
+int cmd_cat(const struct opts *o, int argc, char **argv);
+int cmd_mount(const struct opts *o, int argc, char **argv); /* cli_mount.c */
+int cmd_umount(const struct opts *o, int argc, char **argv);
+
+#endif

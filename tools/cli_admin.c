@@ -1,0 +1,329 @@
+/* The rpfs command's server commands: a local server set (up, down), the
+ * settings table, and each server's own view (df, stats, ping). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The table of settings; with values and sources unless markdown. A config
+ * that does not load leaves the defaults and the environment, said first. */
+int cmd_settings(const struct opts *o, int argc, char **argv)
+{
+	const char *path = config_path(o);
+	rpfs_admin_config_t *cfg = NULL;
+
+	(void)argc;
+	(void)argv;
+	if (o->markdown) {
+		rpfs_admin_settings_markdown(stdout);
+		return 0;
+	}
+	if (rpfs_admin_config_load(path, &cfg))
+		printf("config: none (%s): defaults and the environment\n\n",
+		       *rpfs_errmsg() ? rpfs_errmsg() : path);
+	else
+		printf("config: %s\n\n", path);
+	rpfs_admin_settings_print(stdout, cfg);
+	rpfs_admin_config_free(cfg);
+	return 0;
+}
+
+/* ---- up / down ---------------------------------------------------------- */
+
+/* Why a start failed: the message, the failing server's log, and what was
+ * done about it. */
+static void up_failed(rpfs_launch_t *l, int ret, const char *dir)
+{
+	int bad = rpfs_launch_failed(l);
+	struct rpfs_server_info si;
+
+	if (ret == -EEXIST)
+		die("%s (rpfs down --dir %s)", rpfs_errmsg(), dir);
+	if (bad < 0 || ret == -EADDRINUSE)
+		die("%s", rpfs_errmsg());
+	fprintf(stderr, "rpfs: %s\n", rpfs_errmsg());
+	rpfs_launch_print_log_tail(l, bad, stderr);
+	if (ret == -ETIMEDOUT || rpfs_launch_server(l, bad, &si))
+		die("up: stopped the other servers");
+	die("up: server.%s (%s:%d) failed to start; stopped the others", si.name,
+	    si.address, si.port);
+}
+
+int cmd_up(const struct opts *o, int argc, char **argv)
+{
+	const char *d = o->dir ? o->dir : default_dir();
+	struct rpfs_opt provider = {"provider", o->provider};
+	struct rpfs_launch_opts lo = {
+		.nservers = o->nservers,
+		.address = o->address,
+		.port = o->port,
+		.stripe_unit = o->stripe_unit,
+		.settings = &provider,
+		.nsettings = o->provider ? 1 : 0,
+		.mode = RPFS_LAUNCH_DAEMON,
+	};
+	char dir[PATH_MAX];
+	rpfs_launch_t *l;
+	int ret;
+
+	if (argc > 1)
+		lo.nservers = atoi(argv[1]); /* `rpfs up 4` also works */
+	if (lo.nservers < 1 || lo.nservers > 256)
+		die("up: the number of servers must be 1..256");
+	if (mkdir(d, 0700) && errno != EEXIST)
+		die("mkdir %s: %s", d, strerror(errno));
+	if (!realpath(d, dir))
+		die("%s: %s", d, strerror(errno));
+	lo.dir = dir;
+	if (rpfs_launch_new(&lo, &l))
+		die("up: %s", rpfs_errmsg());
+	ret = rpfs_launch_start(l);
+	if (ret)
+		up_failed(l, ret, dir);
+	for (int i = 0; i < rpfs_launch_nservers(l); i++) {
+		struct rpfs_server_info si;
+
+		rpfs_launch_server(l, i, &si);
+		printf("server.%s  %s:%d  %-8s %s\n", si.name, si.address, si.port,
+		       si.roles & RPFS_ADMIN_ROLE_META ? "meta,io" : "io", si.dir);
+	}
+	printf("config: %s\n", rpfs_launch_config(l));
+	printf("export RPFS_CONFIG=%s\n", rpfs_launch_config(l));
+	rpfs_launch_free(l);
+	return 0;
+}
+
+int cmd_down(const struct opts *o, int argc, char **argv)
+{
+	char dir[PATH_MAX];
+	const char *d = o->dir ? o->dir : default_dir();
+	int n;
+
+	(void)argc;
+	(void)argv;
+	if (!realpath(d, dir)) {
+		printf("no servers running in %s\n", d);
+		return 0;
+	}
+	n = rpfs_launch_stop_dir(dir, stderr);
+	if (n < 0)
+		die("down: %s", rpfs_errmsg());
+	if (n)
+		printf("stopped %d server%s in %s\n", n, n == 1 ? "" : "s", dir);
+	else
+		printf("no servers running in %s\n", dir);
+	return 0;
+}
+
+/* Every server's own answer (RPC_STATS); a server that does not answer is
+ * a row saying why, and the exit status is 1. */
+int cmd_df(const struct opts *o, int argc, char **argv)
+{
+	static struct rpfs_server_stat st[RPFS_STATS_MAX];
+	rpfs_client_t *c = connect_cluster(o);
+	rpfs_admin_config_t *cfg = load_config(config_path(o));
+	uint64_t tsize = 0, tused = 0, tavail = 0, tfiles = 0;
+	char a[32], b[32], d[32], f[32];
+	int failed = 0;
+
+	(void)argc;
+	(void)argv;
+	printf("%-36s %-8s %14s %14s %14s %10s\n", "server", "roles", "size", "used",
+	       "avail", "files");
+	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
+		int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
+		bool meta, io;
+
+		if (n < 0) {
+			printf("%-36s FAILED: %s\n", rpfs_server_desc(c, i),
+			       rpfs_errmsg());
+			failed = 1;
+			continue;
+		}
+		meta = rpfs_admin_stat(st, n, "role.meta", 0);
+		io = rpfs_admin_stat(st, n, "role.io", 0);
+		fmt(a, sizeof(a), "-");
+		fmt(b, sizeof(b), "-");
+		fmt(d, sizeof(d), "-");
+		fmt(f, sizeof(f), "-");
+		if (io) {
+			uint64_t size = rpfs_admin_stat(st, n, "storage.size", 0);
+			uint64_t used = rpfs_admin_stat(st, n, "storage.used", 0);
+			uint64_t avail = rpfs_admin_stat(st, n, "storage.avail", 0);
+
+			size_str(o, size, a, sizeof(a));
+			size_str(o, used, b, sizeof(b));
+			size_str(o, avail, d, sizeof(d));
+			tsize += size;
+			tused += used;
+			tavail += avail;
+		}
+		if (meta) {
+			uint64_t files = rpfs_admin_stat(st, n, "meta.files", 0);
+
+			fmt(f, sizeof(f), "%llu", (unsigned long long)files);
+			tfiles += files;
+		}
+		printf("%-36s %-8s %14s %14s %14s %10s\n", rpfs_server_desc(c, i),
+		       meta && io ? "meta,io"
+		       : meta	  ? "meta"
+				  : "io",
+		       a, b, d, f);
+	}
+	size_str(o, tsize, a, sizeof(a));
+	size_str(o, tused, b, sizeof(b));
+	size_str(o, tavail, d, sizeof(d));
+	printf("%-36s %-8s %14s %14s %14s %10llu\n", "total", "", a, b, d,
+	       (unsigned long long)tfiles);
+	rpfs_admin_config_free(cfg);
+	rpfs_finalize(c);
+	return failed;
+}
+
+/* Every server's counters: one block per server, or one JSON object whose
+ * "servers" array holds each server's values by name. */
+int cmd_stats(const struct opts *o, int argc, char **argv)
+{
+	static struct rpfs_server_stat st[RPFS_STATS_MAX];
+	rpfs_client_t *c = connect_cluster(o);
+	rpfs_admin_config_t *cfg = load_config(config_path(o));
+	int nsrv = rpfs_admin_num_servers(cfg), failed = 0;
+
+	(void)argc;
+	(void)argv;
+	if (o->json)
+		printf("{\"servers\": [");
+	for (int i = 0; i < nsrv; i++) {
+		int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
+		const char *desc = rpfs_server_desc(c, i);
+
+		if (n < 0)
+			failed = 1;
+		if (o->json) {
+			/* Names are [a-z0-9_.] (rpc.c checks), descriptions
+			 * host:port: nothing to escape. */
+			printf("%s\n  {\"server\": \"%s\"", i ? "," : "", desc);
+			if (n < 0)
+				printf(", \"error\": \"%s\"", strerror(-n));
+			for (int k = 0; k < n; k++)
+				printf(", \"%s\": %llu", st[k].name,
+				       (unsigned long long)st[k].value);
+			printf("}");
+			continue;
+		}
+		printf("%s%s\n", i ? "\n" : "", desc);
+		if (n < 0)
+			printf("  FAILED: %s\n", rpfs_errmsg());
+		for (int k = 0; k < n; k++)
+			printf("  %-24s %llu\n", st[k].name,
+			       (unsigned long long)st[k].value);
+	}
+	if (o->json)
+		printf("\n]}\n");
+	rpfs_admin_config_free(cfg);
+	rpfs_finalize(c);
+	return failed;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The first ping also makes the connection; the round trip reported is the
+ * median of the next few. */
+int cmd_ping(const struct opts *o, int argc, char **argv)
+{
+	rpfs_client_t *c = connect_cluster(o);
+	rpfs_admin_config_t *cfg = load_config(config_path(o));
+	int failed = 0;
+
+	(void)argc;
+	(void)argv;
+	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
+		const char *desc = rpfs_server_desc(c, i);
+		double first = 0, us[7];
+		int ret = rpfs_ping(c, i, &first);
+
+		for (int k = 0; k < 7 && !ret; k++)
+			ret = rpfs_ping(c, i, &us[k]);
+		if (ret) {
+			printf("%-36s FAILED: %s\n", desc, rpfs_errmsg());
+			failed++;
+			continue;
+		}
+		qsort(us, 7, sizeof(us[0]), cmp_double);
+		printf("%-36s %9.1f us  (first, with connect: %.1f us)\n", desc, us[3],
+		       first);
+	}
+	rpfs_admin_config_free(cfg);
+	rpfs_finalize(c);
+	return failed ? 1 : 0;
+}
+
+/* rpfs genconfig: its own options (repeated --host), librpfs does the work. */
+int cmd_genconfig(const struct opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"host", required_argument, NULL, 'H'},
+		{"provider", required_argument, NULL, 'P'},
+		{"stripe-unit", required_argument, NULL, 's'},
+		{"stripe-count", required_argument, NULL, 'C'},
+		{"set", required_argument, NULL, 'S'},
+		{"log-dir", required_argument, NULL, 'L'},
+		{"out", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0},
+	};
+	struct rpfs_genconfig_host hosts[256];
+	struct rpfs_opt set[64];
+	struct rpfs_genconfig_opts g = {.hosts = hosts, .settings = set};
+	const char *out = NULL;
+	uint64_t sz;
+	char *eq;
+	int ch;
+
+	(void)o;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
+		if (ch == 'H' && g.nhosts < 256) {
+			if (rpfs_admin_genconfig_host(optarg, &hosts[g.nhosts++]))
+				die("%s", rpfs_errmsg());
+		} else if ((ch == 'P' || ch == 'S') && g.nsettings < 64) {
+			eq = ch == 'S' ? strchr(optarg, '=') : NULL;
+			if (ch == 'S' && !eq)
+				die("--set %s: want KEY=VALUE", optarg);
+			if (eq)
+				*eq = 0;
+			set[g.nsettings++] = (struct rpfs_opt){eq ? optarg : "provider",
+							       eq ? eq + 1 : optarg};
+		} else if (ch == 's' && !rpfs_admin_parse_size(optarg, &sz) && sz) {
+			g.stripe_unit = sz;
+		} else if (ch == 'C' && !rpfs_admin_parse_size(optarg, &sz) &&
+			   sz <= 1024) {
+			g.stripe_count = (uint32_t)sz;
+		} else if (ch == 'L' || ch == 'o') {
+			*(ch == 'L' ? &g.log_dir : &out) = optarg;
+		} else {
+			cmd_usage(argv[0], 2);
+		}
+	}
+	if (optind < argc || !out || !g.nhosts)
+		cmd_usage(argv[0], 2);
+	if (rpfs_admin_genconfig(&g, out))
+		die("genconfig: %s", rpfs_errmsg());
+	printf("wrote %s/rpfs.conf and %s/rpfs.key (0600) for %d servers\n", out, out,
+	       g.nhosts);
+	return 0;
+}
