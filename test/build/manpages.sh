@@ -23,22 +23,10 @@ documented() { # page, name
 	grep -qE "^\.BI? \"?$2([ \"]|\$)" "$1"
 }
 
-# Commands in the usage: the first word of a line indented by two spaces,
-# and a word after three or more spaces on such a line when what follows
-# it is an argument (capitals, [, -) or nothing, so that help text such as
-# "list a directory" is not taken for a command.
+# Commands in the usage: the first word of each line indented by two
+# spaces (`rpfs help` lists one command a line, then its summary).
 "$RPFS" help >"$TMP/help" 2>&1
-awk '/^  [a-z]/ {
-	n = split($0, w, /   +/)
-	for (i = 1; i <= n; i++) {
-		sub(/^ +/, "", w[i])
-		split(w[i], t, " ")
-		if (t[1] !~ /^[a-z][a-z0-9-]*$/)
-			continue
-		if (i == 1 || t[2] == "" || t[2] ~ /^[A-Z[-]/)
-			print t[1]
-	}
-}' "$TMP/help" | sort -u >"$TMP/commands"
+awk '/^  [a-z]/ { print $1 }' "$TMP/help" | sort -u >"$TMP/commands"
 echo help >>"$TMP/commands"
 n=$(wc -l <"$TMP/commands")
 if [ "$n" -ge 10 ]; then
