@@ -131,7 +131,7 @@ void xp_fabric_close(struct xp_fabric *fab)
 
 void xp_fabric_stats(struct xp_fabric *fab, struct xp_stats *st)
 {
-	pthread_mutex_lock(&fab->lock);
+	xp_lock(fab);
 	*st = fab->stats;
 	st->conns_live = fab->nlive;
 	st->conn_bytes = 0;
