@@ -38,12 +38,13 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* A failed library call: the errno text and rpfs_errmsg() (server, cause). */
 void die_rpfs(int err, const char *what, const char *path) __attribute__((noreturn));
 /* snprintf that dies rather than shorten a path or name. */
-int fmt(char *out, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
+int strfmt(char *out, size_t len, const char *f, ...)
+	__attribute__((format(printf, 3, 4)));
 double now_s(void);
 const char *default_dir(void);
 const char *config_path(const struct opts *o);
 rpfs_client_t *connect_cluster(const struct opts *o);
-rpfs_admin_config_t *load_config(const char *path);
+rpfs_admin_config_t *cli_load_config(const char *path);
 /* "rpfs:/a//b/../c" -> "/a/c" */
 void rpath(const char *in, char *out, size_t outlen);
 int is_rpfs(const char *p);

@@ -131,7 +131,7 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 {
 	static struct rpfs_server_stat st[RPFS_STATS_MAX];
 	rpfs_client_t *c = connect_cluster(o);
-	rpfs_admin_config_t *cfg = load_config(config_path(o));
+	rpfs_admin_config_t *cfg = cli_load_config(config_path(o));
 	uint64_t tsize = 0, tused = 0, tavail = 0, tfiles = 0;
 	char a[32], b[32], d[32], f[32];
 	int failed = 0;
@@ -152,10 +152,10 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 		}
 		meta = rpfs_admin_stat(st, n, "role.meta", 0);
 		io = rpfs_admin_stat(st, n, "role.io", 0);
-		fmt(a, sizeof(a), "-");
-		fmt(b, sizeof(b), "-");
-		fmt(d, sizeof(d), "-");
-		fmt(f, sizeof(f), "-");
+		strfmt(a, sizeof(a), "-");
+		strfmt(b, sizeof(b), "-");
+		strfmt(d, sizeof(d), "-");
+		strfmt(f, sizeof(f), "-");
 		if (io) {
 			uint64_t size = rpfs_admin_stat(st, n, "storage.size", 0);
 			uint64_t used = rpfs_admin_stat(st, n, "storage.used", 0);
@@ -171,7 +171,7 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 		if (meta) {
 			uint64_t files = rpfs_admin_stat(st, n, "meta.files", 0);
 
-			fmt(f, sizeof(f), "%llu", (unsigned long long)files);
+			strfmt(f, sizeof(f), "%llu", (unsigned long long)files);
 			tfiles += files;
 		}
 		printf("%-36s %-8s %14s %14s %14s %10s\n", rpfs_server_desc(c, i),
@@ -196,7 +196,7 @@ int cmd_stats(const struct opts *o, int argc, char **argv)
 {
 	static struct rpfs_server_stat st[RPFS_STATS_MAX];
 	rpfs_client_t *c = connect_cluster(o);
-	rpfs_admin_config_t *cfg = load_config(config_path(o));
+	rpfs_admin_config_t *cfg = cli_load_config(config_path(o));
 	int nsrv = rpfs_admin_num_servers(cfg), failed = 0;
 
 	(void)argc;
@@ -247,7 +247,7 @@ static int cmp_double(const void *a, const void *b)
 int cmd_ping(const struct opts *o, int argc, char **argv)
 {
 	rpfs_client_t *c = connect_cluster(o);
-	rpfs_admin_config_t *cfg = load_config(config_path(o));
+	rpfs_admin_config_t *cfg = cli_load_config(config_path(o));
 	int failed = 0;
 
 	(void)argc;

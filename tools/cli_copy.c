@@ -195,7 +195,7 @@ static void side_of(const char *arg, struct side *s)
 	if (s->rpfs)
 		rpath(arg, s->path, sizeof(s->path));
 	else
-		fmt(s->path, sizeof(s->path), "%s", arg);
+		strfmt(s->path, sizeof(s->path), "%s", arg);
 }
 
 /* Is s a directory? -ENOENT if it does not exist. */
@@ -391,8 +391,8 @@ int cmd_cp(const struct opts *o, int argc, char **argv)
 	if (ddir > 0) {
 		size_t l = strlen(to.path);
 
-		fmt(to.path + l, sizeof(to.path) - l, "%s%s",
-		    to.rpfs && l == 1 ? "" : "/", base_name(from.path));
+		strfmt(to.path + l, sizeof(to.path) - l, "%s%s",
+		       to.rpfs && l == 1 ? "" : "/", base_name(from.path));
 	}
 	t0 = now_s();
 	if (sdir) {

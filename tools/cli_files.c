@@ -76,8 +76,8 @@ int cmd_ls(const struct opts *o, int argc, char **argv)
 		if (!o->longfmt) {
 			printf("%s\n", nm.v[i]);
 		} else {
-			fmt(full, sizeof(full), "%s/%s", strcmp(path, "/") ? path : "",
-			    nm.v[i]);
+			strfmt(full, sizeof(full), "%s/%s", strcmp(path, "/") ? path : "",
+			       nm.v[i]);
 			ret = rpfs_stat(c, full, &est);
 			if (ret)
 				die_rpfs(ret, "stat", full);
@@ -98,7 +98,7 @@ static void fmt_time(int64_t ns, char *out, size_t len)
 
 	localtime_r(&t, &tm);
 	n = strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
-	fmt(out + n, len - n, ".%09lld", (long long)(ns % 1000000000));
+	strfmt(out + n, len - n, ".%09lld", (long long)(ns % 1000000000));
 }
 
 int cmd_stat(const struct opts *o, int argc, char **argv)
@@ -134,7 +134,7 @@ int cmd_stat(const struct opts *o, int argc, char **argv)
 	}
 	printf("layout: stripe unit %llu, stripe count %u, first server %u\n",
 	       (unsigned long long)st.stripe_unit, st.stripe_count, st.first_server);
-	cfg = load_config(config_path(o));
+	cfg = cli_load_config(config_path(o));
 	for (uint32_t k = 0; k < st.stripe_count; k++) {
 		struct rpfs_server_info si;
 		int io = rpfs_admin_slot_server(cfg, &st, k, &si);
@@ -262,13 +262,13 @@ int cmd_getstripe(const struct opts *o, int argc, char **argv)
 	if (ret)
 		die_rpfs(ret, "getstripe", path);
 	if (st.stripe_unit)
-		fmt(u, sizeof(u), "%llu", (unsigned long long)st.stripe_unit);
+		strfmt(u, sizeof(u), "%llu", (unsigned long long)st.stripe_unit);
 	else
-		fmt(u, sizeof(u), "default");
+		strfmt(u, sizeof(u), "default");
 	if (st.stripe_count)
-		fmt(n, sizeof(n), "%u", st.stripe_count);
+		strfmt(n, sizeof(n), "%u", st.stripe_count);
 	else
-		fmt(n, sizeof(n), "default");
+		strfmt(n, sizeof(n), "default");
 	if (st.type == RPFS_TYPE_DIR)
 		printf("%s: new files: stripe_unit %s stripe_count %s\n", path, u, n);
 	else
@@ -312,9 +312,9 @@ static void move_tree(rpfs_client_t *c, const char *from, const char *to)
 		for (size_t i = 0; i < nm.n; i++) {
 			char f[PATH_MAX], t[PATH_MAX];
 
-			fmt(f, sizeof(f), "%s/%s", strcmp(from, "/") ? from : "",
-			    nm.v[i]);
-			fmt(t, sizeof(t), "%s/%s", to, nm.v[i]);
+			strfmt(f, sizeof(f), "%s/%s", strcmp(from, "/") ? from : "",
+			       nm.v[i]);
+			strfmt(t, sizeof(t), "%s/%s", to, nm.v[i]);
 			move_tree(c, f, t);
 			free(nm.v[i]);
 		}
@@ -342,7 +342,7 @@ int cmd_mv(const struct opts *o, int argc, char **argv)
 	if (!rpfs_stat(c, to, &st) && st.type == RPFS_TYPE_DIR && strcmp(from, to)) {
 		size_t l = strlen(to);
 
-		fmt(to + l, sizeof(to) - l, "%s%s", l > 1 ? "/" : "", base_name(from));
+		strfmt(to + l, sizeof(to) - l, "%s%s", l > 1 ? "/" : "", base_name(from));
 	}
 	move_tree(c, from, to);
 	rpfs_finalize(c);
@@ -381,7 +381,7 @@ int cmd_chown(const struct opts *o, int argc, char **argv)
 
 	if (argc < 3)
 		cmd_usage(argv[0], 2);
-	fmt(spec, sizeof(spec), "%s", argv[1]);
+	strfmt(spec, sizeof(spec), "%s", argv[1]);
 	colon = strchr(spec, ':');
 	if (colon)
 		*colon = 0;
@@ -549,7 +549,7 @@ int cmd_find(const struct opts *o, int argc, char **argv)
 	if (argc > 1 && argv[1][0] != '-')
 		rpath(argv[i++], path, sizeof(path));
 	else
-		fmt(path, sizeof(path), "/");
+		strfmt(path, sizeof(path), "/");
 	for (; i < argc; i += 2) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			cmd_usage(argv[0], 0);

@@ -37,7 +37,7 @@ int cmd_mount(const struct opts *o, int argc, char **argv)
 	if (i >= argc || argv[i][0] == '-')
 		cmd_usage("mount", 2);
 	self[n > 0 ? n : 0] = '\0';
-	fmt(fuse, sizeof(fuse), "%s/rpfs-fuse", n > 0 ? dirname(self) : ".");
+	strfmt(fuse, sizeof(fuse), "%s/rpfs-fuse", n > 0 ? dirname(self) : ".");
 	av[k++] = "rpfs-fuse";
 	av[k++] = "--config";
 	av[k++] = (char *)config_path(&mo);

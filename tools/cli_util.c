@@ -41,7 +41,7 @@ void die_rpfs(int err, const char *what, const char *path)
 
 /* snprintf for paths and names: a result that does not fit is an error,
  * never a silently shortened path. */
-int fmt(char *out, size_t len, const char *f, ...)
+int strfmt(char *out, size_t len, const char *f, ...)
 {
 	va_list ap;
 	int n;
@@ -72,7 +72,7 @@ const char *default_dir(void)
 
 	if (d && *d)
 		return d;
-	fmt(buf, sizeof(buf), "%s/.rpfs", home && *home ? home : ".");
+	strfmt(buf, sizeof(buf), "%s/.rpfs", home && *home ? home : ".");
 	return buf;
 }
 
@@ -88,7 +88,7 @@ const char *config_path(const struct opts *o)
 		return o->config;
 	if (o->dir || (!(env && *env) && d && *d) ||
 	    rpfs_admin_config_path(buf, sizeof(buf)) == -ENOENT)
-		fmt(buf, sizeof(buf), "%s/rpfs.conf", o->dir ? o->dir : default_dir());
+		strfmt(buf, sizeof(buf), "%s/rpfs.conf", o->dir ? o->dir : default_dir());
 	return buf;
 }
 
@@ -107,7 +107,7 @@ rpfs_client_t *connect_cluster(const struct opts *o)
 	return c;
 }
 
-rpfs_admin_config_t *load_config(const char *path)
+rpfs_admin_config_t *cli_load_config(const char *path)
 {
 	rpfs_admin_config_t *cfg;
 
@@ -125,7 +125,7 @@ void rpath(const char *in, char *out, size_t outlen)
 
 	if (!strncasecmp(in, "rpfs:", 5))
 		in += 5;
-	fmt(tmp, sizeof(tmp), "%s", in);
+	strfmt(tmp, sizeof(tmp), "%s", in);
 	out[0] = 0;
 	for (tok = strtok_r(tmp, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
 		if (!strcmp(tok, "."))
@@ -140,10 +140,10 @@ void rpath(const char *in, char *out, size_t outlen)
 		}
 		if (len + strlen(tok) + 2 > outlen)
 			die("path too long: %s", in);
-		len += (size_t)fmt(out + len, outlen - len, "/%s", tok);
+		len += (size_t)strfmt(out + len, outlen - len, "/%s", tok);
 	}
 	if (!out[0])
-		fmt(out, outlen, "/");
+		strfmt(out, outlen, "/");
 }
 
 int is_rpfs(const char *p)
@@ -194,7 +194,7 @@ void human(uint64_t b, char *out, size_t len)
 		v /= 1024;
 		i++;
 	}
-	fmt(out, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+	strfmt(out, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
 /* A size as bytes, or with -h as human units. */
@@ -203,12 +203,12 @@ void size_str(const struct opts *o, uint64_t b, char *out, size_t len)
 	if (o->human)
 		human(b, out, len);
 	else
-		fmt(out, len, "%llu", (unsigned long long)b);
+		strfmt(out, len, "%llu", (unsigned long long)b);
 }
 
 void join(char *out, size_t len, const char *dir, const char *name)
 {
-	fmt(out, len, "%s/%s", strcmp(dir, "/") ? dir : "", name);
+	strfmt(out, len, "%s/%s", strcmp(dir, "/") ? dir : "", name);
 }
 
 int list_names(rpfs_client_t *c, const char *dir, struct names *nm)
