@@ -137,7 +137,7 @@ done
 # ---- MPI-IO from the client namespace --------------------------------------
 client "$RPFS" mkdir /t >/dev/null 2>&1
 log=$WORK/coll.log
-if mpirun_c 4 "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll 96 40000 >"$log" 2>&1 &&
+if mpirun_c 4 "$WORK/bin/mpi_coll_rw" write rpfs:/t/coll 768 5000 >"$log" 2>&1 &&
 	grep -q "No Errors" "$log"; then
 	pass "collective write, 4 processes (two-phase over $N hosts)"
 else
@@ -145,7 +145,7 @@ else
 fi
 for np in 2 3; do
 	log=$WORK/read$np.log
-	if mpirun_c $np "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll 96 40000 >"$log" 2>&1 &&
+	if mpirun_c $np "$WORK/bin/mpi_coll_rw" read rpfs:/t/coll 768 5000 >"$log" 2>&1 &&
 		grep -q "No Errors" "$log"; then
 		pass "read back by $np processes, contiguous and strided (list I/O), every byte checked"
 	else

@@ -5,7 +5,9 @@
  *        mpiexec -n M mpi_coll_rw read  rpfs:/dir/file [blocks [blocksize]]
  * write: the file is `blocks` blocks of `blocksize` bytes, dealt round
  *        robin to the N writers through a strided file view (a vector
- *        filetype), written with MPI_File_write_all (two-phase).
+ *        filetype), written with MPI_File_write_all (the driver aggregates
+ *        with two-phase below 16 KiB blocks, else each rank writes its own
+ *        blocks as one list I/O: adio/ad_rpfs/ad_rpfs_coll.c).
  * read:  each of the M readers reads a contiguous share of the file with
  *        independent MPI_File_read_at calls, and also a strided share
  *        through a view (list I/O), and checks every byte.
