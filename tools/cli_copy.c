@@ -318,7 +318,8 @@ static void side_names(rpfs_client_t *c, const struct side *s, struct names *nm)
 		    collect(de->d_name, 0, nm))
 			die("cp: out of memory");
 	closedir(d);
-	qsort(nm->v, nm->n, sizeof(*nm->v), cmp_names);
+	if (nm->n)
+		qsort(nm->v, nm->n, sizeof(*nm->v), cmp_names);
 }
 
 static void side_child(const struct side *s, const char *name, struct side *out)

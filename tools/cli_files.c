@@ -68,7 +68,8 @@ int cmd_ls(const struct opts *o, int argc, char **argv)
 	ret = rpfs_readdir(c, path, collect, &nm);
 	if (ret)
 		die_rpfs(ret, "ls", path);
-	qsort(nm.v, nm.n, sizeof(*nm.v), cmp_names);
+	if (nm.n)
+		qsort(nm.v, nm.n, sizeof(*nm.v), cmp_names);
 	for (size_t i = 0; i < nm.n; i++) {
 		char full[PATH_MAX];
 		struct rpfs_stat est;

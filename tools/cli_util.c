@@ -215,7 +215,7 @@ int list_names(rpfs_client_t *c, const char *dir, struct names *nm)
 
 	memset(nm, 0, sizeof(*nm));
 	ret = rpfs_readdir(c, dir, collect, nm);
-	if (!ret)
+	if (!ret && nm->n) /* qsort wants a non-NULL array */
 		qsort(nm->v, nm->n, sizeof(*nm->v), cmp_names);
 	return ret;
 }
