@@ -179,6 +179,7 @@ struct xp_fabric {
 	bool closing;	   /* xp_fabric_close under way */
 	int64_t next_sweep_ns;
 	int64_t last_event_ns; /* the engine last found something (for spinning) */
+	int64_t spin_ns;       /* the current polling budget, up to spin_us */
 	uint32_t rma_busy;     /* bulk calls (client) or RMA ops (server) in flight */
 	struct xp_stats stats;
 };

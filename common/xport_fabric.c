@@ -30,6 +30,7 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 	if (!fab)
 		return -ENOMEM;
 	fab->params = *p;
+	fab->spin_ns = (int64_t)p->spin_us * 1000;
 	fab->key = *key;
 	fab->role = role;
 	fab->ops = role == XP_CLIENT ? &xp_client_ops : &xp_server_ops;

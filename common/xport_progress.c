@@ -12,15 +12,19 @@
  *
  * Waiting: a round that found nothing blocks in epoll on the provider's
  * wait fds (after fi_trywait says it is safe) and on an eventfd that
- * xp_fabric_post writes; an idle side uses no CPU. Only a caller waiting
- * for its own call polls first, for spin_us (the next message usually
- * comes within a round trip); a thread that owns progress (rpfsd's, the
- * client's progress thread) never spins: on a node with fewer cores than
- * busy threads a spinning thread takes the core the peer, a storage worker
- * or the program needs. On tcp an RMA moves only while its target polls
- * (FACTS.md), and the provider's wait fd does not always wake a sleeper
- * when it could move more, so while a software provider moves RMA for us
- * a sleep lasts at most XP_RMA_WAIT_MS. */
+ * xp_fabric_post writes; an idle side uses no CPU. A caller waiting for
+ * its own call, and rpfsd's progress thread, poll first for up to spin_us
+ * after the last event (the next message usually comes within a round
+ * trip: 4 KiB calls took 36-42 us with the server polling, 92-107 us
+ * without; spin_round adapts the budget), but never while bulk data
+ * moves: on tcp that polling was most of a
+ * server's CPU (0.5-0.9 s per GiB written against 0.3) and cost bandwidth
+ * on a node whose cores the servers share. The client's progress thread
+ * never polls: it shares the cores with the program it runs beside. On tcp
+ * an RMA moves only while its target polls (FACTS.md), and the provider's
+ * wait fd does not always wake a sleeper when it could move more, so while
+ * a software provider moves RMA for us a sleep lasts at most
+ * XP_RMA_WAIT_MS. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -35,11 +39,11 @@
 
 #define XP_CQ_BATCH 32
 #define XP_SWEEP_NS 50000000 /* look for expired connections every 50 ms */
-/* The longest sleep while tcp moves RMA data for us. Polling without
- * sleeping instead (rpfsd did, and callers) cost a 1 GiB write 0.9 s of
- * server CPU where this costs 0.3 s, and ran it at 1.3 GB/s where this
- * runs it at 2.2 (4 servers and the client on 2 cores); without any bound
- * a posted 256 MiB write stood still for 100-170 ms of compute. */
+/* The longest sleep while tcp moves RMA data for us. Polling instead
+ * (rpfsd did, and callers) cost a 1 GiB write 0.9 s of server CPU where
+ * this costs 0.3 s, and ran it at 1.3 GB/s where this runs it at 2.2 (4
+ * servers and the client on 2 cores); without any bound a posted 256 MiB
+ * write stood still for 100-170 ms of compute. */
 #define XP_RMA_WAIT_MS 1
 
 /* ---- dispatch ------------------------------------------------------------------- */
@@ -285,31 +289,53 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 	fab->waiter = false;
 }
 
-/* spin: keep polling for spin_us after the last activity before sleeping
- * (a caller waiting for its own call); a thread that owns progress does
- * not (see the top of this file). */
+/* Poll for the current budget after the last event; the budget adapts as
+ * adaptive mutexes do: doubled (up to spin_us) when polling caught the
+ * next event, halved when it ran out and the thread slept anyway. A
+ * request-reply stream keeps it; a server whose events come milliseconds
+ * apart (a pipeline waiting on its storage copies) stops polling within a
+ * few rounds. */
+static int spin_round(struct xp_fabric *fab)
+{
+	int64_t max_ns = (int64_t)fab->params.spin_us * 1000;
+	int64_t end = fab->last_event_ns + fab->spin_ns;
+	int n = 0;
+
+	if (fab->spin_ns > max_ns)
+		fab->spin_ns = max_ns;
+	if (xp_now_ns() >= end)
+		return 0;
+	/* Yield between polls: on a machine with few cores a spinning thread
+	 * must not hold a core the peer needs to make the very progress it
+	 * waits for. */
+	while (!n && xp_now_ns() < end) {
+		pthread_mutex_unlock(&fab->lock);
+		sched_yield();
+		pthread_mutex_lock(&fab->lock);
+		n = poll_all(fab);
+	}
+	if (n)
+		fab->spin_ns = fab->spin_ns * 2 + 1000 < max_ns ? fab->spin_ns * 2 + 1000
+								: max_ns;
+	else
+		fab->spin_ns /= 2;
+	return n;
+}
+
+/* spin: keep polling for spin_us after the last activity before sleeping,
+ * unless bulk data moves (see the top of this file). */
 static int engine_round(struct xp_fabric *fab, int timeout_ms, bool spin)
 {
 	int n = poll_all(fab);
 
 	sweep_timeouts(fab);
 	if (!n && timeout_ms > 0) {
-		if (fab->sw_rma && fab->rma_busy && timeout_ms > XP_RMA_WAIT_MS)
-			timeout_ms = XP_RMA_WAIT_MS;
-		if (spin) {
-			int64_t spin_end =
-				fab->last_event_ns + (int64_t)fab->params.spin_us * 1000;
+		bool moving = fab->sw_rma && fab->rma_busy;
 
-			/* Yield between polls: on a machine with few cores a
-			 * spinning thread must not hold a core the peer needs to
-			 * make the very progress it waits for. */
-			while (!n && xp_now_ns() < spin_end) {
-				pthread_mutex_unlock(&fab->lock);
-				sched_yield();
-				pthread_mutex_lock(&fab->lock);
-				n = poll_all(fab);
-			}
-		}
+		if (moving && timeout_ms > XP_RMA_WAIT_MS)
+			timeout_ms = XP_RMA_WAIT_MS;
+		if (spin && !moving)
+			n = spin_round(fab);
 		if (!n) {
 			idle_wait(fab, timeout_ms);
 			n = poll_all(fab);
@@ -430,7 +456,7 @@ int xp_progress(struct xp_fabric *fab, int timeout_ms)
 	int n;
 
 	pthread_mutex_lock(&fab->lock);
-	n = xp_engine_sleep_round(fab, timeout_ms);
+	n = xp_engine_round(fab, timeout_ms);
 	xp_engine_let_in(fab);
 	pthread_mutex_unlock(&fab->lock);
 	xp_engine_run_deferred(fab);
