@@ -12,8 +12,12 @@
  *
  * So, when romio_cb_write / romio_cb_read is "automatic" (the default), all
  * ranks agree (one MPI_Allreduce) on the smallest average file piece any
- * rank accesses, and use each rank's list I/O when it is at least
- * ADIOI_RPFS_CB_PIECE bytes, ROMIO's two-phase code otherwise. "enable"
+ * rank accesses and on the most pieces any rank has, and use each rank's
+ * own access when the pieces are at least ADIOI_RPFS_CB_PIECE bytes or no
+ * rank has more than one (a contiguous access per rank: aggregating only
+ * merges neighbours' blocks, and 4 ranks on 2 cores waiting in the
+ * exchange wrote 4 KiB blocks collectively at 0.8 MB/s against 57 MB/s
+ * independently), ROMIO's two-phase code otherwise. "enable"
  * always aggregates and "disable" never does, as in ROMIO (so do persistent
  * file realms, romio_cb_pfr, a form of aggregation). ROMIO itself goes
  * independent only when the ranks' accesses do not interleave at all. */
@@ -23,11 +27,12 @@
  * list I/O beat two-phase at 24 KiB pieces and lost at 4 KiB and below. */
 #define ADIOI_RPFS_CB_PIECE ((ADIO_Offset)16384)
 
-/* The average contiguous piece of this rank's access in the file: the
- * whole request when the view is contiguous, else the mean block of the
- * filetype (no larger than the request). A rank that moves nothing does
- * not count. */
-static ADIO_Offset my_piece(ADIO_File fd, int count, MPI_Datatype datatype)
+/* This rank's access in the file: the mean contiguous piece (the whole
+ * request when the view is contiguous, else the mean block of the
+ * filetype, no larger than the request) and about how many pieces. A rank
+ * that moves nothing does not count. */
+static void my_pieces(ADIO_File fd, int count, MPI_Datatype datatype, ADIO_Offset *piece,
+		      ADIO_Offset *pieces)
 {
 	ADIOI_Flatlist_node *flat;
 	ADIO_Offset bytes, sum = 0, blocks = 0;
@@ -36,11 +41,15 @@ static ADIO_Offset my_piece(ADIO_File fd, int count, MPI_Datatype datatype)
 
 	MPI_Type_size_x(datatype, &size);
 	bytes = (ADIO_Offset)count * (ADIO_Offset)size;
+	*piece = ADIOI_RPFS_CB_PIECE;
+	*pieces = 0;
 	if (bytes <= 0)
-		return ADIOI_RPFS_CB_PIECE;
+		return;
+	*piece = bytes;
+	*pieces = 1;
 	ADIOI_Datatype_iscontig(fd->filetype, &contig);
 	if (contig)
-		return bytes;
+		return;
 	flat = ADIOI_Flatten_and_find(fd->filetype);
 	for (MPI_Count i = 0; i < flat->count; i++) {
 		if (flat->blocklens[i] > 0) {
@@ -48,24 +57,27 @@ static ADIO_Offset my_piece(ADIO_File fd, int count, MPI_Datatype datatype)
 			blocks++;
 		}
 	}
-	if (!blocks)
-		return bytes;
-	return sum / blocks < bytes ? sum / blocks : bytes;
+	if (blocks && sum / blocks < bytes) {
+		*piece = sum / blocks;
+		*pieces = (bytes + *piece - 1) / *piece;
+	}
 }
 
 /* Should this collective call be each rank's own list I/O? Collective:
  * every rank of fd->comm calls it with the same hint. */
 static int independent(ADIO_File fd, int count, MPI_Datatype datatype, int hint)
 {
-	ADIO_Offset mine, least;
+	ADIO_Offset mine[2], least[2];
 
 	if (hint == ADIOI_HINT_ENABLE || fd->hints->cb_pfr == ADIOI_HINT_ENABLE)
 		return 0;
 	if (hint == ADIOI_HINT_DISABLE)
 		return 1;
-	mine = my_piece(fd, count, datatype);
-	MPI_Allreduce(&mine, &least, 1, ADIO_OFFSET, MPI_MIN, fd->comm);
-	return least >= ADIOI_RPFS_CB_PIECE;
+	/* one MPI_MIN over {piece, -pieces}: the smallest piece, the most pieces */
+	my_pieces(fd, count, datatype, &mine[0], &mine[1]);
+	mine[1] = -mine[1];
+	MPI_Allreduce(mine, least, 2, ADIO_OFFSET, MPI_MIN, fd->comm);
+	return least[0] >= ADIOI_RPFS_CB_PIECE || -least[1] <= 1;
 }
 
 /* Each rank's access on its own, as ROMIO's generic code does for accesses
