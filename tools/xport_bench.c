@@ -5,11 +5,13 @@
  * (inline, fast, bulk) and left to the automatic choice, next to plain
  * fi_write, fi_read and fi_send/fi_recv of the same sizes between two
  * processes on the same provider (raw_ofi.c). Bandwidth keeps WINDOW
- * operations in flight; latency is the median of one operation at a time.
- * Then the registration cache's hit and miss costs and the CPU time of the
- * idle server, and a summary that checks the design's targets: auto within
- * 80% of raw RMA for large transfers, auto never well below the best forced
- * path, 4 KiB latency within twice a raw round trip, an idle server asleep.
+ * operations in flight; latency is the median of one operation at a time;
+ * each row also gives this (client) process's CPU seconds per GiB over its
+ * bandwidth runs. Then the registration cache's hit and miss costs and the
+ * CPU time of the idle server, and a summary that checks the design's
+ * targets: auto within 80% of raw RMA for large transfers, auto never well
+ * below the best forced path, the client's CPU per GiB at most 1.2x raw's,
+ * 4 KiB latency within twice a raw round trip, an idle server asleep.
  *
  * The figures are ratios within one run on a shared machine, so the
  * bandwidth runs of the raw and rpfs rows of one size take turns, each row's
@@ -49,6 +51,7 @@
 #define MOVE_LAT     ((size_t)16 << 20)
 #define IDLE_SECONDS 2
 #define IDLE_CPU_MAX 2.0 /* percent of one core that still counts as asleep */
+#define CPU_TARGET   1.2 /* client CPU per GiB: auto at most this many times raw's */
 #define LARGE_SIZE   ((size_t)1 << 20)
 #define RAW_TARGET   80.0 /* auto as % of raw RMA at LARGE_SIZE and up */
 #define PATH_SLACK   10.0 /* auto may trail the best forced path by this % */
@@ -66,7 +69,8 @@ struct row {
 	size_t size;
 	double mbps;
 	double usec;
-	int via; /* auto rows: the path the transport chose, -1 if it varied */
+	int via;	/* auto rows: the path the transport chose, -1 if it varied */
+	double cpu_gib; /* this (client) process's CPU seconds per GiB moved */
 };
 
 struct slot {
@@ -181,7 +185,7 @@ static const char *const usage_lines[] = {
 	"sizes on the same provider, between two processes; then the",
 	"registration cache's hit and miss costs and the idle server's CPU time.",
 	"",
-	"  --csv            print only CSV: op,path,size,MBps,usec",
+	"  --csv            print only CSV: op,path,size,MBps,usec,cpu_s_per_GiB",
 	"  --quick          an eighth of the iterations",
 	"  --pipeline       the server moves bulk data through its pipeline (pool",
 	"                   buffers + a storage copy) instead of straight into",
@@ -460,7 +464,7 @@ static double median(double *v, int n)
 }
 
 static void add_row(struct bench *b, int op, int path, size_t size, double mbps,
-		    double usec, int via)
+		    double usec, int via, double cpu_gib)
 {
 	if (b->nrows == b->maxrows) {
 		b->maxrows = b->maxrows ? b->maxrows * 2 : 128;
@@ -468,7 +472,7 @@ static void add_row(struct bench *b, int op, int path, size_t size, double mbps,
 		if (!b->rows)
 			die("out of memory");
 	}
-	b->rows[b->nrows++] = (struct row){op, path, size, mbps, usec, via};
+	b->rows[b->nrows++] = (struct row){op, path, size, mbps, usec, via, cpu_gib};
 }
 
 /* Seeds differ by row, so bytes left over from another row never pass. */
@@ -762,13 +766,46 @@ static double raw_lat(struct bench *b, int op, size_t size)
 	return usec;
 }
 
+/* CPU time of a process, all threads, in seconds. */
+static double proc_cpu(pid_t pid)
+{
+	unsigned long utime, stime;
+	char path[64], buf[1024], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		die("%s: %s (did the server die?)", path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The command name may hold spaces: fields count from its ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &utime, &stime) != 2)
+		die("%s: unexpected format", path);
+	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU time of this process, all threads, in seconds (ns resolution; the
+ * ticks of /proc/PID/stat are too coarse for one size's runs). */
+static double self_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* The bandwidth runs of all rows of one op and size take turns, so a burst
  * of load from elsewhere lands on raw and rpfs rows alike and the median of
  * each row drops it. */
 static void measure_size(struct bench *b, int op, size_t size)
 {
 	int paths[5], via[5], n = 0, i, r;
-	double v[5][BW_REPS];
+	double v[5][BW_REPS], cpu[5] = {0}, moved[5] = {0};
 
 	paths[n++] = PATH_RAW;
 	if (op != OP_SEND) {
@@ -789,17 +826,28 @@ static void measure_size(struct bench *b, int op, size_t size)
 			raw_check(b, raw_verify(b->raw, raw_op_of(op), size, (unsigned)k),
 				  "check", op, size);
 	}
+	/* CPU of this process (the client side, all its threads) over the
+	 * runs that are not checked, against the bytes they moved. */
 	for (r = 0; r < BW_REPS; r++)
-		for (i = 0; i < n; i++)
-			v[i][r] = paths[i] == PATH_RAW ? raw_bw(b, op, size)
-						       : x_bw(b, op, paths[i], size,
-							      r == BW_REPS - 1, &via[i]);
+		for (i = 0; i < n; i++) {
+			int check = r == BW_REPS - 1;
+			double c0 = check ? 0 : self_cpu();
+
+			v[i][r] = paths[i] == PATH_RAW
+					  ? raw_bw(b, op, size)
+					  : x_bw(b, op, paths[i], size, check, &via[i]);
+			if (!check) {
+				cpu[i] += self_cpu() - c0;
+				moved[i] += (double)size * bw_iters(b, size);
+			}
+		}
 	for (i = 0; i < n; i++) {
 		double usec = paths[i] == PATH_RAW
 				      ? raw_lat(b, op, size)
 				      : x_lat(b, op, paths[i], size, &via[i]);
 
-		add_row(b, op, paths[i], size, median(v[i], BW_REPS), usec, via[i]);
+		add_row(b, op, paths[i], size, median(v[i], BW_REPS), usec, via[i],
+			moved[i] > 0 ? cpu[i] / (moved[i] / (1024.0 * 1024 * 1024)) : -1);
 	}
 }
 
@@ -863,29 +911,6 @@ static void measure_cache(struct bench *b, struct cache_cost *c, size_t len, int
 
 /* ---- idle server ------------------------------------------------------- */
 
-/* CPU time of a process, all threads, in seconds. */
-static double proc_cpu(pid_t pid)
-{
-	unsigned long utime, stime;
-	char path[64], buf[1024], *p;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		die("%s: %s (did the server die?)", path, strerror(errno));
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* The command name may hold spaces: fields count from its ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &utime, &stime) != 2)
-		die("%s: unexpected format", path);
-	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static void measure_idle(struct bench *b)
 {
 	struct timespec ts = {.tv_sec = IDLE_SECONDS};
@@ -929,13 +954,13 @@ static int cmp_rows(const void *x, const void *y)
 
 static void print_csv(const struct bench *b)
 {
-	printf("op,path,size,MBps,usec\n");
+	printf("op,path,size,MBps,usec,cpu_s_per_GiB\n");
 	for (int i = 0; i < b->nrows; i++) {
 		const struct row *r = &b->rows[i];
 
 		if (r->op != OP_SEND)
-			printf("%s,%s,%zu,%.1f,%.2f\n", op_names[r->op],
-			       path_name(r->path), r->size, r->mbps, r->usec);
+			printf("%s,%s,%zu,%.1f,%.2f,%.3f\n", op_names[r->op],
+			       path_name(r->path), r->size, r->mbps, r->usec, r->cpu_gib);
 	}
 }
 
@@ -945,8 +970,8 @@ static void print_row(const struct bench *b, const struct row *r)
 	const struct row *raw = find_row(b, r->op, PATH_RAW, r->size);
 	char sz[32];
 
-	printf("%-6s %-7s %9s %10.1f %10.2f", op_names[r->op], path_name(r->path),
-	       fmt_size(r->size, sz, sizeof(sz)), r->mbps, r->usec);
+	printf("%-6s %-7s %9s %10.1f %10.2f %9.3f", op_names[r->op], path_name(r->path),
+	       fmt_size(r->size, sz, sizeof(sz)), r->mbps, r->usec, r->cpu_gib);
 	if (r->path == XP_PATH_AUTO && raw && raw->mbps > 0)
 		printf("  %11.0f%%  via %s", 100 * r->mbps / raw->mbps,
 		       r->via < 0 ? "mixed" : xp_path_name(r->via));
@@ -969,9 +994,10 @@ static void print_table(const struct bench *b)
 		       ? "bulk through the pipeline (pool buffers, then a copy to memory)"
 		       : "bulk RDMA straight into/out of its registered memory, like raw");
 	printf("  MB/s: 1e6 bytes/s, %d in flight, median of %d runs\n", WINDOW, BW_REPS);
-	printf("  usec: median of one at a time; raw RMA to its completion, raw send/recv half a round trip\n\n");
-	printf("%-6s %-7s %9s %10s %10s  %s\n", "op", "path", "size", "MB/s", "usec",
-	       "% of raw RMA");
+	printf("  usec: median of one at a time; raw RMA to its completion, raw send/recv half a round trip\n");
+	printf("  cpu s/GiB: this (client) process's CPU, all threads, over the bandwidth runs\n\n");
+	printf("%-6s %-7s %9s %10s %10s %9s  %s\n", "op", "path", "size", "MB/s", "usec",
+	       "cpu s/GiB", "% of raw RMA");
 	for (int i = 0; i < b->nrows; i++) {
 		if (i && b->rows[i].op != b->rows[i - 1].op)
 			printf("\n");
@@ -1013,8 +1039,8 @@ static void print_summary(const struct bench *b)
 	printf("summary:\n");
 	for (int op = OP_WRITE; op <= OP_READ; op++) {
 		const char *raw_name = op == OP_WRITE ? "fi_write" : "fi_read";
-		double worst = 1e9, worst_gap = 0;
-		size_t worst_size = 0, gap_size = 0;
+		double worst = 1e9, worst_gap = 0, cpu_worst = 0;
+		size_t worst_size = 0, gap_size = 0, cpu_size = 0;
 		int gap_path = 0, n = 0;
 
 		for (int i = 0; i < b->nsizes; i++) {
@@ -1033,6 +1059,11 @@ static void print_summary(const struct bench *b)
 					worst = pct;
 					worst_size = s;
 				}
+			}
+			if (s >= LARGE_SIZE && raw->cpu_gib > 0 && a->cpu_gib >= 0 &&
+			    a->cpu_gib / raw->cpu_gib > cpu_worst) {
+				cpu_worst = a->cpu_gib / raw->cpu_gib;
+				cpu_size = s;
 			}
 			for (int path = XP_PATH_INLINE; path <= XP_PATH_BULK; path++) {
 				const struct row *f = find_row(b, op, path, s);
@@ -1058,6 +1089,16 @@ static void print_summary(const struct bench *b)
 		else
 			printf("  %-5s auto vs raw %s at >= 1 MiB: not measured (sizes below 1 MiB) %s\n",
 			       op_names[op], raw_name, verdict(0));
+		if (cpu_size) {
+			const struct row *a = find_row(b, op, XP_PATH_AUTO, cpu_size);
+			const struct row *raw = find_row(b, op, PATH_RAW, cpu_size);
+
+			printf("  %-5s client CPU per GiB, auto vs raw %s at >= 1 MiB: worst %.2fx at %s (%.3f vs %.3f s/GiB; target <= %.1fx) %s\n",
+			       op_names[op], raw_name, cpu_worst,
+			       fmt_size(cpu_size, sz, sizeof(sz)), a->cpu_gib,
+			       raw->cpu_gib, CPU_TARGET,
+			       verdict(cpu_worst <= CPU_TARGET));
+		}
 		if (gap_size)
 			printf("  %-5s auto below the best forced path by > %.0f%%: worst at %s, %.0f%% below %s (target: none) %s\n",
 			       op_names[op], PATH_SLACK,
