@@ -44,13 +44,11 @@ MPIEXEC=$MPICH_PREFIX/bin/mpiexec
 
 # shellcheck source=test/cluster/netns.sh
 . "$HERE/netns.sh"
+# shellcheck source=test/support/suite.sh
+. "$REPO/test/support/suite.sh"
 
 why=$(ns_unavailable)
-if [ -n "$why" ]; then
-	echo "skipped: $why"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+[ -z "$why" ] || suite_skip "$why"
 
 WORK=$(mktemp -d /tmp/rpfs-netns.XXXXXX)
 cleanup() {
@@ -60,19 +58,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
-fail() {
-	failed=$((failed + 1))
-	printf 'FAIL  %s\n' "$1"
-	[ -n "${2:-}" ] && [ -f "$2" ] && tail -20 "$2" | sed 's/^/    /'
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
 # in the client namespace, with the cluster's config
 client() { ip netns exec "$NS_C" env RPFS_CONFIG="$CONF" "$@"; }
 mpirun_c() { # NP PROGRAM ARGS...: mpiexec in the client namespace, in $WORK/run

@@ -31,41 +31,15 @@ set -u
 MPICH_PREFIX=${1:-${MPICH_PREFIX:-}}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
-[ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
-[ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
-    { echo "rpfs CLI not found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
+# shellcheck source=test/support/suite.sh
+. "$TOP/test/support/suite.sh"
+suite_find_cli
 RPFS_LIB=$(cd "$(dirname "$RPFS_CLI")/../lib" 2>/dev/null && pwd || true)
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
-fail() {
-    failed=$((failed + 1))
-    printf 'FAIL  %s\n' "$1"
-    [ -n "${2:-}" ] && [ -f "$2" ] && tail -20 "$2" | sed 's/^/    /'
-}
-# check NAME COMMAND...: PASS when the command succeeds
-check() {
-    name=$1
-    shift
-    if "$@" >"$WORK/check.log" 2>&1; then pass "$name"; else fail "$name" "$WORK/check.log"; fi
-}
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
-skip() {
-    echo "skipped: $1"
-    echo "0 passed, 0 failed"
-    exit 0
-}
-
-[ -e /dev/fuse ] || skip "no /dev/fuse in this machine (modprobe fuse, or a container without it)"
-command -v fusermount3 >/dev/null 2>&1 || skip "no fusermount3 (apt-get install fuse3)"
+[ -e /dev/fuse ] || suite_skip "no /dev/fuse in this machine (modprobe fuse, or a container without it)"
+command -v fusermount3 >/dev/null 2>&1 || suite_skip "no fusermount3 (apt-get install fuse3)"
 [ -x "$(dirname "$RPFS_CLI")/rpfs-fuse" ] ||
-    skip "no rpfs-fuse beside $RPFS_CLI (configure found no libfuse3-dev)"
+    suite_skip "no rpfs-fuse beside $RPFS_CLI (configure found no libfuse3-dev)"
 
 WORK=$(mktemp -d /tmp/rpfs-fuse-test.XXXXXX)
 CLUSTER="$WORK/cluster"
@@ -94,7 +68,7 @@ cleanup() {
             fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
         fi
     fi
-    "$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
+    suite_cluster_down
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -102,10 +76,7 @@ trap 'exit 1' INT TERM
 # A broken mount must fail a check, not hang the test.
 t() { timeout -k 5 120 "$@"; }
 
-out=$("$RPFS_CLI" up -n 4 --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) ||
-    { echo "rpfs up failed: $out" >&2; exit 2; }
-eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
-export RPFS_CONFIG
+suite_cluster_up 4
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 
 ROOT=0
@@ -118,7 +89,7 @@ if ! RPFS_TIMEOUT_MS=5000 t "$RPFS_CLI" mount "$MNT" $OPTS --log "$LOG" >"$WORK/
     case "$(cat "$WORK/mount.log")" in
     *"can't reach the cluster"*) fail "rpfs mount $MNT" "$WORK/mount.log"; finish ;;
     esac
-    skip "mounting was refused: $(tr '\n' ' ' <"$WORK/mount.log")"
+    suite_skip "mounting was refused: $(tr '\n' ' ' <"$WORK/mount.log")"
 fi
 FUSE_PID=$(fuse_pid)
 if mounted && [ -n "$FUSE_PID" ]; then

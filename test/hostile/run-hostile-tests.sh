@@ -60,8 +60,6 @@ CRASH=$HOSTILE_BIN/tcp_tagged_crash
 # header, the one write of the original report is 72 bytes.
 OLD_CM=525046530100000000000000000000000000000000000000
 
-passed=0
-failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rpfs-hostile.XXXXXX") || exit 1
 clusters=()
 
@@ -73,20 +71,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-pass() {
-	passed=$((passed + 1))
-	echo "PASS  $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL  $1"
-	[ -n "${2:-}" ] && [ -f "$2" ] && tail -15 "$2" | sed 's/^/    /'
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
+# shellcheck source=test/support/suite.sh
+. "$REPO/test/support/suite.sh"
 
 for p in "$RPFS" "$JUNK" "$CRASH"; do
 	if [ -z "$p" ] || [ ! -x "$p" ]; then

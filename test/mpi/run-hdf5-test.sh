@@ -40,10 +40,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
 NP=${NP:-4}
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
-RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
-[ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
-[ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
-    { echo "rpfs CLI not found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
+# shellcheck source=test/support/suite.sh
+. "$HERE/../support/suite.sh"
+suite_find_cli
 RPFS_LIB=$(cd "$(dirname "$RPFS_CLI")/../lib" 2>/dev/null && pwd || true)
 [ -e "$MPICH_PREFIX/lib/libmpich.so.12" ] ||
     { echo "no $MPICH_PREFIX/lib/libmpich.so.12: not a rebuilt MPICH prefix" >&2; exit 2; }
@@ -51,24 +50,11 @@ RPFS_LIB=$(cd "$(dirname "$RPFS_CLI")/../lib" 2>/dev/null && pwd || true)
 WORK=$(mktemp -d /tmp/rpfs-hdf5-test.XXXXXX)
 CLUSTER="$WORK/cluster"
 cleanup() {
-    "$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
+    suite_cluster_down
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
-fail() {
-    failed=$((failed + 1))
-    printf 'FAIL  %s\n' "$1"
-    [ -n "${2:-}" ] && [ -f "$2" ] && tail -20 "$2" | sed 's/^/    /'
-}
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
 
 run_root() {
     if [ "$(id -u)" = 0 ]; then "$@"
@@ -141,8 +127,7 @@ else
 fi
 
 # ---- 4. the run on rpfs ----------------------------------------------------
-out=$("$RPFS_CLI" up -n 4 --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
-eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
+suite_cluster_up 4
 export RPFS_CONFIG
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 "$RPFS_CLI" mkdir /h5 >/dev/null 2>&1 || true

@@ -29,35 +29,20 @@ MPICC="$MPICH_PREFIX/bin/mpicc"
 MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 NPS=${NPS:-1 2 4} # process counts of the tests that run at several
-RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
-[ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
-[ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
-    { echo "rpfs CLI not found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
+# shellcheck source=test/support/suite.sh
+. "$REPO/test/support/suite.sh"
+suite_find_cli
 # shellcheck source=test/mpi/on-rpfs.sh
 . "$HERE/on-rpfs.sh"
 
 WORK=$(mktemp -d /tmp/rpfs-mpi-tests.XXXXXX)
 CLUSTER="$WORK/cluster"
 cleanup() {
-    "$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
+    suite_cluster_down
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
-fail() {
-    failed=$((failed + 1))
-    printf 'FAIL  %s\n' "$1"
-    [ -n "${2:-}" ] && [ -f "$2" ] && head -15 "$2" | sed 's/^/    /'
-}
-
-up() {
-    out=$("$RPFS_CLI" up -n 3 --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) || { echo "rpfs up failed: $out" >&2; exit 2; }
-    eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
-    export RPFS_CONFIG
-}
 
 # run NAME NP KEPT DELETED PROGRAM ARGS...: passes on exit 0, " No Errors"
 # and the proof that it ran on rpfs (KEPT and DELETED: rpfs paths).
@@ -104,7 +89,7 @@ else
         >"$WORK/tile.build.log" 2>&1 || fail "build tile_io" "$WORK/tile.build.log"
 fi
 
-up
+suite_cluster_up 3
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 "$RPFS_CLI" mkdir /t >/dev/null 2>&1 || true
 

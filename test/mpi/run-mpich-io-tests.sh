@@ -41,10 +41,9 @@ MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
 TEST_TIMEOUT=${TEST_TIMEOUT:-180}
 MPICH_SRC=${MPICH_SRC:-${RPFS_CACHE:-/var/cache/rpfs}/src/mpich-4.0.2}
 TESTS_SRC="$MPICH_SRC/test/mpi"
-RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
-[ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
-[ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
-    { echo "rpfs CLI not found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
+# shellcheck source=test/support/suite.sh
+. "$(dirname "$0")/../support/suite.sh"
+suite_find_cli
 [ -f "$TESTS_SRC/io/testlist.in" ] ||
     { echo "no $TESTS_SRC/io/testlist.in (set MPICH_SRC; scripts/build-mpich.sh extracts it)" >&2; exit 2; }
 
@@ -58,20 +57,12 @@ EXPECTED_FAIL="simple_collective|^ Found 1 errors\$|it removes its file with POS
 WORK=$(mktemp -d /tmp/rpfs-mpich-io.XXXXXX)
 CLUSTER="$WORK/cluster"
 cleanup() {
-    "$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
+    suite_cluster_down
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
-passed=0
-failed=0
-xfailed=0
-pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
-fail() {
-    failed=$((failed + 1))
-    printf 'FAIL  %s\n' "$1"
-    [ -n "${2:-}" ] && [ -f "$2" ] && head -20 "$2" | sed 's/^/    /'
-}
+XFAIL_WHERE="EXPECTED_FAIL in $0"
 expected() { # NAME FIELD: field 2 (pattern) or 3 (why) of NAME's line
     printf '%s\n' "$EXPECTED_FAIL" | awk -F'|' -v n="$1" -v f="$2" '$1 == n { print $f }'
 }
@@ -201,10 +192,7 @@ else
     build
 fi
 
-out=$("$RPFS_CLI" up -n 3 --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) ||
-    { echo "rpfs up failed: $out" >&2; echo "0 passed, 1 failed"; exit 1; }
-eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
-export RPFS_CONFIG
+suite_cluster_up 3
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 
 if [ -n "$EXPECTED_FAIL" ]; then
@@ -228,6 +216,4 @@ sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TESTS_SRC/io/testlist.in" |
     done
 read -r passed failed xfailed <"$WORK/counts" 2>/dev/null || { passed=0 failed=1 xfailed=0; }
 
-[ "$xfailed" -gt 0 ] && echo "$xfailed expected failures (see EXPECTED_FAIL in $0)"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_summary

@@ -56,10 +56,9 @@ if [ -n "${OMPI_COMPONENT_DIR:-}" ]; then
     export OMPI_MCA_mca_base_component_path
 fi
 
-RPFS_CLI=${RPFS_BIN:+$RPFS_BIN/rpfs}
-[ -n "$RPFS_CLI" ] || RPFS_CLI=$(command -v rpfs 2>/dev/null || true)
-[ -n "$RPFS_CLI" ] && [ -x "$RPFS_CLI" ] ||
-    { echo "rpfs CLI not found (set RPFS_BIN to the directory holding it)" >&2; exit 2; }
+# shellcheck source=test/support/suite.sh
+. "$REPO/test/support/suite.sh"
+suite_find_cli
 command -v $MPICC >/dev/null && command -v mpirun.openmpi >/dev/null ||
     { echo "no mpicc.openmpi/mpirun.openmpi: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 2; }
 # shellcheck source=test/mpi/on-rpfs.sh
@@ -69,27 +68,12 @@ WORK=$(mktemp -d /tmp/rpfs-ompi-tests.XXXXXX)
 CLUSTER="$WORK/cluster"
 BIN="$WORK/bin"
 cleanup() {
-    "$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
+    suite_cluster_down
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
-passed=0
-failed=0
-xfailed=0
-pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
-fail() {
-    failed=$((failed + 1))
-    printf 'FAIL  %s\n' "$1"
-    [ -n "${2:-}" ] && [ -f "$2" ] && grep -v "^ No Errors" "$2" | head -15 | sed 's/^/    /'
-}
-xfail() { xfailed=$((xfailed + 1)); printf 'XFAIL %s\n' "$1"; }
-finish() {
-    [ "$xfailed" -gt 0 ] && echo "$xfailed expected failures (Open MPI's reasons, checked: see xfail_* in $0)"
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
+XFAIL_WHERE="xfail_* in $0: Open MPI's reasons, checked"
 
 # ---- the components ---------------------------------------------------------
 listed=$(ompi_info --parsable 2>/dev/null | sed -n 's/^mca:\(fs\|fbtl\|sharedfp\):rpfs:version:"mca:.*/\1/p' | sort -u | tr '\n' ' ')
@@ -119,10 +103,7 @@ for t in ompi_layout ompi_shared_fp ompi_nonblocking ompi_delete_on_close; do
 done
 
 # ---- servers ----------------------------------------------------------------
-out=$("$RPFS_CLI" up -n 3 --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) ||
-    { echo "rpfs up failed: $out" >&2; exit 2; }
-eval "$(printf '%s\n' "$out" | grep '^export RPFS_CONFIG=')"
-export RPFS_CONFIG
+suite_cluster_up 3
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 for d in /t /o /romio /h5; do "$RPFS_CLI" mkdir $d >/dev/null 2>&1 || true; done
 
