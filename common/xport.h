@@ -61,8 +61,9 @@ const char *xp_fabric_provider(const struct xp_fabric *fab);
 const char *xp_libfabric_desc(char *buf, size_t len);
 
 /* Drive completions and connection events for up to timeout_ms (0: poll
- * once, no wait), as rpfsd's progress thread does: poll, for spin_us after
- * the last event unless bulk data moves, then sleep in the wait fds.
+ * once, no wait), as rpfsd's progress thread does: poll, within a budget
+ * (at most spin_us) learnt from the gaps between events, unless bulk data
+ * moves, then sleep in the wait fds.
  * Returns the number of events handled or a negative errno. */
 int xp_progress(struct xp_fabric *fab, int timeout_ms);
 

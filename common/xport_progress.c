@@ -13,13 +13,14 @@
  * Waiting: a round that found nothing blocks in epoll on the provider's
  * wait fds (after fi_trywait says it is safe) and on an eventfd that
  * xp_fabric_post writes; an idle side uses no CPU. A caller waiting for
- * its own call, and rpfsd's progress thread, poll first for up to spin_us
- * after the last event (the next message usually comes within a round
- * trip: 4 KiB calls took 36-42 us with the server polling, 92-107 us
- * without; spin_round adapts the budget), but never while bulk data
- * moves: on tcp that polling was most of a
- * server's CPU (0.5-0.9 s per GiB written against 0.3) and cost bandwidth
- * on a node whose cores the servers share. The client's progress thread
+ * its own call, and rpfsd's progress thread, poll first, for a budget of
+ * at most spin_us after the last event that spin_learn sets from the gaps
+ * between events (the next message usually comes within a round trip:
+ * librpfs's 4 KiB pwrite/pread took 36-52 us with both sides polling,
+ * 75-124 us where the budget had fallen to zero, which it once could not
+ * grow back from), but never while bulk data moves: on tcp that polling
+ * was most of a server's CPU (0.5-0.9 s per GiB written against 0.3) and
+ * cost bandwidth on a node whose cores the servers share. The client's progress thread
  * never polls: it shares the cores with the program it runs beside. On tcp
  * an RMA moves only while its target polls (FACTS.md), and the provider's
  * wait fd does not always wake a sleeper when it could move more, so while
@@ -289,36 +290,43 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 	fab->waiter = false;
 }
 
-/* Poll for the current budget after the last event; the budget adapts as
- * adaptive mutexes do: doubled (up to spin_us) when polling caught the
- * next event, halved when it ran out and the thread slept anyway. A
- * request-reply stream keeps it; a server whose events come milliseconds
- * apart (a pipeline waiting on its storage copies) stops polling within a
- * few rounds. */
-static int spin_round(struct xp_fabric *fab)
+/* The polling budget learns from the gaps between events, whether the
+ * thread polled or slept through them: a gap polling for spin_us would
+ * have caught sets it to twice that gap (so it also grows back from zero
+ * once the traffic turns into a request-reply stream again), a longer one
+ * halves it. A request-reply stream keeps it; a server whose events come
+ * milliseconds apart (a pipeline waiting on its storage copies) stops
+ * polling within a few rounds. */
+static void spin_learn(struct xp_fabric *fab, int64_t now)
 {
 	int64_t max_ns = (int64_t)fab->params.spin_us * 1000;
-	int64_t end = fab->last_event_ns + fab->spin_ns;
+	int64_t gap = now - fab->last_event_ns;
+
+	if (gap > max_ns)
+		fab->spin_ns /= 2;
+	else if (fab->spin_ns < 2 * gap + 1000)
+		fab->spin_ns = 2 * gap + 1000 < max_ns ? 2 * gap + 1000 : max_ns;
+}
+
+/* Still within the budget since the last event? */
+static bool spin_left(const struct xp_fabric *fab)
+{
+	return xp_now_ns() < fab->last_event_ns + fab->spin_ns;
+}
+
+/* Poll until an event or the end of the budget. Yield between polls: on a
+ * machine with few cores a spinning thread must not hold a core the peer
+ * needs to make the very progress it waits for. */
+static int spin_round(struct xp_fabric *fab)
+{
 	int n = 0;
 
-	if (fab->spin_ns > max_ns)
-		fab->spin_ns = max_ns;
-	if (xp_now_ns() >= end)
-		return 0;
-	/* Yield between polls: on a machine with few cores a spinning thread
-	 * must not hold a core the peer needs to make the very progress it
-	 * waits for. */
-	while (!n && xp_now_ns() < end) {
+	while (!n && spin_left(fab)) {
 		pthread_mutex_unlock(&fab->lock);
 		sched_yield();
 		pthread_mutex_lock(&fab->lock);
 		n = poll_all(fab);
 	}
-	if (n)
-		fab->spin_ns = fab->spin_ns * 2 + 1000 < max_ns ? fab->spin_ns * 2 + 1000
-								: max_ns;
-	else
-		fab->spin_ns /= 2;
 	return n;
 }
 
@@ -341,8 +349,12 @@ static int engine_round(struct xp_fabric *fab, int timeout_ms, bool spin)
 			n = poll_all(fab);
 		}
 	}
-	if (n)
-		fab->last_event_ns = xp_now_ns();
+	if (n) {
+		int64_t now = xp_now_ns();
+
+		spin_learn(fab, now);
+		fab->last_event_ns = now;
+	}
 	if (fab->need_reap)
 		xp_reap_conns(fab);
 	if (n)
@@ -468,8 +480,6 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 {
 	int64_t end =
 		timeout_ms < 0 ? INT64_MAX : xp_now_ns() + (int64_t)timeout_ms * 1000000;
-	int spins = 0;
-
 	xp_lock(fab);
 	while (!ready(arg)) {
 		int64_t left = end - xp_now_ns();
@@ -479,10 +489,17 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 			xp_engine_run_deferred(fab);
 			return -ETIMEDOUT;
 		}
-		/* Poll first: short operations finish in microseconds. Then
-		 * block, one thread in the wait fds, the others on the cond. */
-		if (xp_engine_round(fab, 0) || ++spins < 16) {
+		/* Poll first, within the budget (a reply usually comes within
+		 * a round trip), yielding between polls as spin_round does;
+		 * then block, one thread in the wait fds, the others on the
+		 * cond. The budget is 0 while bulk data moves, as in
+		 * engine_round. */
+		if (xp_engine_round(fab, 0)) {
 			;
+		} else if (!(fab->sw_rma && fab->rma_busy) && spin_left(fab)) {
+			pthread_mutex_unlock(&fab->lock);
+			sched_yield();
+			pthread_mutex_lock(&fab->lock);
 		} else if (!fab->waiter && !fab->has_thread) {
 			xp_engine_round(
 				fab, left > 100000000 ? 100 : (int)(left / 1000000) + 1);
