@@ -11,6 +11,9 @@
  * transfers of SIZE bytes and reads them back. A figure is the bytes of all
  * processes over the slowest process's time, the median of --reps runs;
  * MB/s = 1e6 bytes/s like rpfs-xport-bench. Open and close are not timed.
+ * --passes N writes (then reads) the same data N times in each run and
+ * takes their mean, so that a profiler's window (bench/profile) holds
+ * mostly I/O rather than filling and checking buffers.
  *
  * Latency (--lat N): N single 4 KiB writes then N reads at once on every
  * process (shared file, contiguous, independent), each timed alone; the
@@ -61,6 +64,7 @@ struct opts {
 	size_t bytes; /* per process and size: COUNT = bytes / size */
 	int min_count, max_count;
 	int reps;
+	int passes; /* timed passes a run and direction */
 	int lat;
 	int cpu;
 	int expect_servers; /* check the file's striping_factor (0: don't) */
@@ -180,7 +184,7 @@ static int parse_set(const char *arg, const char *const names[2], int set[2])
 static const char usage_text[] =
 	"usage: mpiio_bw --file PREFIX:PATH [--system NAME] [--exp NAME] [--tag TEXT]\n"
 	"  [--sizes 4K,64K,1M] [--bytes 32M] [--min-count 2] [--max-count 256]\n"
-	"  [--reps 3] [--layouts shared,fpp] [--patterns contig,strided]\n"
+	"  [--reps 3] [--passes 1] [--layouts shared,fpp] [--patterns contig,strided]\n"
 	"  [--modes indep,coll] [--lat N] [--cpu] [--hint KEY=VALUE]...\n"
 	"  [--expect-servers N]  (fail unless each file is striped over N servers)\n"
 	"  --sizes none: no bandwidth runs (latency and open only)\n";
@@ -222,6 +226,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"min-count", required_argument, NULL, 'm'},
 		{"max-count", required_argument, NULL, 'M'},
 		{"reps", required_argument, NULL, 'r'},
+		{"passes", required_argument, NULL, 'p'},
 		{"layouts", required_argument, NULL, 'L'},
 		{"patterns", required_argument, NULL, 'P'},
 		{"modes", required_argument, NULL, 'O'},
@@ -242,6 +247,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	o->min_count = 2;
 	o->max_count = 256;
 	o->reps = 3;
+	o->passes = 1;
 	o->layouts[SHARED] = o->layouts[FPP] = 1;
 	o->patterns[CONTIG] = o->patterns[STRIDED] = 1;
 	o->modes[INDEP] = o->modes[COLL] = 1;
@@ -274,6 +280,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case 'r':
 			o->reps = atoi(optarg);
+			break;
+		case 'p':
+			o->passes = atoi(optarg);
 			break;
 		case 'l':
 			o->lat = atoi(optarg);
@@ -309,9 +318,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	}
 	if (!o->file || optind < argc)
 		usage_exit("--file is required, and nothing else");
-	if (o->reps < 1 || o->min_count < 1 || o->max_count < o->min_count ||
+	if (o->reps < 1 || o->passes < 1 || o->min_count < 1 || o->max_count < o->min_count ||
 	    o->lat < 0 || !o->bytes)
-		usage_exit("bad --reps, --bytes, --min-count, --max-count or --lat");
+		usage_exit("bad --reps, --passes, --bytes, --min-count, --max-count or --lat");
 }
 
 /* ---- one run ----------------------------------------------------------- */
@@ -485,9 +494,12 @@ static void bw_run(struct run *r)
 		uint64_t gen = ++generation * 0x9e3779b97f4a7c15ULL;
 
 		fill(r->wbuf, bytes, gen);
-		t[WRITE][k] = timed_pass(r, WRITE, &cpu[WRITE]);
+		t[WRITE][k] = t[READ][k] = 0;
+		for (int p = 0; p < o->passes; p++)
+			t[WRITE][k] += timed_pass(r, WRITE, &cpu[WRITE]) / o->passes;
 		memset(r->rbuf, 0, bytes);
-		t[READ][k] = timed_pass(r, READ, &cpu[READ]);
+		for (int p = 0; p < o->passes; p++)
+			t[READ][k] += timed_pass(r, READ, &cpu[READ]) / o->passes;
 		snprintf(what, sizeof(what), "read of %zu-byte transfers", r->size);
 		verify(r->rbuf, bytes, gen, what);
 	}
@@ -506,10 +518,10 @@ static void bw_run(struct run *r)
 		MPI_Reduce(&cpu[d], &all_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 		if (o->cpu)
 			emit(o, "cpu", d == WRITE ? "client_write" : "client_read", param,
-			     all_cpu / (total * reps / (1u << 30)), "s/GiB");
+			     all_cpu / (total * reps * o->passes / (1u << 30)), "s/GiB");
 		if (o->cpu)
 			emit(o, "cpu", d == WRITE ? "moved_write" : "moved_read", param,
-			     total * reps / (1u << 30), "GiB");
+			     total * reps * o->passes / (1u << 30), "GiB");
 	}
 }
 
