@@ -67,6 +67,7 @@ struct rpfs_request {
 	size_t bytecap;	 /* data per call */
 	bool live;	 /* on the client's list (started) */
 	struct list_node node;
+	struct xp_mem_hold *hold; /* the whole buffers, registered (bulk) */
 };
 
 static int oom(struct rpfs_request *io)
@@ -343,6 +344,8 @@ static void io_free(struct rpfs_request *io)
 		free(sl->iov);
 	}
 	free(io->sl);
+	/* after the calls, whose pieces held references of their own */
+	xp_mem_release(c->fab, io->hold);
 	free(io->ch);
 	free(io->calls);
 	free(io->reps);
@@ -468,6 +471,26 @@ static int io_launch(struct rpfs_request *io)
 	return 0;
 }
 
+/* A request too small for any bulk call needs no registration (inline and
+ * fast messages carry their data); a larger one registers its buffers
+ * whole (xp_mem_hold). */
+static int hold_buffers(struct rpfs_request *io, const struct iovec *mem, int nmem)
+{
+	struct rpfs_client *c = io->f->c;
+	size_t total = 0;
+	int ret;
+
+	for (int i = 0; i < nmem; i++)
+		total += mem[i].iov_len;
+	if (total <= c->cfg.xport.fast_max && c->cfg.xport.force_path != XP_PATH_BULK)
+		return 0;
+	ret = xp_mem_hold(c->fab, mem, nmem, &io->hold);
+	if (ret)
+		rpfsc_err_set("%s: can't register the buffer for bulk transfer: %s",
+			      io->f->path, strerror(-ret));
+	return ret;
+}
+
 int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int nmem,
 		   const struct rpfs_seg *file, int nfile, struct rpfs_request **out)
 {
@@ -500,6 +523,9 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 		io->sl[s].cur = NO_CHUNK;
 	}
 	ret = check_lists(io, mem, nmem, file, nfile);
+	if (ret)
+		goto fail;
+	ret = hold_buffers(io, mem, nmem);
 	if (ret)
 		goto fail;
 	ret = map_lists(io, mem, nmem, file, nfile);

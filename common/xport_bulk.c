@@ -19,6 +19,51 @@
 
 /* ---- client: registration and descriptors ---------------------------------- */
 
+struct xp_mem_hold {
+	int n;
+	struct rcache_region *r[];
+};
+
+/* The cache has its own lock: registering here, before any call starts,
+ * keeps it off the fabric lock the progress thread moves data under. */
+int xp_mem_hold(struct xp_fabric *fab, const struct iovec *mem, int n,
+		struct xp_mem_hold **out)
+{
+	struct xp_mem_hold *h;
+
+	*out = NULL;
+	if (!fab->rcache || n <= 0)
+		return 0;
+	h = malloc(sizeof(*h) + (size_t)n * sizeof(h->r[0]));
+	if (!h)
+		return -ENOMEM;
+	h->n = 0;
+	for (int i = 0; i < n; i++) {
+		int ret;
+
+		if (!mem[i].iov_len)
+			continue;
+		ret = rcache_get(fab->rcache, mem[i].iov_base, mem[i].iov_len,
+				 &h->r[h->n]);
+		if (ret) {
+			xp_mem_release(fab, h);
+			return ret;
+		}
+		h->n++;
+	}
+	*out = h;
+	return 0;
+}
+
+void xp_mem_release(struct xp_fabric *fab, struct xp_mem_hold *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < h->n; i++)
+		rcache_put(fab->rcache, h->r[i]);
+	free(h);
+}
+
 void xp_bulk_release(struct xp_call *call)
 {
 	struct xp_fabric *fab = call->priv.conn->fab;
