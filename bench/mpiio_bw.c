@@ -318,9 +318,10 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	}
 	if (!o->file || optind < argc)
 		usage_exit("--file is required, and nothing else");
-	if (o->reps < 1 || o->passes < 1 || o->min_count < 1 || o->max_count < o->min_count ||
-	    o->lat < 0 || !o->bytes)
-		usage_exit("bad --reps, --passes, --bytes, --min-count, --max-count or --lat");
+	if (o->reps < 1 || o->passes < 1 || o->min_count < 1 ||
+	    o->max_count < o->min_count || o->lat < 0 || !o->bytes)
+		usage_exit(
+			"bad --reps, --passes, --bytes, --min-count, --max-count or --lat");
 }
 
 /* ---- one run ----------------------------------------------------------- */
