@@ -171,9 +171,13 @@ void rpfsc_files_free_all(struct rpfs_client *c);
  * requests until finished. */
 struct rpfs_request;
 /* Build and start the calls of one list I/O; 0 with *out, or -errno (then
- * nothing is in flight). A zero-length access gives an io with no calls. */
+ * nothing is in flight). A zero-length access gives an io with no calls.
+ * async (the nonblocking API): the calls are handed to the progress thread
+ * to start, and a call that cannot start reports its error when the
+ * request is tested or waited for. */
 int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int nmem,
-		   const struct rpfs_seg *file, int nfile, struct rpfs_request **out);
+		   const struct rpfs_seg *file, int nfile, bool async,
+		   struct rpfs_request **out);
 /* 1 when every call is done, else 0 (drives progress, never blocks). */
 int rpfsc_io_test(struct rpfs_request *io);
 /* Wait for every call, free io, and return the bytes moved or the first

@@ -400,7 +400,10 @@ static ssize_t io_collect(struct rpfs_request *io)
 	return first ? first : (ssize_t)io->total;
 }
 
-static int io_launch(struct rpfs_request *io)
+/* async (a nonblocking request): hand the calls to the progress thread
+ * rather than start them here (xp_calls_post), so the post costs only its
+ * own CPU. */
+static int io_launch(struct rpfs_request *io, bool async)
 {
 	struct rpfs_client *c = io->f->c;
 	size_t body_total = 0, off = 0;
@@ -459,7 +462,19 @@ static int io_launch(struct rpfs_request *io)
 		}
 	}
 	/* All at once: every server starts before any data moves. */
-	ret = xp_calls_start(conns, callp, (int)io->nch, &started);
+	if (async) {
+		ret = xp_calls_post(conns, callp, (int)io->nch);
+		started = ret ? 0 : (int)io->nch;
+		if (ret) {
+			free(conns);
+			free(callp);
+			rpfsc_err_set("%s: can't post the request: %s", io->f->path,
+				      strerror(-ret));
+			return ret;
+		}
+	} else {
+		ret = xp_calls_start(conns, callp, (int)io->nch, &started);
+	}
 	io->nstarted = (size_t)started;
 	free(conns);
 	free(callp);
@@ -492,7 +507,8 @@ static int hold_buffers(struct rpfs_request *io, const struct iovec *mem, int nm
 }
 
 int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int nmem,
-		   const struct rpfs_seg *file, int nfile, struct rpfs_request **out)
+		   const struct rpfs_seg *file, int nfile, bool async,
+		   struct rpfs_request **out)
 {
 	const struct xp_params *p = &f->c->cfg.xport;
 	struct rpfs_request *io = calloc(1, sizeof(*io));
@@ -531,7 +547,7 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 	ret = map_lists(io, mem, nmem, file, nfile);
 	if (ret)
 		goto fail;
-	ret = io_launch(io);
+	ret = io_launch(io, async);
 	if (ret)
 		goto fail;
 	io_make_live(io);
@@ -606,7 +622,7 @@ static ssize_t io_sync(rpfs_file_t *f, bool write, const struct iovec *mem, int 
 		       const struct rpfs_seg *file, int nfile)
 {
 	struct rpfs_request *io;
-	int ret = rpfsc_io_start(f, write, mem, nmem, file, nfile, &io);
+	int ret = rpfsc_io_start(f, write, mem, nmem, file, nfile, false, &io);
 
 	return ret ? ret : rpfsc_io_finish(io);
 }

@@ -23,7 +23,7 @@ int rpfs_ipwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off,
 	struct iovec iov = {(void *)buf, len};
 	struct rpfs_seg seg = {off, len};
 
-	return rpfsc_io_start(f, true, &iov, 1, &seg, 1, req);
+	return rpfsc_io_start(f, true, &iov, 1, &seg, 1, true, req);
 }
 
 int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off, rpfs_request_t **req)
@@ -31,19 +31,19 @@ int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off, rpfs_reques
 	struct iovec iov = {buf, len};
 	struct rpfs_seg seg = {off, len};
 
-	return rpfsc_io_start(f, false, &iov, 1, &seg, 1, req);
+	return rpfsc_io_start(f, false, &iov, 1, &seg, 1, true, req);
 }
 
 int rpfs_iwritev(rpfs_file_t *f, const struct iovec *mem, int nmem,
 		 const struct rpfs_seg *file, int nfile, rpfs_request_t **req)
 {
-	return rpfsc_io_start(f, true, mem, nmem, file, nfile, req);
+	return rpfsc_io_start(f, true, mem, nmem, file, nfile, true, req);
 }
 
 int rpfs_ireadv(rpfs_file_t *f, const struct iovec *mem, int nmem,
 		const struct rpfs_seg *file, int nfile, rpfs_request_t **req)
 {
-	return rpfsc_io_start(f, false, mem, nmem, file, nfile, req);
+	return rpfsc_io_start(f, false, mem, nmem, file, nfile, true, req);
 }
 
 int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes)

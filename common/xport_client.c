@@ -235,18 +235,23 @@ static void dispatch_calls(struct xp_conn *c)
 	}
 }
 
-/* With the fabric lock held. */
-static int call_start_locked(struct xp_conn *c, struct xp_call *call)
+/* Before the call is visible to any other thread. */
+static void call_init(struct xp_conn *c, struct xp_call *call)
 {
-	struct xp_fabric *fab = c->fab;
-	size_t wr, rd;
-	int dir, path, ret = 0;
-
 	memset(&call->priv, 0, sizeof(call->priv));
 	call->priv.conn = c;
 	call->status = 0;
 	call->rep_len = 0;
 	call->rd_len = 0;
+}
+
+/* With the fabric lock held, after call_init. */
+static int call_launch_locked(struct xp_conn *c, struct xp_call *call)
+{
+	struct xp_fabric *fab = c->fab;
+	size_t wr, rd;
+	int dir, path, ret = 0;
+
 	wr = xp_iov_len(call->wr_iov, call->wr_cnt);
 	rd = xp_iov_len(call->rd_iov, call->rd_cnt);
 	if ((wr && rd) || call->req_len > 32768)
@@ -300,6 +305,12 @@ out:
 	return ret;
 }
 
+static int call_start_locked(struct xp_conn *c, struct xp_call *call)
+{
+	call_init(c, call);
+	return call_launch_locked(c, call);
+}
+
 int xp_call_start(struct xp_conn *c, struct xp_call *call)
 {
 	struct xp_fabric *fab = c->fab;
@@ -336,6 +347,84 @@ int xp_calls_start(struct xp_conn *const *conns, struct xp_call *const *calls, i
 			(*started)++;
 	}
 	pthread_mutex_unlock(&fab->lock);
+	return ret;
+}
+
+/* Calls handed to the engine by xp_calls_post. */
+struct posted_calls {
+	int n;
+	struct xp_conn **conns;
+	struct xp_call **calls;
+};
+
+/* A call that could not start ends with its error, as a call ends when its
+ * connection breaks (under the lock). */
+static void call_fail_unstarted(struct xp_fabric *fab, struct xp_call *call, int err)
+{
+	call->status = err;
+	if (call->cb && xp_defer_new(fab, XP_CB_CALL, call, NULL, 0))
+		log_err("no memory to run a call's callback");
+	__atomic_store_n(&call->priv.done, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&fab->cond);
+}
+
+/* Run by the engine's handed-over work (the progress thread, or a caller
+ * waiting for these calls), without the lock. */
+static void start_posted(void *arg)
+{
+	struct posted_calls *pc = arg;
+	struct xp_fabric *fab = pc->conns[0]->fab;
+
+	xp_lock(fab);
+	for (int i = 0; i < pc->n; i++) {
+		int ret = call_launch_locked(pc->conns[i], pc->calls[i]);
+
+		if (ret)
+			call_fail_unstarted(fab, pc->calls[i], ret);
+	}
+	pthread_mutex_unlock(&fab->lock);
+	free(pc);
+}
+
+int xp_calls_post(struct xp_conn *const *conns, struct xp_call *const *calls, int n)
+{
+	struct xp_fabric *fab;
+	struct posted_calls *pc;
+	int ret;
+
+	if (n <= 0)
+		return 0;
+	fab = conns[0]->fab;
+	for (int i = 1; i < n; i++)
+		if (conns[i]->fab != fab)
+			return -EINVAL;
+	/* Without a progress thread nobody would start them before the
+	 * owner waits: start them now. */
+	if (!__atomic_load_n(&fab->has_thread, __ATOMIC_ACQUIRE)) {
+		xp_lock(fab);
+		for (int i = 0; i < n; i++) {
+			call_init(conns[i], calls[i]);
+			ret = call_launch_locked(conns[i], calls[i]);
+			if (ret)
+				call_fail_unstarted(fab, calls[i], ret);
+		}
+		pthread_mutex_unlock(&fab->lock);
+		return 0;
+	}
+	pc = malloc(sizeof(*pc) + (size_t)n * (sizeof(*pc->conns) + sizeof(*pc->calls)));
+	if (!pc)
+		return -ENOMEM;
+	pc->n = n;
+	pc->conns = (struct xp_conn **)(pc + 1);
+	pc->calls = (struct xp_call **)(pc->conns + n);
+	for (int i = 0; i < n; i++) {
+		pc->conns[i] = conns[i];
+		pc->calls[i] = calls[i];
+		call_init(conns[i], calls[i]);
+	}
+	ret = xp_fabric_post(fab, start_posted, pc);
+	if (ret)
+		free(pc);
 	return ret;
 }
 

@@ -1535,6 +1535,81 @@ START_TEST(request_body_too_large_for_a_message_is_refused_with_e2big)
 }
 END_TEST
 
+/* Calls handed to the engine (xp_calls_post, the nonblocking API's start)
+ * move the same bytes as calls started in place, by every path, and one
+ * that cannot start (a body too large for a message) ends with its error
+ * at the wait, while the calls around it complete. */
+static void posted_calls_check(void)
+{
+	static const size_t lens[] = {100, 4096, 60000, (3 << 20) + 17};
+	enum { N = 4 };
+	struct op put[N + 1], get[N];
+	struct xp_conn *conns[N + 1];
+	struct xp_call *calls[N + 1];
+	char *src[N], *dst[N];
+	uint8_t *big = calloc(1, (size_t)64 << 10);
+	struct memsrv_req q = {.op = MEMSRV_NOP};
+
+	ck_assert_ptr_nonnull(big);
+	memsrv_req_encode(big, &q);
+	for (int i = 0; i < N + 1; i++)
+		conns[i] = conn;
+	for (int i = 0; i < N; i++) {
+		src[i] = xalloc(lens[i]);
+		dst[i] = xalloc(lens[i]);
+		fill(src[i], lens[i], 600 + (uint64_t)i);
+		op_put(&put[i], (uint64_t)i << 22, src[i], lens[i], XP_PATH_AUTO);
+		calls[i] = &put[i].call;
+	}
+	/* in the middle: a request body no message can carry */
+	op_init(&put[N], MEMSRV_NOP, 0, 0, XP_PATH_AUTO);
+	put[N].call.req = big;
+	put[N].call.req_len = (size_t)64 << 10;
+	calls[N] = calls[2];
+	calls[2] = &put[N].call;
+	ck_assert_int_eq(xp_calls_post(conns, calls, N + 1), 0);
+	for (int i = 0; i < N + 1; i++)
+		ck_assert_int_eq(xp_call_wait(calls[i]),
+				 calls[i] == &put[N].call ? -E2BIG : 0);
+	for (int i = 0; i < N; i++) {
+		op_get(&get[i], (uint64_t)i << 22, dst[i], lens[i], XP_PATH_AUTO);
+		calls[i] = &get[i].call;
+	}
+	ck_assert_int_eq(xp_calls_post(conns, calls, N), 0);
+	for (int i = 0; i < N; i++) {
+		long diff;
+
+		ck_assert_int_eq(xp_call_wait(calls[i]), 0);
+		ck_assert_uint_eq(get[i].call.rd_len, lens[i]);
+		diff = first_diff(src[i], dst[i], lens[i]);
+		ck_assert_msg(diff < 0, "posted call %d (%zu bytes) differs at byte %ld",
+			      i, lens[i], diff);
+		free(src[i]);
+		free(dst[i]);
+	}
+	ck_assert_int_eq(xp_conn_error(conn), 0);
+	free(big);
+}
+
+START_TEST(posted_calls_complete_and_an_unstartable_one_reports_its_error)
+{
+	posted_calls_check();
+}
+END_TEST
+
+/* Without a progress thread nobody would start posted calls before their
+ * owner waits: xp_calls_post starts them in place, with the same results. */
+START_TEST(posted_calls_without_a_progress_thread_start_in_place)
+{
+	struct xp_params p;
+
+	test_params(&p);
+	p.progress_thread = 0;
+	start_with(&p, NULL);
+	posted_calls_check();
+}
+END_TEST
+
 /* xp_call_max_desc tells the truth: at the largest body that leaves room
  * for n descriptors, n pieces go through and n + 1 are refused. */
 START_TEST(max_desc_matches_what_start_accepts)
@@ -1899,6 +1974,9 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, zero_length_put_and_get_succeed);
 	tcase_add_test(tc, read_reports_bytes_produced_when_less_than_room);
 	tcase_add_test(tc, reply_body_reaches_the_caller);
+	tcase_add_test(tc,
+		       posted_calls_complete_and_an_unstartable_one_reports_its_error);
+	tcase_add_test(tc, posted_calls_without_a_progress_thread_start_in_place);
 	tcase_add_test(tc, nop_round_trips);
 	suite_add_tcase(s, tc);
 
