@@ -492,12 +492,10 @@ static int io_launch(struct rpfs_request *io, bool async)
 static int hold_buffers(struct rpfs_request *io, const struct iovec *mem, int nmem)
 {
 	struct rpfs_client *c = io->f->c;
-	size_t total = 0;
 	int ret;
 
-	for (int i = 0; i < nmem; i++)
-		total += mem[i].iov_len;
-	if (total <= c->cfg.xport.fast_max && c->cfg.xport.force_path != XP_PATH_BULK)
+	/* io->total: check_lists summed the memory list */
+	if (io->total <= c->cfg.xport.fast_max && c->cfg.xport.force_path != XP_PATH_BULK)
 		return 0;
 	ret = xp_mem_hold(c->fab, mem, nmem, &io->hold);
 	if (ret)

@@ -368,6 +368,18 @@ static void call_fail_unstarted(struct xp_fabric *fab, struct xp_call *call, int
 	pthread_cond_broadcast(&fab->cond);
 }
 
+/* Launch initialised calls in order, each failing alone (lock held). */
+static void launch_all_locked(struct xp_fabric *fab, struct xp_conn *const *conns,
+			      struct xp_call *const *calls, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int ret = call_launch_locked(conns[i], calls[i]);
+
+		if (ret)
+			call_fail_unstarted(fab, calls[i], ret);
+	}
+}
+
 /* Run by the engine's handed-over work (the progress thread, or a caller
  * waiting for these calls), without the lock. */
 static void start_posted(void *arg)
@@ -376,12 +388,7 @@ static void start_posted(void *arg)
 	struct xp_fabric *fab = pc->conns[0]->fab;
 
 	xp_lock(fab);
-	for (int i = 0; i < pc->n; i++) {
-		int ret = call_launch_locked(pc->conns[i], pc->calls[i]);
-
-		if (ret)
-			call_fail_unstarted(fab, pc->calls[i], ret);
-	}
+	launch_all_locked(fab, pc->conns, pc->calls, pc->n);
 	pthread_mutex_unlock(&fab->lock);
 	free(pc);
 }
@@ -401,13 +408,10 @@ int xp_calls_post(struct xp_conn *const *conns, struct xp_call *const *calls, in
 	/* Without a progress thread nobody would start them before the
 	 * owner waits: start them now. */
 	if (!__atomic_load_n(&fab->has_thread, __ATOMIC_ACQUIRE)) {
-		xp_lock(fab);
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n; i++)
 			call_init(conns[i], calls[i]);
-			ret = call_launch_locked(conns[i], calls[i]);
-			if (ret)
-				call_fail_unstarted(fab, calls[i], ret);
-		}
+		xp_lock(fab);
+		launch_all_locked(fab, conns, calls, n);
 		pthread_mutex_unlock(&fab->lock);
 		return 0;
 	}

@@ -20,8 +20,9 @@
  * 75-124 us where the budget had fallen to zero, which it once could not
  * grow back from), but never while bulk data moves: on tcp that polling
  * was most of a server's CPU (0.5-0.9 s per GiB written against 0.3) and
- * cost bandwidth on a node whose cores the servers share. The client's progress thread
- * never polls: it shares the cores with the program it runs beside. On tcp
+ * cost bandwidth on a node whose cores the servers share. The client's
+ * progress thread never polls: it shares the cores with the program it
+ * runs beside. On tcp
  * an RMA moves only while its target polls (FACTS.md), and the provider's
  * wait fd does not always wake a sleeper when it could move more, so while
  * a software provider moves RMA for us a sleep lasts at most
@@ -314,6 +315,21 @@ static bool spin_left(const struct xp_fabric *fab)
 	return xp_now_ns() < fab->last_event_ns + fab->spin_ns;
 }
 
+/* A software provider moves bulk data for us: nobody polls then. */
+static bool bulk_moving(const struct xp_fabric *fab)
+{
+	return fab->sw_rma && fab->rma_busy;
+}
+
+/* Between two polls (lock held): let the peer's thread, or anyone the
+ * lock keeps out, run. */
+static void spin_yield(struct xp_fabric *fab)
+{
+	pthread_mutex_unlock(&fab->lock);
+	sched_yield();
+	pthread_mutex_lock(&fab->lock);
+}
+
 /* Poll until an event or the end of the budget. Yield between polls: on a
  * machine with few cores a spinning thread must not hold a core the peer
  * needs to make the very progress it waits for. */
@@ -322,9 +338,7 @@ static int spin_round(struct xp_fabric *fab)
 	int n = 0;
 
 	while (!n && spin_left(fab)) {
-		pthread_mutex_unlock(&fab->lock);
-		sched_yield();
-		pthread_mutex_lock(&fab->lock);
+		spin_yield(fab);
 		n = poll_all(fab);
 	}
 	return n;
@@ -338,7 +352,7 @@ static int engine_round(struct xp_fabric *fab, int timeout_ms, bool spin)
 
 	sweep_timeouts(fab);
 	if (!n && timeout_ms > 0) {
-		bool moving = fab->sw_rma && fab->rma_busy;
+		bool moving = bulk_moving(fab);
 
 		if (moving && timeout_ms > XP_RMA_WAIT_MS)
 			timeout_ms = XP_RMA_WAIT_MS;
@@ -490,16 +504,13 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 			return -ETIMEDOUT;
 		}
 		/* Poll first, within the budget (a reply usually comes within
-		 * a round trip), yielding between polls as spin_round does;
-		 * then block, one thread in the wait fds, the others on the
-		 * cond. The budget is 0 while bulk data moves, as in
-		 * engine_round. */
+		 * a round trip), yielding between polls as spin_round does,
+		 * and not at all while bulk data moves (as engine_round); then
+		 * block, one thread in the wait fds, the others on the cond. */
 		if (xp_engine_round(fab, 0)) {
 			;
-		} else if (!(fab->sw_rma && fab->rma_busy) && spin_left(fab)) {
-			pthread_mutex_unlock(&fab->lock);
-			sched_yield();
-			pthread_mutex_lock(&fab->lock);
+		} else if (!bulk_moving(fab) && spin_left(fab)) {
+			spin_yield(fab);
 		} else if (!fab->waiter && !fab->has_thread) {
 			xp_engine_round(
 				fab, left > 100000000 ? 100 : (int)(left / 1000000) + 1);
