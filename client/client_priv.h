@@ -180,6 +180,8 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 		   struct rpfs_request **out);
 /* 1 when every call is done, else 0 (drives progress, never blocks). */
 int rpfsc_io_test(struct rpfs_request *io);
+/* The same, waiting at most timeout_us for the calls to finish. */
+int rpfsc_io_timedwait(struct rpfs_request *io, int64_t timeout_us);
 /* Wait for every call, free io, and return the bytes moved or the first
  * error (message set for the calling thread). */
 ssize_t rpfsc_io_finish(struct rpfs_request *io);

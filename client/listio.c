@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client_priv.h"
 
@@ -568,6 +569,30 @@ int rpfsc_io_test(struct rpfs_request *io)
 {
 	while (io->ntested < io->nstarted) {
 		if (!xp_call_test(&io->calls[io->ntested]))
+			return 0;
+		io->ntested++;
+	}
+	return 1;
+}
+
+static int64_t now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+int rpfsc_io_timedwait(struct rpfs_request *io, int64_t timeout_us)
+{
+	int64_t end = now_us() + timeout_us;
+
+	while (io->ntested < io->nstarted) {
+		int64_t left = end - now_us();
+
+		if (left <= 0)
+			return rpfsc_io_test(io);
+		if (!xp_call_timedwait(&io->calls[io->ntested], left))
 			return 0;
 		io->ntested++;
 	}

@@ -60,6 +60,20 @@ int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes)
 	return ret < 0 ? (int)ret : 0;
 }
 
+int rpfs_timedwait(rpfs_request_t *req, long timeout_us, int *done, ssize_t *bytes)
+{
+	ssize_t ret;
+
+	*done = 0;
+	if (!rpfsc_io_timedwait(req, timeout_us > 0 ? timeout_us : 0))
+		return 0;
+	ret = rpfsc_io_finish(req);
+	*done = 1;
+	if (bytes)
+		*bytes = ret;
+	return ret < 0 ? (int)ret : 0;
+}
+
 ssize_t rpfs_wait(rpfs_request_t *req)
 {
 	return rpfsc_io_finish(req);

@@ -202,6 +202,10 @@ int rpfs_ireadv(rpfs_file_t *f, const struct iovec *mem, int nmem,
 /* *done = 1 when complete; then *bytes (if not NULL) and the return value
  * give the result and the request is freed. */
 int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes);
+/* rpfs_test that waits, asleep, at most timeout_us for the request to
+ * complete: for a caller that would otherwise test in a loop (MPICH's
+ * MPI_Wait polls a generalized request that way). */
+int rpfs_timedwait(rpfs_request_t *req, long timeout_us, int *done, ssize_t *bytes);
 /* Wait, return the result (bytes or negative errno) and free the request. */
 ssize_t rpfs_wait(rpfs_request_t *req);
 

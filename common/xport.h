@@ -211,6 +211,9 @@ int xp_calls_post(struct xp_conn *const *conns, struct xp_call *const *calls, in
 int xp_call_test(struct xp_call *call);
 /* Drive progress until done; returns call->status. */
 int xp_call_wait(struct xp_call *call);
+/* Wait at most timeout_us (asleep once the learnt polling budget is
+ * spent): 1 when done, 0 when the time ran out first. */
+int xp_call_timedwait(struct xp_call *call, int64_t timeout_us);
 /* Convenience: start + wait. */
 int xp_call(struct xp_conn *c, struct xp_call *call);
 

@@ -564,6 +564,13 @@ int xp_call_wait(struct xp_call *call)
 	return call->status;
 }
 
+int xp_call_timedwait(struct xp_call *call, int64_t timeout_us)
+{
+	if (__atomic_load_n(&call->priv.done, __ATOMIC_ACQUIRE))
+		return 1;
+	return xp_engine_wait(call->priv.conn->fab, call_done, call, timeout_us) == 0;
+}
+
 int xp_call(struct xp_conn *c, struct xp_call *call)
 {
 	int ret = xp_call_start(c, call);

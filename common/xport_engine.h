@@ -60,9 +60,9 @@ void xp_engine_let_in(struct xp_fabric *fab);
 /* Run what is deferred, without the lock held. */
 void xp_engine_run_deferred(struct xp_fabric *fab);
 /* Drive the engine until ready(arg) holds (checked under the lock) or
- * timeout_ms passes (-1: no bound). One thread at a time sleeps in the wait
+ * timeout_us passes (-1: no bound). One thread at a time sleeps in the wait
  * fds, others on the condition. Returns 0 or -ETIMEDOUT. */
 int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
-		   int timeout_ms);
+		   int64_t timeout_us);
 
 #endif

@@ -341,7 +341,8 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 		goto fail;
 	}
 	pthread_mutex_unlock(&fab->lock);
-	if (xp_engine_wait(fab, connect_settled, c, fab->params.timeout_ms)) {
+	if (xp_engine_wait(fab, connect_settled, c,
+			   (int64_t)fab->params.timeout_ms * 1000)) {
 		pthread_mutex_lock(&fab->lock);
 		xp_conn_fail(c, -ETIMEDOUT, "no answer to the connection request");
 	} else {

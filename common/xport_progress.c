@@ -490,10 +490,9 @@ int xp_progress(struct xp_fabric *fab, int timeout_ms)
 }
 
 int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
-		   int timeout_ms)
+		   int64_t timeout_us)
 {
-	int64_t end =
-		timeout_ms < 0 ? INT64_MAX : xp_now_ns() + (int64_t)timeout_ms * 1000000;
+	int64_t end = timeout_us < 0 ? INT64_MAX : xp_now_ns() + timeout_us * 1000;
 	xp_lock(fab);
 	while (!ready(arg)) {
 		int64_t left = end - xp_now_ns();
@@ -517,8 +516,10 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 		} else {
 			struct timespec ts;
 
+			/* 10 ms at most, so a missed signal costs little;
+			 * never past the caller's deadline. */
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 10000000;
+			ts.tv_nsec += left < 10000000 ? left : 10000000;
 			if (ts.tv_nsec >= 1000000000) {
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;

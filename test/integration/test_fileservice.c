@@ -1106,6 +1106,24 @@ START_TEST(test_requests_move_data_without_calls_and_survive_close)
 		"the wait after computing took %.1f ms of the blocking write's %.1f ms: the data did not move meanwhile",
 		twait, tblock);
 
+	/* Waited for in bounded steps, as the ROMIO driver's MPI_Wait loop
+	 * does: a step that times out leaves the request to the next, the
+	 * last one returns the result and frees it. */
+	{
+		int done = 0, steps = 0;
+		ssize_t got = -1;
+
+		memset(b, 0, NB_LEN);
+		ck_assert_int_eq(rpfs_ipread(f, b, NB_LEN, NB_LEN, &r), 0);
+		ck_assert_int_eq(rpfs_timedwait(r, 0, &done, &got), 0);
+		while (!done && steps++ < 60000)
+			ck_assert_int_eq(rpfs_timedwait(r, 1000, &done, &got), 0);
+		ck_assert_msg(done, "not done after %d bounded waits of 1 ms", steps);
+		ck_assert_int_eq(got, (ssize_t)NB_LEN);
+		ck_assert_msg(first_diff(a, b, NB_LEN) < 0,
+			      "read by bounded waits: wrong data");
+	}
+
 	/* Closed with a write and a read in flight: both complete, and their
 	 * requests are still there to be waited for. */
 	ck_assert_int_eq(rpfs_ipwrite(f, a, NB_LEN, 2 * (uint64_t)NB_LEN, &w), 0);

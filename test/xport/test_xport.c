@@ -1610,6 +1610,76 @@ START_TEST(posted_calls_without_a_progress_thread_start_in_place)
 }
 END_TEST
 
+/* A bounded wait (what librpfs's rpfs_timedwait and the ROMIO driver's
+ * poll loop use) returns at its deadline while the call is held up (the
+ * server stopped), asleep rather than polling, and returns as soon as the
+ * call completes once the server goes on; with or without a progress
+ * thread. */
+static int64_t thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void timedwait_check(void)
+{
+	const size_t len = (size_t)3 << 20;
+	char *src = xalloc(len), *dst = xalloc(len);
+	struct xp_call *calls[1];
+	struct xp_conn *conns[1] = {conn};
+	struct op put, get;
+	int64_t t0, took, cpu;
+
+	fill(src, len, 77);
+	ck_assert_int_eq(put_sync(0, src, 100, XP_PATH_AUTO, NULL), 0);
+	server_pause();
+	op_put(&put, 0, src, len, XP_PATH_BULK);
+	calls[0] = &put.call;
+	ck_assert_int_eq(xp_calls_post(conns, calls, 1), 0);
+	t0 = now_ms();
+	cpu = thread_cpu_us();
+	ck_assert_int_eq(xp_call_timedwait(&put.call, 50000), 0);
+	took = now_ms() - t0;
+	cpu = thread_cpu_us() - cpu;
+	ck_assert_msg(took >= 45 && took <= 50 + SLACK_MS,
+		      "a 50 ms wait on a stopped server returned after %lld ms",
+		      (long long)took);
+	ck_assert_msg(cpu < 25000, "a 50 ms wait used %lld us of CPU: it polled",
+		      (long long)cpu);
+	ck_assert_int_eq(xp_call_timedwait(&put.call, 0), 0);
+	kill(srv_pid, SIGCONT);
+	t0 = now_ms();
+	ck_assert_int_eq(xp_call_timedwait(&put.call, 20 * 1000000), 1);
+	took = now_ms() - t0;
+	ck_assert_msg(took < 10000, "the call completed %lld ms after the server went on",
+		      (long long)took);
+	ck_assert_int_eq(put.call.status, 0);
+	op_get(&get, 0, dst, len, XP_PATH_BULK);
+	ck_assert_int_eq(xp_call(conn, &get.call), 0);
+	ck_assert_int_lt(first_diff(src, dst, len), 0);
+	free(src);
+	free(dst);
+}
+
+START_TEST(timed_wait_sleeps_until_its_deadline_or_the_call_completes)
+{
+	timedwait_check();
+}
+END_TEST
+
+START_TEST(timed_wait_without_a_progress_thread_drives_the_call_itself)
+{
+	struct xp_params p;
+
+	test_params(&p);
+	p.progress_thread = 0;
+	start_with(&p, NULL);
+	timedwait_check();
+}
+END_TEST
+
 /* xp_call_max_desc tells the truth: at the largest body that leaves room
  * for n descriptors, n pieces go through and n + 1 are refused. */
 START_TEST(max_desc_matches_what_start_accepts)
@@ -1977,6 +2047,8 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc,
 		       posted_calls_complete_and_an_unstartable_one_reports_its_error);
 	tcase_add_test(tc, posted_calls_without_a_progress_thread_start_in_place);
+	tcase_add_test(tc, timed_wait_sleeps_until_its_deadline_or_the_call_completes);
+	tcase_add_test(tc, timed_wait_without_a_progress_thread_drives_the_call_itself);
 	tcase_add_test(tc, nop_round_trips);
 	suite_add_tcase(s, tc);
 
