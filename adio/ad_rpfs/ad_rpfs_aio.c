@@ -4,10 +4,11 @@
  * rpfs_ipwrite, rpfs_ireadv, rpfs_iwritev) and returned to MPI as an MPICH
  * extended generalized request: MPI's progress engine calls our poll
  * function (rpfs_test) from MPI_Test/MPI_Wait, and our wait function
- * (rpfs_wait) when MPI blocks, so the transfer overlaps the program's
- * computation. The strided variants build the same single list as the
- * blocking path (ad_rpfs_io_list.c); librpfs copies the lists, so only the
- * file list of a read is kept, for the end-of-file count.
+ * (rpfs_wait) when MPI blocks on several (MPI_Waitall), so the transfer
+ * overlaps the program's computation; MPI_Wait's loop over the poll
+ * function sleeps in librpfs rather than spin (see the poll function). The strided
+ * variants build the same single list as the blocking path (ad_rpfs_io_list.c); librpfs
+ * copies the lists, so only the file list of a read is kept, for the end-of-file count.
  *
  * The data moves while the program computes without calling MPI: librpfs'
  * progress thread serves the transfer and its replies (client/request.c).
@@ -46,6 +47,8 @@ typedef struct ADIOI_RPFS_aio {
 	struct rpfs_seg *segs; /* reads: file pieces, for the EOF count */
 	int nsegs;
 	struct rpfs_seg one;
+	double last_poll;  /* MPI_Wtime of the last poll that found it unfinished */
+	double loop_start; /* of the polls that came back to back */
 } ADIOI_RPFS_aio;
 
 static MPIX_Grequest_class ADIOI_RPFS_greq_class = 0;
@@ -72,15 +75,41 @@ static void finish(ADIOI_RPFS_aio *a, ssize_t ret)
 	MPI_Grequest_complete(a->greq);
 }
 
+/* MPICH's MPI_Wait (MPIR_Wait, 4.0.2) calls a generalized request's poll
+ * function in a loop and never its wait function (MPI_Waitall does): a
+ * rank waiting for its transfer held a core at 100%, on a node where the
+ * progress thread and the servers moving that transfer need the cores (a
+ * 256 MiB read waited for after computing ended 1.6x the blocking time
+ * later). A poll that comes within POLL_LOOP_GAP of one that found the
+ * request unfinished is such a loop (a program testing back to back is
+ * waiting too): it sleeps until the request completes, at most a quarter
+ * of the time the loop has lasted and POLL_NAP_MAX, so a Waitany whose
+ * other request finishes first sees it late by at most that. Completion
+ * wakes the sleeper at once: the wait itself costs no latency. */
+#define POLL_LOOP_GAP 100e-6
+#define POLL_NAP_MAX  1e-3
+
 static int ADIOI_RPFS_aio_poll_fn(void *extra_state, MPI_Status *status)
 {
 	ADIOI_RPFS_aio *a = extra_state;
 	ssize_t bytes = 0;
 	int done = 0, ret;
+	double t;
 
 	if (a->done)
 		return MPI_SUCCESS;
-	ret = rpfs_test(a->req, &done, &bytes);
+	t = MPI_Wtime();
+	if (a->last_poll > 0 && t - a->last_poll < POLL_LOOP_GAP) {
+		double nap = (t - a->loop_start) / 4;
+
+		ret = rpfs_timedwait(
+			a->req, (long)((nap < POLL_NAP_MAX ? nap : POLL_NAP_MAX) * 1e6),
+			&done, &bytes);
+	} else {
+		a->loop_start = t;
+		ret = rpfs_test(a->req, &done, &bytes);
+	}
+	a->last_poll = MPI_Wtime();
 	if (done)
 		finish(a, ret < 0 ? ret : bytes);
 	return MPI_SUCCESS;
