@@ -2,7 +2,7 @@
  * computation (issue 16's overlap experiment).
  *
  * Usage: mpiexec -n N mpiio_overlap --file rpfs:/dir/f --system rpfs
- *                [--sizes 1M,16M,256M] [--reps 3]
+ *                [--sizes 1M,16M,256M] [--reps 3] [--sleep]
  *
  * For each size (per rank, one contiguous block per rank) and direction:
  * B, the blocking call's time (best of reps); then reps times: post the
@@ -14,11 +14,24 @@
  * compute and the blocking call one after the other. Times are the
  * slowest rank's. Every read is checked.
  *
+ * What bounds it: where the transfer itself needs the CPU, a computation
+ * that holds cores slows it. U is the CPU time the whole node spends on one
+ * blocking transfer (busy time in /proc/stat over blocking transfers
+ * repeated for CPU_WINDOW seconds; servers included when they run here,
+ * as in bench/run): U / B near the number of cores means the transfer
+ * alone keeps every core busy, and the overlap then depends on how much
+ * CPU the computation leaves it.
+ * --sleep computes by sleeping: what the engine overlaps when the CPU is
+ * not the bound.
+ *
  * Output: CSV rows experiment,system,op,param,value,unit:
  *   overlap,SYS,OP,size=S;np=N,V,us_post     the post's time
  *   overlap,SYS,OP,size=S;np=N,V,ms_blocking B
  *   overlap,SYS,OP,size=S;np=N,V,ms_total    post + compute + wait
  *   overlap,SYS,OP,size=S;np=N,V,pct         overlap efficiency
+ *   overlap,SYS,OP,size=S;np=N,V,ms_cpu      U, the node's CPU per transfer
+ *   overlap,SYS,OP,size=S;np=N,V,cores_busy  the node's busy cores meanwhile
+ * (with --sleep: the same units ending in _asleep)
  * A wrong byte read prints a message and exits 1. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <mpi.h>
@@ -27,8 +40,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#define CPU_WINDOW 0.3 /* seconds of blocking transfers to measure U over */
 
 static int rank, nprocs;
+/* --sleep: "compute" by sleeping, leaving the cores to the transfer. The
+ * difference to the default shows how much overlap the transfer loses to
+ * the CPU the computation takes, not to waiting for progress. */
+static int sleep_instead;
 
 static double now(void)
 {
@@ -43,6 +63,13 @@ static void compute(double seconds)
 	double end = now() + seconds;
 	volatile double x = 1;
 
+	if (sleep_instead) {
+		struct timespec ts = {(time_t)seconds,
+				      (long)((seconds - (time_t)seconds) * 1e9)};
+
+		nanosleep(&ts, NULL);
+		return;
+	}
 	while (now() < end)
 		for (int i = 0; i < 10000; i++)
 			x = x * 1.0000001 + 1e-9;
@@ -100,6 +127,55 @@ static double blocking(MPI_File fh, int write, unsigned char *buf, uint64_t size
 	return slowest(now() - t0);
 }
 
+/* Busy CPU seconds of the whole node so far (/proc/stat: all but idle and
+ * iowait), read by rank 0; -1 where there is no /proc/stat. */
+static double node_busy(void)
+{
+	unsigned long long v[10] = {0}, total = 0;
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+	fclose(f);
+	if (n < 5)
+		return -1;
+	/* guest time (8, 9) is already counted in user time */
+	for (int i = 0; i < 8; i++)
+		total += v[i];
+	return (double)(total - v[3] - v[4]) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* U: the node's CPU seconds per blocking transfer (rank 0's answer; -1
+ * when unknown); *cores: the node's busy cores meanwhile. Repeats the
+ * transfer until CPU_WINDOW has passed, so the clock ticks of /proc/stat
+ * are a small part of it. */
+static double node_cpu_per_transfer(MPI_File fh, int write, unsigned char *buf,
+				    uint64_t size, double *cores)
+{
+	double busy0, t0, u = -1;
+	int n = 0, more = 1;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	busy0 = rank ? 0 : node_busy();
+	t0 = now();
+	while (more) {
+		blocking(fh, write, buf, size);
+		n++;
+		more = now() - t0 < CPU_WINDOW;
+		MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	}
+	if (!rank && busy0 >= 0) {
+		double busy = node_busy() - busy0;
+
+		u = busy / n;
+		*cores = busy / (now() - t0);
+	}
+	return u;
+}
+
 /* One post, compute, wait; *post gets the post's time. Returns the total. */
 static double overlapped(MPI_File fh, int write, unsigned char *buf, uint64_t size,
 			 double busy, double *post)
@@ -119,6 +195,14 @@ static double overlapped(MPI_File fh, int write, unsigned char *buf, uint64_t si
 	die_on(MPI_Wait(&req, &st), "wait");
 	*post = slowest(tp);
 	return slowest(now() - t0);
+}
+
+/* One CSV row; with --sleep the units end in _asleep. */
+static void row(const char *sys, const char *op, uint64_t size, double v,
+		const char *unit)
+{
+	printf("overlap,%s,%s,size=%llu;np=%d,%.3f,%s%s\n", sys, op,
+	       (unsigned long long)size, nprocs, v, unit, sleep_instead ? "_asleep" : "");
 }
 
 static int check(const unsigned char *buf, uint64_t size)
@@ -145,20 +229,26 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--file"))
-			file = argv[i + 1];
+	for (int i = 1; i < argc; i++) {
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(argv[i], "--sleep"))
+			sleep_instead = 1;
+		else if (!val)
+			break;
+		else if (!strcmp(argv[i], "--file"))
+			file = argv[++i];
 		else if (!strcmp(argv[i], "--system"))
-			sys = argv[i + 1];
+			sys = argv[++i];
 		else if (!strcmp(argv[i], "--sizes"))
-			snprintf(sizes, sizeof(sizes), "%s", argv[i + 1]);
+			snprintf(sizes, sizeof(sizes), "%s", argv[++i]);
 		else if (!strcmp(argv[i], "--reps"))
-			reps = atoi(argv[i + 1]);
+			reps = atoi(argv[++i]);
 	}
 	if (!file || reps < 1) {
 		if (!rank)
 			fprintf(stderr,
-				"usage: mpiio_overlap --file F [--system S] [--sizes L] [--reps N]\n");
+				"usage: mpiio_overlap --file F [--system S] [--sizes L] [--reps N] [--sleep]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	die_on(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_RDWR,
@@ -175,7 +265,7 @@ int main(int argc, char **argv)
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 		for (int write = 1; write >= 0; write--) {
-			double b = 1e30, total = 1e30, post = 1e30, p;
+			double b = 1e30, total = 1e30, post = 1e30, u, cores = 0, p;
 
 			if (write)
 				for (uint64_t k = 0; k < size; k++)
@@ -185,6 +275,7 @@ int main(int argc, char **argv)
 
 				b = t < b ? t : b;
 			}
+			u = node_cpu_per_transfer(fh, write, buf, size, &cores);
 			for (int r = 0; r < reps; r++) {
 				double t;
 
@@ -200,17 +291,14 @@ int main(int argc, char **argv)
 				const char *op = write ? "write" : "read";
 				double eff = (b + b - total) / b * 100;
 
-				printf("overlap,%s,%s,size=%llu;np=%d,%.3f,us_post\n",
-				       sys, op, (unsigned long long)size, nprocs,
-				       post * 1e6);
-				printf("overlap,%s,%s,size=%llu;np=%d,%.3f,ms_blocking\n",
-				       sys, op, (unsigned long long)size, nprocs,
-				       b * 1e3);
-				printf("overlap,%s,%s,size=%llu;np=%d,%.3f,ms_total\n",
-				       sys, op, (unsigned long long)size, nprocs,
-				       total * 1e3);
-				printf("overlap,%s,%s,size=%llu;np=%d,%.1f,pct\n", sys,
-				       op, (unsigned long long)size, nprocs, eff);
+				row(sys, op, size, post * 1e6, "us_post");
+				row(sys, op, size, b * 1e3, "ms_blocking");
+				row(sys, op, size, total * 1e3, "ms_total");
+				row(sys, op, size, eff, "pct");
+				if (u >= 0) {
+					row(sys, op, size, u * 1e3, "ms_cpu");
+					row(sys, op, size, cores, "cores_busy");
+				}
 			}
 		}
 		free(buf);

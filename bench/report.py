@@ -361,7 +361,13 @@ md.append("MPI_File_iwrite_at / iread_at of one contiguous block a rank, then "
           "computing for as long as the blocking call takes (B) without calling "
           "MPI, then MPI_Wait. Post: time for the call to return. Overlap: "
           "(compute + B - total) / min(compute, B), 100% when the transfer hid "
-          "entirely behind the compute. Slowest rank, best of the repetitions.")
+          "entirely behind the compute. Slowest rank, best of the repetitions. "
+          "Cores busy: the node's busy cores (/proc/stat) during blocking "
+          "transfers, servers and every process included: near the number of "
+          "cores, the transfer alone fills the node, and a computation holding "
+          "a core must slow it. Asleep: the same overlap with a computation that "
+          "sleeps instead (1 process): what the engine overlaps when the CPU is "
+          "not the bound.")
 md.append("")
 body = []
 for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
@@ -371,11 +377,14 @@ for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
             for sysname in ("rpfs", "ufs"):
                 m = dict(system=sysname, op=op, size=size, np=np_)
                 line += [fmt(val("overlap", "ms_blocking", **m)),
+                         fmt(val("overlap", "cores_busy", **m), 2),
                          fmt(val("overlap", "us_post", **m)),
-                         fmt(val("overlap", "pct", **m))]
+                         fmt(val("overlap", "pct", **m)),
+                         fmt(val("overlap", "pct_asleep", **m))]
             body.append(line)
-table(["np", "size a rank", "op", "rpfs blocking ms", "post us", "overlap %",
-       "ufs blocking ms", "post us", "overlap %"], body)
+table(["np", "size a rank", "op", "rpfs blocking ms", "cores busy", "post us", "overlap %",
+       "asleep %", "ufs blocking ms", "cores busy", "post us", "overlap %", "asleep %"],
+      body)
 for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
     series = []
     for sysname in ("rpfs", "ufs"):
