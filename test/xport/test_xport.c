@@ -1599,13 +1599,19 @@ END_TEST
 
 /* Without a progress thread nobody would start posted calls before their
  * owner waits: xp_calls_post starts them in place, with the same results. */
-START_TEST(posted_calls_without_a_progress_thread_start_in_place)
+/* The test's connection, from a client without a progress thread. */
+static void start_without_progress_thread(void)
 {
 	struct xp_params p;
 
 	test_params(&p);
 	p.progress_thread = 0;
 	start_with(&p, NULL);
+}
+
+START_TEST(posted_calls_without_a_progress_thread_start_in_place)
+{
+	start_without_progress_thread();
 	posted_calls_check();
 }
 END_TEST
@@ -1671,11 +1677,7 @@ END_TEST
 
 START_TEST(timed_wait_without_a_progress_thread_drives_the_call_itself)
 {
-	struct xp_params p;
-
-	test_params(&p);
-	p.progress_thread = 0;
-	start_with(&p, NULL);
+	start_without_progress_thread();
 	timedwait_check();
 }
 END_TEST
