@@ -4,12 +4,13 @@
  *
  * Usage: mpiexec -n N mpi_server_kill rpfs:/dir/file READYFILE [limit_s]
  * Each rank writes to its own region, striped over every I/O server, in a
- * loop. After the first round rank 0 creates READYFILE: the driver script
- * then kills an I/O server. Each rank stops writing at its first failed
- * call and prints its error; when all have failed, a nonblocking write
- * (its error reaching MPI_Wait) and a collective write must fail on every
- * rank as well. An alarm after limit_s (default 120) seconds
- * reports a hang. Prints " No Errors" on success. */
+ * loop, blocking and nonblocking calls in turn (so the kill finds either
+ * kind in flight). After the first round rank 0 creates READYFILE: the
+ * driver script then kills an I/O server. Each rank stops writing at its
+ * first failed call and prints its error; when all have failed, a
+ * blocking write, a nonblocking write (its error reaching MPI_Wait) and a
+ * collective write must fail on every rank as well. An alarm after limit_s (default 120)
+ * seconds reports a hang. Prints " No Errors" on success. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +67,11 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 
+	/* A nonblocking call's error comes from MPI_Wait, which reports it
+	 * through MPI_COMM_WORLD's handler (MPI 4.0, 8.3: generalized
+	 * requests): return it rather than abort. */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
 	/* independent writes until every rank has had one fail; a rank that
 	 * failed stops writing but keeps taking part in the vote */
 	failed = 0;
@@ -74,14 +80,28 @@ int main(int argc, char **argv)
 
 		if (!failed) {
 			/* each rank's region spans every I/O server (CHUNK is several
-			 * stripes), so every rank's own write meets the dead server */
-			rc = MPI_File_write_at(fh, off, buf, CHUNK, MPI_BYTE, &st);
+			 * stripes), so every rank's own write meets the dead server;
+			 * odd rounds post the write and wait for it */
+			int nb = round % 2;
+
+			if (nb) {
+				MPI_Request rq;
+
+				rc = MPI_File_iwrite_at(fh, off, buf, CHUNK, MPI_BYTE,
+							&rq);
+				if (rc == MPI_SUCCESS)
+					rc = MPI_Wait(&rq, &st);
+			} else {
+				rc = MPI_File_write_at(fh, off, buf, CHUNK, MPI_BYTE,
+						       &st);
+			}
 			if (rc != MPI_SUCCESS) {
 				failed = 1;
 				MPI_Error_class(rc, &cls);
 				MPI_Error_string(rc, msg, &len);
-				printf("rank %d: independent write failed after %.1f s, class %d%s: %s\n",
-				       rank, MPI_Wtime() - t0, cls,
+				printf("rank %d: independent %s write failed after %.1f s, class %d%s: %s\n",
+				       rank, nb ? "nonblocking" : "blocking",
+				       MPI_Wtime() - t0, cls,
 				       cls == MPI_ERR_IO ? " (MPI_ERR_IO)" : "", msg);
 				fflush(stdout);
 			}
@@ -108,10 +128,20 @@ int main(int argc, char **argv)
 		printf("rank %d: no independent write failed %.0f s after the ready signal\n",
 		       rank, waited);
 
+	/* a blocking write fails now */
+	rc = MPI_File_write_at(fh, (MPI_Offset)rank * CHUNK, buf, CHUNK, MPI_BYTE, &st);
+	if (rc != MPI_SUCCESS) {
+		MPI_Error_class(rc, &cls);
+		printf("rank %d: blocking write failed, class %d%s\n", rank, cls,
+		       cls == MPI_ERR_IO ? " (MPI_ERR_IO)" : "");
+	} else {
+		printf("rank %d: blocking write did not fail\n", rank);
+		failed = 0;
+	}
+
 	/* a nonblocking write fails too: posted (or refused at once), its error
 	 * comes from MPI_Wait, which reports it through MPI_COMM_WORLD's
-	 * handler (MPI 4.0, 8.3: generalized requests) */
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	 * handler (set before the loop) */
 	{
 		MPI_Request rq;
 		int nb_failed;
