@@ -214,9 +214,10 @@ ip -n "$(ns_host $v)" link set eth0 down
 wait $job
 rc=$?
 secs=$(($(date +%s) - start))
-# each rank's error (MPI's error stack: the next line names the server)
-failed_ranks=$(grep -c "^rank [0-9]*: independent write failed" "$log")
-named=$(grep -c "ADIOI_RPFS_WRITECONTIG.*io server $v ($vaddr:" "$log")
+# each rank's error (MPI's error stack: the next line names the server;
+# the job writes blocking and nonblocking in turn, so either may be first)
+failed_ranks=$(grep -c "^rank [0-9]*: independent [a-z]* *write failed" "$log")
+named=$(grep -c "ADIOI_RPFS_\(WRITECONTIG\|AIO\).*io server $v ($vaddr:" "$log")
 if [ $rc -eq 0 ] && grep -q "No Errors" "$log" && [ "$failed_ranks" -eq 4 ] &&
 	[ "$named" -ge 4 ] && [ $secs -le 45 ]; then
 	pass "host s$v's link down during a job: all 4 ranks got an error naming $vaddr, the job ended in ${secs}s"
