@@ -475,8 +475,11 @@ static int srv_control(struct raw_server *s, int k, size_t len)
 		s->remaining = m.count;
 		break;
 	case RAW_CMD_QUIT:
+		/* No receive again: the client closes next, and a receive
+		 * posted on the closing endpoint comes back cancelled (seen as
+		 * "completion error: Operation canceled" at the end of a run). */
 		s->quit = 1;
-		break;
+		return 0;
 	case RAW_CMD_SPIN:
 		s->spin = m.mode != 0;
 		break;
