@@ -49,6 +49,7 @@ typedef struct ADIOI_RPFS_aio {
 	struct rpfs_seg one;
 	double last_poll;  /* MPI_Wtime of the last poll that found it unfinished */
 	double loop_start; /* of the polls that came back to back */
+	double nap_max;	   /* POLL_NAP_MAX or, with MPI_THREAD_MULTIPLE, _MT */
 } ADIOI_RPFS_aio;
 
 static MPIX_Grequest_class ADIOI_RPFS_greq_class = 0;
@@ -85,9 +86,14 @@ static void finish(ADIOI_RPFS_aio *a, ssize_t ret)
  * waiting too): it sleeps until the request completes, at most a quarter
  * of the time the loop has lasted and POLL_NAP_MAX, so a Waitany whose
  * other request finishes first sees it late by at most that. Completion
- * wakes the sleeper at once: the wait itself costs no latency. */
-#define POLL_LOOP_GAP 100e-6
-#define POLL_NAP_MAX  1e-3
+ * wakes the sleeper at once: the wait itself costs no latency.
+ * MPIR_Wait polls holding MPICH's global lock (it yields it between
+ * polls): under MPI_THREAD_MULTIPLE a nap keeps the program's other
+ * threads out of MPI meanwhile, so there a nap lasts POLL_NAP_MAX_MT at
+ * most. */
+#define POLL_LOOP_GAP	100e-6
+#define POLL_NAP_MAX	1e-3
+#define POLL_NAP_MAX_MT 50e-6
 
 static int ADIOI_RPFS_aio_poll_fn(void *extra_state, MPI_Status *status)
 {
@@ -102,9 +108,9 @@ static int ADIOI_RPFS_aio_poll_fn(void *extra_state, MPI_Status *status)
 	if (a->last_poll > 0 && t - a->last_poll < POLL_LOOP_GAP) {
 		double nap = (t - a->loop_start) / 4;
 
-		ret = rpfs_timedwait(
-			a->req, (long)((nap < POLL_NAP_MAX ? nap : POLL_NAP_MAX) * 1e6),
-			&done, &bytes);
+		ret = rpfs_timedwait(a->req,
+				     (long)((nap < a->nap_max ? nap : a->nap_max) * 1e6),
+				     &done, &bytes);
 	} else {
 		a->loop_start = t;
 		ret = rpfs_test(a->req, &done, &bytes);
@@ -153,6 +159,10 @@ static int ADIOI_RPFS_aio_free_fn(void *extra_state)
 
 static void make_request(ADIOI_RPFS_aio *a, ADIO_Request *request)
 {
+	int level;
+
+	MPI_Query_thread(&level);
+	a->nap_max = level == MPI_THREAD_MULTIPLE ? POLL_NAP_MAX_MT : POLL_NAP_MAX;
 	if (ADIOI_RPFS_greq_class == 0)
 		MPIX_Grequest_class_create(ADIOI_RPFS_aio_query_fn,
 					   ADIOI_RPFS_aio_free_fn, MPIU_Greq_cancel_fn,
