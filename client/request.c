@@ -46,18 +46,10 @@ int rpfs_ireadv(rpfs_file_t *f, const struct iovec *mem, int nmem,
 	return rpfsc_io_start(f, false, mem, nmem, file, nfile, true, req);
 }
 
+/* A test is a wait bounded by nothing: it only looks. */
 int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes)
 {
-	ssize_t ret;
-
-	*done = 0;
-	if (!rpfsc_io_test(req))
-		return 0;
-	ret = rpfsc_io_finish(req);
-	*done = 1;
-	if (bytes)
-		*bytes = ret;
-	return ret < 0 ? (int)ret : 0;
+	return rpfs_timedwait(req, 0, done, bytes);
 }
 
 int rpfs_timedwait(rpfs_request_t *req, long timeout_us, int *done, ssize_t *bytes)

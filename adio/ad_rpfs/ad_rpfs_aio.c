@@ -6,9 +6,10 @@
  * function (rpfs_test) from MPI_Test/MPI_Wait, and our wait function
  * (rpfs_wait) when MPI blocks on several (MPI_Waitall), so the transfer
  * overlaps the program's computation; MPI_Wait's loop over the poll
- * function sleeps in librpfs rather than spin (see the poll function). The strided
- * variants build the same single list as the blocking path (ad_rpfs_io_list.c); librpfs
- * copies the lists, so only the file list of a read is kept, for the end-of-file count.
+ * function sleeps in librpfs rather than spin (see the poll function).
+ * The strided variants build the same single list as the blocking path
+ * (ad_rpfs_io_list.c); librpfs copies the lists, so only the file list of
+ * a read is kept, for the end-of-file count.
  *
  * The data moves while the program computes without calling MPI: librpfs'
  * progress thread serves the transfer and its replies (client/request.c).
