@@ -2,7 +2,7 @@
  * computation (issue 16's overlap experiment).
  *
  * Usage: mpiexec -n N mpiio_overlap --file rpfs:/dir/f --system rpfs
- *                [--sizes 1M,16M,256M] [--reps 3] [--sleep]
+ *                [--sizes 1M,16M,256M] [--reps 3] [--sleep] [--bind] [--tag T]
  *
  * For each size (per rank, one contiguous block per rank) and direction:
  * B, the blocking call's time (best of reps); then reps times: post the
@@ -23,6 +23,10 @@
  * CPU the computation leaves it.
  * --sleep computes by sleeping: what the engine overlaps when the CPU is
  * not the bound.
+ * --bind binds each rank to one CPU before it opens the file, as a
+ * launcher's bind-to-core does (rank r to the (r mod n)-th of the n CPUs it
+ * may use): threads the I/O library starts inherit the binding unless it
+ * places them elsewhere (rpfs: the progress_cpus setting).
  *
  * Output: CSV rows experiment,system,op,param,value,unit:
  *   overlap,SYS,OP,size=S;np=N,V,us_post     the post's time
@@ -31,10 +35,12 @@
  *   overlap,SYS,OP,size=S;np=N,V,pct         overlap efficiency
  *   overlap,SYS,OP,size=S;np=N,V,ms_cpu      U, the node's CPU per transfer
  *   overlap,SYS,OP,size=S;np=N,V,cores_busy  the node's busy cores meanwhile
- * (with --sleep: the same units ending in _asleep)
+ * (with --sleep: the same units ending in _asleep; with --bind, in _bound;
+ * --tag T: in _T)
  * A wrong byte read prints a message and exits 1. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
+#define _GNU_SOURCE /* clock_gettime under -std=c11, sched_setaffinity */
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +55,8 @@ static int rank, nprocs;
  * difference to the default shows how much overlap the transfer loses to
  * the CPU the computation takes, not to waiting for progress. */
 static int sleep_instead;
+/* The units' suffix ("" or "_asleep", "_bound", "_TAG"). */
+static char tag[40] = "";
 
 static double now(void)
 {
@@ -197,12 +205,35 @@ static double overlapped(MPI_File fh, int write, unsigned char *buf, uint64_t si
 	return slowest(now() - t0);
 }
 
-/* One CSV row; with --sleep the units end in _asleep. */
+/* One CSV row; the units end in the run's tag. */
 static void row(const char *sys, const char *op, uint64_t size, double v,
 		const char *unit)
 {
 	printf("overlap,%s,%s,size=%llu;np=%d,%.3f,%s%s\n", sys, op,
-	       (unsigned long long)size, nprocs, v, unit, sleep_instead ? "_asleep" : "");
+	       (unsigned long long)size, nprocs, v, unit, tag);
+}
+
+/* --bind: this thread (and the threads it starts) on one CPU. */
+static void bind_rank(void)
+{
+	cpu_set_t may, one;
+	int n = 0, want;
+
+	if (sched_getaffinity(0, sizeof(may), &may)) {
+		perror("sched_getaffinity");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	want = rank % CPU_COUNT(&may);
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &may) && n++ == want) {
+			CPU_SET(c, &one);
+			break;
+		}
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		perror("sched_setaffinity");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 }
 
 static int check(const unsigned char *buf, uint64_t size)
@@ -223,7 +254,7 @@ int main(int argc, char **argv)
 {
 	const char *file = NULL, *sys = "rpfs";
 	char sizes[256] = "1M,16M,256M";
-	int reps = 3, bad = 0;
+	int reps = 3, bad = 0, bind = 0;
 	MPI_File fh;
 
 	MPI_Init(&argc, &argv);
@@ -234,6 +265,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--sleep"))
 			sleep_instead = 1;
+		else if (!strcmp(argv[i], "--bind"))
+			bind = 1;
 		else if (!val)
 			break;
 		else if (!strcmp(argv[i], "--file"))
@@ -244,13 +277,19 @@ int main(int argc, char **argv)
 			snprintf(sizes, sizeof(sizes), "%s", argv[++i]);
 		else if (!strcmp(argv[i], "--reps"))
 			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tag"))
+			snprintf(tag, sizeof(tag), "_%s", argv[++i]);
 	}
+	if (!tag[0] && (sleep_instead || bind))
+		snprintf(tag, sizeof(tag), "%s", sleep_instead ? "_asleep" : "_bound");
 	if (!file || reps < 1) {
 		if (!rank)
 			fprintf(stderr,
-				"usage: mpiio_overlap --file F [--system S] [--sizes L] [--reps N] [--sleep]\n");
+				"usage: mpiio_overlap --file F [--system S] [--sizes L] [--reps N] [--sleep] [--bind] [--tag T]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	if (bind)
+		bind_rank();
 	die_on(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_RDWR,
 			     MPI_INFO_NULL, &fh),
 	       "open");

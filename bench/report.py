@@ -385,6 +385,28 @@ for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
 table(["np", "size a rank", "op", "rpfs blocking ms", "cores busy", "post us", "overlap %",
        "asleep %", "ufs blocking ms", "cores busy", "post us", "overlap %", "asleep %"],
       body)
+bound = sorted({int(kv["size"]) for r, kv, _ in sel("overlap")
+                if r["unit"] == "pct_bound"})
+if bound:
+    md.append("A rank bound to one core, as a launcher's bind-to-core leaves it "
+              "(1 process, `mpiio_overlap --bind`): rpfs's progress thread "
+              "inherits the binding and takes turns with the computation on "
+              "that core, or, with `RPFS_PROGRESS_CPUS=all` (the `progress_cpus` "
+              "setting), runs wherever the scheduler finds room. ufs's aio "
+              "threads inherit the binding too.")
+    md.append("")
+    body = []
+    for size in bound:
+        for op in ("write", "read"):
+            m = dict(op=op, size=size, np=1)
+            body.append([size_name(size), op,
+                         fmt(val("overlap", "pct", system="rpfs", **m)),
+                         fmt(val("overlap", "pct_bound", system="rpfs", **m)),
+                         fmt(val("overlap", "pct_bound_all", system="rpfs", **m)),
+                         fmt(val("overlap", "pct", system="ufs", **m)),
+                         fmt(val("overlap", "pct_bound", system="ufs", **m))])
+    table(["size", "op", "rpfs overlap %", "bound %", "bound, progress_cpus=all %",
+           "ufs overlap %", "bound %"], body)
 for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
     series = []
     for sysname in ("rpfs", "ufs"):

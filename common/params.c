@@ -1,4 +1,5 @@
 /* Transport settings: see params.h. */
+#define _GNU_SOURCE /* cpu_set_t (cpulist.h) */
 #include "params.h"
 
 #include <ctype.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
 #include "log.h"
 
 #define KIB    ((uint64_t)1 << 10)
@@ -50,6 +52,8 @@ static const struct xp_setting settings[] = {
 	 "progress keeps polling this long after activity before it sleeps"},
 	{"progress_thread", XP_SET_U32, CLIENT, OFF(progress_thread), "1", 0, 1,
 	 "a thread in each client process moves transfers while the program computes, asleep in the completion queue's wait fd when idle (0: only calls into librpfs move them)"},
+	{"progress_cpus", XP_SET_CPUS, CLIENT, OFF(progress_cpus), "", 0, 0,
+	 "CPUs the progress thread runs on: empty for the process's own (a rank bound to one core then shares it with its computation), all for any CPU the node lets the process use, or a list such as 6 or 4-7"},
 	{"force_path", XP_SET_PATH, CLIENT, OFF(force_path), "auto", 0, 0,
 	 "force inline, fast or bulk (tests and benchmarks)"},
 	{"auth_window_s", XP_SET_U32, SERVER, OFF(auth_window_s), "300", 1, 86400,
@@ -172,6 +176,8 @@ const char *xp_setting_type_name(const struct xp_setting *s)
 		return "string";
 	case XP_SET_PATH:
 		return "choice";
+	case XP_SET_CPUS:
+		return "cpu list";
 	default:
 		return "integer";
 	}
@@ -187,6 +193,9 @@ void xp_setting_range(const struct xp_setting *s, char *buf, size_t len)
 		break;
 	case XP_SET_PATH:
 		snprintf(buf, len, "auto, inline, fast, bulk");
+		break;
+	case XP_SET_CPUS:
+		snprintf(buf, len, "\"\", all, or a list");
 		break;
 	case XP_SET_SIZE:
 		xp_format_size(lo, sizeof(lo), s->min);
@@ -238,6 +247,7 @@ void xp_setting_format(const struct xp_params *p, const struct xp_setting *s, ch
 {
 	switch (s->type) {
 	case XP_SET_STR:
+	case XP_SET_CPUS:
 		snprintf(buf, len, "%s", (const char *)field(p, s));
 		break;
 	case XP_SET_PATH:
@@ -257,12 +267,17 @@ static int parse_value(const struct xp_setting *s, const char *value, uint64_t *
 {
 	size_t sz;
 	int path;
+	cpu_set_t cpus;
 
 	switch (s->type) {
 	case XP_SET_STR:
 		return strlen(value) < sizeof(((struct xp_params *)0)->provider)
 			       ? 0
 			       : -EINVAL;
+	case XP_SET_CPUS:
+		if (strlen(value) >= sizeof(((struct xp_params *)0)->progress_cpus))
+			return -EINVAL;
+		return !value[0] || !cpulist_parse(value, &cpus) ? 0 : -EINVAL;
 	case XP_SET_PATH:
 		if (parse_path(value, &path))
 			return -EINVAL;
@@ -282,6 +297,9 @@ static void store(struct xp_params *p, const struct xp_setting *s, const char *v
 	switch (s->type) {
 	case XP_SET_STR:
 		snprintf(field(p, s), sizeof(p->provider), "%s", value);
+		break;
+	case XP_SET_CPUS:
+		snprintf(field(p, s), sizeof(p->progress_cpus), "%s", value);
 		break;
 	case XP_SET_SIZE:
 		*(size_t *)field(p, s) = (size_t)v;
@@ -394,6 +412,10 @@ int xp_params_check(const struct xp_params *p, char *why, size_t whylen)
 		if (s->type == XP_SET_PATH && (v > XP_PATH_BULK))
 			snprintf(msg, sizeof(msg),
 				 "force_path must be auto, inline, fast or bulk");
+		else if (s->type == XP_SET_CPUS && parse_value(s, field(p, s), &v))
+			snprintf(msg, sizeof(msg),
+				 "%s must be empty, all, or a list of CPUs such as 0-3,8",
+				 s->name);
 		else if ((s->type == XP_SET_SIZE || s->type == XP_SET_U32 ||
 			  s->type == XP_SET_INT) &&
 			 (v < s->min || v > s->max))

@@ -55,6 +55,7 @@ struct xp_params {
 	int timeout_ms;		/* an operation with no progress fails after this */
 	uint32_t spin_us; /* keep polling this long after activity before sleeping */
 	uint32_t progress_thread; /* client: a thread drives progress (0 or 1) */
+	char progress_cpus[64];	  /* client: where it runs ("": the process's cpus) */
 	int force_path;		  /* enum xp_path; AUTO except in tests and benchmarks */
 	uint32_t auth_window_s;	  /* clocks of a cluster agree to within this */
 	uint32_t max_conns;	  /* server: connections at once */
@@ -65,7 +66,14 @@ struct xp_params {
 };
 
 /* The table. */
-enum xp_setting_type { XP_SET_SIZE, XP_SET_U32, XP_SET_INT, XP_SET_STR, XP_SET_PATH };
+enum xp_setting_type {
+	XP_SET_SIZE,
+	XP_SET_U32,
+	XP_SET_INT,
+	XP_SET_STR,  /* a provider name */
+	XP_SET_PATH, /* enum xp_path by name */
+	XP_SET_CPUS, /* "", "all" or a CPU list (cpulist.h) */
+};
 
 /* Who may set a setting. A client setting is one a client process uses for
  * itself: a program may pass it to rpfs_init_opts (an MPI program as hint

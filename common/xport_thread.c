@@ -16,11 +16,13 @@
  *
  * One thread per fabric, that is per client process: libfabric's wait fds
  * serve all connections, so no more threads would make it faster. */
+#define _GNU_SOURCE /* cpu_set_t, pthread_setaffinity_np */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cpulist.h"
 #include "log.h"
 #include "xport_engine.h"
 
@@ -47,6 +49,36 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+/* progress_cpus: by default the thread inherits the process's CPUs, which
+ * is right unless a launcher bound the rank to one core: then the thread
+ * and the computation take turns on it, and a transfer moves only in the
+ * computation's time slices while the node's other cores may be idle. The
+ * setting moves it elsewhere (a spare core, or "all": wherever the
+ * scheduler finds room). A placement the kernel refuses (a CPU the
+ * process's cgroup does not give it) is reported and the thread stays
+ * where it is: placement is an optimisation, not a reason to fail. */
+static void place_thread(struct xp_fabric *fab)
+{
+	const char *want = fab->params.progress_cpus;
+	char got[128];
+	cpu_set_t set;
+	int ret;
+
+	if (!want[0] || cpulist_parse(want, &set))
+		return;
+	ret = pthread_setaffinity_np(fab->thread, sizeof(set), &set);
+	if (!ret)
+		ret = pthread_getaffinity_np(fab->thread, sizeof(set), &set);
+	if (ret) {
+		log_warn("transport: progress_cpus=%s: can't place the progress thread "
+			 "there (%s); it runs on the process's CPUs",
+			 want, strerror(ret));
+		return;
+	}
+	cpulist_format(&set, got, sizeof(got));
+	log_info("transport: progress thread on CPUs %s (progress_cpus=%s)", got, want);
+}
+
 int xp_thread_start(struct xp_fabric *fab)
 {
 	sigset_t all, old;
@@ -66,6 +98,9 @@ int xp_thread_start(struct xp_fabric *fab)
 		log_err("transport: can't start the progress thread: %s", strerror(ret));
 		return -ret;
 	}
+	/* A name for top -H, perf and the tests that look for it. */
+	pthread_setname_np(fab->thread, "rpfs-progress");
+	place_thread(fab);
 	pthread_mutex_lock(&fab->lock);
 	__atomic_store_n(&fab->has_thread, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fab->lock);

@@ -87,10 +87,10 @@ LIBS_CFG=$(pkg-config --libs libsodium inih 2>/dev/null || echo "-lsodium -linih
 sources() {
 	case $1 in
 	msg) echo "proto.c" ;;
-	handshake) echo "proto.c hello.c config.c params.c auth.c log.c" ;;
+	handshake) echo "proto.c hello.c config.c params.c cpulist.c auth.c log.c" ;;
 	rpc) echo "rpc.c layout.c" ;;
-	config) echo "config.c params.c auth.c log.c" ;;
-	gen) echo "proto.c hello.c rpc.c layout.c config.c params.c auth.c log.c" ;;
+	config) echo "config.c params.c cpulist.c auth.c log.c" ;;
+	gen) echo "proto.c hello.c rpc.c layout.c config.c params.c cpulist.c auth.c log.c" ;;
 	esac
 }
 

@@ -447,6 +447,8 @@ static const char *other_value(const struct xp_params *p, const struct xp_settin
 		return strcmp(now, "tcp") ? "tcp" : "verbs";
 	if (st->type == XP_SET_PATH)
 		return strcmp(now, "bulk") ? "bulk" : "inline";
+	if (st->type == XP_SET_CPUS)
+		return strcmp(now, "0-1,3") ? "0-1,3" : "all";
 	for (int i = 0; i < 2; i++) {
 		q = *p;
 		if (st->type == XP_SET_SIZE)

@@ -3,6 +3,7 @@
  * section of the config file, and the consistency check that stops a bad
  * configuration before any connection is made. Check forks each test, so
  * environment changes stay inside it. */
+#define _GNU_SOURCE /* cpu_set_t (cpulist.h) */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cpulist.h"
 #include "params.h"
 
 extern char **environ;
@@ -252,6 +254,73 @@ START_TEST(set_rejects_bad_values_and_keeps_the_old_one)
 }
 END_TEST
 
+/* progress_cpus: empty (the process's CPUs), all, or a CPU list; nothing
+ * else, and a refused value keeps the old one. */
+START_TEST(progress_cpus_takes_empty_all_or_a_cpu_list)
+{
+	static const char *const good[] = {"", "all", "3", "0-3,8", "0,2,4-5", "1023"};
+	static const char *const bad[] = {"x",
+					  "1-",
+					  "3-1",
+					  "1,,2",
+					  "1,",
+					  "-1",
+					  "1024",
+					  " 1",
+					  "all,1",
+					  "1 ",
+					  "0x1",
+					  "1-2-3",
+					  "99999999999999999999"};
+	struct xp_params p;
+	char why[160];
+
+	xp_params_default(&p);
+	ck_assert_str_eq(p.progress_cpus, "");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(!xp_params_set(&p, "progress_cpus", good[i]),
+			      "'%s' refused", good[i]);
+		ck_assert_str_eq(p.progress_cpus, good[i]);
+		ck_assert_int_eq(xp_params_check(&p, NULL, 0), 0);
+	}
+	ck_assert_int_eq(xp_params_set(&p, "progress_cpus", "2"), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(xp_params_set(&p, "progress_cpus", bad[i]) == -EINVAL,
+			      "'%s' accepted", bad[i]);
+		ck_assert_str_eq(p.progress_cpus, "2");
+	}
+	/* Filled in directly (not through set): the check catches it. */
+	snprintf(p.progress_cpus, sizeof(p.progress_cpus), "1,x");
+	ck_assert_int_eq(xp_params_check(&p, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "progress_cpus"), "why: %s", why);
+}
+END_TEST
+
+START_TEST(cpu_lists_parse_and_print_back)
+{
+	static const char *const lists[] = {"0", "0-3,8,10-11", "1,3,5", "1020-1023"};
+	cpu_set_t set;
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		ck_assert_int_eq(cpulist_parse(lists[i], &set), 0);
+		cpulist_format(&set, buf, sizeof(buf));
+		ck_assert_str_eq(buf, lists[i]);
+	}
+	ck_assert_int_eq(cpulist_parse("5,1-2,2", &set), 0);
+	ck_assert_int_eq(CPU_COUNT(&set), 3);
+	cpulist_format(&set, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1-2,5");
+	ck_assert_int_eq(cpulist_parse("all", &set), 0);
+	ck_assert_int_eq(CPU_COUNT(&set), CPU_SETSIZE);
+	ck_assert_int_eq(cpulist_parse("", &set), -EINVAL);
+	ck_assert_int_eq(cpulist_parse(NULL, &set), -EINVAL);
+	CPU_ZERO(&set);
+	cpulist_format(&set, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
 /* ---- environment ------------------------------------------------------- */
 
 START_TEST(env_overrides_defaults)
@@ -413,7 +482,8 @@ START_TEST(every_number_outside_its_range_is_refused)
 	xp_params_default(&p);
 	before = p;
 	for (int i = 0; (st = xp_setting_at(i)); i++) {
-		if (st->type == XP_SET_STR || st->type == XP_SET_PATH)
+		if (st->type == XP_SET_STR || st->type == XP_SET_PATH ||
+		    st->type == XP_SET_CPUS)
 			continue;
 		if (st->min > 0) {
 			snprintf(buf, sizeof(buf), "%llu",
@@ -564,6 +634,8 @@ static Suite *params_suite(void)
 	tcase_add_test(tc, set_accepts_every_known_key);
 	tcase_add_test(tc, set_rejects_unknown_key);
 	tcase_add_test(tc, set_rejects_bad_values_and_keeps_the_old_one);
+	tcase_add_test(tc, progress_cpus_takes_empty_all_or_a_cpu_list);
+	tcase_add_test(tc, cpu_lists_parse_and_print_back);
 	tcase_add_test(tc, check_rejects_inline_above_fast);
 	tcase_add_test(tc, check_rejects_out_of_range_values);
 	suite_add_tcase(s, tc);

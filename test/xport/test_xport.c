@@ -20,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -1682,6 +1683,135 @@ START_TEST(timed_wait_without_a_progress_thread_drives_the_call_itself)
 }
 END_TEST
 
+/* progress_cpus: where the client's progress thread runs. The client is
+ * opened while the test's thread is bound to one CPU, as a launcher's
+ * bind-to-core leaves a rank; the thread (named rpfs-progress) must then
+ * be where the setting says, and transfers must work from there. */
+
+/* The affinity of this process's progress thread. */
+static void progress_thread_cpus(cpu_set_t *set)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	char path[300], comm[32];
+	int found = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (!found && (e = readdir(d))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "rpfs-progress\n")) {
+			ck_assert_int_eq(
+				sched_getaffinity(atoi(e->d_name), sizeof(*set), set), 0);
+			found = 1;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	ck_assert_msg(found, "no thread named rpfs-progress in this process");
+}
+
+/* Open the client with progress_cpus = want while this thread runs on its
+ * first CPU only; *mine is the thread's own CPUs before. */
+static void open_bound(const char *want, cpu_set_t *mine, int *first)
+{
+	struct xp_params p;
+	cpu_set_t one;
+
+	test_params(&p);
+	teardown_all();
+	server_spawn(&p, NULL);
+	ck_assert_int_eq(xp_params_set(&p, "progress_cpus", want), 0);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(*mine), mine), 0);
+	for (*first = 0; !CPU_ISSET(*first, mine); (*first)++)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(*first, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	client_open(&p);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(*mine), mine), 0);
+}
+
+static void transfer_works(void)
+{
+	const size_t len = (size_t)2 << 20;
+	char *src = xalloc(len + GUARD), *dst = xalloc(len + GUARD);
+
+	round_trip(XP_PATH_BULK, len, 0, src, dst, 91);
+	round_trip(XP_PATH_AUTO, 3000, 7, src, dst, 92);
+	free(src);
+	free(dst);
+}
+
+START_TEST(progress_thread_inherits_the_binding_by_default)
+{
+	cpu_set_t mine, got;
+	int first;
+
+	open_bound("", &mine, &first);
+	progress_thread_cpus(&got);
+	ck_assert_int_eq(CPU_COUNT(&got), 1);
+	ck_assert(CPU_ISSET(first, &got));
+	transfer_works();
+}
+END_TEST
+
+START_TEST(progress_cpus_all_frees_the_thread_from_the_binding)
+{
+	cpu_set_t mine, got, both;
+	int first;
+
+	open_bound("all", &mine, &first);
+	progress_thread_cpus(&got);
+	/* Every CPU this process could use before, and maybe more (the
+	 * cgroup's, if the test itself runs bound). */
+	CPU_AND(&both, &got, &mine);
+	ck_assert_msg(CPU_EQUAL(&both, &mine),
+		      "progress_cpus=all: the thread may use %d CPUs, the process %d",
+		      CPU_COUNT(&got), CPU_COUNT(&mine));
+	transfer_works();
+}
+END_TEST
+
+START_TEST(progress_cpus_list_places_the_thread_there)
+{
+	cpu_set_t mine, got;
+	char want[16];
+	int first, last = -1;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &mine))
+			last = c;
+	snprintf(want, sizeof(want), "%d", last);
+	open_bound(want, &mine, &first);
+	progress_thread_cpus(&got);
+	ck_assert_int_eq(CPU_COUNT(&got), 1);
+	ck_assert_msg(CPU_ISSET(last, &got), "progress_cpus=%s: not on CPU %d", want,
+		      last);
+	transfer_works();
+}
+END_TEST
+
+/* A CPU the machine does not have: the kernel refuses it, the client says
+ * so and keeps the thread where it was, and works. */
+START_TEST(progress_cpus_the_kernel_refuses_leaves_the_thread_where_it_was)
+{
+	cpu_set_t mine, got;
+	int first;
+
+	open_bound("1000-1023", &mine, &first);
+	progress_thread_cpus(&got);
+	ck_assert_int_eq(CPU_COUNT(&got), 1);
+	ck_assert(CPU_ISSET(first, &got));
+	transfer_works();
+}
+END_TEST
+
 /* xp_call_max_desc tells the truth: at the largest body that leaves room
  * for n descriptors, n pieces go through and n + 1 are refused. */
 START_TEST(max_desc_matches_what_start_accepts)
@@ -2052,6 +2182,11 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, timed_wait_sleeps_until_its_deadline_or_the_call_completes);
 	tcase_add_test(tc, timed_wait_without_a_progress_thread_drives_the_call_itself);
 	tcase_add_test(tc, nop_round_trips);
+	tcase_add_test(tc, progress_thread_inherits_the_binding_by_default);
+	tcase_add_test(tc, progress_cpus_all_frees_the_thread_from_the_binding);
+	tcase_add_test(tc, progress_cpus_list_places_the_thread_there);
+	tcase_add_test(tc,
+		       progress_cpus_the_kernel_refuses_leaves_the_thread_where_it_was);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_default("pieces");
