@@ -1688,31 +1688,35 @@ END_TEST
  * bind-to-core leaves a rank; the thread (named rpfs-progress) must then
  * be where the setting says, and transfers must work from there. */
 
-/* The affinity of this process's progress thread. */
-static void progress_thread_cpus(cpu_set_t *set)
+/* This process's progress thread (named rpfs-progress). */
+static pid_t progress_thread_tid(void)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	char path[300], comm[32];
-	int found = 0;
+	pid_t tid = 0;
 
 	ck_assert_ptr_nonnull(d);
-	while (!found && (e = readdir(d))) {
+	while (!tid && (e = readdir(d))) {
 		FILE *f;
 
 		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "rpfs-progress\n")) {
-			ck_assert_int_eq(
-				sched_getaffinity(atoi(e->d_name), sizeof(*set), set), 0);
-			found = 1;
-		}
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "rpfs-progress\n"))
+			tid = atoi(e->d_name);
 		fclose(f);
 	}
 	closedir(d);
-	ck_assert_msg(found, "no thread named rpfs-progress in this process");
+	ck_assert_msg(tid > 0, "no thread named rpfs-progress in this process");
+	return tid;
+}
+
+/* The affinity of this process's progress thread. */
+static void progress_thread_cpus(cpu_set_t *set)
+{
+	ck_assert_int_eq(sched_getaffinity(progress_thread_tid(), sizeof(*set), set), 0);
 }
 
 /* Open the client with progress_cpus = want while this thread runs on its
@@ -1757,6 +1761,16 @@ START_TEST(progress_thread_inherits_the_binding_by_default)
 	ck_assert_int_eq(CPU_COUNT(&got), 1);
 	ck_assert(CPU_ISSET(first, &got));
 	transfer_works();
+}
+END_TEST
+
+/* Its wake-ups must not preempt the program's threads (a post wakes it):
+ * SCHED_BATCH, as long as the program runs under the ordinary policy. */
+START_TEST(progress_thread_runs_as_batch)
+{
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	ck_assert_int_eq(sched_getscheduler(progress_thread_tid()), SCHED_BATCH);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
 }
 END_TEST
 
@@ -2183,6 +2197,7 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, timed_wait_without_a_progress_thread_drives_the_call_itself);
 	tcase_add_test(tc, nop_round_trips);
 	tcase_add_test(tc, progress_thread_inherits_the_binding_by_default);
+	tcase_add_test(tc, progress_thread_runs_as_batch);
 	tcase_add_test(tc, progress_cpus_all_frees_the_thread_from_the_binding);
 	tcase_add_test(tc, progress_cpus_list_places_the_thread_there);
 	tcase_add_test(tc,
