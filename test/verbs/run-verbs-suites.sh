@@ -39,6 +39,13 @@ suite() { # NAME COMMAND...: run, keep the output, show the last lines
 	rc=$?
 	printf '%-28s exit %d after %ds: %s\n' "$name" $rc $(($(date +%s) - start)) \
 		"$(grep -E 'Checks:|passed, .* failed' "$OUT/$name" | tail -1)"
+	# A failure must be readable from the CI log alone: the suite's FAIL
+	# lines with the details indented under them (MPI suites), or Check's
+	# failed and erroring tests, at most 60 lines.
+	[ $rc = 0 ] || awk '
+		/^FAIL/ || /:[FE]:/ { show = 1; print "    " $0; next }
+		show && /^[ \t]/ { print "    " $0; next }
+		{ show = 0 }' "$OUT/$name" | head -60
 	return $rc
 }
 
