@@ -35,6 +35,7 @@ static void call_finish(struct xp_call *call, int status)
 	if (status && !call->status)
 		call->status = status;
 	c->inflight--;
+	fab->calls_busy--;
 	/* Done last: a waiting owner may free the call once it reads it. */
 	if (call->cb && xp_defer_new(fab, XP_CB_CALL, call, NULL, 0))
 		log_err("no memory to run a call's callback");
@@ -295,6 +296,7 @@ static int call_launch_locked(struct xp_conn *c, struct xp_call *call)
 		c->last_reply_ns = xp_now_ns();
 	c->last_active_ns = xp_now_ns();
 	c->inflight++;
+	fab->calls_busy++;
 	if (c->waitq_tail)
 		c->waitq_tail->priv.next = call;
 	else

@@ -181,6 +181,7 @@ struct xp_fabric {
 	int64_t last_event_ns; /* the engine last found something (for spinning) */
 	int64_t spin_ns;       /* the current polling budget, up to spin_us */
 	uint32_t rma_busy;     /* bulk calls (client) or RMA ops (server) in flight */
+	uint32_t calls_busy;   /* client: calls started and not yet finished */
 	struct xp_stats stats;
 };
 

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,35 +32,68 @@
  * timeout (sweep_timeouts, each round) is seen about on time. */
 #define THREAD_WAIT_MS 100
 
-/* The thread runs as SCHED_BATCH, whose wake-ups never preempt a running
- * thread: a post wakes it (xp_calls_post), and as an ordinary thread it
- * took the poster's core at once, so with 4 ranks computing on 2 cores a
- * post that should cost microseconds came back after 0.6-12 ms, the rank
- * waiting its turn behind the others. Batch, it runs at once where a core
- * is idle (a rank waiting for I/O sleeps, so its core is), and otherwise
- * when the scheduler's tick gives it its fair share: posts with 4 ranks
- * 5-33 us, small-I/O latency unchanged. A program under a real-time
- * policy keeps its own for the thread. */
-static void run_as_batch(void)
+/* The thread's scheduling policy follows its work. Idle, it is
+ * SCHED_BATCH, whose wake-ups never preempt a running thread: a post wakes
+ * it (xp_calls_post), and as an ordinary thread it took the poster's core
+ * at once, so with 4 ranks computing on 2 cores a post that should cost
+ * microseconds came back after 0.6-12 ms, the rank waiting its turn behind
+ * the others; batch, the posts took 5-33 us. Once calls are in flight it is
+ * an ordinary thread again: a transfer needs it every millisecond or so (on
+ * tcp the provider moves RMA only while its target polls), and a batch
+ * thread waits at each wake-up for the running thread's time slice to end.
+ * Batch throughout, with two ranks computing and a VM on the same 2 cores,
+ * it spent 170 of 238 ms waiting for a CPU and a posted 64 MiB read ended
+ * 56 ms after 200 ms of computing rather than within them. A program under
+ * a real-time policy keeps its own for the thread. */
+struct thread_policy {
+	bool follows; /* the process is SCHED_OTHER: switch with the work */
+	bool busy;    /* calls in flight: SCHED_OTHER now */
+};
+
+static int set_policy(int policy)
 {
 	struct sched_param sp = {0};
+
+	return pthread_setschedparam(pthread_self(), policy, &sp);
+}
+
+static void policy_init(struct thread_policy *tp)
+{
 	int ret;
 
-	if (sched_getscheduler(0) != SCHED_OTHER)
+	tp->busy = false;
+	tp->follows = sched_getscheduler(0) == SCHED_OTHER;
+	if (!tp->follows)
 		return;
-	ret = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
-	if (ret)
+	ret = set_policy(SCHED_BATCH);
+	if (ret) {
+		tp->follows = false;
 		log_info("transport: the progress thread stays SCHED_OTHER: %s",
 			 strerror(ret));
+	}
+}
+
+/* Lock held: calls_busy is the engine's. */
+static void policy_follow(struct thread_policy *tp, const struct xp_fabric *fab)
+{
+	bool busy = fab->calls_busy > 0;
+
+	if (!tp->follows || busy == tp->busy)
+		return;
+	tp->busy = busy;
+	if (set_policy(busy ? SCHED_OTHER : SCHED_BATCH))
+		tp->follows = false; /* stays as it is: not worth a message a round */
 }
 
 static void *progress_main(void *arg)
 {
 	struct xp_fabric *fab = arg;
+	struct thread_policy tp;
 
-	run_as_batch();
+	policy_init(&tp);
 	pthread_mutex_lock(&fab->lock);
 	while (!fab->thread_stop) {
+		policy_follow(&tp, fab);
 		/* (while tcp moves RMA, the round sleeps 1 ms at most) */
 		xp_engine_sleep_round(fab, THREAD_WAIT_MS);
 		xp_engine_let_in(fab);
