@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
