@@ -36,6 +36,7 @@
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <dirent.h>
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +51,24 @@ enum access { CONTIG, STRIDED, ALL };
 static const char *names[] = {"contig", "strided", "all"};
 
 static int rank, nprocs, errs;
+
+/* A failed check: printed where it happens, counted, and the first one
+ * printed again at the end, where the test runner's tail of the log shows
+ * it. */
+static char first_failure[512];
+
+static void report(const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fputs(msg, stdout);
+	if (!errs++)
+		snprintf(first_failure, sizeof(first_failure), "%s", msg);
+}
 
 static unsigned char byte_at(uint64_t i)
 {
@@ -230,36 +249,32 @@ static void run(MPI_File fh, enum access a, bool write, unsigned char *buf,
 	dprog = run_delay(progress_stat) - p0;
 	MPI_Get_count(&st, MPI_BYTE, &count);
 	if ((uint64_t)count != share) {
-		printf("rank %d: %s %s: count %d, want %llu\n", rank, names[a], what,
+		report("rank %d: %s %s: count %d, want %llu\n", rank, names[a], what,
 		       count, (unsigned long long)share);
-		errs++;
 	}
 	printf("rank %d: %-7s %-5s blocking %8.1f ms  post %7.2f ms (cpu %5.2f ms)  wait after %.0f ms of compute %7.1f ms (kept from a CPU: waiting %.1f ms, progress thread %.1f ms)\n",
 	       rank, names[a], what, tblock * 1e3, tpost * 1e3, cpost * 1e3, busy * 1e3,
 	       twait * 1e3, dwait * 1e3, dprog * 1e3);
 	bound = 0.1 * tblock + 0.002;
 	if (cpost > bound || (tpost > bound && !preempted)) {
-		printf("rank %d: %s %s: the post took %.2f ms (%.2f ms of CPU, preempted %ld times), more than 10%% of the blocking call's %.1f ms\n",
+		report("rank %d: %s %s: the post took %.2f ms (%.2f ms of CPU, preempted %ld times), more than 10%% of the blocking call's %.1f ms\n",
 		       rank, names[a], what, tpost * 1e3, cpost * 1e3, preempted,
 		       tblock * 1e3);
-		errs++;
 	}
 	/* Time the node kept the progress thread or the waiting thread from
 	 * a CPU is not the engine's: on a node oversubscribed by other work
 	 * the transfer moves that much later. */
 	if (twait > 0.5 * tblock + 0.005 + dwait + dprog) {
-		printf("rank %d: %s %s: the wait after computing still took %.1f ms of the blocking call's %.1f ms (%.1f ms of it excused: threads kept from a CPU): the data did not move meanwhile\n",
+		report("rank %d: %s %s: the wait after computing still took %.1f ms of the blocking call's %.1f ms (%.1f ms of it excused: threads kept from a CPU): the data did not move meanwhile\n",
 		       rank, names[a], what, twait * 1e3, tblock * 1e3,
 		       (dwait + dprog) * 1e3);
-		errs++;
 	}
 	if (!write)
 		for (uint64_t k = 0; k < share; k++)
 			if (buf[k] != byte_at(file_off(a, share, k))) {
-				printf("rank %d: %s read: byte %llu of the share is %u, want %u\n",
+				report("rank %d: %s read: byte %llu of the share is %u, want %u\n",
 				       rank, names[a], (unsigned long long)k, buf[k],
 				       byte_at(file_off(a, share, k)));
-				errs++;
 				break;
 			}
 
@@ -274,9 +289,8 @@ static void run(MPI_File fh, enum access a, bool write, unsigned char *buf,
 	printf("rank %d: %-7s %-5s waited at once: %.1f ms, %.1f ms of it in CPU\n", rank,
 	       names[a], what, twait * 1e3, cwait * 1e3);
 	if (cwait > 0.5 * twait + 0.002) {
-		printf("rank %d: %s %s: MPI_Wait used %.1f ms of CPU in %.1f ms: it polled instead of sleeping\n",
+		report("rank %d: %s %s: MPI_Wait used %.1f ms of CPU in %.1f ms: it polled instead of sleeping\n",
 		       rank, names[a], what, cwait * 1e3, twait * 1e3);
-		errs++;
 	}
 }
 
@@ -318,6 +332,9 @@ int main(int argc, char **argv)
 	}
 	die_on(MPI_File_close(&fh), "close");
 	free(buf);
+	if (errs)
+		printf("rank %d: %d checks failed, the first: %s", rank, errs,
+		       first_failure);
 	MPI_Allreduce(&errs, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (!rank && !total)
 		printf(" No Errors\n");
