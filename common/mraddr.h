@@ -30,10 +30,12 @@ static inline int xp_remote_target(uint64_t addr, uint64_t off, uint64_t *out)
 }
 
 /* Key to request at registration: with provider keys, 0 (ignored); else a
- * domain-unique key from the caller's counter. */
+ * domain-unique key from the caller's counter. Atomic: threads register
+ * at once (a post's cache miss, the progress thread's bulk calls) and
+ * without the fabric's lock, and a repeated key fails the registration. */
 static inline uint64_t xp_requested_key(int prov_key, uint64_t *counter)
 {
-	return prov_key ? 0 : ++*counter;
+	return prov_key ? 0 : __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED);
 }
 
 /* Does [off, off + len) lie inside a remote area of area_len bytes? */

@@ -4,6 +4,7 @@
  * and provider keys; only tcp runs here, so the verbs rules are checked on
  * the helpers themselves rather than through a provider. */
 #include <check.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -87,6 +88,56 @@ START_TEST(requested_key_without_provider_keys_increases_and_is_unique)
 }
 END_TEST
 
+/* Threads registering at once never get the same key. */
+#define KEY_THREADS 4
+#define KEYS_EACH   100000
+
+struct key_taker {
+	uint64_t *counter;
+	uint64_t keys[KEYS_EACH];
+};
+
+static void *take_keys(void *arg)
+{
+	struct key_taker *t = arg;
+
+	for (int i = 0; i < KEYS_EACH; i++)
+		t->keys[i] = xp_requested_key(0, t->counter);
+	return NULL;
+}
+
+START_TEST(requested_keys_taken_by_threads_at_once_are_unique)
+{
+	const size_t n = (size_t)KEY_THREADS * KEYS_EACH;
+	struct key_taker *t = calloc(KEY_THREADS, sizeof(*t));
+	pthread_t tid[KEY_THREADS];
+	uint64_t counter = 0;
+	unsigned char *seen = calloc(n + 1, 1);
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(seen);
+	for (int i = 0; i < KEY_THREADS; i++) {
+		t[i].counter = &counter;
+		ck_assert_int_eq(pthread_create(&tid[i], NULL, take_keys, &t[i]), 0);
+	}
+	for (int i = 0; i < KEY_THREADS; i++)
+		pthread_join(tid[i], NULL);
+	/* n keys from a counter that started at 0, all different: exactly 1..n */
+	ck_assert_uint_eq(counter, n);
+	for (int i = 0; i < KEY_THREADS; i++)
+		for (int k = 0; k < KEYS_EACH; k++) {
+			uint64_t key = t[i].keys[k];
+
+			ck_assert_msg(key >= 1 && key <= n && !seen[key],
+				      "key %llu handed out twice or out of range",
+				      (unsigned long long)key);
+			seen[key] = 1;
+		}
+	free(seen);
+	free(t);
+}
+END_TEST
+
 START_TEST(range_ok_accepts_ranges_inside)
 {
 	ck_assert(xp_range_ok(0, 0, 0));
@@ -130,6 +181,7 @@ static Suite *mraddr_suite(void)
 	tcase_add_test(tc, remote_target_refuses_wrap);
 	tcase_add_test(tc, requested_key_with_provider_keys_is_zero);
 	tcase_add_test(tc, requested_key_without_provider_keys_increases_and_is_unique);
+	tcase_add_test(tc, requested_keys_taken_by_threads_at_once_are_unique);
 	tcase_add_test(tc, range_ok_accepts_ranges_inside);
 	tcase_add_test(tc, range_ok_refuses_ranges_past_the_end);
 	tcase_add_test(tc, range_ok_refuses_ranges_that_wrap);
