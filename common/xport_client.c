@@ -293,8 +293,8 @@ static int call_launch_locked(struct xp_conn *c, struct xp_call *call)
 	if (path == XP_PATH_BULK)
 		fab->rma_busy++;
 	if (!c->inflight)
-		c->last_reply_ns = xp_now_ns();
-	c->last_active_ns = xp_now_ns();
+		xp_conn_mark(&c->last_reply_ns);
+	xp_conn_mark(&c->last_active_ns);
 	c->inflight++;
 	fab->calls_busy++;
 	if (c->waitq_tail)
@@ -468,7 +468,7 @@ static void client_reply(struct xp_conn *c, const struct proto_hdr *h, const cha
 		       h->body_len < call->rep_max ? h->body_len : call->rep_max);
 	call->status = h->status;
 	c->credits += h->credits;
-	c->last_reply_ns = xp_now_ns();
+	xp_conn_mark(&c->last_reply_ns);
 	if (fast && call->priv.wr_len)
 		c->peer_slots[c->npeer_slots++] = call->priv.slot;
 	else if (fast && call->priv.rd_cap)
@@ -494,7 +494,7 @@ static void client_recv(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
 		}
 		c->credits += h.credits;
 		c->acks++;
-		c->last_reply_ns = xp_now_ns();
+		xp_conn_mark(&c->last_reply_ns);
 		if (!xp_post_recv(c, rb))
 			dispatch_calls(c);
 		return;

@@ -135,6 +135,8 @@ struct xp_conn {
 	uint32_t *my_slots; /* free slots of our fast buffer */
 	uint32_t nmy_slots;
 	uint32_t inflight;
+	/* Written under the lock (xp_conn_mark); read without it by
+	 * xp_conn_idle_ms, since a post must never wait for a round. */
 	int64_t last_reply_ns;	/* client: when the peer last answered */
 	int64_t last_active_ns; /* a call started or a request arrived */
 
@@ -215,5 +217,11 @@ void xp_conn_maybe_free(struct xp_conn *c);
 void xp_conn_free(struct xp_conn *c);
 /* Engine: free connections that are done (see xport_conn.c). */
 void xp_reap_conns(struct xp_fabric *fab);
+
+/* Stamp last_reply_ns or last_active_ns now (lock held). */
+static inline void xp_conn_mark(int64_t *when)
+{
+	__atomic_store_n(when, xp_now_ns(), __ATOMIC_RELAXED);
+}
 
 #endif

@@ -176,7 +176,7 @@ static void client_hello_rep(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
 		c->peer_slots[i] = m.fast.slot_count - 1 - i;
 	c->npeer_slots = m.fast.slot_count;
 	c->state = XP_CONN_UP;
-	c->last_active_ns = xp_now_ns();
+	xp_conn_mark(&c->last_active_ns);
 	xp_post_recv(c, rb);
 }
 
@@ -404,13 +404,12 @@ int xp_conn_error(struct xp_conn *c)
 
 int64_t xp_conn_idle_ms(struct xp_conn *c)
 {
-	int64_t last;
+	/* Without the lock: a post asks this, and the progress thread holds
+	 * the lock for as long as the node keeps it from a CPU mid-round. */
+	int64_t active = __atomic_load_n(&c->last_active_ns, __ATOMIC_RELAXED);
+	int64_t reply = __atomic_load_n(&c->last_reply_ns, __ATOMIC_RELAXED);
 
-	pthread_mutex_lock(&c->fab->lock);
-	last = c->last_active_ns > c->last_reply_ns ? c->last_active_ns
-						    : c->last_reply_ns;
-	pthread_mutex_unlock(&c->fab->lock);
-	return (xp_now_ns() - last) / 1000000;
+	return (xp_now_ns() - (active > reply ? active : reply)) / 1000000;
 }
 
 const char *xp_conn_peer(const struct xp_conn *c)
@@ -686,7 +685,7 @@ static void server_hello(struct xp_conn *c, struct xp_rbuf *rb, size_t len)
 	c->state = XP_CONN_UP;
 	c->granted = c->nrecv;
 	c->peer_credits = c->nrecv;
-	c->last_active_ns = xp_now_ns();
+	xp_conn_mark(&c->last_active_ns);
 	if (server_send_hello_rep(c, 0, app_rep, app_rep_len))
 		return;
 	/* The application hears of it from the engine, without the lock. */

@@ -106,7 +106,7 @@ static void server_request(struct xp_conn *c, const struct proto_hdr *h, const c
 	c->ctrl_unacked -= h->acks;
 	if (h->path <= XP_PATH_BULK)
 		fab->stats.bytes[h->path] += h->data_len;
-	c->last_active_ns = xp_now_ns();
+	xp_conn_mark(&c->last_active_ns);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		goto nomem;

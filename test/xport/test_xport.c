@@ -46,6 +46,8 @@
 #include "regcache.h"
 #include "testenv.h"
 #include "xport.h"
+/* white box: a test holds the engine's lock as a round would */
+#include "xport_domain.h"
 
 /* Room for a 64 MiB transfer at an odd offset, and for 200 calls of up to
  * 256 KiB each in their own places. */
@@ -1806,6 +1808,63 @@ START_TEST(progress_thread_is_batch_when_idle_and_ordinary_while_calls_fly)
 }
 END_TEST
 
+/* What a nonblocking post asks of the transport must not wait for the
+ * engine: the progress thread holds the fabric's lock through each round,
+ * and a round lasts as long as the node keeps that thread from a CPU (in
+ * the Soft-RoCE VM, a post once waited 36 ms so). The test holds the lock
+ * itself, as a round would, while another thread does what a post does:
+ * look at the connection, hold the buffer, hand the call over. */
+struct poster {
+	struct op *put;
+	char *buf;
+	size_t len;
+	struct xp_mem_hold *hold;
+	int hold_ret, post_ret, done;
+};
+
+static void *poster_main(void *arg)
+{
+	struct poster *p = arg;
+	struct iovec iov = {p->buf, p->len};
+	struct xp_call *calls[1] = {&p->put->call};
+	struct xp_conn *conns[1] = {conn};
+
+	(void)xp_conn_error(conn);
+	(void)xp_conn_idle_ms(conn);
+	(void)xp_call_max_desc(conn, 64);
+	p->hold_ret = xp_mem_hold(fab, &iov, 1, &p->hold);
+	p->post_ret = xp_calls_post(conns, calls, 1);
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+START_TEST(a_post_never_waits_for_the_engines_lock)
+{
+	const size_t len = (size_t)4 << 20;
+	struct op put;
+	struct poster p = {.put = &put, .buf = xalloc(len), .len = len};
+	int64_t end;
+	pthread_t t;
+	int done;
+
+	fill(p.buf, len, 79);
+	op_put(&put, 0, p.buf, len, XP_PATH_BULK);
+	pthread_mutex_lock(&fab->lock);
+	ck_assert_int_eq(pthread_create(&t, NULL, poster_main, &p), 0);
+	end = now_ms() + 2000;
+	while (!(done = __atomic_load_n(&p.done, __ATOMIC_ACQUIRE)) && now_ms() < end)
+		usleep(1000);
+	pthread_mutex_unlock(&fab->lock);
+	pthread_join(t, NULL);
+	ck_assert_msg(done, "the post waited for the engine's lock (held 2 s)");
+	ck_assert_int_eq(p.hold_ret, 0);
+	ck_assert_int_eq(p.post_ret, 0);
+	ck_assert_int_eq(xp_call_wait(&put.call), 0);
+	xp_mem_release(fab, p.hold);
+	free(p.buf);
+}
+END_TEST
+
 START_TEST(progress_cpus_all_frees_the_thread_from_the_binding)
 {
 	cpu_set_t mine, got, both;
@@ -2231,6 +2290,7 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, progress_thread_inherits_the_binding_by_default);
 	tcase_add_test(tc,
 		       progress_thread_is_batch_when_idle_and_ordinary_while_calls_fly);
+	tcase_add_test(tc, a_post_never_waits_for_the_engines_lock);
 	tcase_add_test(tc, progress_cpus_all_frees_the_thread_from_the_binding);
 	tcase_add_test(tc, progress_cpus_list_places_the_thread_there);
 	tcase_add_test(tc,
