@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -468,18 +469,49 @@ int rpfs_launch_kill(rpfs_launch_t *l, int i)
 	return 0;
 }
 
+/* pid's state letter in /proc/PID/stat ("pid (comm) S ..."), or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+	rp = strrchr(buf, ')'); /* comm may hold anything */
+	return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
 int rpfs_launch_signal(rpfs_launch_t *l, int i, int sig)
 {
 	int ret = check_index(l, i);
+	double deadline;
 	pid_t pid;
 
 	if (ret)
 		return ret;
 	pid = server_pid(l, i);
-	if (pid && !kill(pid, sig))
+	if (!pid || kill(pid, sig)) {
+		rpfsc_err_set("%s does not run", desc(l, i));
+		return -ESRCH;
+	}
+	if (sig != SIGSTOP)
 		return 0;
-	rpfsc_err_set("%s does not run", desc(l, i));
-	return -ESRCH;
+	deadline = rpfsc_now_ms() + 5000;
+	while (rpfsc_now_ms() < deadline) {
+		char st = proc_state(pid);
+
+		if (st == 'T' || st == 't')
+			return 0;
+		usleep(1000);
+	}
+	rpfsc_err_set("%s did not stop within 5 s of SIGSTOP", desc(l, i));
+	return -ETIMEDOUT;
 }
 
 /* ---- starting ----------------------------------------------------------- */

@@ -233,7 +233,10 @@ int rpfs_launch_stop(rpfs_launch_t *l, int i);
 int rpfs_launch_stop_all(rpfs_launch_t *l);
 /* SIGKILL (and reap a child). */
 int rpfs_launch_kill(rpfs_launch_t *l, int i);
-/* Any signal (SIGSTOP/SIGCONT for a hung server). -ESRCH if it does not run. */
+/* Any signal (SIGSTOP/SIGCONT for a hung server). -ESRCH if it does not run.
+ * SIGSTOP returns once the server is stopped (kill returns before), so
+ * that nothing sent afterwards is served; -ETIMEDOUT if it is not within
+ * 5 s. */
 int rpfs_launch_signal(rpfs_launch_t *l, int i, int sig);
 /* Stop server i if it runs, start it again at its port with one more rpfsd
  * argument (NULL: none; e.g. "--accept-empty-metadata") and wait until it
