@@ -316,6 +316,7 @@ static char *desc_dup(const char *role, int idx, const struct rpfs_server_cfg *s
 
 void rpfsc_client_free(struct rpfs_client *c)
 {
+	rpfsc_keepalive_stop(c);
 	if (c->srv) {
 		for (uint32_t i = 0; i < c->cfg.nservers; i++) {
 			if (c->srv[i].link)
@@ -334,6 +335,7 @@ void rpfsc_client_free(struct rpfs_client *c)
 		xp_fabric_close(c->fab);
 	rpfs_config_free(&c->cfg);
 	pthread_mutex_destroy(&c->live_lock);
+	pthread_cond_destroy(&c->pings_done);
 	free(c);
 }
 
@@ -391,6 +393,7 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&c->live_lock, NULL);
+	pthread_cond_init(&c->pings_done, NULL);
 	list_init(&c->files);
 	list_init(&c->live);
 	ret = load_config(c, config, opts, nopts, why, sizeof(why));
@@ -466,6 +469,7 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		c->fab = NULL;
 		goto fail;
 	}
+	rpfsc_keepalive_start(c);
 	*out = c;
 	return 0;
 nomem:

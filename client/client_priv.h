@@ -11,6 +11,8 @@
  *                per I/O server (split over several calls only when long)
  *   request.c    the nonblocking rpfs_i* requests on top of listio.c
  *   teardown.c   rpfs_close and rpfs_finalize: what is in flight lands first
+ *   keepalive.c  connections of a client with open files kept from the
+ *                servers' idle timeout, so a post never reconnects
  *   errmsg.c     the per-thread last error message and errno texts
  *
  * Servers are named three ways: by config index (order in the config file,
@@ -57,6 +59,7 @@ struct rpfsc_server {
 	pthread_mutex_t lock;	 /* link and connecting */
 	struct rpfsc_link *link; /* NULL until first use */
 	char desc[400];		 /* "io server 1 (127.0.0.1:7101)" */
+	bool pinging;		 /* keepalive.c: a ping in flight (atomic) */
 };
 
 struct rpfs_client {
@@ -72,6 +75,10 @@ struct rpfs_client {
 	pthread_mutex_t live_lock; /* live, files, and each file's refs */
 	struct list_node live;	   /* requests started, not yet finished (listio.c) */
 	struct list_node files;	   /* every rpfs_file not yet freed */
+	/* keepalive.c: the tick is set; pings in flight (live_lock) */
+	bool keepalive;
+	int pings;
+	pthread_cond_t pings_done;
 };
 
 struct rpfs_file {
@@ -102,6 +109,13 @@ const char *rpfsc_desc(struct rpfs_client *c, int srv, enum rpfsc_role role);
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		   struct rpfsc_link **out);
 void rpfsc_link_put(struct rpfs_client *c, int srv, struct rpfsc_link *l);
+
+/* ---- keepalive.c -------------------------------------------------------- */
+
+/* Ping idle connections from the progress thread while files are open;
+ * stop: no more pings, and those in flight have landed. */
+void rpfsc_keepalive_start(struct rpfs_client *c);
+void rpfsc_keepalive_stop(struct rpfs_client *c);
 
 /* One call of a batch sent to several servers at once. */
 struct rpfsc_op {

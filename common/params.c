@@ -63,7 +63,7 @@ static const struct xp_setting settings[] = {
 	{"handshake_ms", XP_SET_U32, SERVER, OFF(handshake_ms), "10000", 100, 600000,
 	 "server: a connection that has not finished its handshake by then is dropped"},
 	{"idle_timeout_s", XP_SET_U32, SERVER, OFF(idle_timeout_s), "600", 0, 7 * 86400,
-	 "server: connections idle this long are dropped (0: never); clients reconnect after half of it"},
+	 "server: connections idle this long are dropped (0: never); clients reconnect after half of it, and keep those of open files alive"},
 	{"cap_lifetime_s", XP_SET_U32, SERVER, OFF(cap_lifetime_s), "3600", 2, 7 * 86400,
 	 "metadata server: capabilities it grants on files last this long; clients renew them after half of it"},
 };

@@ -71,6 +71,14 @@ int xp_progress(struct xp_fabric *fab, int timeout_ms);
  * progress call). Used by server workers to hand completions back. */
 int xp_fabric_post(struct xp_fabric *fab, void (*fn)(void *arg), void *arg);
 
+/* Client: run fn(arg) on the progress thread every period_ms, without
+ * the fabric's lock (as a deferred callback runs), for housekeeping that
+ * must not wait for the program to call in. fn NULL stops it; it returns
+ * once a tick under way has returned (never call it from fn). -ENOTSUP
+ * without a progress thread. */
+int xp_fabric_set_tick(struct xp_fabric *fab, void (*fn)(void *arg), void *arg,
+		       int period_ms);
+
 /* Counters for tests and benchmarks. */
 struct xp_stats {
 	uint64_t calls[4];	 /* by path (index enum xp_path) */

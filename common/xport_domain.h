@@ -122,6 +122,12 @@ struct xp_fabric {
 	 * only one that sleeps in the wait fds; other waiters use cond. */
 	bool has_thread, thread_stop;
 	pthread_t thread;
+	/* Its tick (xp_fabric_set_tick): fn every period, run without the lock;
+	 * tick_running while it is. */
+	void (*tick_fn)(void *arg);
+	void *tick_arg;
+	int64_t tick_period_ns, tick_next_ns;
+	bool tick_running;
 	/* Callers blocked on lock (xp_lock): the thread that drives progress
 	 * lets go of it between rounds while this is nonzero. */
 	int lock_wanted;

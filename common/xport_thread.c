@@ -84,6 +84,24 @@ static void policy_follow(struct thread_policy *tp, const struct xp_fabric *fab)
 		tp->follows = false; /* stays as it is: not worth a message a round */
 }
 
+/* Lock held: run the tick if it is due (seen within THREAD_WAIT_MS). */
+static void tick_maybe(struct xp_fabric *fab)
+{
+	void (*fn)(void *arg) = fab->tick_fn;
+	void *arg = fab->tick_arg;
+	int64_t now;
+
+	if (!fn || (now = xp_now_ns()) < fab->tick_next_ns)
+		return;
+	fab->tick_next_ns = now + fab->tick_period_ns;
+	fab->tick_running = true;
+	pthread_mutex_unlock(&fab->lock);
+	fn(arg);
+	pthread_mutex_lock(&fab->lock);
+	fab->tick_running = false;
+	pthread_cond_broadcast(&fab->cond);
+}
+
 static void *progress_main(void *arg)
 {
 	struct xp_fabric *fab = arg;
@@ -101,6 +119,7 @@ static void *progress_main(void *arg)
 			xp_engine_run_deferred(fab);
 			pthread_mutex_lock(&fab->lock);
 		}
+		tick_maybe(fab);
 	}
 	pthread_mutex_unlock(&fab->lock);
 	return NULL;
@@ -182,4 +201,25 @@ void xp_thread_stop(struct xp_fabric *fab)
 	pthread_mutex_lock(&fab->lock);
 	__atomic_store_n(&fab->has_thread, false, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fab->lock);
+}
+
+int xp_fabric_set_tick(struct xp_fabric *fab, void (*fn)(void *arg), void *arg,
+		       int period_ms)
+{
+	if (fn && period_ms <= 0)
+		return -EINVAL;
+	pthread_mutex_lock(&fab->lock);
+	if (fn && !fab->has_thread) {
+		pthread_mutex_unlock(&fab->lock);
+		return -ENOTSUP;
+	}
+	fab->tick_fn = fn;
+	fab->tick_arg = arg;
+	fab->tick_period_ns = (int64_t)period_ms * 1000000;
+	fab->tick_next_ns = xp_now_ns() + fab->tick_period_ns;
+	/* Stopping: the caller may free what a tick under way uses. */
+	while (!fn && fab->tick_running)
+		pthread_cond_wait(&fab->cond, &fab->lock);
+	pthread_mutex_unlock(&fab->lock);
+	return 0;
 }

@@ -47,6 +47,7 @@ struct cl_opts {
 	uint64_t stripe_unit;	/* 0: 64 KiB, so that small tests cross servers */
 	int timeout_ms;		/* transport timeout, 0: the default */
 	const char *force_path; /* NULL, "inline", "fast" or "bulk" */
+	int idle_timeout_s;	/* servers drop idle connections, 0: the default */
 };
 
 /* Start a cluster; NULL on failure (the reason and the server log tails are

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "rpfs.h"
@@ -106,14 +107,58 @@ START_TEST(test_storage_sizes_are_the_servers_file_systems)
 }
 END_TEST
 
+/* A client with a file open keeps its connections through the servers'
+ * idle timeout (its progress thread pings them), so a post after a long
+ * computation does not connect again; once nothing is open, they are left
+ * to the timeout, and the next call connects anew. */
+START_TEST(test_connections_of_a_client_with_open_files_outlive_the_idle_timeout)
+{
+	struct cl_opts o = {
+		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .idle_timeout_s = 2};
+	struct cluster *cl = cl_start(&o);
+	rpfs_client_t *c;
+	rpfs_file_t *f;
+	static char buf[2 * SU];
+	uint64_t total[NSRV];
+
+	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
+	c = client(cl);
+	f = create(c, "/kept"); /* striped over both servers */
+	write_all(f, buf, sizeof(buf), 0);
+	for (int i = 0; i < NSRV; i++)
+		total[i] = get(c, i, "conns.total");
+	usleep(3500 * 1000); /* 1.75 idle timeouts */
+	write_all(f, buf, sizeof(buf), 0);
+	for (int i = 0; i < NSRV; i++)
+		ck_assert_msg(
+			get(c, i, "conns.total") == total[i],
+			"server %d: the client connected again after 3.5 s idle with a "
+			"file open",
+			i);
+	rpfs_close(f);
+	usleep(3500 * 1000);
+	for (int i = 0; i < NSRV; i++)
+		ck_assert_msg(get(c, i, "conns.total") == total[i] + 1,
+			      "server %d: with nothing open the connection should have "
+			      "been left to the timeout and made again",
+			      i);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
 static Suite *stats_suite(void)
 {
+
 	Suite *s = suite_create("stats");
 	TCase *tc = tcase_create("stats");
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_counters_follow_known_writes_and_reads);
 	tcase_add_test(tc, test_storage_sizes_are_the_servers_file_systems);
+	tcase_add_test(
+		tc,
+		test_connections_of_a_client_with_open_files_outlive_the_idle_timeout);
 	suite_add_tcase(s, tc);
 	return s;
 }

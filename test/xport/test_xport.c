@@ -34,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1865,6 +1866,54 @@ START_TEST(a_post_never_waits_for_the_engines_lock)
 }
 END_TEST
 
+/* The tick runs on the progress thread, about every period, and stopping
+ * it waits for a tick under way (its owner may free what it uses). */
+struct ticker {
+	int count;
+	pid_t tid;
+	int sleep_ms;
+	int in_long, long_done;
+};
+
+static void tick_fn(void *arg)
+{
+	struct ticker *t = arg;
+	int ms = __atomic_load_n(&t->sleep_ms, __ATOMIC_ACQUIRE);
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	if (ms) {
+		__atomic_store_n(&t->in_long, 1, __ATOMIC_RELEASE);
+		usleep((useconds_t)ms * 1000);
+		__atomic_store_n(&t->long_done, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_add_fetch(&t->count, 1, __ATOMIC_ACQ_REL);
+}
+
+START_TEST(tick_runs_on_the_progress_thread_and_stopping_waits_for_it)
+{
+	struct ticker t = {0};
+	int n;
+
+	ck_assert_int_eq(xp_fabric_set_tick(fab, tick_fn, &t, 0), -EINVAL);
+	ck_assert_int_eq(xp_fabric_set_tick(fab, tick_fn, &t, 50), 0);
+	usleep(600 * 1000);
+	n = __atomic_load_n(&t.count, __ATOMIC_ACQUIRE);
+	/* 12 periods; the thread looks at least every 100 ms */
+	ck_assert_msg(n >= 3 && n <= 13, "%d ticks in 600 ms at 50 ms", n);
+	ck_assert_int_eq(t.tid, progress_thread_tid());
+	/* a long tick: stopping returns only after it */
+	__atomic_store_n(&t.sleep_ms, 300, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&t.in_long, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ck_assert_int_eq(xp_fabric_set_tick(fab, NULL, NULL, 0), 0);
+	ck_assert_int_eq(__atomic_load_n(&t.long_done, __ATOMIC_ACQUIRE), 1);
+	n = __atomic_load_n(&t.count, __ATOMIC_ACQUIRE);
+	usleep(200 * 1000);
+	ck_assert_int_eq(__atomic_load_n(&t.count, __ATOMIC_ACQUIRE), n);
+	transfer_works();
+}
+END_TEST
+
 START_TEST(progress_cpus_all_frees_the_thread_from_the_binding)
 {
 	cpu_set_t mine, got, both;
@@ -2291,6 +2340,7 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc,
 		       progress_thread_is_batch_when_idle_and_ordinary_while_calls_fly);
 	tcase_add_test(tc, a_post_never_waits_for_the_engines_lock);
+	tcase_add_test(tc, tick_runs_on_the_progress_thread_and_stopping_waits_for_it);
 	tcase_add_test(tc, progress_cpus_all_frees_the_thread_from_the_binding);
 	tcase_add_test(tc, progress_cpus_list_places_the_thread_there);
 	tcase_add_test(tc,
