@@ -335,7 +335,8 @@ void rpfsc_client_free(struct rpfs_client *c)
 		xp_fabric_close(c->fab);
 	rpfs_config_free(&c->cfg);
 	pthread_mutex_destroy(&c->live_lock);
-	pthread_cond_destroy(&c->pings_done);
+	pthread_mutex_destroy(&c->bg_lock);
+	pthread_cond_destroy(&c->bg_done);
 	free(c);
 }
 
@@ -393,7 +394,8 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&c->live_lock, NULL);
-	pthread_cond_init(&c->pings_done, NULL);
+	pthread_mutex_init(&c->bg_lock, NULL);
+	pthread_cond_init(&c->bg_done, NULL);
 	list_init(&c->files);
 	list_init(&c->live);
 	ret = load_config(c, config, opts, nopts, why, sizeof(why));

@@ -75,10 +75,12 @@ struct rpfs_client {
 	pthread_mutex_t live_lock; /* live, files, and each file's refs */
 	struct list_node live;	   /* requests started, not yet finished (listio.c) */
 	struct list_node files;	   /* every rpfs_file not yet freed */
-	/* keepalive.c: the tick is set; pings in flight (live_lock) */
+	/* keepalive.c: the tick is set; its calls in flight (bg_lock, a
+	 * leaf: the progress thread takes it, so nobody holds it to wait) */
 	bool keepalive;
-	int pings;
-	pthread_cond_t pings_done;
+	pthread_mutex_t bg_lock;
+	int bg_calls;
+	pthread_cond_t bg_done;
 };
 
 struct rpfs_file {
@@ -86,9 +88,14 @@ struct rpfs_file {
 	/* As opened; layout.nservers = cluster I/O servers. attr.cap changes
 	 * when renewed: read it through rpfsc_file_cap. */
 	struct rpc_attr attr;
-	char *path; /* for messages; NULL when opened from attributes */
-	pthread_mutex_t cap_lock;
-	int64_t cap_renew_ms; /* CLOCK_MONOTONIC ms: renew from then on */
+	char *path;		  /* for messages; NULL when opened from attributes */
+	pthread_mutex_t cap_lock; /* attr.cap and what follows; never held
+				     across a call */
+	int64_t cap_renew_ms;	  /* CLOCK_MONOTONIC ms: renew from then on */
+	int64_t cap_late_ms;	  /* ... and in the caller, the background's late */
+	bool renewing;		  /* keepalive.c: a renewal in flight */
+	bool closed;		  /* rpfs_close: no more renewals */
+	pthread_cond_t renewed;
 	int refs; /* the opener's (until rpfs_close) and one per live request */
 	struct list_node node; /* on c->files */
 };
@@ -169,8 +176,18 @@ int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a);
 int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint64_t *size);
 /* The file's capability for a request, renewed first (GETATTR with the old
- * one) once half its lifetime has passed. 0 or -errno (message set). */
+ * one) once half its lifetime has passed, or three quarters while the
+ * background renews (c->keepalive). 0 or -errno (message set). */
 int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap);
+/* Renew it now (GETATTR with the old one). For the background
+ * (keepalive.c): claiming a due renewal (false: not due, closed, or one
+ * in flight) and ending it; rpfs_close's wait for one in flight, after
+ * which none starts. */
+int rpfsc_file_cap_renew(struct rpfs_file *f);
+bool rpfsc_file_renew_begin(struct rpfs_file *f, int64_t now_ms);
+void rpfsc_file_renew_end(struct rpfs_file *f);
+void rpfsc_file_closing(struct rpfs_file *f);
+int64_t rpfsc_now_mono_ms(void); /* the clock of cap_renew_ms */
 /* Drop a reference (with c->live_lock held); the last frees f. */
 void rpfsc_file_put_locked(struct rpfs_file *f);
 /* Free the files the program left open (rpfs_finalize, once no request

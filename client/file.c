@@ -11,9 +11,12 @@
  * metadata server that owns the handle (top 16 bits of the handle).
  *
  * Every request naming the handle carries the capability the open got
- * (server/access.c): the rights it was opened with, until an expiry. A
- * file renews it with GETATTR once half its lifetime has passed, so a
- * long-open file keeps working and a chmod reaches it then. */
+ * (server/access.c): the rights it was opened with, until an expiry. It
+ * is renewed with GETATTR once half its lifetime has passed, so a
+ * long-open file keeps working and a chmod reaches it then: by the
+ * progress thread in the background (keepalive.c), so that a post after a
+ * long computation does not wait for the metadata server, or by the call
+ * itself when there is none or it fell behind (three quarters passed). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,13 +35,20 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* When to renew a capability received now: after half its lifetime, by our
- * own clock (the servers' clocks need not agree with ours). */
-static int64_t renew_time(const struct rpc_cap *cap)
+/* cap_lock held (or f new): cap, received now. Renew after half its
+ * lifetime, in the caller after three quarters, by our own clock (the
+ * servers' clocks need not agree with ours). */
+static void cap_set(struct rpfs_file *f, const struct rpc_cap *cap)
 {
-	if (!cap->lifetime_s)
-		return INT64_MAX; /* none granted: nothing to renew */
-	return now_ms() + (int64_t)cap->lifetime_s * 500;
+	int64_t t = now_ms();
+
+	f->attr.cap = *cap;
+	if (!cap->lifetime_s) { /* none granted: nothing to renew */
+		f->cap_renew_ms = f->cap_late_ms = INT64_MAX;
+		return;
+	}
+	f->cap_renew_ms = t + (int64_t)cap->lifetime_s * 500;
+	f->cap_late_ms = t + (int64_t)cap->lifetime_s * 750;
 }
 
 static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char *path,
@@ -60,9 +70,10 @@ static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	}
 	f->c = c;
 	f->attr = *a;
-	f->cap_renew_ms = renew_time(&a->cap);
+	cap_set(f, &a->cap);
 	f->refs = 1;
 	pthread_mutex_init(&f->cap_lock, NULL);
+	pthread_cond_init(&f->renewed, NULL);
 	pthread_mutex_lock(&c->live_lock);
 	list_push_back(&c->files, &f->node);
 	pthread_mutex_unlock(&c->live_lock);
@@ -82,41 +93,93 @@ static uint16_t rights_flags(uint32_t rights)
 			  ((rights & RPC_CAP_WRITE) ? RPC_WANT_WRITE : 0));
 }
 
-int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap)
+int rpfsc_file_cap_renew(struct rpfs_file *f)
 {
 	uint8_t body[64], rep[256];
 	struct rpc_attr a;
 	size_t rep_len;
-	int srv, len, ret = 0;
+	int srv, len, ret;
 
-	pthread_mutex_lock(&f->cap_lock);
-	if (now_ms() < f->cap_renew_ms)
-		goto out;
 	srv = rpfsc_meta_srv(f->c, RPC_HANDLE_META(f->attr.handle));
+	pthread_mutex_lock(&f->cap_lock);
 	len = rpc_enc_getattr(body, sizeof(body), f->attr.handle,
 			      rights_flags(f->attr.cap.rights), &f->attr.cap);
+	pthread_mutex_unlock(&f->cap_lock);
 	if (srv < 0 || len < 0) {
 		rpfsc_err_set("%s: can't renew its capability", f->path);
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	ret = rpfsc_call1(f->c, srv, RPFSC_META, f->path, body, (size_t)len, rep,
 			  sizeof(rep), &rep_len);
 	if (ret)
-		goto out;
+		return ret;
 	if (rpc_dec_attr(rep, rep_len, &a) || a.handle != f->attr.handle ||
-	    rep_len < RPC_ATTR_CAP_SIZE) {
-		ret = rpfsc_err_server(rpfsc_desc(f->c, srv, RPFSC_META), f->path,
-				       -EPROTO, 0, false);
-		goto out;
-	}
-	f->attr.cap = a.cap;
-	f->cap_renew_ms = renew_time(&a.cap);
-out:
-	if (!ret)
-		*cap = f->attr.cap;
+	    rep_len < RPC_ATTR_CAP_SIZE)
+		return rpfsc_err_server(rpfsc_desc(f->c, srv, RPFSC_META), f->path,
+					-EPROTO, 0, false);
+	pthread_mutex_lock(&f->cap_lock);
+	cap_set(f, &a.cap);
 	pthread_mutex_unlock(&f->cap_lock);
-	return ret;
+	return 0;
+}
+
+bool rpfsc_file_renew_begin(struct rpfs_file *f, int64_t now)
+{
+	bool due;
+
+	pthread_mutex_lock(&f->cap_lock);
+	due = !f->closed && !f->renewing && now >= f->cap_renew_ms;
+	if (due)
+		f->renewing = true;
+	pthread_mutex_unlock(&f->cap_lock);
+	return due;
+}
+
+void rpfsc_file_renew_end(struct rpfs_file *f)
+{
+	pthread_mutex_lock(&f->cap_lock);
+	f->renewing = false;
+	pthread_cond_broadcast(&f->renewed);
+	pthread_mutex_unlock(&f->cap_lock);
+}
+
+void rpfsc_file_closing(struct rpfs_file *f)
+{
+	pthread_mutex_lock(&f->cap_lock);
+	f->closed = true;
+	while (f->renewing)
+		pthread_cond_wait(&f->renewed, &f->cap_lock);
+	pthread_mutex_unlock(&f->cap_lock);
+}
+
+int64_t rpfsc_now_mono_ms(void)
+{
+	return now_ms();
+}
+
+/* Never holds cap_lock across the call: the background renewal, on the
+ * progress thread, takes it. Two threads finding it due both renew it:
+ * either capability is good. */
+int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap)
+{
+	int64_t due;
+	int ret;
+
+	pthread_mutex_lock(&f->cap_lock);
+	due = f->c->keepalive ? f->cap_late_ms : f->cap_renew_ms;
+	if (now_ms() < due) {
+		*cap = f->attr.cap;
+		pthread_mutex_unlock(&f->cap_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&f->cap_lock);
+	ret = rpfsc_file_cap_renew(f);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&f->cap_lock);
+	*cap = f->attr.cap;
+	pthread_mutex_unlock(&f->cap_lock);
+	return 0;
 }
 
 int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
@@ -218,6 +281,7 @@ void rpfsc_file_put_locked(struct rpfs_file *f)
 		return;
 	list_remove(&f->node);
 	pthread_mutex_destroy(&f->cap_lock);
+	pthread_cond_destroy(&f->renewed);
 	free(f->path);
 	free(f);
 }

@@ -1,21 +1,37 @@
-/* Keeping the connections of a client with open files alive.
+/* Keeping what a client with open files needs fresh in the background,
+ * so that a post never waits for it: its connections and its files'
+ * capabilities.
  *
- * Servers drop a connection idle for idle_timeout_s (10 minutes by
- * default), and a client renews one idle for half of that before using it
- * (rpfsc_link_get), so that no request goes out on a connection about to
- * be dropped. Both are right for a client that went quiet; but an MPI
- * program that checkpoints every 10 or 30 minutes is not quiet, it is
- * computing, and its next MPI_File_iwrite would connect again to every
- * server inside the post: a handshake per server where the post should
- * cost microseconds. So while the client has a file open, the progress
- * thread pings each connection that has been idle for a quarter of the
- * timeout (checked every eighth), and no connection in use ever reaches
- * half of it. Without open files the connections are left to the timeout,
- * as before. A ping that fails leaves the connection broken: the next
- * call reconnects and reports what it finds.
+ * Connections. Servers drop a connection idle for idle_timeout_s (10
+ * minutes by default), and a client renews one idle for half of that
+ * before using it (rpfsc_link_get), so that no request goes out on a
+ * connection about to be dropped. Both are right for a client that went
+ * quiet; but an MPI program that checkpoints every 10 or 30 minutes is not
+ * quiet, it is computing, and its next MPI_File_iwrite would connect again
+ * to every server inside the post: a handshake per server where the post
+ * should cost microseconds. So while the client has a file open, the
+ * progress thread pings each connection that has been idle for a quarter
+ * of the timeout, and no connection in use ever reaches half of it.
+ * Without open files the connections are left to the timeout, as before.
+ * A ping that fails leaves the connection broken: the next call
+ * reconnects and reports what it finds.
  *
- * Only with a progress thread (the tick runs on it): without one, nothing
- * is posted anyway (calls start inside the caller). */
+ * Capabilities. A file's capability is renewed once half its lifetime
+ * (cap_lifetime_s, an hour by default) has passed, with a GETATTR to the
+ * metadata server; done by the call that finds it due, that was a round
+ * trip inside the post of a program that computed for half an hour. The
+ * progress thread renews it instead, and the call renews it itself only
+ * once three quarters have passed (the background fell behind: no link,
+ * or the metadata server did not answer).
+ *
+ * The tick runs every eighth of the shorter of the two, on the progress
+ * thread. A renewal is an ordinary call there (the thread drives the
+ * engine while it waits, xp_engine_wait); the pings are started and
+ * landed without waiting. The tick never blocks on live_lock, which
+ * rpfs_close holds while its requests land, and the pings only try the
+ * server's lock, which a thread connecting holds: what is busy waits for
+ * the next tick. Without a progress thread there is no tick, and calls
+ * renew and reconnect themselves, as they start in the caller anyway. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +46,24 @@ struct ping {
 	uint8_t body[16];
 };
 
+static void bg_call_begin(struct rpfs_client *c)
+{
+	pthread_mutex_lock(&c->bg_lock);
+	c->bg_calls++;
+	pthread_mutex_unlock(&c->bg_lock);
+}
+
+static void bg_call_end(struct rpfs_client *c)
+{
+	pthread_mutex_lock(&c->bg_lock);
+	if (--c->bg_calls == 0)
+		pthread_cond_broadcast(&c->bg_done);
+	pthread_mutex_unlock(&c->bg_lock);
+}
+
 /* On the progress thread, without the fabric's lock. It takes no server
- * lock: a thread connecting holds that lock while it waits for this very
- * thread to move the handshake. */
+ * lock: a thread connecting holds that lock while its handshake moves,
+ * and would then move it alone. */
 static void ping_done(struct xp_call *call)
 {
 	struct ping *p = call->arg;
@@ -43,10 +74,7 @@ static void ping_done(struct xp_call *call)
 		log_info("keeping %s connected: %s", s->desc, strerror(-call->status));
 	__atomic_store_n(&s->pinging, false, __ATOMIC_RELEASE);
 	free(p);
-	pthread_mutex_lock(&c->live_lock);
-	if (--c->pings == 0)
-		pthread_cond_broadcast(&c->pings_done);
-	pthread_mutex_unlock(&c->live_lock);
+	bg_call_end(c);
 }
 
 /* s->lock held, so the table's reference keeps l open until the call is
@@ -71,39 +99,26 @@ static void ping_locked(struct rpfs_client *c, int srv, struct rpfsc_link *l)
 	p->call.req_len = (size_t)len;
 	p->call.cb = ping_done;
 	p->call.arg = p;
-	pthread_mutex_lock(&c->live_lock);
-	c->pings++;
-	pthread_mutex_unlock(&c->live_lock);
+	bg_call_begin(c);
 	__atomic_store_n(&s->pinging, true, __ATOMIC_RELAXED);
 	/* Started here, not posted: this is the progress thread. */
 	if (xp_call_start(l->conn, &p->call)) {
 		__atomic_store_n(&s->pinging, false, __ATOMIC_RELAXED);
 		free(p);
-		pthread_mutex_lock(&c->live_lock);
-		if (--c->pings == 0)
-			pthread_cond_broadcast(&c->pings_done);
-		pthread_mutex_unlock(&c->live_lock);
+		bg_call_end(c);
 	}
 }
 
-/* The tick, on the progress thread. */
-static void keep_links(void *arg)
+/* Ping the connections idle for a quarter of the servers' timeout. */
+static void keep_links(struct rpfs_client *c)
 {
-	struct rpfs_client *c = arg;
 	int64_t after_ms = (int64_t)c->cfg.xport.idle_timeout_s * 250;
-	bool open;
 
-	pthread_mutex_lock(&c->live_lock);
-	open = !list_empty(&c->files);
-	pthread_mutex_unlock(&c->live_lock);
-	if (!open)
-		return;
 	for (uint32_t i = 0; i < c->cfg.nservers; i++) {
 		struct rpfsc_server *s = &c->srv[i];
 		struct rpfsc_link *l;
 
-		/* Busy (a thread connecting, which needs this thread to move
-		 * its handshake): next tick. */
+		/* Busy (a thread connecting): next tick. */
 		if (__atomic_load_n(&s->pinging, __ATOMIC_ACQUIRE) ||
 		    pthread_mutex_trylock(&s->lock))
 			continue;
@@ -114,19 +129,74 @@ static void keep_links(void *arg)
 	}
 }
 
+/* ---- capabilities ------------------------------------------------------- */
+
+#define RENEW_MAX 32 /* renewals per tick; the rest wait for the next */
+
+/* Due renewals, one call each, here on the progress thread: it drives the
+ * engine itself while it waits (xp_engine_wait), so transfers in flight go
+ * on, and it may connect to a metadata server this client never talked
+ * to (files opened from attributes another rank broadcast). */
+static void renew_caps(struct rpfs_client *c, struct rpfs_file **due, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int ret = rpfsc_file_cap_renew(due[i]);
+
+		/* The call renews it itself once late, and reports then. */
+		if (ret)
+			log_info("renewing a capability in the background: %s",
+				 rpfs_errmsg());
+		rpfsc_file_renew_end(due[i]);
+	}
+}
+
+/* ---- the tick ----------------------------------------------------------- */
+
+static void tick(void *arg)
+{
+	struct rpfs_client *c = arg;
+	struct rpfs_file *due[RENEW_MAX];
+	int64_t now = rpfsc_now_mono_ms();
+	struct list_node *n;
+	int ndue = 0;
+	bool open;
+
+	/* Only tried: rpfs_close holds it while it waits for this very
+	 * thread to land the file's requests. Busy: next tick. */
+	if (pthread_mutex_trylock(&c->live_lock))
+		return;
+	open = !list_empty(&c->files);
+	list_foreach(&c->files, n) {
+		struct rpfs_file *f = list_entry(n, struct rpfs_file, node);
+
+		if (ndue < RENEW_MAX && rpfsc_file_renew_begin(f, now))
+			due[ndue++] = f;
+	}
+	pthread_mutex_unlock(&c->live_lock);
+	renew_caps(c, due, ndue);
+	if (open && c->cfg.xport.idle_timeout_s)
+		keep_links(c);
+}
+
 void rpfsc_keepalive_start(struct rpfs_client *c)
 {
-	uint32_t t = c->cfg.xport.idle_timeout_s;
+	uint64_t idle = c->cfg.xport.idle_timeout_s, life = c->cfg.xport.cap_lifetime_s;
+	uint64_t ms = UINT64_MAX;
 	int ret;
 
-	if (!t)
-		return; /* servers never drop idle connections */
-	/* An eighth of the timeout, in ms (at most 7 days / 8: fits an int). */
-	ret = xp_fabric_set_tick(c->fab, keep_links, c, (int)((uint64_t)t * 125));
+	/* An eighth of the shorter of the two, in ms (at most 7 days / 8:
+	 * fits an int). */
+	if (idle)
+		ms = idle * 125;
+	if (life && life * 125 < ms)
+		ms = life * 125;
+	if (ms == UINT64_MAX)
+		return;
+	ret = xp_fabric_set_tick(c->fab, tick, c, (int)ms);
 	if (ret && ret != -ENOTSUP)
-		log_warn("can't keep connections alive (%s): a post after %u s idle "
-			 "connects again",
-			 strerror(-ret), t / 2);
+		log_warn("can't keep connections and capabilities fresh in the "
+			 "background (%s): posts may connect or renew",
+			 strerror(-ret));
 	c->keepalive = !ret;
 }
 
@@ -136,9 +206,9 @@ void rpfsc_keepalive_stop(struct rpfs_client *c)
 		return;
 	xp_fabric_set_tick(c->fab, NULL, NULL, 0);
 	c->keepalive = false;
-	/* Pings hold links: let them land before the links go. */
-	pthread_mutex_lock(&c->live_lock);
-	while (c->pings)
-		pthread_cond_wait(&c->pings_done, &c->live_lock);
-	pthread_mutex_unlock(&c->live_lock);
+	/* Let what the tick started land before what it uses goes. */
+	pthread_mutex_lock(&c->bg_lock);
+	while (c->bg_calls)
+		pthread_cond_wait(&c->bg_done, &c->bg_lock);
+	pthread_mutex_unlock(&c->bg_lock);
 }

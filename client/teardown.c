@@ -16,6 +16,7 @@ void rpfs_close(rpfs_file_t *f)
 		return;
 	c = f->c;
 	rpfsc_io_drain(c, f);
+	rpfsc_file_closing(f); /* a background renewal lands first */
 	pthread_mutex_lock(&c->live_lock);
 	rpfsc_file_put_locked(f);
 	pthread_mutex_unlock(&c->live_lock);
@@ -29,6 +30,7 @@ void rpfs_finalize(rpfs_client_t *c)
 		return;
 	rpfsc_io_drain(c, NULL);
 	rpfsc_io_abandon_all(c);
+	rpfsc_keepalive_stop(c); /* its calls use the files */
 	rpfsc_files_free_all(c);
 	rpfsc_client_free(c);
 }

@@ -489,6 +489,14 @@ int xp_progress(struct xp_fabric *fab, int timeout_ms)
 	return n;
 }
 
+/* Lock held. The progress thread itself waiting (a call its tick makes:
+ * client/keepalive.c) sleeps in the wait fds as it does in its own loop;
+ * nobody else would wake it from the cond. */
+static bool on_progress_thread(const struct xp_fabric *fab)
+{
+	return fab->has_thread && pthread_equal(pthread_self(), fab->thread);
+}
+
 int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 		   int64_t timeout_us)
 {
@@ -510,7 +518,8 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 			;
 		} else if (!bulk_moving(fab) && spin_left(fab)) {
 			spin_yield(fab);
-		} else if (!fab->waiter && !fab->has_thread) {
+		} else if (!fab->waiter &&
+			   (!fab->has_thread || on_progress_thread(fab))) {
 			xp_engine_round(
 				fab, left > 100000000 ? 100 : (int)(left / 1000000) + 1);
 		} else {

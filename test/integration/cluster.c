@@ -123,7 +123,7 @@ struct cluster *cl_start(const struct cl_opts *o)
 {
 	struct cluster *cl = calloc(1, sizeof(*cl));
 	const char *session = getenv("RPFS_TEST_SESSION");
-	struct rpfs_opt set[3];
+	struct rpfs_opt set[4];
 	struct rpfs_launch_opts lo = {
 		.nservers = o->nservers,
 		.nmeta = o->nmeta,
@@ -135,7 +135,7 @@ struct cluster *cl_start(const struct cl_opts *o)
 		.rpfsd = rpfsd_path(),
 		.ping = ping_fresh,
 	};
-	char timeout[16], idle[16];
+	char timeout[16], idle[16], life[16];
 
 	if (!cl)
 		return NULL;
@@ -156,6 +156,9 @@ struct cluster *cl_start(const struct cl_opts *o)
 	snprintf(idle, sizeof(idle), "%d", o->idle_timeout_s);
 	if (o->idle_timeout_s)
 		set[lo.nsettings++] = (struct rpfs_opt){"idle_timeout_s", idle};
+	snprintf(life, sizeof(life), "%d", o->cap_lifetime_s);
+	if (o->cap_lifetime_s)
+		set[lo.nsettings++] = (struct rpfs_opt){"cap_lifetime_s", life};
 	cl->s = calloc((size_t)(o->nservers > 0 ? o->nservers : 1), sizeof(*cl->s));
 	if (!cl->s || report(cl, rpfs_launch_new(&lo, &cl->l)) ||
 	    report(cl, rpfs_launch_start(cl->l)))

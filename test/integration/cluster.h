@@ -48,6 +48,7 @@ struct cl_opts {
 	int timeout_ms;		/* transport timeout, 0: the default */
 	const char *force_path; /* NULL, "inline", "fast" or "bulk" */
 	int idle_timeout_s;	/* servers drop idle connections, 0: the default */
+	int cap_lifetime_s;	/* capabilities last, 0: the default */
 };
 
 /* Start a cluster; NULL on failure (the reason and the server log tails are

@@ -147,9 +147,51 @@ START_TEST(test_connections_of_a_client_with_open_files_outlive_the_idle_timeout
 }
 END_TEST
 
+/* A file's capability is renewed in the background while the program
+ * computes, so a post after a long computation does not wait for the
+ * metadata server. The file here is opened from attributes (as every MPI
+ * rank but 0 opens it): its client never talked to the metadata server,
+ * and the renewal connects there too. */
+START_TEST(test_capabilities_of_open_files_are_renewed_while_the_program_computes)
+{
+	struct cl_opts o = {
+		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .cap_lifetime_s = 4};
+	struct cluster *cl = cl_start(&o);
+	rpfs_client_t *a, *b;
+	rpfs_file_t *fa, *fb;
+	rpfs_request_t *req;
+	struct rpfs_stat attr;
+	static char buf[2 * SU];
+	uint64_t g0, g1;
+
+	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
+	a = client(cl);
+	fa = create(a, "/renewed");
+	rpfs_file_attr(fa, &attr);
+	rpfs_close(fa); /* a renews nothing now: the count is b's */
+	b = client(cl);
+	ck_assert_msg(rpfs_open_attr(b, &attr, &fb) == 0, "open_attr: %s", rpfs_errmsg());
+	write_all(fb, buf, sizeof(buf), 0);
+	g0 = get(a, 0, "req.getattr");
+	usleep(6000 * 1000); /* 1.5 lifetimes: renewed after 2 s, 4 s */
+	g1 = get(a, 0, "req.getattr");
+	ck_assert_msg(g1 >= g0 + 2,
+		      "%llu renewals in 6 s of a 4 s capability while the program "
+		      "computed (want 2 or more)",
+		      (unsigned long long)(g1 - g0));
+	ck_assert_msg(rpfs_ipwrite(fb, buf, sizeof(buf), 0, &req) == 0, "ipwrite: %s",
+		      rpfs_errmsg());
+	ck_assert_msg(rpfs_wait(req) == (ssize_t)sizeof(buf), "write after 6 s: %s",
+		      rpfs_errmsg());
+	rpfs_close(fb);
+	rpfs_finalize(b);
+	rpfs_finalize(a);
+	cl_destroy(cl);
+}
+END_TEST
+
 static Suite *stats_suite(void)
 {
-
 	Suite *s = suite_create("stats");
 	TCase *tc = tcase_create("stats");
 
@@ -159,6 +201,9 @@ static Suite *stats_suite(void)
 	tcase_add_test(
 		tc,
 		test_connections_of_a_client_with_open_files_outlive_the_idle_timeout);
+	tcase_add_test(
+		tc,
+		test_capabilities_of_open_files_are_renewed_while_the_program_computes);
 	suite_add_tcase(s, tc);
 	return s;
 }
