@@ -69,6 +69,7 @@ struct rpfs_request {
 	bool live;	 /* on the client's list (started) */
 	struct list_node node;
 	struct xp_mem_hold *hold; /* the whole buffers, registered (bulk) */
+	int hold_err;		  /* posted: the progress thread's registration */
 };
 
 static int oom(struct rpfs_request *io)
@@ -389,6 +390,15 @@ static ssize_t io_collect(struct rpfs_request *io)
 				ret);
 			continue;
 		}
+		if (ret && !first && io->hold_err) {
+			/* Posted: the buffer could not be registered, and no
+			 * call started (the server is not the cause). */
+			rpfsc_err_set(
+				"%s: can't register the buffer for bulk transfer: %s",
+				io->f->path, strerror(-io->hold_err));
+			first = io->hold_err;
+			continue;
+		}
 		if (ret) {
 			if (!first)
 				first = rpfsc_call_error(c, sl->srv, RPFSC_IO, sl->link,
@@ -401,10 +411,24 @@ static ssize_t io_collect(struct rpfs_request *io)
 	return first ? first : (ssize_t)io->total;
 }
 
+/* A request too small for any bulk call needs no registration (inline and
+ * fast messages carry their data); a larger one registers its buffers
+ * whole (xp_mem_hold). */
+static bool needs_hold(const struct rpfs_request *io)
+{
+	const struct xp_params *p = &io->f->c->cfg.xport;
+
+	/* io->total: check_lists summed the memory list */
+	return io->total > p->fast_max || p->force_path == XP_PATH_BULK;
+}
+
 /* async (a nonblocking request): hand the calls to the progress thread
- * rather than start them here (xp_calls_post), so the post costs only its
- * own CPU. */
-static int io_launch(struct rpfs_request *io, bool async)
+ * rather than start them here (xp_calls_post_held), with the registration
+ * of the buffers (mem, when they need one), so the post costs only its own
+ * CPU, whatever the size: registering a cold 256 MiB buffer pins 65536
+ * pages on verbs. */
+static int io_launch(struct rpfs_request *io, bool async, const struct iovec *mem,
+		     int nmem)
 {
 	struct rpfs_client *c = io->f->c;
 	size_t body_total = 0, off = 0;
@@ -464,7 +488,10 @@ static int io_launch(struct rpfs_request *io, bool async)
 	}
 	/* All at once: every server starts before any data moves. */
 	if (async) {
-		ret = xp_calls_post(conns, callp, (int)io->nch);
+		bool hold = needs_hold(io);
+
+		ret = xp_calls_post_held(conns, callp, (int)io->nch, hold ? mem : NULL,
+					 hold ? nmem : 0, &io->hold, &io->hold_err);
 		started = ret ? 0 : (int)io->nch;
 		if (ret) {
 			free(conns);
@@ -487,16 +514,13 @@ static int io_launch(struct rpfs_request *io, bool async)
 	return 0;
 }
 
-/* A request too small for any bulk call needs no registration (inline and
- * fast messages carry their data); a larger one registers its buffers
- * whole (xp_mem_hold). */
+/* A blocking request registers its buffers here (needs_hold). */
 static int hold_buffers(struct rpfs_request *io, const struct iovec *mem, int nmem)
 {
 	struct rpfs_client *c = io->f->c;
 	int ret;
 
-	/* io->total: check_lists summed the memory list */
-	if (io->total <= c->cfg.xport.fast_max && c->cfg.xport.force_path != XP_PATH_BULK)
+	if (!needs_hold(io))
 		return 0;
 	ret = xp_mem_hold(c->fab, mem, nmem, &io->hold);
 	if (ret)
@@ -540,13 +564,13 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 	ret = check_lists(io, mem, nmem, file, nfile);
 	if (ret)
 		goto fail;
-	ret = hold_buffers(io, mem, nmem);
+	ret = async ? 0 : hold_buffers(io, mem, nmem);
 	if (ret)
 		goto fail;
 	ret = map_lists(io, mem, nmem, file, nfile);
 	if (ret)
 		goto fail;
-	ret = io_launch(io, async);
+	ret = io_launch(io, async, mem, nmem);
 	if (ret)
 		goto fail;
 	io_make_live(io);

@@ -215,6 +215,16 @@ int xp_calls_start(struct xp_conn *const *conns, struct xp_call *const *calls, i
  * handed over; after 0 every call completes, a call that could not start
  * with its error (-E2BIG, -ENOTCONN...), and must be tested or waited for. */
 int xp_calls_post(struct xp_conn *const *conns, struct xp_call *const *calls, int n);
+/* The same, holding mem[0..nmem) registered (xp_mem_hold, into *hold)
+ * before the calls start, on the progress thread too: registering a cold
+ * buffer pins its pages (verbs), a cost that grows with the buffer and
+ * does not belong in a post. If registering fails, every call ends with
+ * that error, also left in *hold_err (0 otherwise), and *hold stays NULL.
+ * Both are set before any call completes; *hold is the caller's to release
+ * once every call completed. */
+int xp_calls_post_held(struct xp_conn *const *conns, struct xp_call *const *calls, int n,
+		       const struct iovec *mem, int nmem, struct xp_mem_hold **hold,
+		       int *hold_err);
 /* 1 when done (call->status is the result), 0 while in progress. */
 int xp_call_test(struct xp_call *call);
 /* Drive progress until done; returns call->status. */

@@ -352,11 +352,16 @@ int xp_calls_start(struct xp_conn *const *conns, struct xp_call *const *calls, i
 	return ret;
 }
 
-/* Calls handed to the engine by xp_calls_post. */
+/* Calls handed to the engine by xp_calls_post(_held). */
 struct posted_calls {
 	int n;
 	struct xp_conn **conns;
 	struct xp_call **calls;
+	/* memory to hold registered first, where the hold and its error go */
+	int nmem;
+	struct iovec *mem;
+	struct xp_mem_hold **hold;
+	int *hold_err;
 };
 
 /* A call that could not start ends with its error, as a call ends when its
@@ -382,47 +387,80 @@ static void launch_all_locked(struct xp_fabric *fab, struct xp_conn *const *conn
 	}
 }
 
+/* Hold the memory (without the lock: registering takes long), then launch
+ * the calls, or end them all with the registration's error. */
+static void hold_and_launch(struct xp_fabric *fab, struct xp_conn *const *conns,
+			    struct xp_call *const *calls, int n, const struct iovec *mem,
+			    int nmem, struct xp_mem_hold **hold, int *hold_err)
+{
+	int ret = nmem ? xp_mem_hold(fab, mem, nmem, hold) : 0;
+
+	if (hold_err)
+		*hold_err = ret;
+	xp_lock(fab);
+	if (ret)
+		for (int i = 0; i < n; i++)
+			call_fail_unstarted(fab, calls[i], ret);
+	else
+		launch_all_locked(fab, conns, calls, n);
+	pthread_mutex_unlock(&fab->lock);
+}
+
 /* Run by the engine's handed-over work (the progress thread, or a caller
  * waiting for these calls), without the lock. */
 static void start_posted(void *arg)
 {
 	struct posted_calls *pc = arg;
-	struct xp_fabric *fab = pc->conns[0]->fab;
 
-	xp_lock(fab);
-	launch_all_locked(fab, pc->conns, pc->calls, pc->n);
-	pthread_mutex_unlock(&fab->lock);
+	hold_and_launch(pc->conns[0]->fab, pc->conns, pc->calls, pc->n, pc->mem, pc->nmem,
+			pc->hold, pc->hold_err);
 	free(pc);
 }
 
-int xp_calls_post(struct xp_conn *const *conns, struct xp_call *const *calls, int n)
+int xp_calls_post_held(struct xp_conn *const *conns, struct xp_call *const *calls, int n,
+		       const struct iovec *mem, int nmem, struct xp_mem_hold **hold,
+		       int *hold_err)
 {
 	struct xp_fabric *fab;
 	struct posted_calls *pc;
+	size_t size;
 	int ret;
 
 	if (n <= 0)
 		return 0;
+	if (nmem < 0 || (nmem && !hold))
+		return -EINVAL;
 	fab = conns[0]->fab;
 	for (int i = 1; i < n; i++)
 		if (conns[i]->fab != fab)
 			return -EINVAL;
+	if (hold)
+		*hold = NULL;
+	if (hold_err)
+		*hold_err = 0;
 	/* Without a progress thread nobody would start them before the
 	 * owner waits: start them now. */
 	if (!__atomic_load_n(&fab->has_thread, __ATOMIC_ACQUIRE)) {
 		for (int i = 0; i < n; i++)
 			call_init(conns[i], calls[i]);
-		xp_lock(fab);
-		launch_all_locked(fab, conns, calls, n);
-		pthread_mutex_unlock(&fab->lock);
+		hold_and_launch(fab, conns, calls, n, mem, nmem, hold, hold_err);
 		return 0;
 	}
-	pc = malloc(sizeof(*pc) + (size_t)n * (sizeof(*pc->conns) + sizeof(*pc->calls)));
+	size = sizeof(*pc) + (size_t)n * (sizeof(*pc->conns) + sizeof(*pc->calls)) +
+	       (size_t)nmem * sizeof(*pc->mem);
+	pc = malloc(size);
 	if (!pc)
 		return -ENOMEM;
 	pc->n = n;
 	pc->conns = (struct xp_conn **)(pc + 1);
 	pc->calls = (struct xp_call **)(pc->conns + n);
+	/* The caller's list may be gone by the time the thread runs. */
+	pc->mem = (struct iovec *)(pc->calls + n);
+	pc->nmem = nmem;
+	pc->hold = hold;
+	pc->hold_err = hold_err;
+	if (nmem)
+		memcpy(pc->mem, mem, (size_t)nmem * sizeof(*mem));
 	for (int i = 0; i < n; i++) {
 		pc->conns[i] = conns[i];
 		pc->calls[i] = calls[i];
@@ -432,6 +470,11 @@ int xp_calls_post(struct xp_conn *const *conns, struct xp_call *const *calls, in
 	if (ret)
 		free(pc);
 	return ret;
+}
+
+int xp_calls_post(struct xp_conn *const *conns, struct xp_call *const *calls, int n)
+{
+	return xp_calls_post_held(conns, calls, n, NULL, 0, NULL, NULL);
 }
 
 /* ---- replies --------------------------------------------------------------------------

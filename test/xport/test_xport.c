@@ -1601,6 +1601,57 @@ START_TEST(posted_calls_complete_and_an_unstartable_one_reports_its_error)
 }
 END_TEST
 
+/* xp_calls_post_held registers the memory on the progress thread before
+ * the calls start (a cold registration pins pages on verbs: no cost for a
+ * post): one registration, the whole buffer's, which the call then finds.
+ * Memory that cannot be registered ends every call with that error before
+ * any starts, and leaves the connection as it was. */
+static void posted_held_check(void)
+{
+	const size_t len = (size_t)4 << 20;
+	char *src = xalloc(len), *dst = xalloc(len);
+	struct iovec mem = {src, len};
+	struct xp_call *calls[1];
+	struct xp_conn *conns[1] = {conn};
+	struct xp_mem_hold *hold = (struct xp_mem_hold *)&mem;
+	struct xp_stats a, b;
+	struct op put;
+	int err = 1;
+
+	fill(src, len, 80);
+	xp_fabric_stats(fab, &a);
+	op_put(&put, 0, src, len, XP_PATH_BULK);
+	calls[0] = &put.call;
+	ck_assert_int_eq(xp_calls_post_held(conns, calls, 1, &mem, 1, &hold, &err), 0);
+	ck_assert_int_eq(xp_call_wait(&put.call), 0);
+	xp_fabric_stats(fab, &b);
+	ck_assert_int_eq(err, 0);
+	ck_assert_ptr_nonnull(hold);
+	ck_assert_uint_eq(b.rcache_misses, a.rcache_misses + 1);
+	ck_assert_uint_gt(b.rcache_hits, a.rcache_hits);
+	xp_mem_release(fab, hold);
+	ck_assert_int_eq(get_sync(0, dst, len, XP_PATH_BULK, NULL, NULL), 0);
+	ck_assert_int_lt(first_diff(src, dst, len), 0);
+
+	/* a length past the end of the address space: the cache refuses it */
+	mem.iov_len = SIZE_MAX - 4096;
+	op_put(&put, 0, src, len, XP_PATH_BULK);
+	ck_assert_int_eq(xp_calls_post_held(conns, calls, 1, &mem, 1, &hold, &err), 0);
+	ck_assert_int_eq(xp_call_wait(&put.call), -EINVAL);
+	ck_assert_int_eq(err, -EINVAL);
+	ck_assert_ptr_null(hold);
+	ck_assert_int_eq(xp_conn_error(conn), 0);
+	ck_assert_int_eq(put_sync(0, src, len, XP_PATH_BULK, NULL), 0);
+	free(src);
+	free(dst);
+}
+
+START_TEST(posted_calls_hold_their_memory_first_or_all_fail_with_its_error)
+{
+	posted_held_check();
+}
+END_TEST
+
 /* Without a progress thread nobody would start posted calls before their
  * owner waits: xp_calls_post starts them in place, with the same results. */
 /* The test's connection, from a client without a progress thread. */
@@ -1617,6 +1668,7 @@ START_TEST(posted_calls_without_a_progress_thread_start_in_place)
 {
 	start_without_progress_thread();
 	posted_calls_check();
+	posted_held_check();
 }
 END_TEST
 
@@ -2332,6 +2384,8 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc, reply_body_reaches_the_caller);
 	tcase_add_test(tc,
 		       posted_calls_complete_and_an_unstartable_one_reports_its_error);
+	tcase_add_test(tc,
+		       posted_calls_hold_their_memory_first_or_all_fail_with_its_error);
 	tcase_add_test(tc, posted_calls_without_a_progress_thread_start_in_place);
 	tcase_add_test(tc, timed_wait_sleeps_until_its_deadline_or_the_call_completes);
 	tcase_add_test(tc, timed_wait_without_a_progress_thread_drives_the_call_itself);
