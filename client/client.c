@@ -316,7 +316,6 @@ static char *desc_dup(const char *role, int idx, const struct rpfs_server_cfg *s
 
 void rpfsc_client_free(struct rpfs_client *c)
 {
-	rpfsc_keepalive_stop(c);
 	if (c->srv) {
 		for (uint32_t i = 0; i < c->cfg.nservers; i++) {
 			if (c->srv[i].link)
@@ -373,13 +372,8 @@ static int load_config(struct rpfs_client *c, const char *config,
 	return ret;
 }
 
-int rpfs_init(const char *config, rpfs_client_t **out)
-{
-	return rpfs_init_opts(config, NULL, 0, out);
-}
-
-int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
-		   rpfs_client_t **out)
+int rpfsc_client_new(const char *config, const struct rpfs_opt *opts, int nopts,
+		     struct rpfs_client **out)
 {
 	struct rpfs_client *c;
 	struct rpc_seg seg = {0, 1};
@@ -471,7 +465,6 @@ int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		c->fab = NULL;
 		goto fail;
 	}
-	rpfsc_keepalive_start(c);
 	*out = c;
 	return 0;
 nomem:

@@ -10,7 +10,8 @@
  *   listio.c     list I/O: any memory list x any file list -> one request
  *                per I/O server (split over several calls only when long)
  *   request.c    the nonblocking rpfs_i* requests on top of listio.c
- *   teardown.c   rpfs_close and rpfs_finalize: what is in flight lands first
+ *   lifecycle.c  rpfs_init, rpfs_close and rpfs_finalize: the background
+ *                started, and what is in flight landed before things go
  *   keepalive.c  connections of a client with open files kept from the
  *                servers' idle timeout, so a post never reconnects
  *   errmsg.c     the per-thread last error message and errno texts
@@ -102,8 +103,12 @@ struct rpfs_file {
 
 /* ---- client.c ----------------------------------------------------------- */
 
-/* Free everything of c (rpfs_finalize, after its requests landed, or a
- * failed rpfs_init). */
+/* The client of rpfs_init_opts, without its background (lifecycle.c
+ * starts that). */
+int rpfsc_client_new(const char *config, const struct rpfs_opt *opts, int nopts,
+		     struct rpfs_client **out);
+/* Free everything of c (rpfs_finalize, after its requests landed and the
+ * background stopped, or a failed rpfs_init). */
 void rpfsc_client_free(struct rpfs_client *c);
 /* Config index of I/O server / metadata server idx. */
 int rpfsc_io_srv(struct rpfs_client *c, uint32_t idx);
