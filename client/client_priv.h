@@ -186,11 +186,12 @@ int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char 
 int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap);
 /* Renew it now (GETATTR with the old one). For the background
  * (keepalive.c): claiming a due renewal (false: not due, closed, or one
- * in flight) and ending it; rpfs_close's wait for one in flight, after
- * which none starts. */
+ * in flight) and ending it with its result (failed: the next call renews
+ * it itself); rpfs_close's wait for one in flight, after which none
+ * starts. */
 int rpfsc_file_cap_renew(struct rpfs_file *f);
 bool rpfsc_file_renew_begin(struct rpfs_file *f, int64_t now_ms);
-void rpfsc_file_renew_end(struct rpfs_file *f);
+void rpfsc_file_renew_end(struct rpfs_file *f, int ret);
 void rpfsc_file_closing(struct rpfs_file *f);
 int64_t rpfsc_now_mono_ms(void); /* the clock of cap_renew_ms */
 /* Drop a reference (with c->live_lock held); the last frees f. */

@@ -16,7 +16,8 @@
  * long-open file keeps working and a chmod reaches it then: by the
  * progress thread in the background (keepalive.c), so that a post after a
  * long computation does not wait for the metadata server, or by the call
- * itself when there is none or it fell behind (three quarters passed). */
+ * itself when there is none, when it failed (a chmod took the rights away:
+ * the call reports it), or when it fell behind (three quarters passed). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -135,9 +136,13 @@ bool rpfsc_file_renew_begin(struct rpfs_file *f, int64_t now)
 	return due;
 }
 
-void rpfsc_file_renew_end(struct rpfs_file *f)
+void rpfsc_file_renew_end(struct rpfs_file *f, int ret)
 {
 	pthread_mutex_lock(&f->cap_lock);
+	/* Failed (refused after a chmod, or no answer): the next call renews
+	 * it itself and reports why, as without a background. */
+	if (ret && f->cap_late_ms > f->cap_renew_ms)
+		f->cap_late_ms = f->cap_renew_ms;
 	f->renewing = false;
 	pthread_cond_broadcast(&f->renewed);
 	pthread_mutex_unlock(&f->cap_lock);

@@ -20,9 +20,9 @@
  * (cap_lifetime_s, an hour by default) has passed, with a GETATTR to the
  * metadata server; done by the call that finds it due, that was a round
  * trip inside the post of a program that computed for half an hour. The
- * progress thread renews it instead, and the call renews it itself only
- * once three quarters have passed (the background fell behind: no link,
- * or the metadata server did not answer).
+ * progress thread renews it instead; the call renews it itself only when
+ * that failed (refused after a chmod, or no answer: the call then reports
+ * it, as before) or fell behind (three quarters passed).
  *
  * The tick runs every eighth of the shorter of the two, on the progress
  * thread. A renewal is an ordinary call there (the thread drives the
@@ -142,11 +142,11 @@ static void renew_caps(struct rpfs_client *c, struct rpfs_file **due, int n)
 	for (int i = 0; i < n; i++) {
 		int ret = rpfsc_file_cap_renew(due[i]);
 
-		/* The call renews it itself once late, and reports then. */
+		/* Failed: the next call renews it itself, and reports. */
 		if (ret)
 			log_info("renewing a capability in the background: %s",
 				 rpfs_errmsg());
-		rpfsc_file_renew_end(due[i]);
+		rpfsc_file_renew_end(due[i], ret);
 	}
 }
 
