@@ -1863,8 +1863,8 @@ END_TEST
 
 /* What a nonblocking post asks of the transport must not wait for the
  * engine: the progress thread holds the fabric's lock through each round,
- * and a round lasts as long as the node keeps that thread from a CPU (in
- * the Soft-RoCE VM, a post once waited 36 ms so). The test holds the lock
+ * and a round lasts as long as the node keeps that thread from a CPU
+ * (xp_conn_idle_ms took it, and a post asks it). The test holds the lock
  * itself, as a round would, while another thread does what a post does:
  * look at the connection, hold the buffer, hand the call over. */
 struct poster {
