@@ -76,8 +76,9 @@ struct rpfs_client {
 	pthread_mutex_t live_lock; /* live, files, and each file's refs */
 	struct list_node live;	   /* requests started, not yet finished (listio.c) */
 	struct list_node files;	   /* every rpfs_file not yet freed */
-	/* keepalive.c: the tick is set; its calls in flight (bg_lock, a
-	 * leaf: the progress thread takes it, so nobody holds it to wait) */
+	/* keepalive.c: the tick is set (atomic: calls read it); its calls in
+	 * flight (bg_lock, a leaf: the progress thread takes it, so nobody
+	 * holds it to wait) */
 	bool keepalive;
 	pthread_mutex_t bg_lock;
 	int bg_calls;

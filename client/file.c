@@ -171,7 +171,8 @@ int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap)
 	int ret;
 
 	pthread_mutex_lock(&f->cap_lock);
-	due = f->c->keepalive ? f->cap_late_ms : f->cap_renew_ms;
+	due = __atomic_load_n(&f->c->keepalive, __ATOMIC_RELAXED) ? f->cap_late_ms
+								  : f->cap_renew_ms;
 	if (now_ms() < due) {
 		*cap = f->attr.cap;
 		pthread_mutex_unlock(&f->cap_lock);

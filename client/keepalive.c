@@ -197,7 +197,7 @@ void rpfsc_keepalive_start(struct rpfs_client *c)
 		log_warn("can't keep connections and capabilities fresh in the "
 			 "background (%s): posts may connect or renew",
 			 strerror(-ret));
-	c->keepalive = !ret;
+	__atomic_store_n(&c->keepalive, !ret, __ATOMIC_RELAXED);
 }
 
 void rpfsc_keepalive_stop(struct rpfs_client *c)
@@ -205,7 +205,7 @@ void rpfsc_keepalive_stop(struct rpfs_client *c)
 	if (!c->keepalive)
 		return;
 	xp_fabric_set_tick(c->fab, NULL, NULL, 0);
-	c->keepalive = false;
+	__atomic_store_n(&c->keepalive, false, __ATOMIC_RELAXED);
 	/* Let what the tick started land before what it uses goes. */
 	pthread_mutex_lock(&c->bg_lock);
 	while (c->bg_calls)
