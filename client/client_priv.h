@@ -191,10 +191,9 @@ int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap);
  * it itself); rpfs_close's wait for one in flight, after which none
  * starts. */
 int rpfsc_file_cap_renew(struct rpfs_file *f);
-bool rpfsc_file_renew_begin(struct rpfs_file *f, int64_t now_ms);
+bool rpfsc_file_renew_begin(struct rpfs_file *f);
 void rpfsc_file_renew_end(struct rpfs_file *f, int ret);
 void rpfsc_file_closing(struct rpfs_file *f);
-int64_t rpfsc_now_mono_ms(void); /* the clock of cap_renew_ms */
 /* Drop a reference (with c->live_lock held); the last frees f. */
 void rpfsc_file_put_locked(struct rpfs_file *f);
 /* Free the files the program left open (rpfs_finalize, once no request

@@ -124,12 +124,12 @@ int rpfsc_file_cap_renew(struct rpfs_file *f)
 	return 0;
 }
 
-bool rpfsc_file_renew_begin(struct rpfs_file *f, int64_t now)
+bool rpfsc_file_renew_begin(struct rpfs_file *f)
 {
 	bool due;
 
 	pthread_mutex_lock(&f->cap_lock);
-	due = !f->closed && !f->renewing && now >= f->cap_renew_ms;
+	due = !f->closed && !f->renewing && now_ms() >= f->cap_renew_ms;
 	if (due)
 		f->renewing = true;
 	pthread_mutex_unlock(&f->cap_lock);
@@ -155,11 +155,6 @@ void rpfsc_file_closing(struct rpfs_file *f)
 	while (f->renewing)
 		pthread_cond_wait(&f->renewed, &f->cap_lock);
 	pthread_mutex_unlock(&f->cap_lock);
-}
-
-int64_t rpfsc_now_mono_ms(void)
-{
-	return now_ms();
 }
 
 /* Never holds cap_lock across the call: the background renewal, on the

@@ -156,7 +156,6 @@ static void tick(void *arg)
 {
 	struct rpfs_client *c = arg;
 	struct rpfs_file *due[RENEW_MAX];
-	int64_t now = rpfsc_now_mono_ms();
 	struct list_node *n;
 	int ndue = 0;
 	bool open;
@@ -169,7 +168,7 @@ static void tick(void *arg)
 	list_foreach(&c->files, n) {
 		struct rpfs_file *f = list_entry(n, struct rpfs_file, node);
 
-		if (ndue < RENEW_MAX && rpfsc_file_renew_begin(f, now))
+		if (ndue < RENEW_MAX && rpfsc_file_renew_begin(f))
 			due[ndue++] = f;
 	}
 	pthread_mutex_unlock(&c->live_lock);
