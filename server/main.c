@@ -61,8 +61,68 @@ static char startup_why[1024];
 static volatile int parent_fd = -1;
 static char sigbus_msg[1400];
 
+/* Every option, once: getopt_long's table is made from it and --help prints
+ * it, and test/build/rpfsd-doc.sh checks that rpfsd(8) documents each. */
+static const struct rpfsd_option {
+	const char *name;
+	int has_arg;
+	int val;
+	const char *arg; /* the argument's name in --help, or NULL */
+	const char *help;
+} options[] = {
+	{"config", required_argument, 'c', "FILE",
+	 "the cluster configuration, rpfs.conf(5)"},
+	{"name", required_argument, 'n', "NAME",
+	 "this server: its section [server.NAME] in FILE, or its index (0, 1, ...)"},
+	{"foreground", no_argument, 'f', NULL, "stay in the foreground (the default)"},
+	{"daemon", no_argument, 'd', NULL,
+	 "detach once listening; a start-up failure is printed and is the exit status"},
+	{"pidfile", required_argument, 'p', "FILE", "write the process id to FILE"},
+	{"log-level", required_argument, 'l', "LEVEL",
+	 "error, warn (default), info or debug"},
+	{"log-file", required_argument, 'O', "FILE",
+	 "append the log to FILE (default: the server's log_file, else stderr); SIGHUP opens it again (logrotate)"},
+	{"accept-empty-metadata", no_argument, 'E', NULL,
+	 "start a metadata server with an empty store although I/O servers hold data"},
+	{"check", no_argument, 'C', NULL,
+	 "examine a stopped server's storage; exit 0 when clean, 1 on problems"},
+	{"repair", no_argument, 'R', NULL,
+	 "with --check: fix what loses nothing (orphans, indexes, torn writes)"},
+	{"accept-damaged", no_argument, 'A', NULL,
+	 "with --repair: take blocks that fail their checksum as they are"},
+	{"list-settings", no_argument, 'L', NULL,
+	 "the transport settings ([transport], RPFS_<NAME>) with types, defaults, ranges and help; with --config, each one's value for this server and its source"},
+	{"version", no_argument, 'V', NULL,
+	 "rpfsd's version and the libfabric it runs on"},
+	{"help", no_argument, 'h', NULL, "this text"},
+};
+#define NOPTIONS ((int)(sizeof(options) / sizeof(options[0])))
+
+/* text at column 28, in lines of at most 79 columns, after what the
+ * line already holds (col columns). */
+static void print_wrapped(FILE *f, const char *text, int col)
+{
+	while (*text) {
+		int n = (int)strlen(text), room = 79 - 28;
+
+		if (n > room) {
+			n = room;
+			while (n > 0 && text[n] != ' ')
+				n--;
+			if (!n)
+				n = (int)strcspn(text, " ");
+		}
+		fprintf(f, "%*s%.*s\n", 28 - col, "", n, text);
+		text += n;
+		text += strspn(text, " ");
+		col = 0;
+	}
+}
+
 static void usage(FILE *f)
 {
+	char opt[48];
+
 	fprintf(f,
 		"usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
 		"             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
@@ -71,15 +131,15 @@ static void usage(FILE *f)
 		"       rpfsd --list-settings [--config FILE [--name NAME]]\n"
 		"       rpfsd --version\n"
 		"\n"
-		"Serve the roles (meta, io) that FILE gives server NAME (its section\n"
-		"name after \"server.\", or its index in the file).\n"
-		"--log-file: append the log to FILE (default: the server's log_file,\n"
-		"else stderr); SIGHUP opens it again (logrotate).\n"
-		"--list-settings: the transport settings of the [transport] section\n"
-		"and RPFS_<NAME> variables, with types, defaults, ranges and help;\n"
-		"with --config, the value each has for this server (FILE, then the\n"
-		"environment) and its source: default, config or environment.\n"
-		"--version: rpfsd's version and the libfabric it runs on.\n");
+		"Serve the roles (meta, io) that FILE gives server NAME.\n"
+		"\n"
+		"Options:\n");
+	for (int i = 0; i < NOPTIONS; i++) {
+		snprintf(opt, sizeof(opt), "--%s%s%s", options[i].name,
+			 options[i].arg ? " " : "", options[i].arg ? options[i].arg : "");
+		fprintf(f, "  %-25s", opt);
+		print_wrapped(f, options[i].help, 27);
+	}
 }
 
 static int find_server(const struct rpfs_config *cfg, const char *name);
@@ -324,23 +384,7 @@ static void shutdown_server(struct srv *s)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"name", required_argument, NULL, 'n'},
-		{"foreground", no_argument, NULL, 'f'},
-		{"daemon", no_argument, NULL, 'd'},
-		{"pidfile", required_argument, NULL, 'p'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"log-file", required_argument, NULL, 'O'},
-		{"accept-empty-metadata", no_argument, NULL, 'E'},
-		{"check", no_argument, NULL, 'C'},
-		{"repair", no_argument, NULL, 'R'},
-		{"accept-damaged", no_argument, NULL, 'A'},
-		{"list-settings", no_argument, NULL, 'L'},
-		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct option opts[NOPTIONS + 1] = {{0}}; /* ends with a zero entry */
 	const char *config = NULL, *name = NULL, *pidfile = NULL, *log_file = NULL;
 	struct srv *s = NULL;
 	bool daemon_mode = false, accept_empty = false, check = false, list = false;
@@ -350,6 +394,9 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int notify_fd = -1, opt, ret, sig, status = 1;
 
+	for (int i = 0; i < NOPTIONS; i++)
+		opts[i] = (struct option){options[i].name, options[i].has_arg, NULL,
+					  options[i].val};
 	while ((opt = getopt_long(argc, argv, "c:n:fdp:l:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
