@@ -38,7 +38,7 @@ static const struct xp_setting settings[] = {
 	 "bulk pipeline chunk, a power of two (at most half the transfer)"},
 	{"pipeline_depth", XP_SET_U32, SERVER, OFF(pipeline_depth), "2", 1, 64,
 	 "bulk chunks in flight per request (2: double buffering)"},
-	{"rcache_max_entries", XP_SET_SIZE, CLIENT, OFF(rcache_max_entries), "1024", 1,
+	{"rcache_max_entries", XP_SET_U32, CLIENT, OFF(rcache_max_entries), "1024", 1,
 	 1u << 24, "registration cache: regions kept"},
 	{"rcache_max_bytes", XP_SET_SIZE, CLIENT, OFF(rcache_max_bytes), "1G", MIB,
 	 1024 * GIB, "registration cache: bytes kept registered"},

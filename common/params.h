@@ -48,7 +48,7 @@ struct xp_params {
 	uint32_t credits;	 /* receive buffers a server posts per connection */
 	size_t chunk_size;	 /* bulk pipeline chunk */
 	uint32_t pipeline_depth; /* bulk chunks in flight per request */
-	size_t rcache_max_entries;
+	uint32_t rcache_max_entries;
 	size_t rcache_max_bytes;
 	uint32_t rcache_batch;
 	size_t pool_zone_bytes; /* server buffer pool: bytes per zone */

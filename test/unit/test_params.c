@@ -499,6 +499,29 @@ START_TEST(every_number_outside_its_range_is_refused)
 }
 END_TEST
 
+/* A number of regions, not of bytes: "1024" and "integer", never "1K" or
+ * "size" (the table printed it as a size). */
+START_TEST(rcache_max_entries_is_a_count)
+{
+	const struct xp_setting *st = xp_setting_find("rcache_max_entries");
+	struct xp_params p;
+	char buf[64];
+
+	ck_assert_ptr_nonnull(st);
+	ck_assert_str_eq(xp_setting_type_name(st), "integer");
+	xp_params_default(&p);
+	xp_setting_format(&p, st, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1024");
+	xp_setting_range(st, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1 .. 16777216");
+	ck_assert_int_eq(xp_params_set(&p, "rcache_max_entries", "2048"), 0);
+	ck_assert_uint_eq(p.rcache_max_entries, 2048);
+	xp_setting_format(&p, st, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2048");
+	ck_assert_int_eq(xp_params_set(&p, "rcache_max_entries", "16777217"), -EINVAL);
+}
+END_TEST
+
 START_TEST(handshake_and_resource_settings_exist)
 {
 	struct xp_params p;
@@ -655,6 +678,7 @@ static Suite *params_suite(void)
 		       every_setting_has_a_unique_name_help_and_a_default_that_parses);
 	tcase_add_test(tc, every_number_outside_its_range_is_refused);
 	tcase_add_test(tc, handshake_and_resource_settings_exist);
+	tcase_add_test(tc, rcache_max_entries_is_a_count);
 	tcase_add_test(tc, env_settings_say_so);
 	suite_add_tcase(s, tc);
 	return s;
