@@ -5,7 +5,7 @@
 # option added to the program without its entry in man/rpfsd.8 fails here;
 # an entry is a line ".B \-\-name" or ".BI \-\-name ..." in OPTIONS. The
 # check is also run on a copy of the page without one entry, so that it
-# cannot pass by finding nothing.
+# cannot pass by finding nothing. The systemd unit must name pages man/ has.
 # Run by `make check` from the top build directory (./rpfsd).
 # Each line says PASS or FAIL; the last line is "N passed, N failed".
 set -u
@@ -85,6 +85,24 @@ if ! "$RPFSD" --no-such-option >"$TMP/out" 2>&1 &&
 	pass "rpfsd refuses an option its help does not list"
 else
 	fail "rpfsd refuses an option its help does not list"
+fi
+
+# The systemd unit's Documentation= names pages that man/ has (and so
+# make install installs): man:NAME(S) is man/NAME.S.
+UNIT=$(dirname "$MAN")/dist/systemd/rpfsd@.service.in
+docs=$(sed -n 's/^Documentation=//p' "$UNIT")
+missing=""
+for d in $docs; do
+	case $d in
+	man:*\(*\)) page=$(echo "$d" | sed 's/^man:\(.*\)(\(.*\))$/\1.\2/') ;;
+	*) page="" ;;
+	esac
+	[ -n "$page" ] && [ -f "$MAN/$page" ] || missing="$missing $d"
+done
+if [ -n "$docs" ] && [ -z "$missing" ]; then
+	pass "rpfsd@.service's Documentation= names installed pages ($docs)"
+else
+	fail "rpfsd@.service's Documentation= names installed pages:${missing:- none}"
 fi
 
 echo "$passed passed, $failed failed"
