@@ -157,7 +157,7 @@ static int list_settings(const char *config, const char *name)
 			fprintf(stderr, "rpfsd: --name goes with --config\n");
 			return 2;
 		}
-		xp_settings_print(stdout, NULL);
+		xp_settings_print(stdout, NULL, NULL);
 		return 0;
 	}
 	ret = rpfs_config_load(config, &cfg, why, sizeof(why));
@@ -180,7 +180,8 @@ static int list_settings(const char *config, const char *name)
 		       cfg.servers[i].address, cfg.servers[i].port, cfg.servers[i].dir);
 	}
 	printf("\n");
-	xp_settings_print(stdout, &cfg.xport);
+	xp_settings_print(stdout, &cfg.xport,
+			  cfg.xport.provider[0] ? NULL : xp_provider_default());
 	return 0;
 }
 

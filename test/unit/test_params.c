@@ -15,6 +15,7 @@
 #include "config.h"
 #include "cpulist.h"
 #include "params.h"
+#include "xport.h"
 
 extern char **environ;
 
@@ -522,6 +523,56 @@ START_TEST(rcache_max_entries_is_a_count)
 }
 END_TEST
 
+/* The provider line of the table with values, printed with resolved. */
+static void provider_line(const struct xp_params *p, const char *resolved, char *out,
+			  size_t len)
+{
+	char *text = NULL, *line;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+
+	ck_assert_ptr_nonnull(f);
+	xp_settings_print(f, p, resolved);
+	fclose(f);
+	line = strstr(text, "\nprovider ");
+	ck_assert_ptr_nonnull(line);
+	snprintf(out, len, "%.*s", (int)strcspn(line + 1, "\n"), line + 1);
+	free(text);
+}
+
+/* `rpfs settings` showed "" for an empty provider: it shows what that
+ * means here, and says it was resolved. */
+START_TEST(settings_show_what_an_empty_provider_resolves_to)
+{
+	struct xp_params p;
+	char line[256];
+
+	xp_params_default(&p);
+	provider_line(&p, "tcp", line, sizeof(line));
+	ck_assert_msg(strstr(line, " tcp ") && strstr(line, "default (resolved)"), "%s",
+		      line);
+	provider_line(&p, NULL, line, sizeof(line));
+	ck_assert_msg(strstr(line, "\"\"") && !strstr(line, "resolved"), "%s", line);
+	ck_assert_int_eq(xp_params_set_from(&p, "provider", "verbs", XP_SRC_CONFIG), 0);
+	provider_line(&p, "tcp", line, sizeof(line));
+	ck_assert_msg(strstr(line, " verbs ") && strstr(line, " config") &&
+			      !strstr(line, "resolved"),
+		      "%s", line);
+}
+END_TEST
+
+/* verbs only where the kernel lists an RDMA device; tcp without one. */
+START_TEST(empty_provider_resolves_to_tcp_without_an_rdma_device)
+{
+	const char *prov = xp_provider_default();
+
+	if (access("/sys/class/infiniband", F_OK))
+		ck_assert_str_eq(prov, "tcp");
+	else
+		ck_assert_msg(!strcmp(prov, "verbs") || !strcmp(prov, "tcp"), "%s", prov);
+}
+END_TEST
+
 START_TEST(handshake_and_resource_settings_exist)
 {
 	struct xp_params p;
@@ -679,6 +730,8 @@ static Suite *params_suite(void)
 	tcase_add_test(tc, every_number_outside_its_range_is_refused);
 	tcase_add_test(tc, handshake_and_resource_settings_exist);
 	tcase_add_test(tc, rcache_max_entries_is_a_count);
+	tcase_add_test(tc, settings_show_what_an_empty_provider_resolves_to);
+	tcase_add_test(tc, empty_provider_resolves_to_tcp_without_an_rdma_device);
 	tcase_add_test(tc, env_settings_say_so);
 	suite_add_tcase(s, tc);
 	return s;
