@@ -37,6 +37,7 @@
  * stop, open datafiles are fdatasync'ed, LMDB is closed, and the exit status
  * is 0. The signals are taken by sigwait in the main thread only (blocked
  * before any thread exists), so no handler runs inside the transport. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -61,8 +62,10 @@ static char startup_why[1024];
 static volatile int parent_fd = -1;
 static char sigbus_msg[1400];
 
-/* Every option, once: getopt_long's table is made from it and --help prints
- * it, and test/build/rpfsd-doc.sh checks that rpfsd(8) documents each. */
+/* Every option, once: getopt_long's table and short options (those whose
+ * val is a lower-case letter: -c for --config) are made from it, --help
+ * prints it, and test/build/rpfsd-doc.sh checks that rpfsd(8) documents
+ * each. */
 static const struct rpfsd_option {
 	const char *name;
 	int has_arg;
@@ -98,8 +101,8 @@ static const struct rpfsd_option {
 };
 #define NOPTIONS ((int)(sizeof(options) / sizeof(options[0])))
 
-/* text at column 28, in lines of at most 79 columns, after what the
- * line already holds (col columns). */
+/* text from column 28 on, in lines of at most 79 columns; the first line
+ * already holds col columns (the option). */
 static void print_wrapped(FILE *f, const char *text, int col)
 {
 	while (*text) {
@@ -135,8 +138,12 @@ static void usage(FILE *f)
 		"\n"
 		"Options:\n");
 	for (int i = 0; i < NOPTIONS; i++) {
-		snprintf(opt, sizeof(opt), "--%s%s%s", options[i].name,
-			 options[i].arg ? " " : "", options[i].arg ? options[i].arg : "");
+		bool has_short = islower(options[i].val);
+
+		snprintf(opt, sizeof(opt), "%c%c%s--%s%s%s", has_short ? '-' : ' ',
+			 has_short ? options[i].val : ' ', has_short ? ", " : "  ",
+			 options[i].name, options[i].arg ? " " : "",
+			 options[i].arg ? options[i].arg : "");
 		fprintf(f, "  %-25s", opt);
 		print_wrapped(f, options[i].help, 27);
 	}
@@ -386,6 +393,7 @@ static void shutdown_server(struct srv *s)
 int main(int argc, char **argv)
 {
 	struct option opts[NOPTIONS + 1] = {{0}}; /* ends with a zero entry */
+	char shortopts[2 * NOPTIONS + 1] = "";
 	const char *config = NULL, *name = NULL, *pidfile = NULL, *log_file = NULL;
 	struct srv *s = NULL;
 	bool daemon_mode = false, accept_empty = false, check = false, list = false;
@@ -395,10 +403,16 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int notify_fd = -1, opt, ret, sig, status = 1;
 
-	for (int i = 0; i < NOPTIONS; i++)
+	for (int i = 0, n = 0; i < NOPTIONS; i++) {
 		opts[i] = (struct option){options[i].name, options[i].has_arg, NULL,
 					  options[i].val};
-	while ((opt = getopt_long(argc, argv, "c:n:fdp:l:h", opts, NULL)) != -1) {
+		if (islower(options[i].val)) {
+			shortopts[n++] = (char)options[i].val;
+			if (options[i].has_arg == required_argument)
+				shortopts[n++] = ':';
+		}
+	}
+	while ((opt = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			config = optarg;

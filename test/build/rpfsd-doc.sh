@@ -1,11 +1,12 @@
 #!/bin/sh
 # rpfsd-doc.sh: rpfsd(8) documents every option rpfsd takes, and nothing
 # else. The options come from `rpfsd --help`, which prints rpfsd's one
-# option table (server/main.c: getopt_long's table is made from it), so an
-# option added to the program without its entry in man/rpfsd.8 fails here;
-# an entry is a line ".B \-\-name" or ".BI \-\-name ..." in OPTIONS. The
-# check is also run on a copy of the page without one entry, so that it
-# cannot pass by finding nothing. The systemd unit must name pages man/ has.
+# option table (server/main.c: getopt_long's table and short options are
+# made from it), so an option added to the program without its entry in
+# man/rpfsd.8 fails here; an entry is the line after a ".TP" in OPTIONS,
+# ".B" or ".BI" with "\-x, \-\-name" or "\-\-name". The check is also run
+# on a copy of the page without one entry, so that it cannot pass by
+# finding nothing. The systemd unit must name pages man/ has.
 # Run by `make check` from the top build directory (./rpfsd).
 # Each line says PASS or FAIL; the last line is "N passed, N failed".
 set -u
@@ -19,25 +20,35 @@ failed=0
 pass() { passed=$((passed + 1)); printf 'PASS  %s\n' "$1"; }
 fail() { failed=$((failed + 1)); printf 'FAIL  %s\n' "$1"; }
 
-# The long options of `rpfsd --help`: its "Options:" lines start with two
-# spaces and --name.
+# The options of `rpfsd --help`: its "Options:" lines start with two
+# spaces, then "-x, --name" or "    --name"; one "x name" or "- name" a line.
 "$RPFSD" --help >"$TMP/help" 2>&1
-sed -n 's/^  --\([a-z][a-z-]*\).*/\1/p' "$TMP/help" >"$TMP/options"
+sed -n 's/^  -\([a-z]\), --\([a-z][a-z-]*\).*/\1 \2/p; s/^      --\([a-z][a-z-]*\).*/- \1/p' \
+	"$TMP/help" >"$TMP/options"
 
-# The options a page documents: ".B \-\-x" or ".BI \-\-x ..." between
-# ".SH OPTIONS" and the next ".SH", in plain spelling (x-y).
+# The options a page documents: the line after each ".TP" between
+# ".SH OPTIONS" and the next ".SH" that is ".B" or ".BI" with "\-x, \-\-name"
+# or "\-\-name" (quoted or not); the same form as above.
 page_options() { # page
-	sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "$1" |
-		sed -n 's/^\.BI\{0,1\} \\-\\-\([a-z\\-]*\).*/\1/p' | sed 's/\\-/-/g'
+	sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "$1" | sed 's/\\-/-/g; s/"//g' |
+		awk '{ if (tp && /^\.BI? /) print; tp = /^\.TP$/ }' |
+		sed -n 's/^\.BI* -\([a-z]\), --\([a-z][a-z-]*\).*/\1 \2/p
+			s/^\.BI* --\([a-z][a-z-]*\).*/- \1/p'
 }
 
-# 0 when every option of the help has an entry in the page and the page
-# has no entry of an option the program lacks; the differences on stdout.
+# "c config" as "-c, --config", "- log-file" as "--log-file".
+spell() {
+	sed 's/^- \(.*\)/--\1/; s/^\([a-z]\) \(.*\)/-\1, --\2/'
+}
+
+# 0 when every option of the help has an entry in the page (with its short
+# form) and the page has no entry of an option the program lacks; the
+# differences on stdout.
 compare() { # page
 	page_options "$1" | sort -u >"$TMP/documented"
 	sort -u "$TMP/options" >"$TMP/have"
-	comm -23 "$TMP/have" "$TMP/documented" | sed 's/^/undocumented: --/'
-	comm -13 "$TMP/have" "$TMP/documented" | sed 's/^/no such option: --/'
+	comm -23 "$TMP/have" "$TMP/documented" | spell | sed 's/^/undocumented: /'
+	comm -13 "$TMP/have" "$TMP/documented" | spell | sed 's/^/no such option: /'
 	cmp -s "$TMP/have" "$TMP/documented"
 }
 
@@ -59,21 +70,26 @@ fi
 # The same check on a page that lost its --log-file entry must fail, and
 # name that option.
 sed '/^\.BI \\-\\-log\\-file /d' "$MAN/rpfsd.8" >"$TMP/rpfsd.8"
-if ! compare "$TMP/rpfsd.8" >"$TMP/diff" && grep -q -- '--log-file' "$TMP/diff"; then
+if ! compare "$TMP/rpfsd.8" >"$TMP/diff" && grep -q -- 'undocumented: --log-file' "$TMP/diff"; then
 	pass "the check notices an option missing from the page"
 else
 	fail "the check notices an option missing from the page"
 fi
 
-# The option table is getopt's too: each option --help lists is accepted
-# (then --help ends the run: nothing starts), an unlisted one is refused.
-sed -n 's/^  --\([a-z][a-z-]*\)\( [A-Z]\)\{0,1\}.*/\1\2/p' "$TMP/help" >"$TMP/usage"
+# The option table is getopt's too: each option --help lists is accepted,
+# in its long and short forms (then --help ends the run: nothing starts),
+# an unlisted one is refused.
+sed -n 's/^  \(-\([a-z]\),\|    \) --\([a-z][a-z-]*\)\( [A-Z]\)\{0,1\}.*/\2 \3\4/p' \
+	"$TMP/help" | sed 's/^ /- /' >"$TMP/usage"
 bad=""
-while read -r opt arg; do
-	if ! "$RPFSD" "--$opt" ${arg:+warn} --help >"$TMP/out" 2>&1 ||
-		grep -q "unrecognized option" "$TMP/out"; then
-		bad="$bad --$opt"
-	fi
+while read -r short opt arg; do
+	for o in "--$opt" ${short#-}; do
+		[ "$o" = "${o#-}" ] && o="-$o"
+		if ! "$RPFSD" "$o" ${arg:+warn} --help >"$TMP/out" 2>&1 ||
+			grep -q "unrecognized option\|invalid option" "$TMP/out"; then
+			bad="$bad $o"
+		fi
+	done
 done <"$TMP/usage"
 if [ -z "$bad" ]; then
 	pass "rpfsd takes every option its help lists"
