@@ -12,13 +12,13 @@ void rpfs_admin_settings_print(FILE *f, const rpfs_admin_config_t *cfg)
 	struct xp_params p;
 
 	if (cfg) {
-		xp_settings_print(f, &rpfsc_admin_cfg(cfg)->xport);
-		return;
+		p = rpfsc_admin_cfg(cfg)->xport;
+	} else {
+		/* A bad RPFS_* variable is logged and left out. */
+		xp_params_default(&p);
+		xp_params_from_env(&p);
 	}
-	/* A bad RPFS_* variable is logged and left out. */
-	xp_params_default(&p);
-	xp_params_from_env(&p);
-	xp_settings_print(f, &p);
+	xp_settings_print(f, &p, p.provider[0] ? NULL : xp_provider_default());
 }
 
 void rpfs_admin_settings_markdown(FILE *f)

@@ -69,7 +69,8 @@ struct rpfs_seg {
 #define RPFS_O_WRITE 4u /* rpfs_open, rpfs_create: for writing */
 #define RPFS_O_RDWR  (RPFS_O_READ | RPFS_O_WRITE)
 
-/* config: a path, or NULL for RPFS_CONFIG, then /etc/rpfs/rpfs.conf.
+/* config: a path, or NULL for $RPFS_CONFIG, then /etc/rpfs/rpfs.conf, then
+ * ~/.rpfs/rpfs.conf (the first readable; rpfs.conf(5)).
  * Errors: the config's (-ENOENT and the like for a file that cannot be
  * read, -EINVAL for a bad one, -ENOKEY without a cluster key), -ENOMEM, or
  * the fabric's when it cannot be opened; rpfs_errmsg() says which. */

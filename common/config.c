@@ -43,6 +43,16 @@ enum {
 	KEY_LOG_FILE = 512,
 };
 
+/* The keys each section accepts: a key is known if and only if it is
+ * listed here, and the message for an unknown key names them all, which is
+ * how test/build/conf-doc.sh checks that rpfs.conf(5) documents each. */
+static const char *const cluster_keys[] = {
+	"stripe_unit", "stripe_count", "key_file", "id", NULL,
+};
+static const char *const server_keys[] = {
+	"address", "port", "roles", "dir", "id", "log_file", NULL,
+};
+
 enum cfg_section { SEC_NONE, SEC_CLUSTER, SEC_SERVER, SEC_TRANSPORT };
 
 struct cfg_parse {
@@ -266,6 +276,26 @@ static char *cfg_read_line(char *str, int num, void *stream)
 	return s;
 }
 
+/* 1 if name is one of keys (NULL-terminated); else the error, naming the
+ * keys the section takes. */
+static int known_key(struct cfg_parse *c, const char *const *keys, const char *name)
+{
+	char list[256] = "";
+	size_t len = 0;
+
+	for (const char *const *k = keys; *k; k++) {
+		if (!strcmp(*k, name))
+			return 1;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					k == keys ? "" : ", ", *k);
+		if (len >= sizeof(list))
+			len = sizeof(list) - 1;
+	}
+	cfg_fail(c, "%s:%d: [%s] %s: unknown key (%s)", c->path, c->line, c->secname,
+		 name, list);
+	return 0;
+}
+
 /* Marks key as seen in the current section; 0 if it was already. */
 static int first_time(struct cfg_parse *c, unsigned key, const char *name)
 {
@@ -304,6 +334,8 @@ static void cluster_key(struct cfg_parse *c, const char *name, const char *value
 	struct rpfs_config *cfg = c->cfg;
 	size_t su;
 
+	if (!known_key(c, cluster_keys, name))
+		return;
 	if (!strcmp(name, "stripe_unit")) {
 		if (!first_time(c, KEY_STRIPE_UNIT, name))
 			return;
@@ -333,10 +365,8 @@ static void cluster_key(struct cfg_parse *c, const char *name, const char *value
 			cfg_fail(c, "%s:%d: [cluster] id = %s: want %d hex digits",
 				 c->path, c->line, value, 2 * RPFS_CLUSTER_ID_SIZE);
 	} else {
-		cfg_fail(
-			c,
-			"%s:%d: [cluster] %s: unknown key (stripe_unit, stripe_count, key_file, id)",
-			c->path, c->line, name);
+		cfg_fail(c, "%s:%d: [cluster] %s: listed but not handled", c->path,
+			 c->line, name);
 	}
 }
 
@@ -346,6 +376,8 @@ static void server_key(struct cfg_parse *c, const char *name, const char *value)
 	uint32_t port;
 	char bad[48];
 
+	if (!known_key(c, server_keys, name))
+		return;
 	if (!strcmp(name, "address")) {
 		if (first_time(c, KEY_ADDRESS, name) &&
 		    copy_value(sv->address, sizeof(sv->address), value))
@@ -385,10 +417,8 @@ static void server_key(struct cfg_parse *c, const char *name, const char *value)
 			cfg_fail(c, "%s:%d: [%s] log_file: empty or too long", c->path,
 				 c->line, c->secname);
 	} else {
-		cfg_fail(
-			c,
-			"%s:%d: [%s] %s: unknown key (address, port, roles, dir, id, log_file)",
-			c->path, c->line, c->secname, name);
+		cfg_fail(c, "%s:%d: [%s] %s: listed but not handled", c->path, c->line,
+			 c->secname, name);
 	}
 }
 
@@ -713,7 +743,8 @@ static int write_body(FILE *f, const struct rpfs_config *cfg)
 	char v[64];
 	int ret;
 
-	fprintf(f, "; rpfs cluster configuration (see common/config.h)\n\n[cluster]\n");
+	fprintf(f,
+		"; rpfs cluster configuration: see rpfs.conf(5) (man rpfs.conf)\n\n[cluster]\n");
 	xp_format_size(v, sizeof(v), cfg->stripe_unit);
 	ret = put_kv(f, "stripe_unit", v);
 	snprintf(v, sizeof(v), "%u", cfg->stripe_count);

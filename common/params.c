@@ -38,7 +38,7 @@ static const struct xp_setting settings[] = {
 	 "bulk pipeline chunk, a power of two (at most half the transfer)"},
 	{"pipeline_depth", XP_SET_U32, SERVER, OFF(pipeline_depth), "2", 1, 64,
 	 "bulk chunks in flight per request (2: double buffering)"},
-	{"rcache_max_entries", XP_SET_SIZE, CLIENT, OFF(rcache_max_entries), "1024", 1,
+	{"rcache_max_entries", XP_SET_U32, CLIENT, OFF(rcache_max_entries), "1024", 1,
 	 1u << 24, "registration cache: regions kept"},
 	{"rcache_max_bytes", XP_SET_SIZE, CLIENT, OFF(rcache_max_bytes), "1G", MIB,
 	 1024 * GIB, "registration cache: bytes kept registered"},
@@ -448,10 +448,10 @@ static void format_default(const struct xp_setting *s, char *buf, size_t len)
 	snprintf(buf, len, "%s", s->def[0] ? s->def : "\"\"");
 }
 
-void xp_settings_print(FILE *f, const struct xp_params *cur)
+void xp_settings_print(FILE *f, const struct xp_params *cur, const char *provider)
 {
 	const struct xp_setting *s;
-	char def[32], range[64], value[64];
+	char def[32], range[64], value[64], source[32];
 
 	fprintf(f, "%-20s %-8s %-8s %-24s %s\n", "SETTING", "TYPE", "DEFAULT", "RANGE",
 		cur ? "CLIENT VALUE    SOURCE" : "CLIENT");
@@ -464,8 +464,16 @@ void xp_settings_print(FILE *f, const struct xp_params *cur)
 			def, range);
 		if (cur) {
 			xp_setting_format(cur, s, value, sizeof(value));
+			snprintf(source, sizeof(source), "%s",
+				 xp_source_name(cur->source[i]));
+			/* What an empty provider means here, not "". */
+			if (s->type == XP_SET_STR && !value[0] && provider) {
+				snprintf(value, sizeof(value), "%s", provider);
+				snprintf(source, sizeof(source), "%s (resolved)",
+					 xp_source_name(cur->source[i]));
+			}
 			fprintf(f, "%-6s %-8s %s\n", client, value[0] ? value : "\"\"",
-				xp_source_name(cur->source[i]));
+				source);
 		} else {
 			fprintf(f, "%s\n", client);
 		}

@@ -48,7 +48,7 @@ struct xp_params {
 	uint32_t credits;	 /* receive buffers a server posts per connection */
 	size_t chunk_size;	 /* bulk pipeline chunk */
 	uint32_t pipeline_depth; /* bulk chunks in flight per request */
-	size_t rcache_max_entries;
+	uint32_t rcache_max_entries;
 	size_t rcache_max_bytes;
 	uint32_t rcache_batch;
 	size_t pool_zone_bytes; /* server buffer pool: bytes per zone */
@@ -113,9 +113,11 @@ void xp_setting_range(const struct xp_setting *s, char *buf, size_t len);
 
 /* Print the table, one setting after another: name, type, default, range,
  * whether a client may set it, help; with cur, also each setting's value in
- * cur and its source. Plain text for a terminal (`rpfsd --list-settings`,
- * `rpfs settings`). */
-void xp_settings_print(FILE *f, const struct xp_params *cur);
+ * cur and its source. An empty provider in cur is shown as provider, what
+ * it resolves to (xp_provider_default()), with its source marked
+ * "(resolved)"; provider NULL leaves it empty. Plain text for a terminal
+ * (`rpfsd --list-settings`, `rpfs settings`). */
+void xp_settings_print(FILE *f, const struct xp_params *cur, const char *provider);
 /* The same table in Markdown, as the README has it (without values:
  * the README must not depend on anyone's config). */
 void xp_settings_markdown(FILE *f);

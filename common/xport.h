@@ -56,6 +56,10 @@ int xp_fabric_open(const struct xp_params *p, enum xp_role role,
 		   const struct auth_key *key, struct xp_fabric **out);
 void xp_fabric_close(struct xp_fabric *fab);
 const char *xp_fabric_provider(const struct xp_fabric *fab);
+/* The provider an empty provider setting (and no RPFS_PROVIDER) opens on
+ * this host: "verbs" where an RDMA device and libfabric's verbs provider
+ * are there, else "tcp". For `rpfs settings`; costs a fi_getinfo. */
+const char *xp_provider_default(void);
 /* "libfabric MAJOR.MINOR, embedded" (linked into librpfs-common, hidden:
  * configure --with-embedded-libfabric) or "..., the system's". */
 const char *xp_libfabric_desc(char *buf, size_t len);

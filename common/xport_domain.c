@@ -162,6 +162,24 @@ static int rdma_device_present(void)
 	return found;
 }
 
+/* libfabric's verbs provider, where the kernel lists an RDMA device:
+ * asking it costs 40-100 ms even without a device (it scans
+ * /proc/kallsyms first), so it is asked only then. */
+static int verbs_info(struct fi_info **out)
+{
+	struct fi_info *h;
+	int ret;
+
+	if (!rdma_device_present())
+		return -ENODEV;
+	h = xp_hints("verbs");
+	if (!h)
+		return -ENOMEM;
+	ret = fi_getinfo(XP_FI_VERSION, NULL, NULL, 0, h, out);
+	fi_freeinfo(h);
+	return xp_errno(ret);
+}
+
 static int pick_provider(struct xp_fabric *fab)
 {
 	const char *env = getenv("RPFS_PROVIDER");
@@ -170,12 +188,9 @@ static int pick_provider(struct xp_fabric *fab)
 	if (!fab->params.provider[0] && env && *env)
 		snprintf(fab->params.provider, sizeof(fab->params.provider), "%s", env);
 	if (!fab->params.provider[0]) {
-		/* verbs where a device exists, else tcp (no RDMA NIC). Asking
-		 * libfabric's verbs provider costs 40-100 ms even without a
-		 * device (it scans /proc/kallsyms first), so it is asked only
-		 * when the kernel lists an RDMA device. */
-		strcpy(fab->params.provider, "verbs");
-		if (rdma_device_present() && !xp_getinfo(fab, NULL, NULL, 0, &info)) {
+		/* verbs where a device exists, else tcp (no RDMA NIC). */
+		if (!verbs_info(&info)) {
+			strcpy(fab->params.provider, "verbs");
 			fab->info = info;
 			return 0;
 		}
@@ -188,6 +203,17 @@ static int pick_provider(struct xp_fabric *fab)
 	}
 	fab->info = info;
 	return 0;
+}
+
+const char *xp_provider_default(void)
+{
+	struct fi_info *info = NULL;
+
+	prepare_libfabric_env();
+	if (verbs_info(&info))
+		return "tcp";
+	fi_freeinfo(info);
+	return "verbs";
 }
 
 /* Settings the provider cannot honour: messages (a Fast RDMA slot holds the

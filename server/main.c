@@ -37,6 +37,7 @@
  * stop, open datafiles are fdatasync'ed, LMDB is closed, and the exit status
  * is 0. The signals are taken by sigwait in the main thread only (blocked
  * before any thread exists), so no handler runs inside the transport. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -61,8 +62,70 @@ static char startup_why[1024];
 static volatile int parent_fd = -1;
 static char sigbus_msg[1400];
 
+/* Every option, once: getopt_long's table and short options (those whose
+ * val is a lower-case letter: -c for --config) are made from it, --help
+ * prints it, and test/build/rpfsd-doc.sh checks that rpfsd(8) documents
+ * each. */
+static const struct rpfsd_option {
+	const char *name;
+	int has_arg;
+	int val;
+	const char *arg; /* the argument's name in --help, or NULL */
+	const char *help;
+} options[] = {
+	{"config", required_argument, 'c', "FILE",
+	 "the cluster configuration, rpfs.conf(5)"},
+	{"name", required_argument, 'n', "NAME",
+	 "this server: its section [server.NAME] in FILE, or its index (0, 1, ...)"},
+	{"foreground", no_argument, 'f', NULL, "stay in the foreground (the default)"},
+	{"daemon", no_argument, 'd', NULL,
+	 "detach once listening; a start-up failure is printed and is the exit status"},
+	{"pidfile", required_argument, 'p', "FILE", "write the process id to FILE"},
+	{"log-level", required_argument, 'l', "LEVEL",
+	 "error, warn (default), info or debug"},
+	{"log-file", required_argument, 'O', "FILE",
+	 "append the log to FILE (default: the server's log_file, else stderr); SIGHUP opens it again (logrotate)"},
+	{"accept-empty-metadata", no_argument, 'E', NULL,
+	 "start a metadata server with an empty store although I/O servers hold data"},
+	{"check", no_argument, 'C', NULL,
+	 "examine a stopped server's storage; exit 0 when clean, 1 on problems"},
+	{"repair", no_argument, 'R', NULL,
+	 "with --check: fix what loses nothing (orphans, indexes, torn writes)"},
+	{"accept-damaged", no_argument, 'A', NULL,
+	 "with --repair: take blocks that fail their checksum as they are"},
+	{"list-settings", no_argument, 'L', NULL,
+	 "the transport settings ([transport], RPFS_<NAME>) with types, defaults, ranges and help; with --config, each one's value for this server and its source"},
+	{"version", no_argument, 'V', NULL,
+	 "rpfsd's version and the libfabric it runs on"},
+	{"help", no_argument, 'h', NULL, "this text"},
+};
+#define NOPTIONS ((int)(sizeof(options) / sizeof(options[0])))
+
+/* text from column 28 on, in lines of at most 79 columns; the first line
+ * already holds col columns (the option). */
+static void print_wrapped(FILE *f, const char *text, int col)
+{
+	while (*text) {
+		int n = (int)strlen(text), room = 79 - 28;
+
+		if (n > room) {
+			n = room;
+			while (n > 0 && text[n] != ' ')
+				n--;
+			if (!n)
+				n = (int)strcspn(text, " ");
+		}
+		fprintf(f, "%*s%.*s\n", 28 - col, "", n, text);
+		text += n;
+		text += strspn(text, " ");
+		col = 0;
+	}
+}
+
 static void usage(FILE *f)
 {
+	char opt[48];
+
 	fprintf(f,
 		"usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
 		"             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
@@ -71,15 +134,19 @@ static void usage(FILE *f)
 		"       rpfsd --list-settings [--config FILE [--name NAME]]\n"
 		"       rpfsd --version\n"
 		"\n"
-		"Serve the roles (meta, io) that FILE gives server NAME (its section\n"
-		"name after \"server.\", or its index in the file).\n"
-		"--log-file: append the log to FILE (default: the server's log_file,\n"
-		"else stderr); SIGHUP opens it again (logrotate).\n"
-		"--list-settings: the transport settings of the [transport] section\n"
-		"and RPFS_<NAME> variables, with types, defaults, ranges and help;\n"
-		"with --config, the value each has for this server (FILE, then the\n"
-		"environment) and its source: default, config or environment.\n"
-		"--version: rpfsd's version and the libfabric it runs on.\n");
+		"Serve the roles (meta, io) that FILE gives server NAME.\n"
+		"\n"
+		"Options:\n");
+	for (int i = 0; i < NOPTIONS; i++) {
+		bool has_short = islower(options[i].val);
+
+		snprintf(opt, sizeof(opt), "%c%c%s--%s%s%s", has_short ? '-' : ' ',
+			 has_short ? options[i].val : ' ', has_short ? ", " : "  ",
+			 options[i].name, options[i].arg ? " " : "",
+			 options[i].arg ? options[i].arg : "");
+		fprintf(f, "  %-25s", opt);
+		print_wrapped(f, options[i].help, 27);
+	}
 }
 
 static int find_server(const struct rpfs_config *cfg, const char *name);
@@ -97,7 +164,7 @@ static int list_settings(const char *config, const char *name)
 			fprintf(stderr, "rpfsd: --name goes with --config\n");
 			return 2;
 		}
-		xp_settings_print(stdout, NULL);
+		xp_settings_print(stdout, NULL, NULL);
 		return 0;
 	}
 	ret = rpfs_config_load(config, &cfg, why, sizeof(why));
@@ -120,7 +187,8 @@ static int list_settings(const char *config, const char *name)
 		       cfg.servers[i].address, cfg.servers[i].port, cfg.servers[i].dir);
 	}
 	printf("\n");
-	xp_settings_print(stdout, &cfg.xport);
+	xp_settings_print(stdout, &cfg.xport,
+			  cfg.xport.provider[0] ? NULL : xp_provider_default());
 	return 0;
 }
 
@@ -324,23 +392,8 @@ static void shutdown_server(struct srv *s)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"name", required_argument, NULL, 'n'},
-		{"foreground", no_argument, NULL, 'f'},
-		{"daemon", no_argument, NULL, 'd'},
-		{"pidfile", required_argument, NULL, 'p'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"log-file", required_argument, NULL, 'O'},
-		{"accept-empty-metadata", no_argument, NULL, 'E'},
-		{"check", no_argument, NULL, 'C'},
-		{"repair", no_argument, NULL, 'R'},
-		{"accept-damaged", no_argument, NULL, 'A'},
-		{"list-settings", no_argument, NULL, 'L'},
-		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct option opts[NOPTIONS + 1] = {{0}}; /* ends with a zero entry */
+	char shortopts[2 * NOPTIONS + 1] = "";
 	const char *config = NULL, *name = NULL, *pidfile = NULL, *log_file = NULL;
 	struct srv *s = NULL;
 	bool daemon_mode = false, accept_empty = false, check = false, list = false;
@@ -350,7 +403,16 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int notify_fd = -1, opt, ret, sig, status = 1;
 
-	while ((opt = getopt_long(argc, argv, "c:n:fdp:l:h", opts, NULL)) != -1) {
+	for (int i = 0, n = 0; i < NOPTIONS; i++) {
+		opts[i] = (struct option){options[i].name, options[i].has_arg, NULL,
+					  options[i].val};
+		if (islower(options[i].val)) {
+			shortopts[n++] = (char)options[i].val;
+			if (options[i].has_arg == required_argument)
+				shortopts[n++] = ':';
+		}
+	}
+	while ((opt = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			config = optarg;

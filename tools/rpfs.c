@@ -124,9 +124,10 @@ static const struct command commands[] = {
 
 static const char usage_tail[] =
 	"\n"
-	"Paths are in rpfs ('rpfs:' prefix optional). The config comes from\n"
-	"--config FILE, --dir D (D/rpfs.conf), $RPFS_CONFIG, $RPFS_DIR/rpfs.conf,\n"
-	"then /etc/rpfs/rpfs.conf, then ~/.rpfs/rpfs.conf. `rpfs help COMMAND` or\n"
+	"Paths are in rpfs ('rpfs:' prefix optional). The config is looked for\n"
+	"in this order: --config FILE, --dir D (D/rpfs.conf), $RPFS_CONFIG,\n"
+	"$RPFS_DIR/rpfs.conf (the first given wins), then /etc/rpfs/rpfs.conf,\n"
+	"then ~/.rpfs/rpfs.conf (the first readable). `rpfs help COMMAND` or\n"
 	"`rpfs COMMAND --help` shows one command; `rpfs --version` the version.\n";
 
 static const struct command *find_command(const char *name)

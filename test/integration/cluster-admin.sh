@@ -161,8 +161,13 @@ elif [ ! -f "$UNIT" ]; then
 else
 	sed "s|^ExecStart=[^ ]*|ExecStart=$(cd "$(dirname "$RPFSD")" && pwd)/$(basename "$RPFSD")|" \
 		"$UNIT" >"$TMP/rpfsd@.service"
+	# verify runs `man` on each Documentation= page: the ones make
+	# install puts in place, here from the source tree.
+	MANSRC=$(cd "$(dirname "$0")/../../man" && pwd)
+	mkdir -p "$TMP/man/man5" "$TMP/man/man8"
+	cp "$MANSRC"/*.5 "$TMP/man/man5/" && cp "$MANSRC"/*.8 "$TMP/man/man8/"
 	check "systemd-analyze verify rpfsd@.service" \
-		sh -c "systemd-analyze verify '$TMP/rpfsd@.service' 2>&1 | tee /dev/stderr | (! grep -q .)"
+		sh -c "MANPATH='$TMP/man' systemd-analyze verify '$TMP/rpfsd@.service' 2>&1 | tee /dev/stderr | (! grep -q .)"
 fi
 
 echo "$passed passed, $failed failed"

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "cpulist.h"
 #include "params.h"
+#include "xport.h"
 
 extern char **environ;
 
@@ -499,6 +500,79 @@ START_TEST(every_number_outside_its_range_is_refused)
 }
 END_TEST
 
+/* A number of regions, not of bytes: "1024" and "integer", never "1K" or
+ * "size" (the table printed it as a size). */
+START_TEST(rcache_max_entries_is_a_count)
+{
+	const struct xp_setting *st = xp_setting_find("rcache_max_entries");
+	struct xp_params p;
+	char buf[64];
+
+	ck_assert_ptr_nonnull(st);
+	ck_assert_str_eq(xp_setting_type_name(st), "integer");
+	xp_params_default(&p);
+	xp_setting_format(&p, st, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1024");
+	xp_setting_range(st, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1 .. 16777216");
+	ck_assert_int_eq(xp_params_set(&p, "rcache_max_entries", "2048"), 0);
+	ck_assert_uint_eq(p.rcache_max_entries, 2048);
+	xp_setting_format(&p, st, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2048");
+	ck_assert_int_eq(xp_params_set(&p, "rcache_max_entries", "16777217"), -EINVAL);
+}
+END_TEST
+
+/* The provider line of the table with values, printed with resolved. */
+static void provider_line(const struct xp_params *p, const char *resolved, char *out,
+			  size_t len)
+{
+	char *text = NULL, *line;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+
+	ck_assert_ptr_nonnull(f);
+	xp_settings_print(f, p, resolved);
+	fclose(f);
+	line = strstr(text, "\nprovider ");
+	ck_assert_ptr_nonnull(line);
+	snprintf(out, len, "%.*s", (int)strcspn(line + 1, "\n"), line + 1);
+	free(text);
+}
+
+/* `rpfs settings` showed "" for an empty provider: it shows what that
+ * means here, and says it was resolved. */
+START_TEST(settings_show_what_an_empty_provider_resolves_to)
+{
+	struct xp_params p;
+	char line[256];
+
+	xp_params_default(&p);
+	provider_line(&p, "tcp", line, sizeof(line));
+	ck_assert_msg(strstr(line, " tcp ") && strstr(line, "default (resolved)"), "%s",
+		      line);
+	provider_line(&p, NULL, line, sizeof(line));
+	ck_assert_msg(strstr(line, "\"\"") && !strstr(line, "resolved"), "%s", line);
+	ck_assert_int_eq(xp_params_set_from(&p, "provider", "verbs", XP_SRC_CONFIG), 0);
+	provider_line(&p, "tcp", line, sizeof(line));
+	ck_assert_msg(strstr(line, " verbs ") && strstr(line, " config") &&
+			      !strstr(line, "resolved"),
+		      "%s", line);
+}
+END_TEST
+
+/* verbs only where the kernel lists an RDMA device; tcp without one. */
+START_TEST(empty_provider_resolves_to_tcp_without_an_rdma_device)
+{
+	const char *prov = xp_provider_default();
+
+	if (access("/sys/class/infiniband", F_OK))
+		ck_assert_str_eq(prov, "tcp");
+	else
+		ck_assert_msg(!strcmp(prov, "verbs") || !strcmp(prov, "tcp"), "%s", prov);
+}
+END_TEST
+
 START_TEST(handshake_and_resource_settings_exist)
 {
 	struct xp_params p;
@@ -655,6 +729,9 @@ static Suite *params_suite(void)
 		       every_setting_has_a_unique_name_help_and_a_default_that_parses);
 	tcase_add_test(tc, every_number_outside_its_range_is_refused);
 	tcase_add_test(tc, handshake_and_resource_settings_exist);
+	tcase_add_test(tc, rcache_max_entries_is_a_count);
+	tcase_add_test(tc, settings_show_what_an_empty_provider_resolves_to);
+	tcase_add_test(tc, empty_provider_resolves_to_tcp_without_an_rdma_device);
 	tcase_add_test(tc, env_settings_say_so);
 	suite_add_tcase(s, tc);
 	return s;
