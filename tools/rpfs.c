@@ -211,6 +211,7 @@ static void parse(struct opts *o, int argc, char **argv)
 		{"json", no_argument, NULL, 'J'},
 		{"version", no_argument, NULL, 'V'},
 		{"recursive", no_argument, NULL, 'r'},
+		{"new", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t sz;
@@ -221,6 +222,11 @@ static void parse(struct opts *o, int argc, char **argv)
 		switch (ch) {
 		case 'n':
 			o->nservers = atoi(optarg);
+			if (o->nservers < 1 || o->nservers > 256)
+				die("the number of servers must be 1..256");
+			break;
+		case 'N':
+			o->new_cluster = 1;
 			break;
 		case 'd':
 			o->dir = optarg;
@@ -274,7 +280,7 @@ static void parse(struct opts *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
+	struct opts o = {0}; /* up: 0 and NULL are options not given */
 	int ci = command_index(argc, argv);
 	const struct command *cmd;
 
