@@ -27,7 +27,7 @@ const struct rpfs_config *rpfsc_admin_cfg(const rpfs_admin_config_t *a);
 
 /* ---- launch_files.c ------------------------------------------------------ */
 
-/* The config of a launcher (no ports yet): n servers on address, storage
+/* The config of a launcher (no ports yet): n servers (0: 2) on address, storage
  * dir/sN, the first nmeta also metadata servers, key dir/cluster.key, a
  * new cluster id, the settings in [transport]. 0, or -errno with the
  * message set (a bad setting names it). */

@@ -26,10 +26,12 @@ TMP=$(mktemp -d /tmp/rpfs-restart-XXXXXX) || exit 1
 D=$TMP/cluster
 fail=0
 holder=
+m=
 
 cleanup() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
-	for d in "$D" "$TMP/new" "$TMP/busy"; do
+	[ -n "$m" ] && kill "$m" 2>/dev/null
+	for d in "$D" "$TMP/new" "$TMP/busy" "$TMP/gen"; do
 		"$RPFS" down --dir "$d" >/dev/null 2>&1
 	done
 	rm -rf "$TMP"
@@ -209,6 +211,7 @@ check "... and came up" grep -q "rpfsd m ready" "$TMP/m.log"
 check "... without a warning" no_warnings "$TMP/m.log"
 kill "$m"
 wait "$m"
+m=
 "$RPFS" down --dir "$G" >/dev/null 2>&1
 
 # ---- a missing log directory ------------------------------------------------------
