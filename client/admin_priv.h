@@ -27,7 +27,7 @@ const struct rpfs_config *rpfsc_admin_cfg(const rpfs_admin_config_t *a);
 
 /* ---- launch_files.c ------------------------------------------------------ */
 
-/* The config of a launcher (no ports yet): n servers on address, storage
+/* The config of a launcher (no ports yet): n servers (0: 2) on address, storage
  * dir/sN, the first nmeta also metadata servers, key dir/cluster.key, a
  * new cluster id, the settings in [transport]. 0, or -errno with the
  * message set (a bad setting names it). */
@@ -39,6 +39,20 @@ int rpfsc_launch_config_init(struct rpfs_config *cfg, const struct rpfs_launch_o
 int rpfsc_launch_ports(struct rpfs_config *cfg, int port, int *from);
 /* Write cfg to its path, and (first) a new key; create the storage dirs. */
 int rpfsc_launch_write(const struct rpfs_config *cfg, bool new_key);
+/* Whether a TCP socket could listen on addr:port now (a socket that only
+ * lingers in TIME-WAIT does not count: SO_REUSEADDR, as rpfsd). */
+bool rpfsc_port_free(const char *addr, int port);
+/* The cluster a launcher made in dir before, into cfg: 1 when there is
+ * one, its config and key usable and agreeing with what o asks for (0 and
+ * NULL ask nothing); 0 when dir holds no cluster (no config, no storage);
+ * -ENOTEMPTY when it holds one that can't be started as asked (storage
+ * without a config, a config or key that does not load, a difference:
+ * the message names it); -EINVAL for a bad setting in o. */
+int rpfsc_launch_existing(struct rpfs_config *cfg, const struct rpfs_launch_opts *o,
+			  const char *dir);
+/* Remove what launchers write in dir: rpfs.conf, cluster.key, the storage
+ * directories sN and the servers' logs and pid files, nothing else. */
+int rpfsc_launch_remove(const char *dir);
 
 /* ---- launch_proc.c ------------------------------------------------------- */
 

@@ -1,6 +1,10 @@
 /* The launcher of a local server set (rpfs_admin.h): `rpfs up`/`rpfs down`
  * and the integration tests' cluster.c are its two users.
  *
+ * A directory that holds a cluster a launcher made before (its config, key
+ * and storage) gets that cluster back: same id, key, config and ports;
+ * options that disagree with it are an error, and only new_cluster makes
+ * a new one over it, after removing the old one's files. Otherwise
  * rpfs_launch_start chooses ports and writes the config and key
  * (launch_files.c), starts every rpfsd (launch_proc.c) and waits until each
  * answers: all start at once, since each takes a while to get ready, and
@@ -28,9 +32,10 @@
 #define RETRIES 8 /* starts at other ports when a port was taken */
 
 struct lserver {
-	pid_t pid;   /* a child: the rpfsd (0: not running) */
-	pid_t first; /* a daemon: its first process until reaped */
-	bool wait;   /* started: the wait is for it */
+	pid_t pid;    /* a child: the rpfsd (0: not running) */
+	pid_t first;  /* a daemon: its first process until reaped */
+	bool wait;    /* started: the wait is for it */
+	bool spawned; /* started by the last rpfs_launch_start: undone on failure */
 	char log[PATH_MAX];
 	char pidfile[PATH_MAX];
 };
@@ -44,7 +49,8 @@ struct rpfs_launch {
 	void *ping_arg;
 	rpfs_client_t *pc; /* the default ping's client while waiting */
 	struct rpfs_config cfg;
-	bool written; /* config and key are there: the ports stay */
+	bool written;  /* config and key are there: the ports stay */
+	bool existing; /* the config was there before: not started yet */
 	int failed;
 	int n;
 	struct lserver *s;
@@ -74,9 +80,9 @@ static int check_opts(const struct rpfs_launch_opts *o)
 
 	if (!o || !o->dir || !*o->dir)
 		bad = "no directory";
-	else if (o->nservers < 1 || o->nservers > 256)
+	else if (o->nservers < 0 || o->nservers > 256)
 		bad = "the number of servers must be 1..256";
-	else if (o->nmeta < 0 || o->nmeta > o->nservers)
+	else if (o->nmeta < 0 || (o->nservers && o->nmeta > o->nservers))
 		bad = "more metadata servers than servers";
 	else if (o->port < RPFS_LAUNCH_ANY_PORTS || o->port + o->nservers - 1 > 65535)
 		bad = "ports beyond 65535";
@@ -108,6 +114,29 @@ static int server_files(struct rpfs_launch *l, const struct rpfs_launch_opts *o)
 	return -ENAMETOOLONG;
 }
 
+/* The config: the cluster in the directory, or (none there, or a new one
+ * asked for over it) a new one. */
+static int config(struct rpfs_launch *l, const struct rpfs_launch_opts *o)
+{
+	int ret;
+
+	if (o->new_cluster) {
+		if (rpfsc_running_in_dir(o->dir)) {
+			rpfsc_err_set("servers are running in %s: stop them before "
+				      "making a new cluster there",
+				      o->dir);
+			return -EEXIST;
+		}
+		ret = rpfsc_launch_remove(o->dir);
+	} else {
+		ret = rpfsc_launch_existing(&l->cfg, o, o->dir);
+	}
+	if (ret < 0)
+		return ret;
+	l->existing = l->written = ret == 1;
+	return ret == 1 ? 0 : rpfsc_launch_config_init(&l->cfg, o, o->dir);
+}
+
 int rpfs_launch_new(const struct rpfs_launch_opts *o, rpfs_launch_t **out)
 {
 	struct rpfs_launch *l;
@@ -117,16 +146,12 @@ int rpfs_launch_new(const struct rpfs_launch_opts *o, rpfs_launch_t **out)
 	if (ret)
 		return ret;
 	l = calloc(1, sizeof(*l));
-	if (l)
-		l->s = calloc((size_t)o->nservers, sizeof(*l->s));
-	if (!l || !l->s) {
-		free(l);
+	if (!l) {
 		rpfsc_err_set("out of memory");
 		return -ENOMEM;
 	}
 	l->mode = o->mode;
 	l->port = o->port;
-	l->n = o->nservers;
 	l->failed = -1;
 	l->ping = o->ping;
 	l->ping_arg = o->ping_arg;
@@ -134,11 +159,18 @@ int rpfs_launch_new(const struct rpfs_launch_opts *o, rpfs_launch_t **out)
 		snprintf(l->rpfsd, sizeof(l->rpfsd), "%s", o->rpfsd);
 	else
 		ret = rpfsc_find_rpfsd(l->rpfsd, sizeof(l->rpfsd));
+	ret = ret ? ret : config(l, o);
+	if (!ret) {
+		l->n = (int)l->cfg.nservers;
+		l->s = calloc((size_t)l->n, sizeof(*l->s));
+		if (!l->s) {
+			rpfsc_err_set("out of memory");
+			ret = -ENOMEM;
+		}
+	}
 	ret = ret ? ret : server_files(l, o);
-	ret = ret ? ret : rpfsc_launch_config_init(&l->cfg, o, l->dir);
 	if (ret) {
-		free(l->s);
-		free(l);
+		rpfs_launch_free(l);
 		return ret;
 	}
 	*out = l;
@@ -215,6 +247,7 @@ static int spawn(struct rpfs_launch *l, int i, const char *extra_arg)
 
 	if (pid < 0)
 		return fail(l, i, (int)pid);
+	s->spawned = true;
 	if (l->mode == RPFS_LAUNCH_CHILD)
 		s->pid = pid;
 	else
@@ -423,7 +456,8 @@ int rpfs_launch_stop(rpfs_launch_t *l, int i)
 	return await_gone(l, i, deadline);
 }
 
-int rpfs_launch_stop_all(rpfs_launch_t *l)
+/* Stop all servers, or those the last start spawned, all at once. */
+static int stop_set(struct rpfs_launch *l, bool spawned_only)
 {
 	double deadline = rpfsc_now_ms() + RPFSC_LAUNCH_STOP_MS;
 	char msg[1024] = "";
@@ -431,9 +465,10 @@ int rpfs_launch_stop_all(rpfs_launch_t *l)
 
 	l->failed = -1;
 	for (int i = 0; i < l->n; i++)
-		term(l, i, deadline);
+		if (!spawned_only || l->s[i].spawned)
+			term(l, i, deadline);
 	for (int i = 0; i < l->n; i++) {
-		int r = await_gone(l, i, deadline);
+		int r = spawned_only && !l->s[i].spawned ? 0 : await_gone(l, i, deadline);
 
 		if (r && !ret) {
 			ret = r;
@@ -445,6 +480,11 @@ int rpfs_launch_stop_all(rpfs_launch_t *l)
 		rpfsc_err_set("%s", msg);
 	l->failed = failed;
 	return ret;
+}
+
+int rpfs_launch_stop_all(rpfs_launch_t *l)
+{
+	return stop_set(l, false);
 }
 
 int rpfs_launch_kill(rpfs_launch_t *l, int i)
@@ -529,14 +569,15 @@ static int start_stopped(struct rpfs_launch *l, bool movable, const char *extra_
 	return ret ? ret : wait_up(l, movable);
 }
 
-/* Stop every server after a failed start, keeping the failure's message. */
+/* Stop the servers a failed start started, keeping the failure's message:
+ * those that ran before it keep running. */
 static int undo(struct rpfs_launch *l, int ret)
 {
 	int failed = l->failed;
 	char msg[1024];
 
 	snprintf(msg, sizeof(msg), "%s", rpfs_errmsg());
-	rpfs_launch_stop_all(l);
+	stop_set(l, true);
 	rpfsc_err_set("%s", msg);
 	l->failed = failed;
 	return ret;
@@ -554,11 +595,44 @@ int rpfs_launch_restart(rpfs_launch_t *l, int i, const char *extra_arg)
 	return start_stopped(l, false, extra_arg, i);
 }
 
+/* The first start of the cluster that was in the directory: its servers
+ * that do not run, at their own ports, which must be free. */
+static int start_existing(struct rpfs_launch *l)
+{
+	int running = 0, ret = 0;
+
+	for (int i = 0; i < l->n; i++)
+		running += server_pid(l, i) != 0;
+	if (running == l->n) {
+		rpfsc_err_set("the cluster in %s is already running (%d server%s)",
+			      l->dir, l->n, l->n == 1 ? "" : "s");
+		return -EALREADY;
+	}
+	for (int i = 0; i < l->n && !ret; i++) {
+		const struct rpfs_server_cfg *s = &l->cfg.servers[i];
+
+		if (server_pid(l, i) || rpfsc_port_free(s->address, atoi(s->port)))
+			continue;
+		rpfsc_err_set("%s: port %s is in use by another program", desc(l, i),
+			      s->port);
+		ret = fail(l, i, -EADDRINUSE);
+	}
+	ret = ret ? ret : start_stopped(l, false, NULL, -1);
+	if (ret)
+		return undo(l, ret);
+	l->existing = false;
+	return 0;
+}
+
 int rpfs_launch_start(rpfs_launch_t *l)
 {
 	int ret, from = 0;
 
 	l->failed = -1;
+	for (int i = 0; i < l->n; i++)
+		l->s[i].spawned = false;
+	if (l->existing)
+		return start_existing(l);
 	if (l->written)
 		return start_stopped(l, false, NULL, -1);
 	if (l->mode == RPFS_LAUNCH_DAEMON && rpfsc_running_in_dir(l->dir)) {

@@ -17,6 +17,7 @@
 #ifndef RPFS_ADMIN_H
 #define RPFS_ADMIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,7 +153,14 @@ int rpfs_admin_genconfig(const struct rpfs_genconfig_opts *o, const char *outdir
  *
  * A server that finds its port taken (rpfsd's exit status 3) makes the
  * launcher start them all again at other ports, keeping the cluster id and
- * key, up to 8 times, unless the ports were given. */
+ * key, up to 8 times, unless the ports were given.
+ *
+ * A directory that already holds a cluster (rpfs.conf, its key, storage)
+ * gets that cluster back, stopped servers started at their own ports:
+ * nothing is written. Options that disagree with its config are an error
+ * (-ENOTEMPTY, naming the difference), and so are storage without a
+ * config and a config or key that can't be loaded. new_cluster removes the
+ * old cluster's files (above, nothing else) and makes a new one. */
 typedef struct rpfs_launch rpfs_launch_t;
 
 enum rpfs_launch_mode {
@@ -176,8 +184,10 @@ typedef int (*rpfs_launch_ping_fn)(const char *config, int server, char *why,
 				   size_t whylen, void *arg);
 
 struct rpfs_launch_opts {
-	const char *dir;     /* an existing directory for the files above */
-	int nservers;	     /* 1 .. 256, all of them I/O servers */
+	const char *dir; /* an existing directory for the files above */
+	/* 1 .. 256, all of them I/O servers (0: as the cluster in dir has,
+	 * a new one 2) */
+	int nservers;
 	int nmeta;	     /* the first nmeta are also metadata servers (0: 1) */
 	const char *address; /* IPv4 address to listen on (NULL: 127.0.0.1) */
 	/* > 0: port, port + 1, ... (each must be free); 0: the first run of
@@ -195,15 +205,22 @@ struct rpfs_launch_opts {
 	 * waiting, replaced after a failure, finalized before returning). */
 	rpfs_launch_ping_fn ping;
 	void *ping_arg;
+	/* Remove the cluster in dir (its config, key, storage, logs) and make a
+	 * new one; -EEXIST if its servers run. */
+	bool new_cluster;
 };
 
-/* A launcher for o (copied; nothing is started yet). Errors: -EINVAL for
- * bad options (the message names which), -ENOENT when there is no rpfsd,
- * -ENOMEM. */
+/* A launcher for o (copied; nothing is started yet, but new_cluster has
+ * removed the old files). Errors: -EINVAL for bad options (the message
+ * names which), -ENOENT when there is no rpfsd, -ENOTEMPTY for a cluster
+ * in dir that can't be started as asked (above), -EEXIST new_cluster over
+ * running servers, -ENOMEM, -errno removing files. */
 int rpfs_launch_new(const struct rpfs_launch_opts *o, rpfs_launch_t **out);
 /* The first time: choose the ports, write the config and key, start every
- * server and wait (20 s) until each answers; on failure every server is
- * stopped again. Later (after stops): start the servers that do not run,
+ * server and wait (20 s) until each answers; on failure every server it
+ * started is stopped again. A cluster that was in the directory: start
+ * its servers that do not run, at their ports (-EALREADY, nothing done,
+ * when all run). Later (after stops): start the servers that do not run,
  * at their ports, and wait for them. rpfs_launch_failed() then tells
  * which server failed (for its log). Errors: -EEXIST a daemon already runs with
  * a pid file in the directory; -EADDRINUSE no free ports (or a given one

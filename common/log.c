@@ -1,4 +1,8 @@
 /* Leveled logging: see log.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* tm_gmtoff */
+#endif
+
 #include "log.h"
 
 #include <errno.h>
@@ -6,6 +10,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,14 @@ static atomic_int log_journal = -1;
 /* The log file's name, set once by the daemon's main thread before any
  * other thread (rpfs_log_to_file), read on SIGHUP by the same thread. */
 static char log_path[PATH_MAX];
+/* The program's name in every line, set once by main before any thread
+ * (rpfs_log_set_name): "rpfs" for the library in any program. */
+static char log_name[32] = "rpfs";
+
+void rpfs_log_set_name(const char *name)
+{
+	snprintf(log_name, sizeof(log_name), "%s", name);
+}
 
 /* systemd sets JOURNAL_STREAM=device:inode of the stream it gave us; a
  * stderr redirected since is not it. */
@@ -55,6 +68,45 @@ int rpfs_log_to_file(const char *path)
 	if (path != log_path)
 		strcpy(log_path, path);
 	atomic_store(&log_journal, 0);
+	return 0;
+}
+
+int rpfs_log_make_dir(const char *file, char *why, size_t whylen)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	struct stat st;
+
+	if (snprintf(dir, sizeof(dir), "%s", file) >= (int)sizeof(dir)) {
+		snprintf(why, whylen, "log file name too long: %.200s...", file);
+		return -ENAMETOOLONG;
+	}
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0; /* the working directory, or / */
+	*slash = 0;
+	/* mkdir -p: each missing parent in turn, then the directory. */
+	for (char *p = dir + 1;; p++) {
+		bool last = !*p;
+
+		if (*p && *p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			int err = errno;
+
+			snprintf(why, whylen, "couldn't create log directory %s: %s", dir,
+				 strerror(err));
+			return -err;
+		}
+		if (last)
+			break;
+		*p = '/';
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "log directory %s is not a directory", dir);
+		return -ENOTDIR;
+	}
 	return 0;
 }
 
@@ -94,12 +146,37 @@ int rpfs_log_enabled(enum rpfs_log_level level)
 	return (int)level <= cur;
 }
 
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+/* Local time, ISO 8601 with milliseconds and the UTC offset. */
+static void stamp(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	long off;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	off = tm.tm_gmtoff / 60;
+	snprintf(buf + n, len - n, ".%03ld%c%02ld:%02ld", ts.tv_nsec / 1000000,
+		 off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
+int rpfs_log_prefix(char *buf, size_t len, enum rpfs_log_level level)
+{
+	char t[48];
+
+	stamp(t, sizeof(t));
+	return snprintf(buf, len, "%s[%d] %s %s: ", log_name, (int)getpid(), t,
+			level_names[level]);
+}
+
 void rpfs_log(enum rpfs_log_level level, const char *fmt, ...)
 {
-	static const char *const names[] = {"error", "warn", "info", "debug"};
 	static const int prio[] = {3, 4, 6, 7}; /* syslog's err, warning, info, debug */
 	char line[1024];
-	struct timespec ts;
 	va_list ap;
 	int n;
 
@@ -107,13 +184,11 @@ void rpfs_log(enum rpfs_log_level level, const char *fmt, ...)
 		return;
 	if (atomic_load(&log_journal) < 0)
 		atomic_store(&log_journal, journal_from_env());
-	clock_gettime(CLOCK_REALTIME, &ts);
 	if (atomic_load(&log_journal))
-		n = snprintf(line, sizeof(line), "<%d>rpfs[%d] %s: ", prio[level],
-			     (int)getpid(), names[level]);
+		n = snprintf(line, sizeof(line), "<%d>%s[%d] %s: ", prio[level], log_name,
+			     (int)getpid(), level_names[level]);
 	else
-		n = snprintf(line, sizeof(line), "rpfs[%d] %ld.%06ld %s: ", (int)getpid(),
-			     (long)ts.tv_sec, ts.tv_nsec / 1000, names[level]);
+		n = rpfs_log_prefix(line, sizeof(line), level);
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);

@@ -496,15 +496,45 @@ void *xp_conn_ctx(const struct xp_conn *c)
 	return c->ctx;
 }
 
+/* "host:port" of the peer that sent a connection request (the provider
+ * puts its address in dest_addr), for the log: an operator must be able to
+ * tell which client was refused. */
+static void connreq_peer(const struct fi_info *info, char *buf, size_t len)
+{
+	const struct sockaddr *sa = info ? info->dest_addr : NULL;
+	char host[INET6_ADDRSTRLEN] = "";
+	int port = -1;
+
+	if (sa && sa->sa_family == AF_INET &&
+	    info->dest_addrlen >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (sa && sa->sa_family == AF_INET6 &&
+		   info->dest_addrlen >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+	}
+	if (host[0])
+		snprintf(buf, len, "%s:%d", host, port);
+	else
+		snprintf(buf, len, "an unknown address");
+}
+
 /* Refuse a connection request, telling the client why (reject data). */
 static void server_reject(struct xp_fabric *fab, struct fi_info *info, int status,
 			  const char *why)
 {
 	uint8_t buf[PROTO_CM_REJ_SIZE];
 	struct proto_cm_rej m = {PROTO_MAGIC, PROTO_VERSION, status};
+	char peer[INET6_ADDRSTRLEN + 8];
 
 	fab->stats.conn_refused++;
-	log_warn("refused a connection request: %s", why);
+	connreq_peer(info, peer, sizeof(peer));
+	log_warn("refused a connection request from %s: %s", peer, why);
 	proto_cm_rej_encode(buf, &m);
 	fi_reject(fab->pep, info->handle, buf, sizeof(buf));
 }
@@ -576,6 +606,7 @@ static void server_connreq(struct xp_fabric *fab, struct fi_eq_cm_entry *e, size
 		return;
 	}
 	ep->fid.context = c;
+	connreq_peer(e->info, c->peer, sizeof(c->peer)); /* for later failures */
 	memcpy(c->cnonce, req.nonce, PROTO_NONCE_SIZE);
 	c->connect_deadline = xp_now_ns() + (int64_t)fab->params.handshake_ms * 1000000;
 	ret = conn_bind(c);

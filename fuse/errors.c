@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 
 #include "rpfs_fuse.h"
 
@@ -17,22 +16,23 @@ struct rfs *rfs_get(void)
 	return fuse_get_context()->private_data;
 }
 
-void rfs_log(struct rfs *fs, const char *fmt, ...)
+/* The mount's own lines, always written: to syslog, or to the log file in
+ * the format of librpfs's lines there (log.h), which share the file. */
+void rfs_log(struct rfs *fs, enum rpfs_log_level level, const char *fmt, ...)
 {
-	char msg[1024], stamp[32];
-	struct tm tm;
-	time_t now = time(NULL);
+	static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+	char msg[1024], prefix[128];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (!fs->log) {
-		syslog(LOG_ERR, "%s", msg);
+		syslog(prio[level], "%s", msg);
 		return;
 	}
-	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-	fprintf(fs->log, "%s rpfs-fuse: %s\n", stamp, msg);
+	rpfs_log_prefix(prefix, sizeof(prefix), level);
+	fprintf(fs->log, "%s%s\n", prefix, msg);
 	fflush(fs->log);
 }
 
@@ -68,7 +68,7 @@ int rfs_result(int ret, const char *op, const char *path)
 	if (ret >= 0 || callers_error(-ret))
 		return ret;
 	m = rpfs_errmsg();
-	rfs_log(rfs_get(), "%s %s: %s (%s): EIO", op, path, strerror(-ret),
-		m && *m ? m : "no message");
+	rfs_log(rfs_get(), RPFS_LOG_ERROR, "%s %s: %s (%s): EIO", op, path,
+		strerror(-ret), m && *m ? m : "no message");
 	return -EIO;
 }

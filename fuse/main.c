@@ -181,7 +181,8 @@ static void set_readahead(struct rfs *fs, const char *mnt)
 		return;
 	ra = fopen(sys, "w");
 	if (!ra || fprintf(ra, "%u\n", RFS_MAX_IO / 1024) < 0 || fclose(ra))
-		rfs_log(fs, "%s: readahead stays at the kernel's default: %s", sys,
+		rfs_log(fs, RPFS_LOG_WARN,
+			"%s: readahead stays at the kernel's default: %s", sys,
 			strerror(errno));
 }
 
@@ -243,6 +244,7 @@ int main(int argc, char **argv)
 	char *config;
 	int ret = 1;
 
+	rpfs_log_set_name("rpfs-fuse");
 	if (fuse_opt_parse(&args, &o, opt_spec, NULL) ||
 	    fuse_opt_add_arg(&args, "-odefault_permissions,fsname=rpfs") ||
 	    fuse_parse_cmdline(&args, &co))
@@ -289,7 +291,7 @@ int main(int argc, char **argv)
 	if (status_fd >= 0)
 		detach(fs.log);
 	ret = serve(fuse, &co) ? 1 : 0;
-	rfs_log(&fs,
+	rfs_log(&fs, RPFS_LOG_INFO,
 		"%s unmounted: %lu writes, largest %lu bytes; %lu reads, largest %lu bytes",
 		co.mountpoint, atomic_load(&fs.writes), atomic_load(&fs.max_write),
 		atomic_load(&fs.reads), atomic_load(&fs.max_read));

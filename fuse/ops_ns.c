@@ -87,8 +87,8 @@ void rfs_give_to_caller(const char *path)
 	if (!ret)
 		ret = rpfs_chown(fs->c, path, cx->uid, gid);
 	if (ret)
-		rfs_log(fs, "chown %s to uid %u: %s (%s)", path, (unsigned)cx->uid,
-			strerror(-ret), rpfs_errmsg());
+		rfs_log(fs, RPFS_LOG_WARN, "chown %s to uid %u: %s (%s)", path,
+			(unsigned)cx->uid, strerror(-ret), rpfs_errmsg());
 }
 
 static int rfs_mkdir(const char *path, mode_t mode)

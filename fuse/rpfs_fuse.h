@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "log.h"
 #include "rpfs.h"
 
 /* Largest read and write asked of the kernel (it may split further). */
@@ -49,7 +50,8 @@ struct rfs *rfs_get(void);
  * server that fails, times out, or finds damaged data) is -EIO with a log
  * line naming the operation, the path, the server and the cause. */
 int rfs_result(int ret, const char *op, const char *path);
-void rfs_log(struct rfs *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rfs_log(struct rfs *fs, enum rpfs_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* A new entry made for another user through a root mount (allow_other)
  * is given to that user, as a local file system would. */

@@ -23,7 +23,8 @@
  * config error.
  *
  * --log-file F (or log_file in the server's section) appends the daemon's
- * stderr, every log line, to F from the moment it is up to serve (earlier
+ * stderr, every log line, to F (its directory made if missing, with its
+ * parents, mode 0755) from the moment it is up to serve (earlier
  * failures go to the terminal); SIGHUP opens F again by name, so logrotate
  * can move it away. Under systemd without a log file, lines carry syslog
  * priorities for journald (log.h).
@@ -403,6 +404,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int notify_fd = -1, opt, ret, sig, status = 1;
 
+	rpfs_log_set_name("rpfsd");
 	for (int i = 0, n = 0; i < NOPTIONS; i++) {
 		opts[i] = (struct option){options[i].name, options[i].has_arg, NULL,
 					  options[i].val};
@@ -545,10 +547,12 @@ int main(int argc, char **argv)
 		notify_fd = daemonize();
 	if (!log_file && s->me->log_file[0])
 		log_file = s->me->log_file;
-	if (log_file && (ret = rpfs_log_to_file(log_file))) {
+	why[0] = 0;
+	if (log_file && ((ret = rpfs_log_make_dir(log_file, why, sizeof(why))) ||
+			 (ret = rpfs_log_to_file(log_file)))) {
 		snprintf(startup_why, sizeof(startup_why),
-			 "rpfsd %s: couldn't open log file %.400s: %s", s->me->name,
-			 log_file, strerror(-ret));
+			 "rpfsd %s: couldn't open log file %.400s: %.500s", s->me->name,
+			 log_file, why[0] ? why : strerror(-ret));
 		if (notify_fd < 0)
 			fprintf(stderr, "%s\n", startup_why);
 		notify(notify_fd, 2);

@@ -1744,6 +1744,7 @@ static bool probe_all(struct srv *s, struct probe_state *ps)
 		ps[i].st = 1;
 	if (!servers || !which || !calls || !rep || !down || len < 0)
 		goto out;
+	peer_waiting(s, true); /* they start with us: an expected wait */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		uint32_t n = 0;
@@ -1791,6 +1792,7 @@ static bool probe_all(struct srv *s, struct probe_state *ps)
 		if (pause.tv_nsec < 800 * 1000 * 1000)
 			pause.tv_nsec *= 2;
 	}
+	peer_waiting(s, false);
 out:
 	free(servers);
 	free(which);

@@ -13,6 +13,7 @@
  * once, since every peer op the server sends is idempotent); the broken
  * one is closed only at exit, because another worker may still hold it. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ struct peer {
 
 struct peers {
 	pthread_mutex_t lock; /* fabric open, dead list */
+	atomic_bool waiting;  /* peers may still be starting: no warnings */
 	struct xp_fabric *fab;
 	struct xp_conn **dead;
 	size_t ndead, capdead;
@@ -71,6 +73,11 @@ void peer_fini(struct srv *s)
 	free(ps->p);
 	free(ps);
 	s->peers = NULL;
+}
+
+void peer_waiting(struct srv *s, bool waiting)
+{
+	atomic_store(&s->peers->waiting, waiting);
 }
 
 static int open_fabric(struct srv *s, struct peers *ps)
@@ -134,8 +141,12 @@ static int get_conn(struct srv *s, uint32_t server, struct xp_conn **out)
 				 sizeof(why));
 		if (ret) {
 			p->conn = NULL;
-			log_warn("rpfsd: couldn't reach server %s (%s:%s): %s", sc->name,
-				 sc->address, sc->port, why[0] ? why : strerror(-ret));
+			rpfs_log(atomic_load(&ps->waiting) ? RPFS_LOG_INFO
+							   : RPFS_LOG_WARN,
+				 "rpfsd: couldn't reach server %s (%s:%s)%s: %s",
+				 sc->name, sc->address, sc->port,
+				 atomic_load(&ps->waiting) ? " yet" : "",
+				 why[0] ? why : strerror(-ret));
 		}
 	}
 	*out = p->conn;

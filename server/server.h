@@ -195,6 +195,10 @@ void io_counts(struct srv *s, uint64_t *files, uint64_t *fd_hits, uint64_t *fd_m
 int peer_init(struct srv *s);
 void peer_fini(struct srv *s);
 int peer_call(struct srv *s, uint32_t server, struct xp_call *call);
+/* While waiting is true, a peer that can't be reached is logged at info,
+ * not warn: at start-up the others may be starting too, and the caller
+ * says what it finally could not do. */
+void peer_waiting(struct srv *s, bool waiting);
 /* calls[i] to servers[i], all in flight at once, meanwhile(arg) (if not
  * NULL) run while they are; each one's result in calls[i].status,
  * transport[i] true if it failed for want of a working connection.

@@ -28,6 +28,7 @@ struct opts {
 	const char *address;  /* up: where the servers listen */
 	const char *provider; /* up: written into the config's [transport] */
 	uint64_t stripe_unit;
+	int new_cluster; /* up --new: remove the cluster in --dir, make a new one */
 };
 
 /* A command: argv[0] is its name. Returns the exit status. */

@@ -49,6 +49,10 @@ static void up_failed(rpfs_launch_t *l, int ret, const char *dir)
 
 	if (ret == -EEXIST)
 		die("%s (rpfs down --dir %s)", rpfs_errmsg(), dir);
+	if (ret == -EALREADY) {
+		printf("%s: nothing to do\n", rpfs_errmsg());
+		return;
+	}
 	if (bad < 0 || ret == -EADDRINUSE)
 		die("%s", rpfs_errmsg());
 	fprintf(stderr, "rpfs: %s\n", rpfs_errmsg());
@@ -71,6 +75,7 @@ int cmd_up(const struct opts *o, int argc, char **argv)
 		.settings = &provider,
 		.nsettings = o->provider ? 1 : 0,
 		.mode = RPFS_LAUNCH_DAEMON,
+		.new_cluster = o->new_cluster,
 	};
 	char dir[PATH_MAX];
 	rpfs_launch_t *l;
@@ -78,14 +83,20 @@ int cmd_up(const struct opts *o, int argc, char **argv)
 
 	if (argc > 1)
 		lo.nservers = atoi(argv[1]); /* `rpfs up 4` also works */
-	if (lo.nservers < 1 || lo.nservers > 256)
+	if (argc > 1 && (lo.nservers < 1 || lo.nservers > 256))
 		die("up: the number of servers must be 1..256");
 	if (mkdir(d, 0700) && errno != EEXIST)
 		die("mkdir %s: %s", d, strerror(errno));
 	if (!realpath(d, dir))
 		die("%s: %s", d, strerror(errno));
 	lo.dir = dir;
-	if (rpfs_launch_new(&lo, &l))
+	ret = rpfs_launch_new(&lo, &l);
+	if (ret == -ENOTEMPTY)
+		die("up: %s. To start that cluster, leave out the options that differ "
+		    "(and restore its rpfs.conf and cluster.key if they are gone); "
+		    "to make a new one, removing its data, add --new",
+		    rpfs_errmsg());
+	if (ret)
 		die("up: %s", rpfs_errmsg());
 	ret = rpfs_launch_start(l);
 	if (ret)

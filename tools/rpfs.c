@@ -41,16 +41,26 @@ struct command {
 
 static const struct command commands[] = {
 	{"up", cmd_up,
-	 "[-n N] [--dir D] [--port P] [--stripe-unit S] [--address A] [--provider P]",
-	 "start N rpfsd servers on this host (default 2)",
+	 "[-n N] [--dir D] [--port P] [--stripe-unit S] [--address A] [--provider P] "
+	 "[--new]",
+	 "start N rpfsd servers on this host (default 2), or the cluster in D again",
 	 "Writes D/rpfs.conf and a cluster key, starts N rpfsd daemons on address A\n"
 	 "(default 127.0.0.1; on a verbs device its IP address: rdmacm cannot use\n"
 	 "loopback) at consecutive free ports from P (default: the first free run\n"
 	 "from 7100) and waits until each answers. Server 0 has roles meta,io, the\n"
 	 "others io. Storage in D/s0, D/s1, ...; default D is $RPFS_DIR or ~/.rpfs.\n"
-	 "--provider writes the libfabric provider into the config.\n"},
+	 "--provider writes the libfabric provider into the config.\n"
+	 "\n"
+	 "When D holds a cluster (after rpfs down), up starts that cluster again:\n"
+	 "the same id, key, config and ports, its data kept; options are checked\n"
+	 "against its config and one that differs is an error naming it. On a\n"
+	 "running cluster up says so and exits 0. --new removes the cluster in D\n"
+	 "first (D/rpfs.conf, D/cluster.key, D/sN, the servers' logs and pid\n"
+	 "files: its data is lost; its servers must be stopped) and makes a new one.\n"},
 	{"down", cmd_down, "[--dir D]",
-	 "stop the servers started by up (SIGTERM, then SIGKILL)", ""},
+	 "stop the servers started by up (SIGTERM, then SIGKILL)",
+	 "Their config, key and storage stay in D: rpfs up --dir D starts the same\n"
+	 "cluster again, with its data (rpfs up --new --dir D makes a new one).\n"},
 	{"genconfig", cmd_genconfig,
 	 "--host SPEC... [--provider P] [--stripe-unit S] [--stripe-count C] "
 	 "[--set KEY=VALUE] [--log-dir D] --out DIR",
@@ -212,6 +222,7 @@ static void parse(struct opts *o, int argc, char **argv)
 		{"json", no_argument, NULL, 'J'},
 		{"version", no_argument, NULL, 'V'},
 		{"recursive", no_argument, NULL, 'r'},
+		{"new", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t sz;
@@ -222,6 +233,11 @@ static void parse(struct opts *o, int argc, char **argv)
 		switch (ch) {
 		case 'n':
 			o->nservers = atoi(optarg);
+			if (o->nservers < 1 || o->nservers > 256)
+				die("the number of servers must be 1..256");
+			break;
+		case 'N':
+			o->new_cluster = 1;
 			break;
 		case 'd':
 			o->dir = optarg;
@@ -275,7 +291,7 @@ static void parse(struct opts *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.nservers = 2, .stripe_unit = 1 << 20, .address = "127.0.0.1"};
+	struct opts o = {0}; /* up: 0 and NULL are options not given */
 	int ci = command_index(argc, argv);
 	const struct command *cmd;
 

@@ -130,7 +130,7 @@ sleep 1.5
 kill $jpid
 wait $jpid
 check "under journald, lines carry syslog priorities (<6> info)" \
-	grep -q '^<6>rpfs\[[0-9]*\] info: rpfsd io1 ready' "$TMP/journal"
+	grep -q '^<6>rpfsd\[[0-9]*\] info: rpfsd io1 ready' "$TMP/journal"
 check "without JOURNAL_STREAM, no priorities" sh -c "! grep -q '^<' '$TMP/io1-cli.log'"
 
 # The rpfs command's search: RPFS_CONFIG, /etc/rpfs (faked), ~/.rpfs.
