@@ -17,6 +17,7 @@
 #ifndef RPFS_ADMIN_H
 #define RPFS_ADMIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,6 +196,9 @@ struct rpfs_launch_opts {
 	 * waiting, replaced after a failure, finalized before returning). */
 	rpfs_launch_ping_fn ping;
 	void *ping_arg;
+	/* A new cluster where dir holds one (`rpfs up --new`): new key and
+	 * storage instead of starting the one there. */
+	bool new_cluster;
 };
 
 /* A launcher for o (copied; nothing is started yet). Errors: -EINVAL for
