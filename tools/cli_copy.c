@@ -361,7 +361,12 @@ static int copy_file(rpfs_client_t *c, const struct side *from, const struct sid
 		dst.fd = -1;
 	}
 	if (ret) {
-		if (side == from->path ? from->rpfs : to->rpfs)
+		if (ret == -EIO && side == from->path && !from->rpfs)
+			fprintf(stderr,
+				"rpfs cp: %s: fewer bytes than its size when the copy began "
+				"(it changed meanwhile)\n",
+				side);
+		else if (side == from->path ? from->rpfs : to->rpfs)
 			report("cp", side, ret);
 		else
 			report_local("cp", side, ret);
