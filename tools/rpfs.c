@@ -449,7 +449,8 @@ static void option_list(FILE *to, const struct command *cmd)
 				      op->name);
 		if (op->arg)
 			snprintf(head + n, sizeof(head) - (size_t)n, " %s", op->arg);
-		fprintf(to, "  %s%-22s %s\n", op->ch ? "" : "    ", head, op->help);
+		fprintf(to, "  %s%-*s %s\n", op->ch ? "" : "    ", op->ch ? 26 : 22, head,
+			op->help);
 	}
 }
 
