@@ -624,14 +624,24 @@ static const struct cli_opt *option_of(const struct command *cmd, int ch)
 	return &help; /* -h where it is not human */
 }
 
-/* The name of the option getopt_long did not take, for the message. */
-static void bad_option(const char *cmd, char **argv, const char *why)
+/* The option getopt_long did not take (unknown, or without its argument),
+ * named in the message. */
+static void bad_option(const char *cmd, char **argv, const struct option *lopts,
+		       bool missing_arg)
 {
 	const char *a = argv[optind - 1];
+	char name[64];
 
 	if (optopt && strncmp(a, "--", 2))
-		usage_error(cmd, "%s option '-%c'", why, optopt);
-	usage_error(cmd, "%s option '%.*s'", why, (int)strcspn(a, "="), a);
+		snprintf(name, sizeof(name), "-%c", optopt);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(a, "="), a);
+	if (missing_arg)
+		usage_error(cmd, "option '%s' needs an argument", name);
+	for (; lopts->name && strchr(a, '='); lopts++)
+		if (!strcmp(lopts->name, name + 2))
+			usage_error(cmd, "option '%s' takes no argument", name);
+	usage_error(cmd, "unknown option '%s'", name);
 }
 
 /* The command's options (argv[0] is its name): into o; returns the index
@@ -682,10 +692,8 @@ static int parse_command(const struct command *cmd, struct opts *o, int argc, ch
 	opterr = 0;
 	optind = 0; /* a new scan */
 	while ((ch = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
-		if (ch == '?')
-			bad_option(cmd->name, argv, "unknown");
-		if (ch == ':')
-			bad_option(cmd->name, argv, "an argument for");
+		if (ch == '?' || ch == ':')
+			bad_option(cmd->name, argv, lopts, ch == ':');
 		set_option(cmd->name, o, option_of(cmd, ch), optarg);
 	}
 	return optind;
@@ -750,9 +758,12 @@ static int parse_global(struct opts *o, int argc, char **argv)
 			printf("rpfs %s\n", PACKAGE_VERSION);
 			exit(0);
 		default:
-			fprintf(stderr, "rpfs: %s option '%.*s'\n",
-				ch == ':' ? "an argument for" : "unknown",
-				(int)strcspn(a, "="), a);
+			if (ch == ':')
+				fprintf(stderr, "rpfs: option '%.*s' needs an argument\n",
+					(int)strcspn(a, "="), a);
+			else
+				fprintf(stderr, "rpfs: unknown option '%.*s'\n",
+					(int)strcspn(a, "="), a);
 			usage(stderr, 2);
 		}
 	}

@@ -80,7 +80,7 @@ exits 2 "an extra operand is a usage error" "$RPFS" setstripe -c 1 /a /b
 says "the extra operand is named" "^rpfs setstripe: extra operand '/b'"
 exits 2 "a command without operands refuses one" "$RPFS" ping now
 exits 2 "an option without its argument is a usage error" "$RPFS" truncate /f -s
-says "the option is named" "^rpfs truncate: an argument for option '-s'"
+says "the option is named" "^rpfs truncate: option '-s' needs an argument"
 exits 2 "an unknown command is a usage error" "$RPFS" lsx /
 exits 0 "options may follow operands" "$RPFS" ls /a -l
 says "ls / -l is the long format" "^drwx.* b/$"
