@@ -653,10 +653,9 @@ static int parse_command(const struct command *cmd, struct opts *o, int argc, ch
 	int nl = 0, ns = 0, ch;
 	bool has_h = false;
 
-	sopts[ns++] = cmd->flags & CMD_IN_ORDER ? '+' : '-';
-	if (sopts[0] == '-')
-		ns = 0; /* permute, as coreutils does */
-	sopts[ns++] = ':';
+	if (cmd->flags & CMD_IN_ORDER)
+		sopts[ns++] = '+'; /* else operands and options mix, as in coreutils */
+	sopts[ns++] = ':';	   /* a missing argument is ':', not '?' */
 	for (int i = 0; i < nopts(cmd); i++) {
 		const struct cli_opt *op = &cmd->opts[i];
 
