@@ -1,9 +1,10 @@
-/* The rpfs command's shared parts: the options every command sees, the
- * helpers for errors, paths, the config and sizes (cli_util.c), and the
- * commands, one file per concern: namespace (cli_files.c), copies
- * (cli_copy.c), servers and settings (cli_admin.c); rpfs.c has the table
- * of commands, their usage strings and main. Only librpfs's public headers
- * (rpfs.h, rpfs_admin.h) are used. */
+/* The rpfs command's shared parts: the options the commands' tables set
+ * (rpfs.c parses them), the helpers for errors, paths, the config and
+ * sizes (cli_util.c), and the commands, one file per concern: namespace
+ * (cli_files.c), copies (cli_copy.c), truncate (cli_truncate.c), servers
+ * and settings (cli_admin.c), FUSE (cli_mount.c); chmod's modes are
+ * cli_mode.c. rpfs.c has the table of commands, their usage and main.
+ * Only librpfs's public headers (rpfs.h, rpfs_admin.h) are used. */
 #ifndef RPFS_CLI_H
 #define RPFS_CLI_H
 

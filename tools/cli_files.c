@@ -271,7 +271,7 @@ static int mkdir_parents(rpfs_client_t *c, const char *path, uint32_t mode)
 	while (*p) {
 		struct rpfs_stat st;
 		const char *slash = strchr(p + 1, '/');
-		bool last = !slash;
+		bool last = !slash, existed;
 		int ret;
 
 		p = slash ? slash : p + strlen(p);
@@ -279,10 +279,13 @@ static int mkdir_parents(rpfs_client_t *c, const char *path, uint32_t mode)
 		if (!strcmp(part, "/"))
 			continue;
 		ret = rpfs_mkdir(c, part, last ? mode : 0755);
-		if (ret == -EEXIST) {
+		existed = ret == -EEXIST;
+		if (existed)
 			ret = rpfs_stat(c, part, &st);
-			if (!ret && st.type != RPFS_TYPE_DIR)
-				ret = last ? -EEXIST : -ENOTDIR;
+		if (existed && !ret && st.type != RPFS_TYPE_DIR) {
+			fprintf(stderr, "rpfs mkdir: %s: exists and is not a directory\n",
+				part);
+			return 1;
 		}
 		if (ret) {
 			report("mkdir", part, ret);

@@ -63,6 +63,9 @@ exits 1 "mkdir of an existing directory without -p fails" "$RPFS" mkdir /a/b
 says "mkdir says which path exists" "^rpfs mkdir: /a/b: File exists"
 exits 0 "mkdir -p 9150 /zz: 9150 is a path, not a port" "$RPFS" mkdir -p 9150 /zz
 exits 0 "mkdir -p 9150 made /9150" "$RPFS" stat /9150
+"$RPFS" truncate -s 0 /file >/dev/null 2>&1
+exits 1 "mkdir -p through a file fails" "$RPFS" mkdir -p /file/x
+says "mkdir -p says the file is no directory" "^rpfs mkdir: /file: exists and is not a directory"
 exits 0 "mkdir -m 0700" "$RPFS" mkdir -m 0700 /m1
 prints "mkdir -m 0700 gives 0700" 0700 mode_of /m1
 exits 0 "mkdir -m with a symbolic mode" "$RPFS" mkdir -m u=rwx,g=rx,o= /m2
