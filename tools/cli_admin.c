@@ -300,10 +300,8 @@ int cmd_genconfig(const struct opts *o, int argc, char **argv)
 			if (rpfs_admin_genconfig_host(arg, &hosts[g.nhosts++]))
 				die("%s", rpfs_errmsg());
 		} else if (id == OPT_PROVIDER || id == OPT_SET) {
-			char *kv = strdup(arg);
+			char *kv = (char *)arg; /* an argv string: split in place */
 
-			if (!kv)
-				die("out of memory");
 			if (g.nsettings == 64)
 				usage_error(argv[0], "more than 64 settings");
 			eq = id == OPT_SET ? strchr(kv, '=') : NULL;

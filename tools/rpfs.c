@@ -773,7 +773,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {.nservers = 2, .address = "127.0.0.1", .start = -1};
 	const struct command *cmd;
-	int ci = parse_global(&o, argc, argv), first, nops;
+	int ci = parse_global(&o, argc, argv), first, nops, ret;
 	char *dash_mode = NULL;
 
 	if (ci >= argc)
@@ -815,5 +815,7 @@ int main(int argc, char **argv)
 	}
 	/* A peer that disappears must give an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
-	return cmd->fn(&o, nops + 1, argv + first - 1);
+	ret = cmd->fn(&o, nops + 1, argv + first - 1);
+	free(o.given);
+	return ret;
 }
