@@ -13,9 +13,11 @@
  * the number of operands it takes. main parses the global options before
  * the command word, then the command's own with getopt_long (options may
  * follow operands, as in coreutils, unless after `--`); the command gets
- * its operands. The commands live in cli_files.c
- * (namespace), cli_copy.c (cp, cat), cli_admin.c (servers, settings) and
- * share cli_util.c (cli.h). The tool uses librpfs's public headers only.
+ * its operands. The commands live in cli_files.c (namespace), cli_copy.c
+ * (cp, cat), cli_truncate.c, cli_admin.c (servers, settings), cli_mount.c
+ * and share cli_util.c (cli.h). The tool uses librpfs's public headers
+ * only. test/build/manpages.sh checks that man/rpfs.1 documents every
+ * command and option of the table.
  *
  * Errors print the library's message (rpfs_errmsg(), which names the
  * server and the cause) as "rpfs CMD: PATH: cause"; a command with several
