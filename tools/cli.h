@@ -1,9 +1,10 @@
-/* The rpfs command's shared parts: the options every command sees, the
- * helpers for errors, paths, the config and sizes (cli_util.c), and the
- * commands, one file per concern: namespace (cli_files.c), copies
- * (cli_copy.c), servers and settings (cli_admin.c); rpfs.c has the table
- * of commands, their usage strings and main. Only librpfs's public headers
- * (rpfs.h, rpfs_admin.h) are used. */
+/* The rpfs command's shared parts: the options the commands' tables set
+ * (rpfs.c parses them), the helpers for errors, paths, the config and
+ * sizes (cli_util.c), and the commands, one file per concern: namespace
+ * (cli_files.c), copies (cli_copy.c), truncate (cli_truncate.c), servers
+ * and settings (cli_admin.c), FUSE (cli_mount.c); chmod's modes are
+ * cli_mode.c. rpfs.c has the table of commands, their usage and main.
+ * Only librpfs's public headers (rpfs.h, rpfs_admin.h) are used. */
 #ifndef RPFS_CLI_H
 #define RPFS_CLI_H
 
@@ -11,24 +12,81 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli_mode.h"
 #include "rpfs.h"
 #include "rpfs_admin.h"
 
+/* What a command's options said (rpfs.c parses them with the command's
+ * table; each command reads the fields its options set). */
 struct opts {
-	int nservers;
-	int port;
-	int longfmt;
-	int markdown;  /* settings */
-	int human;     /* -h with ls, du, df: sizes in KiB, MiB, ... */
-	int json;      /* stats --json */
-	int help;      /* -h elsewhere, --help: this command's usage */
-	int recursive; /* cp -r */
+	int nservers;	  /* up -n, or up N */
+	int port;	  /* up --port */
+	bool new_cluster; /* up --new: a new cluster over a directory that has one */
+	int longfmt;	  /* ls -l */
+	int markdown;	  /* settings */
+	int human;	  /* -h with ls, du, df: sizes in KiB, MiB, ... */
+	int json;	  /* stats --json */
+	int help;	  /* --help (-h where it is not human): the usage */
+	int recursive;	  /* cp -r, rm -r, ls -R, chmod -R, chown -R */
+	int parents;	  /* mkdir -p, rmdir -p */
+	int force;	  /* rm -f */
+	int directory;	  /* ls -d: directories as themselves */
+	int summary;	  /* du -s */
+	int no_create;	  /* truncate -c */
+	const char *mode; /* mkdir -m */
+	const char *size; /* truncate -s */
+	bool count_set;	  /* setstripe -c COUNT (-1: all I/O servers) */
+	long count;
+	bool start_set; /* setstripe -i START (-1: the metadata server picks) */
+	long start;
 	const char *dir;
 	const char *config;
 	const char *address;  /* up: where the servers listen */
 	const char *provider; /* up: written into the config's [transport] */
-	uint64_t stripe_unit;
-	int new_cluster; /* up --new: remove the cluster in --dir, make a new one */
+	uint64_t stripe_unit; /* up --stripe-unit, setstripe -S (0: the cluster's) */
+	/* Options a command takes several of, or passes on, in their order
+	 * (genconfig --host/--set..., mount -o/-f/--log): id and argument. */
+	struct opt_arg {
+		int id;
+		const char *arg;
+	} * given;
+	int ngiven;
+};
+
+/* The options of every command (the ids of struct cli_opt in rpfs.c). */
+enum opt_id {
+	OPT_CONFIG = 1,
+	OPT_DIR,
+	OPT_HELP,
+	OPT_NSERVERS,
+	OPT_PORT,
+	OPT_STRIPE_UNIT,
+	OPT_ADDRESS,
+	OPT_PROVIDER,
+	OPT_NEW,
+	OPT_LONG,
+	OPT_HUMAN,
+	OPT_RECURSIVE,
+	OPT_DIRECTORY,
+	OPT_PARENTS,
+	OPT_MODE,
+	OPT_FORCE,
+	OPT_SUMMARY,
+	OPT_SIZE,
+	OPT_NO_CREATE,
+	OPT_COUNT,
+	OPT_START,
+	OPT_JSON,
+	OPT_MARKDOWN,
+	/* kept in opts.given, in order */
+	OPT_HOST,
+	OPT_STRIPE_COUNT,
+	OPT_SET,
+	OPT_LOG_DIR,
+	OPT_OUT,
+	OPT_FUSE_OPTS,
+	OPT_FOREGROUND,
+	OPT_LOG,
 };
 
 /* A command: argv[0] is its name. Returns the exit status. */
@@ -66,6 +124,14 @@ int list_names(rpfs_client_t *c, const char *dir, struct names *nm);
 void names_free(struct names *nm);
 /* The usage of one command (rpfs.c), printed as its error or --help. */
 void cmd_usage(const char *cmd, int status) __attribute__((noreturn));
+/* "rpfs CMD: message" and the command's usage on stderr; exit 2. */
+void usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* One operand's failure, and the command goes on: "rpfs CMD: PATH: cause
+ * (the library's message, naming the server)" for a library call's -errno,
+ * or without the library's message for a local one. */
+void report(const char *cmd, const char *path, int err);
+void report_local(const char *cmd, const char *path, int err);
 
 /* cli_copy.c: copies of one file, within rpfs or across, with mode and
  * layout where both sides are rpfs. 0 or -errno, *side the failing one. */
@@ -82,7 +148,10 @@ int cmd_stats(const struct opts *o, int argc, char **argv);
 int cmd_ping(const struct opts *o, int argc, char **argv);
 int cmd_ls(const struct opts *o, int argc, char **argv);
 int cmd_stat(const struct opts *o, int argc, char **argv);
-int cmd_each(const struct opts *o, int argc, char **argv); /* mkdir rmdir rm */
+int cmd_mkdir(const struct opts *o, int argc, char **argv);
+int cmd_rmdir(const struct opts *o, int argc, char **argv);
+int cmd_rm(const struct opts *o, int argc, char **argv);
+int cmd_truncate(const struct opts *o, int argc, char **argv);
 int cmd_chmod(const struct opts *o, int argc, char **argv);
 int cmd_chown(const struct opts *o, int argc, char **argv);
 int cmd_mv(const struct opts *o, int argc, char **argv);

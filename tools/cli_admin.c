@@ -5,7 +5,6 @@
 #endif
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,10 +80,15 @@ int cmd_up(const struct opts *o, int argc, char **argv)
 	rpfs_launch_t *l;
 	int ret;
 
-	if (argc > 1)
-		lo.nservers = atoi(argv[1]); /* `rpfs up 4` also works */
-	if (argc > 1 && (lo.nservers < 1 || lo.nservers > 256))
-		die("up: the number of servers must be 1..256");
+	if (argc > 1) { /* `rpfs up 4` also works */
+		char *end;
+		long n = strtol(argv[1], &end, 10);
+
+		if (*end || end == argv[1] || n < 1 || n > 256)
+			usage_error(argv[0], "'%s': the number of servers is 1..256",
+				    argv[1]);
+		lo.nservers = (int)n;
+	}
 	if (mkdir(d, 0700) && errno != EEXIST)
 		die("mkdir %s: %s", d, strerror(errno));
 	if (!realpath(d, dir))
@@ -284,54 +288,58 @@ int cmd_ping(const struct opts *o, int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
-/* rpfs genconfig: its own options (repeated --host), librpfs does the work. */
+/* rpfs genconfig: its options (rpfs.c keeps them in o->given, in order:
+ * --host and --set repeat), librpfs does the work. */
 int cmd_genconfig(const struct opts *o, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"host", required_argument, NULL, 'H'},
-		{"provider", required_argument, NULL, 'P'},
-		{"stripe-unit", required_argument, NULL, 's'},
-		{"stripe-count", required_argument, NULL, 'C'},
-		{"set", required_argument, NULL, 'S'},
-		{"log-dir", required_argument, NULL, 'L'},
-		{"out", required_argument, NULL, 'o'},
-		{NULL, 0, NULL, 0},
-	};
 	struct rpfs_genconfig_host hosts[256];
 	struct rpfs_opt set[64];
 	struct rpfs_genconfig_opts g = {.hosts = hosts, .settings = set};
 	const char *out = NULL;
 	uint64_t sz;
 	char *eq;
-	int ch;
 
-	(void)o;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
-		if (ch == 'H' && g.nhosts < 256) {
-			if (rpfs_admin_genconfig_host(optarg, &hosts[g.nhosts++]))
+	(void)argc;
+	for (int i = 0; i < o->ngiven; i++) {
+		int id = o->given[i].id;
+		const char *arg = o->given[i].arg;
+
+		if (id == OPT_HOST) {
+			if (g.nhosts == 256)
+				usage_error(argv[0], "more than 256 --host");
+			if (rpfs_admin_genconfig_host(arg, &hosts[g.nhosts++]))
 				die("%s", rpfs_errmsg());
-		} else if ((ch == 'P' || ch == 'S') && g.nsettings < 64) {
-			eq = ch == 'S' ? strchr(optarg, '=') : NULL;
-			if (ch == 'S' && !eq)
-				die("--set %s: want KEY=VALUE", optarg);
+		} else if (id == OPT_PROVIDER || id == OPT_SET) {
+			char *kv = (char *)arg; /* an argv string: split in place */
+
+			if (g.nsettings == 64)
+				usage_error(argv[0], "more than 64 settings");
+			eq = id == OPT_SET ? strchr(kv, '=') : NULL;
+			if (id == OPT_SET && !eq)
+				usage_error(argv[0], "--set %s: want KEY=VALUE", arg);
 			if (eq)
 				*eq = 0;
-			set[g.nsettings++] = (struct rpfs_opt){eq ? optarg : "provider",
-							       eq ? eq + 1 : optarg};
-		} else if (ch == 's' && !rpfs_admin_parse_size(optarg, &sz) && sz) {
+			set[g.nsettings++] =
+				(struct rpfs_opt){eq ? kv : "provider", eq ? eq + 1 : kv};
+		} else if (id == OPT_STRIPE_UNIT) {
+			if (rpfs_admin_parse_size(arg, &sz) || !sz || sz > (4ull << 30))
+				usage_error(argv[0],
+					    "--stripe-unit %s: a size from 1 to 4G", arg);
 			g.stripe_unit = sz;
-		} else if (ch == 'C' && !rpfs_admin_parse_size(optarg, &sz) &&
-			   sz <= 1024) {
+		} else if (id == OPT_STRIPE_COUNT) {
+			if (rpfs_admin_parse_size(arg, &sz) || sz > 1024)
+				usage_error(argv[0], "--stripe-count %s: 0..1024", arg);
 			g.stripe_count = (uint32_t)sz;
-		} else if (ch == 'L' || ch == 'o') {
-			*(ch == 'L' ? &g.log_dir : &out) = optarg;
-		} else {
-			cmd_usage(argv[0], 2);
+		} else if (id == OPT_LOG_DIR) {
+			g.log_dir = arg;
+		} else if (id == OPT_OUT) {
+			out = arg;
 		}
 	}
-	if (optind < argc || !out || !g.nhosts)
-		cmd_usage(argv[0], 2);
+	if (!g.nhosts)
+		usage_error(argv[0], "no --host");
+	if (!out)
+		usage_error(argv[0], "no --out DIR");
 	if (rpfs_admin_genconfig(&g, out))
 		die("genconfig: %s", rpfs_errmsg());
 	printf("wrote %s/rpfs.conf and %s/rpfs.key (0600) for %d servers\n", out, out,

@@ -218,86 +218,174 @@ static int side_is_dir(rpfs_client_t *c, const struct side *s, uint32_t *mode)
 	return S_ISDIR(lst.st_mode) ? 1 : 0;
 }
 
-/* Copy one file; the bytes copied. Both on rpfs: with the source's mode and
- * layout where the target is new. */
-static uint64_t copy_file(rpfs_client_t *c, const struct side *from,
-			  const struct side *to, int bar)
+/* The destination of one file's copy: a new file (created), or an
+ * existing one, opened for writing (a local one truncated, as cp does). */
+static int open_dest(rpfs_client_t *c, const struct side *to, uint32_t mode,
+		     const struct rpfs_create_opts *cop, struct endpoint *dst,
+		     bool *created)
 {
-	struct endpoint src = {.fd = -1, .name = from->path},
-			dst = {.fd = -1, .name = to->path};
-	struct rpfs_create_opts co = {0, 0, -1}, *cop = NULL;
-	uint32_t mode = 0644;
-	const char *side = "";
-	uint64_t size = 0;
+	int ret;
+
+	*created = true;
+	if (to->rpfs) {
+		ret = rpfs_create(c, to->path, mode, RPFS_O_WRITE | RPFS_O_EXCL, cop,
+				  &dst->f);
+		if (ret == -EEXIST) {
+			*created = false;
+			ret = rpfs_create(c, to->path, mode, RPFS_O_WRITE, cop, &dst->f);
+		}
+		return ret;
+	}
+	dst->fd = open(to->path, O_WRONLY | O_CREAT | O_EXCL, mode);
+	if (dst->fd < 0 && errno == EEXIST) {
+		*created = false;
+		dst->fd = open(to->path, O_WRONLY | O_TRUNC);
+	}
+	return dst->fd < 0 ? -errno : 0;
+}
+
+/* A copy that failed after its destination was opened: what cp created is
+ * removed (no half file is left behind); a file that existed is said to be
+ * partly written. */
+static void undo_dest(rpfs_client_t *c, const struct side *to, struct endpoint *dst,
+		      bool created)
+{
+	int ret;
+
+	if (dst->f)
+		rpfs_close(dst->f);
+	else if (dst->fd >= 0)
+		close(dst->fd);
+	dst->f = NULL;
+	dst->fd = -1;
+	if (!created) {
+		fprintf(stderr, "rpfs cp: %s: existed and is now partly overwritten\n",
+			to->path);
+		return;
+	}
+	ret = to->rpfs ? rpfs_remove(c, to->path) : unlink(to->path) ? -errno : 0;
+	if (ret && to->rpfs)
+		report("cp: removing the partial copy", to->path, ret);
+	else if (ret)
+		report_local("cp: removing the partial copy", to->path, ret);
+}
+
+/* The source of one file's copy, open, with its size and mode; for an
+ * rpfs copy within rpfs, its layout into *co. 0, or 1 (said). */
+static int open_source(rpfs_client_t *c, const struct side *from, bool to_rpfs,
+		       struct endpoint *src, uint64_t *size, uint32_t *mode,
+		       struct rpfs_create_opts *co)
+{
+	struct stat lst;
+	mode_t mask;
 	int ret;
 
 	if (from->rpfs) {
 		struct rpfs_stat st;
 
-		ret = rpfs_open(c, from->path, RPFS_O_READ, &src.f);
-		if (ret)
-			die_rpfs(ret, "cp: open", from->path);
-		ret = rpfs_getsize(src.f, &size);
-		if (ret)
-			die_rpfs(ret, "cp: size of", from->path);
-		rpfs_file_attr(src.f, &st);
-		mode = st.mode & 07777;
-		if (to->rpfs) {
-			co.stripe_unit = st.stripe_unit;
-			co.stripe_count = st.stripe_count;
-			cop = &co;
+		ret = rpfs_open(c, from->path, RPFS_O_READ, &src->f);
+		if (!ret && (ret = rpfs_getsize(src->f, size))) {
+			rpfs_close(src->f);
+			src->f = NULL;
 		}
-	} else {
-		struct stat lst;
-
-		src.fd = open(from->path, O_RDONLY);
-		if (src.fd < 0 || fstat(src.fd, &lst))
-			die("cp: %s: %s", from->path, strerror(errno));
-		if (!S_ISREG(lst.st_mode))
-			die("cp: %s is not a regular file", from->path);
-		size = (uint64_t)lst.st_size;
-		/* As cp(1): the source's mode less the umask. */
-		mode_t mask = umask(0);
-
-		umask(mask);
-		mode = lst.st_mode & 0777 & ~mask;
+		if (ret) {
+			report("cp", from->path, ret);
+			return 1;
+		}
+		rpfs_file_attr(src->f, &st);
+		*mode = st.mode & 07777;
+		if (to_rpfs) {
+			co->stripe_unit = st.stripe_unit;
+			co->stripe_count = st.stripe_count;
+		}
+		return 0;
 	}
-	if (to->rpfs) {
-		if (from->rpfs && !strcmp(from->path, to->path))
-			die("cp: %s and %s are the same file", from->path, to->path);
-		ret = rpfs_create(c, to->path, mode, RPFS_O_WRITE, cop, &dst.f);
-		if (ret)
-			die_rpfs(ret, "cp: create", to->path);
-	} else {
-		dst.fd = open(to->path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-		if (dst.fd < 0)
-			die("cp: %s: %s", to->path, strerror(errno));
+	src->fd = open(from->path, O_RDONLY);
+	if (src->fd < 0 || fstat(src->fd, &lst)) {
+		report_local("cp", from->path, -errno);
+		if (src->fd >= 0)
+			close(src->fd);
+		return 1;
 	}
-	ret = copy_blocks(&src, &dst, size, bar, &side);
-	if (ret)
-		die_rpfs(ret, "cp:", side);
-	if (dst.f) {
+	if (!S_ISREG(lst.st_mode)) {
+		fprintf(stderr, "rpfs cp: %s: not a regular file\n", from->path);
+		close(src->fd);
+		return 1;
+	}
+	*size = (uint64_t)lst.st_size;
+	/* As cp(1): the source's mode less the umask. */
+	mask = umask(0);
+	umask(mask);
+	*mode = lst.st_mode & 0777 & ~mask;
+	return 0;
+}
+
+/* Copy one file, adding its size to *bytes. Both on rpfs: with the
+ * source's mode and layout where the target is new. 0, or 1 when it
+ * failed (said, and no partial file of its own left). */
+static int copy_file(rpfs_client_t *c, const struct side *from, const struct side *to,
+		     int bar, uint64_t *bytes)
+{
+	struct endpoint src = {.fd = -1, .name = from->path},
+			dst = {.fd = -1, .name = to->path};
+	struct rpfs_create_opts co = {0, 0, -1};
+	uint32_t mode = 0644;
+	const char *side = "";
+	uint64_t size = 0;
+	bool created = false, opened;
+	int ret;
+
+	if (from->rpfs && to->rpfs && !strcmp(from->path, to->path)) {
+		fprintf(stderr, "rpfs cp: %s and %s are the same file\n", from->path,
+			to->path);
+		return 1;
+	}
+	if (open_source(c, from, to->rpfs, &src, &size, &mode, &co))
+		return 1;
+	side = to->path;
+	ret = open_dest(c, to, mode, from->rpfs && to->rpfs ? &co : NULL, &dst, &created);
+	opened = !ret;
+	if (!ret)
+		ret = copy_blocks(&src, &dst, size, bar, &side);
+	if (!ret && dst.f) {
 		/* An older, longer file keeps no tail; the copy is durable when cp
 		 * says so. */
 		ret = rpfs_truncate(dst.f, size);
-		if (ret)
-			die_rpfs(ret, "cp: truncate", to->path);
-		ret = rpfs_sync(dst.f);
-		if (ret)
-			die_rpfs(ret, "cp: sync", to->path);
+		if (!ret)
+			ret = rpfs_sync(dst.f);
+	} else if (!ret) {
+		if (fsync(dst.fd))
+			ret = -errno;
+		if (close(dst.fd) && !ret)
+			ret = -errno;
+		dst.fd = -1;
+	}
+	if (ret) {
+		if (ret == -EIO && side == from->path && !from->rpfs)
+			fprintf(stderr,
+				"rpfs cp: %s: fewer bytes than its size when the copy began "
+				"(it changed meanwhile)\n",
+				side);
+		else if (side == from->path ? from->rpfs : to->rpfs)
+			report("cp", side, ret);
+		else
+			report_local("cp", side, ret);
+		if (opened)
+			undo_dest(c, to, &dst, created);
+	} else if (dst.f) {
 		rpfs_close(dst.f);
-	} else if (fsync(dst.fd) || close(dst.fd)) {
-		die("cp: %s: %s", to->path, strerror(errno));
 	}
 	if (src.f)
 		rpfs_close(src.f);
 	else
 		close(src.fd);
-	return size;
+	if (!ret)
+		*bytes += size;
+	return ret ? 1 : 0;
 }
 
 /* The names in a directory on either side, sorted. */
-static void side_names(rpfs_client_t *c, const struct side *s, struct names *nm)
+static int side_names(rpfs_client_t *c, const struct side *s, struct names *nm)
 {
 	struct dirent *de;
 	DIR *d;
@@ -306,13 +394,15 @@ static void side_names(rpfs_client_t *c, const struct side *s, struct names *nm)
 	if (s->rpfs) {
 		ret = list_names(c, s->path, nm);
 		if (ret)
-			die_rpfs(ret, "cp: list", s->path);
-		return;
+			report("cp", s->path, ret);
+		return ret;
 	}
 	memset(nm, 0, sizeof(*nm));
 	d = opendir(s->path);
-	if (!d)
-		die("cp: %s: %s", s->path, strerror(errno));
+	if (!d) {
+		report_local("cp", s->path, -errno);
+		return -1;
+	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 		    collect(de->d_name, 0, nm))
@@ -320,6 +410,7 @@ static void side_names(rpfs_client_t *c, const struct side *s, struct names *nm)
 	closedir(d);
 	if (nm->n) /* qsort wants a non-null base even for none */
 		qsort(nm->v, nm->n, sizeof(*nm->v), cmp_names);
+	return 0;
 }
 
 static void side_child(const struct side *s, const char *name, struct side *out)
@@ -328,21 +419,36 @@ static void side_child(const struct side *s, const char *name, struct side *out)
 	join(out->path, sizeof(out->path), s->path, name);
 }
 
-/* cp -r: the tree under from becomes to (a new or existing directory). */
-static uint64_t copy_tree(rpfs_client_t *c, const struct side *from,
-			  const struct side *to, uint32_t mode, uint64_t *files)
+/* What a copy did: bytes and files copied, whether anything failed. */
+struct copied {
+	uint64_t bytes, files;
+	int failed;
+};
+
+/* cp -r: the tree under from becomes to (a new or existing directory);
+ * an entry that fails is said and the others are copied. */
+static void copy_tree(rpfs_client_t *c, const struct side *from, const struct side *to,
+		      uint32_t mode, struct copied *cp)
 {
 	struct names nm;
-	uint64_t bytes = 0;
 	int ret;
 
 	if (to->rpfs)
 		ret = rpfs_mkdir(c, to->path, mode | 0700);
 	else
 		ret = mkdir(to->path, mode | 0700) ? -errno : 0;
-	if (ret && ret != -EEXIST)
-		die_rpfs(ret, "cp: mkdir", to->path);
-	side_names(c, from, &nm);
+	if (ret && ret != -EEXIST) {
+		if (to->rpfs)
+			report("cp", to->path, ret);
+		else
+			report_local("cp", to->path, ret);
+		cp->failed = 1;
+		return;
+	}
+	if (side_names(c, from, &nm)) {
+		cp->failed = 1;
+		return;
+	}
 	for (size_t i = 0; i < nm.n; i++) {
 		struct side f, t;
 		uint32_t m;
@@ -351,64 +457,97 @@ static uint64_t copy_tree(rpfs_client_t *c, const struct side *from,
 		side_child(from, nm.v[i], &f);
 		side_child(to, nm.v[i], &t);
 		dir = side_is_dir(c, &f, &m);
-		if (dir < 0)
-			die("cp: %s: %s", f.path, strerror(-dir));
-		if (dir) {
-			bytes += copy_tree(c, &f, &t, m, files);
+		if (dir < 0) {
+			report_local("cp", f.path, dir);
+			cp->failed = 1;
+		} else if (dir) {
+			copy_tree(c, &f, &t, m, cp);
+		} else if (copy_file(c, &f, &t, 0, &cp->bytes)) {
+			cp->failed = 1;
 		} else {
-			bytes += copy_file(c, &f, &t, 0);
-			++*files;
+			cp->files++;
 		}
 	}
 	names_free(&nm);
-	return bytes;
 }
 
-int cmd_cp(const struct opts *o, int argc, char **argv)
+/* One source to its destination (into DST/NAME where DST is a directory). */
+static void copy_one(rpfs_client_t *c, const struct opts *o, const char *arg,
+		     const struct side *dst, bool into, int bar, struct copied *cp)
 {
-	struct side from, to;
-	uint64_t size, files = 1;
-	rpfs_client_t *c;
+	struct side from, to = *dst;
 	uint32_t mode = 0;
-	double t0, secs;
-	int sdir, ddir;
+	int sdir;
 
-	if (argc != 3)
-		cmd_usage(argv[0], 2);
-	if (!is_rpfs(argv[1]) && !is_rpfs(argv[2]))
-		die("cp: neither %s nor %s is an rpfs path (write rpfs:/path)", argv[1],
-		    argv[2]);
-	side_of(argv[1], &from);
-	side_of(argv[2], &to);
-	c = connect_cluster(o);
+	side_of(arg, &from);
 	sdir = side_is_dir(c, &from, &mode);
-	if (sdir < 0)
-		die("cp: %s: %s%s%s", from.path, strerror(-sdir), from.rpfs ? " (" : "",
-		    from.rpfs ? rpfs_errmsg() : "");
-	if (sdir && !o->recursive)
-		die("cp: %s is a directory (cp -r copies trees)", from.path);
-	/* Into an existing directory, as cp does. */
-	ddir = side_is_dir(c, &to, &(uint32_t){0});
-	if (ddir > 0) {
+	if (sdir < 0) {
+		if (from.rpfs)
+			report("cp", from.path, sdir);
+		else
+			report_local("cp", from.path, sdir);
+		cp->failed = 1;
+		return;
+	}
+	if (sdir && !o->recursive) {
+		fprintf(stderr, "rpfs cp: %s: is a directory (cp -r copies trees)\n",
+			from.path);
+		cp->failed = 1;
+		return;
+	}
+	if (into) {
 		size_t l = strlen(to.path);
 
 		strfmt(to.path + l, sizeof(to.path) - l, "%s%s",
 		       to.rpfs && l == 1 ? "" : "/", base_name(from.path));
 	}
-	t0 = now_s();
-	if (sdir) {
-		files = 0;
-		size = copy_tree(c, &from, &to, mode, &files);
-	} else {
-		size = copy_file(c, &from, &to, isatty(2));
-	}
-	secs = now_s() - t0;
-	printf("copied %llu bytes in %.3f s (%.1f MB/s)\n", (unsigned long long)size,
-	       secs, secs > 0 ? size / secs / 1e6 : 0.0);
 	if (sdir)
-		printf("%llu files\n", (unsigned long long)files);
+		copy_tree(c, &from, &to, mode, cp);
+	else if (copy_file(c, &from, &to, bar, &cp->bytes))
+		cp->failed = 1;
+	else
+		cp->files++;
+}
+
+/* cp [-r] SRC DST, or SRC... DIR; a side on rpfs is 'rpfs:/path'. */
+int cmd_cp(const struct opts *o, int argc, char **argv)
+{
+	struct copied cp = {0, 0, 0};
+	const char *dst_arg = argv[argc - 1];
+	struct side to;
+	rpfs_client_t *c;
+	double t0, secs;
+	int ddir;
+
+	for (int i = 1; i < argc - 1; i++)
+		if (!is_rpfs(argv[i]) && !is_rpfs(dst_arg))
+			usage_error(
+				argv[0],
+				"neither %s nor %s is an rpfs path (write rpfs:/path)",
+				argv[i], dst_arg);
+	side_of(dst_arg, &to);
+	c = connect_cluster(o);
+	/* Into an existing directory, as cp does; several sources need one. */
+	ddir = side_is_dir(c, &to, &(uint32_t){0});
+	if (argc > 3 && ddir <= 0) {
+		fprintf(stderr, "rpfs cp: target %s is not a directory (%d sources)\n",
+			to.path, argc - 2);
+		rpfs_finalize(c);
+		return 1;
+	}
+	t0 = now_s();
+	for (int i = 1; i < argc - 1; i++)
+		copy_one(c, o, argv[i], &to, ddir > 0, argc == 3 && isatty(2), &cp);
+	secs = now_s() - t0;
+	if (!cp.failed) {
+		printf("copied %llu bytes in %.3f s (%.1f MB/s)\n",
+		       (unsigned long long)cp.bytes, secs,
+		       secs > 0 ? cp.bytes / secs / 1e6 : 0.0);
+		if (o->recursive)
+			printf("%llu files\n", (unsigned long long)cp.files);
+	}
 	rpfs_finalize(c);
-	return 0;
+	return cp.failed;
 }
 
 /* Copy a file within rpfs with its mode and layout (mv's fallback). */
@@ -442,29 +581,34 @@ int copy_within(rpfs_client_t *c, const char *from, const char *to,
 int cmd_cat(const struct opts *o, int argc, char **argv)
 {
 	struct endpoint src = {.fd = -1}, dst = {.fd = 1, .name = "stdout"};
-	char path[PATH_MAX];
+	rpfs_client_t *c = connect_cluster(o);
 	const char *side = "";
-	rpfs_client_t *c;
-	uint64_t size;
-	int ret;
+	int failed = 0;
 
-	if (argc < 2)
-		cmd_usage(argv[0], 2);
-	c = connect_cluster(o);
 	for (int i = 1; i < argc; i++) {
+		char path[PATH_MAX];
+		uint64_t size;
+		int ret;
+
 		rpath(argv[i], path, sizeof(path));
 		src.name = path;
 		ret = rpfs_open(c, path, RPFS_O_READ, &src.f);
-		if (ret)
-			die_rpfs(ret, "cat: open", path);
+		if (ret) {
+			report("cat", path, ret);
+			failed = 1;
+			continue;
+		}
+		side = path;
 		ret = rpfs_getsize(src.f, &size);
-		if (ret)
-			die_rpfs(ret, "cat: size of", path);
-		ret = copy_blocks(&src, &dst, size, 0, &side);
-		if (ret)
-			die_rpfs(ret, "cat:", side);
+		if (!ret)
+			ret = copy_blocks(&src, &dst, size, 0, &side);
+		if (ret && side == dst.name)
+			report_local("cat", side, ret);
+		else if (ret)
+			report("cat", side, ret);
+		failed |= ret != 0;
 		rpfs_close(src.f);
 	}
 	rpfs_finalize(c);
-	return 0;
+	return failed;
 }

@@ -229,3 +229,20 @@ void names_free(struct names *nm)
 	free(nm->v);
 	memset(nm, 0, sizeof(*nm));
 }
+
+/* "rpfs CMD: PATH: cause (the library's message)": the library's message
+ * names the server and says what it found. */
+void report(const char *cmd, const char *path, int err)
+{
+	const char *m = rpfs_errmsg();
+
+	if (m && *m)
+		fprintf(stderr, "rpfs %s: %s: %s (%s)\n", cmd, path, strerror(-err), m);
+	else
+		report_local(cmd, path, err);
+}
+
+void report_local(const char *cmd, const char *path, int err)
+{
+	fprintf(stderr, "rpfs %s: %s: %s\n", cmd, path, strerror(-err));
+}

@@ -1,7 +1,9 @@
 #!/bin/sh
 # manpages.sh: the manual pages keep up with the programs. Every command
-# that `rpfs help` lists must have an entry in man/rpfs.1, and every
-# setting that `rpfsd --list-settings` prints one in man/rpfs.conf.5
+# that `rpfs help` lists must have an entry in man/rpfs.1 that names every
+# option `rpfs help COMMAND` lists (short and long), every command with an
+# entry there must be one `rpfs help` lists, and every setting that
+# `rpfsd --list-settings` prints needs an entry in man/rpfs.conf.5
 # (entries are ".B name" or ".BI name ..." lines). Both pages and rpfsd.8
 # must format without warnings where man(1) is installed.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
@@ -41,6 +43,43 @@ while read -r cmd; do
 	else
 		fail "rpfs.1 documents rpfs $cmd (add a .TP/.B $cmd entry)"
 	fi
+done <"$TMP/commands"
+
+# A command's entry in rpfs.1: from the ".B name" line that follows a .TP
+# to the next command's (entries of options start with \-, not a letter).
+awk -v dir="$TMP" '
+	prev == ".TP" && /^\.BI? "?[a-z]/ {
+		name = $2; gsub(/"/, "", name)
+		if (name !~ /^(rpfs|RPFS)/) { cmd = name; print cmd > (dir "/man-commands") }
+	}
+	/^\.SH/ && $2 != "COMMANDS" { cmd = "" }
+	cmd != "" { print > (dir "/entry." cmd) }
+	{ prev = $1 }' "$MAN/rpfs.1"
+sort -u -o "$TMP/man-commands" "$TMP/man-commands"
+while read -r cmd; do
+	if grep -qx "$cmd" "$TMP/commands"; then
+		pass "rpfs help lists rpfs $cmd of rpfs.1"
+	else
+		fail "rpfs help lists rpfs $cmd of rpfs.1 (a command the page has and rpfs has not)"
+	fi
+done <"$TMP/man-commands"
+
+# Options: the lines of `rpfs help CMD` after "Options:", "  -x, --name ARG"
+# or "      --name ARG"; in roff each - is written \-.
+while read -r cmd; do
+	"$RPFS" help "$cmd" | sed -n '/^Options:/,/^$/p' |
+		grep -oE '^  +(-[A-Za-z](, )?)?(--[a-z][a-z-]*)?' |
+		tr ',' ' ' | tr -s ' ' '\n' | grep . >"$TMP/opts" || true
+	while read -r opt; do
+		roff=$(printf '%s' "$opt" | sed 's/-/\\-/g')
+		re=$(printf '%s' "$opt" | sed 's/-/\\\\-/g') # \- in a regex
+		if [ -f "$TMP/entry.$cmd" ] &&
+			grep -qE -- "$re([^a-zA-Z\\]|\$)" "$TMP/entry.$cmd"; then
+			pass "rpfs.1 documents rpfs $cmd $opt"
+		else
+			fail "rpfs.1 documents rpfs $cmd $opt (in its entry, as $roff)"
+		fi
+	done <"$TMP/opts"
 done <"$TMP/commands"
 
 # Settings: the first word of each line of the table that starts with a
