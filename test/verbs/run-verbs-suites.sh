@@ -55,6 +55,7 @@ suite test_xport.log ./test/xport/test_xport
 suite test_fileservice.log ./test/integration/test_fileservice
 suite test_access.log ./test/integration/test_access
 suite cli-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+suite cli-posix-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli-posix.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 suite trust-test.out env RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/trust.sh
 suite restart-test.out sh -c 'RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/restart.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 cd "$top" || exit 2
