@@ -431,6 +431,47 @@ static int local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
 	return ret;
 }
 
+int meta_search_local(struct srv *s, const struct srv_client *who, const char *path,
+		      unsigned want, struct rpc_search_rep *r)
+{
+	char pre[RPC_PATH_MAX + 1];
+	size_t len = strlen(path);
+	uint32_t depth = 0;
+	MDB_txn *txn = NULL;
+	int ret = 0;
+
+	r->depth = 0;
+	r->status = 0;
+	/* "/" (depth 0) is 01777: anyone searches and lists it. */
+	for (size_t i = 1; i <= len && len > 1; i++) {
+		struct rpc_attr a;
+		bool last = i == len;
+		int st;
+
+		if (!last && path[i] != '/')
+			continue;
+		depth++;
+		if (last && !want)
+			break;
+		memcpy(pre, path, i);
+		pre[i] = 0;
+		if (!owns(s, pre))
+			continue;
+		if (!txn && (ret = txn_begin(s->meta, true, &txn)))
+			return ret;
+		st = get_entry(s->meta, txn, pre, &a);
+		st = search_entry(who, st, &a, last ? want : ACCESS_X);
+		if (st) {
+			r->depth = depth;
+			r->status = st;
+			break;
+		}
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	return 0;
+}
+
 /* The attributes of path, wherever it lives: here, or a LOOKUP to the
  * metadata server that owns it. */
 static int path_attr(struct srv *s, const char *path, struct rpc_attr *a)
@@ -1362,10 +1403,12 @@ static int do_readdir(struct srv_op *op)
 
 	if (clen > RPC_NAME_MAX)
 		return -EINVAL;
-	/* The owner checks that the directory exists; every server checks
-	 * that a client may read it (a non-owner asks the owner, once per
-	 * page: listing is rare next to I/O). */
-	if (owns(s, dir) || !access_is_super(ident_of(op->conn))) {
+	/* Every server has checked (meta_run, search.c) that a client other
+	 * than root may search the ancestors and read the directory, which
+	 * must then exist (asking the servers that hold them, once per page:
+	 * listing is rare next to I/O); for root, the owner checks that it
+	 * exists. */
+	if (owns(s, dir) && access_is_super(ident_of(op->conn))) {
 		struct rpc_attr a;
 
 		ret = path_attr(s, dir, &a);
@@ -1373,8 +1416,6 @@ static int do_readdir(struct srv_op *op)
 			return ret;
 		if (a.type != RPC_TYPE_DIR)
 			return -ENOTDIR;
-		if (!access_may(ident_of(op->conn), &a, ACCESS_R))
-			return -EACCES;
 	}
 	ents = calloc(want, sizeof(*ents));
 	if (!ents)
@@ -1474,6 +1515,14 @@ void meta_run(struct sched_job *job)
 		srv_op_complete(op);
 		return;
 	}
+	/* Search permission on every ancestor, before anything else says
+	 * whether a name exists (search.c). */
+	ret = search_request(op);
+	if (ret) {
+		op->status = ret;
+		srv_op_complete(op);
+		return;
+	}
 	switch (code) {
 	case RPC_MKDIR:
 		ret = do_mkdir_create(op, true);
@@ -1517,7 +1566,8 @@ void meta_run(struct sched_job *job)
 
 bool meta_is_fast(uint16_t op)
 {
-	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK;
+	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK ||
+	       op == RPC_SEARCH;
 }
 
 /* Under m->lock. */
@@ -1652,6 +1702,12 @@ void meta_fast(struct srv_op *op)
 	struct hent *e;
 	int ret;
 
+	if (op->q.op == RPC_SEARCH) {
+		/* A few LMDB reads: served here, never behind workers that
+		 * may be waiting on the server that asks. */
+		op->status = search_serve(op);
+		return;
+	}
 	ret = handle_known(m, op->q.handle);
 	if (ret) {
 		op->status = ret;
