@@ -77,6 +77,9 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		return rpc_enc_io_create(again, cap, r->handle, r->nonce);
 	case RPC_IO_PROBE:
 		return rpc_enc_io_probe(again, cap, r->meta);
+	case RPC_SEARCH:
+		return rpc_enc_search(again, cap, r->path, r->want, r->uid, r->gid,
+				      r->groups, r->ngroups);
 	default:
 		/* An op rpc_decode_req accepts that this target does not know:
 		 * a new op needs its encoder here too. */
