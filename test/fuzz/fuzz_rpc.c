@@ -211,6 +211,7 @@ static void replies(const uint8_t *data, size_t size)
 	struct rpc_attr a, a2;
 	struct rpc_statfs st;
 	struct rpc_probe p;
+	struct rpc_search_rep sr;
 	uint32_t n, more;
 	uint64_t v;
 	int ret;
@@ -236,6 +237,9 @@ static void replies(const uint8_t *data, size_t size)
 		FUZZ_CHECK(size >= RPC_STATFS_SIZE);
 	if (!rpc_dec_probe(data, size, &p))
 		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
+	if (!rpc_dec_search_rep(data, size, &sr))
+		FUZZ_CHECK(size >= RPC_SEARCH_REP_SIZE && sr.status <= 0 &&
+			   !sr.status == !sr.depth);
 	{
 		static struct rpc_stat sv[RPC_STATS_MAX];
 		uint32_t ns;
