@@ -6,7 +6,10 @@
  * metadata server: each server answers READDIR with the children it holds
  * and the client merges; RMDIR asks the other metadata servers whether they
  * hold a child; CREATE and MKDIR ask the owner of the parent whether it is
- * a directory. "/" always exists and is nobody's entry.
+ * a directory. A client other than root must also be allowed to search
+ * every ancestor of each path it names: meta_run asks search.c before an
+ * op runs, and meta_search_local answers for the ancestors held here.
+ * "/" always exists and is nobody's entry.
  * RENAME is served by the owner of the source, in one transaction, when
  * the target and every entry it moves are its own (do_rename).
  *

@@ -19,6 +19,8 @@
  *   identity.c   the cluster identity of the storage directory, and who
  *                each connected client is (its hello and credentials)
  *   access.c     who may do what: modes, owners, capabilities
+ *   search.c     search permission on every ancestor of a path, asked of
+ *                the metadata servers that hold them (SEARCH)
  *   store.c      the storage directory: its lock and the metadata store's
  *                validation
  *   check.c      rpfsd --check: the storage checked (and repaired) offline
