@@ -445,25 +445,26 @@ int meta_search_local(struct srv *s, const struct srv_client *who, const char *p
 
 	r->depth = 0;
 	r->status = 0;
+	memcpy(pre, path, len + 1);
 	/* "/" (depth 0) is 01777: anyone searches and lists it. */
 	for (size_t i = 1; i <= len && len > 1; i++) {
 		struct rpc_attr a;
 		bool last = i == len;
-		int st;
+		int st = 0;
 
 		if (!last && path[i] != '/')
 			continue;
 		depth++;
 		if (last && !want)
 			break;
-		memcpy(pre, path, i);
-		pre[i] = 0;
-		if (!owns(s, pre))
-			continue;
-		if (!txn && (ret = txn_begin(s->meta, true, &txn)))
-			return ret;
-		st = get_entry(s->meta, txn, pre, &a);
-		st = search_entry(who, st, &a, last ? want : ACCESS_X);
+		pre[i] = 0; /* pre is this component's path for a moment */
+		if (owns(s, pre)) {
+			if (!txn && (ret = txn_begin(s->meta, true, &txn)))
+				return ret;
+			st = get_entry(s->meta, txn, pre, &a);
+			st = search_entry(who, st, &a, last ? want : ACCESS_X);
+		}
+		pre[i] = path[i];
 		if (st) {
 			r->depth = depth;
 			r->status = st;

@@ -92,23 +92,25 @@ static void remote_owners(struct srv *s, const struct search_path *p, uint32_t *
 	uint32_t depth = 0;
 
 	memset(first, 0, s->cfg.nmeta * sizeof(*first));
-	for (size_t i = 1; i <= len; i++) {
+	memcpy(pre, p->path, len + 1);
+	/* "/" itself (depth 0) needs no one: anyone searches and lists it. */
+	for (size_t i = 1; i <= len && len > 1; i++) {
 		uint32_t m;
 
-		if (i < len && p->path[i] != '/')
+		if (i < len && pre[i] != '/')
 			continue;
 		depth++;
 		if (i == len && !p->want)
 			break;
-		memcpy(pre, p->path, i);
-		pre[i] = 0;
+		pre[i] = 0; /* pre is this component's path for a moment */
 		m = rpfs_meta_for_path(&s->cfg, pre);
+		pre[i] = p->path[i];
 		if ((int)m != s->me->meta_index && m < s->cfg.nmeta && !first[m])
 			first[m] = depth;
 	}
 }
 
-/* The calls of check_remote: to whom, for which path, from which depth. */
+/* The SEARCH calls of check_all: to whom, for which path, from which depth. */
 struct search_calls {
 	uint32_t *servers, *meta_of, *depth_of;
 	int *path_of;
