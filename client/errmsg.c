@@ -72,7 +72,7 @@ const char *rpfsc_strerror(int err, int timeout_ms, bool transport, char *buf, s
 		case EHOSTDOWN:
 			snprintf(
 				buf, len,
-				"an I/O server it needed is unreachable (its log names it)");
+				"another server it needed is unreachable (its log names it)");
 			return buf;
 		default:
 			break;

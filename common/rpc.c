@@ -44,6 +44,9 @@
  *                               nseg x { off u64, len u64 }
  *   IO_CREATE                   handle u64, nonce u64 (not 0)           16
  *   IO_PROBE                    meta u32, pad u32 (0)                   8
+ *   SEARCH                      path str, want u32, uid u32, gid u32,   2+p+16
+ *                               ngroups u32 (<= RPC_GROUPS_MAX),        +4*ng
+ *                               ngroups x gid u32
  *
  *   cap (32 bytes, the capability for the handle, rpc.h): expiry i64,
  *   rights u32, lifetime_s u32, mac 16 bytes
@@ -64,6 +67,7 @@
  *   statfs (24 bytes): total u64, avail u64, objects u64
  *   stats (STATS): count u32, count x { name str, value u64 }, exact
  *   probe (16 bytes; IO_PROBE): count u64, max_handle u64
+ *   search (8 bytes; SEARCH): depth u32, status i32
  *   error detail: a reply whose status is -EBADMSG (IO_READ, IO_WRITE,
  *   IO_SIZE) carries u64 @0, the datafile offset of the damage; any other
  *   failed reply has an empty body
@@ -471,6 +475,27 @@ int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta)
 	return wr_end(&w);
 }
 
+int rpc_enc_search(void *buf, size_t cap, const char *path, uint32_t want, uint32_t uid,
+		   uint32_t gid, const uint32_t *groups, uint32_t ngroups)
+{
+	struct wr w;
+	int ret = path_errno(path);
+
+	if (ret)
+		return ret;
+	if (ngroups > RPC_GROUPS_MAX || (want & ~7u))
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_SEARCH, 0);
+	wr_str(&w, path, strlen(path));
+	wr_u32(&w, want);
+	wr_u32(&w, uid);
+	wr_u32(&w, gid);
+	wr_u32(&w, ngroups);
+	for (uint32_t i = 0; i < ngroups; i++)
+		wr_u32(&w, groups[i]);
+	return wr_end(&w);
+}
+
 uint32_t rpc_io_max_segs(size_t cap)
 {
 	size_t head = RPC_PREAMBLE + 16 + RPC_CAP_SIZE;
@@ -604,6 +629,7 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
  *   - IO_CREATE: nonce != 0;
+ *   - SEARCH: want only mode bits (0..7), ngroups <= RPC_GROUPS_MAX;
  *   - the body had no bytes beyond its last field (bodyless ops excepted).
  * Errors: -EPROTO for a malformed body; -E2BIG for a well-formed IO request
  * with more than maxseg segments (a limit of the receiver, not a fault of
@@ -735,6 +761,18 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 		r->meta = rd_u32(&rd);
 		if (rd_u32(&rd) && !rd.err)
 			ret = -EPROTO;
+		break;
+	case RPC_SEARCH:
+		dec_path(&rd, r);
+		r->want = rd_u32(&rd);
+		r->uid = rd_u32(&rd);
+		r->gid = rd_u32(&rd);
+		r->ngroups = rd_u32(&rd);
+		if (!rd.err &&
+		    (r->flags || (r->want & ~7u) || r->ngroups > RPC_GROUPS_MAX))
+			return -EPROTO;
+		for (uint32_t i = 0; i < r->ngroups; i++)
+			r->groups[i] = rd_u32(&rd);
 		break;
 	default:
 		return -EPROTO;
@@ -967,6 +1005,28 @@ int rpc_dec_probe(const void *buf, size_t len, struct rpc_probe *p)
 	return 0;
 }
 
+void rpc_enc_search_rep(void *buf, const struct rpc_search_rep *r)
+{
+	uint8_t *b = buf;
+
+	put32(b + 0, r->depth);
+	put32(b + 4, (uint32_t)r->status);
+}
+
+int rpc_dec_search_rep(const void *buf, size_t len, struct rpc_search_rep *r)
+{
+	const uint8_t *b = buf;
+
+	if (len < RPC_SEARCH_REP_SIZE)
+		return -EPROTO;
+	r->depth = get32(b + 0);
+	r->status = (int32_t)get32(b + 4);
+	/* Only a refusal, with where it is, or neither. */
+	if (r->status > 0 || !r->status != !r->depth)
+		return -EPROTO;
+	return 0;
+}
+
 /* ---- STATS ------------------------------------------------------------- */
 
 static int stat_name_ok(const char *s, size_t n)
@@ -1046,6 +1106,7 @@ const char *rpc_op_name(uint16_t op)
 		[RPC_IO_STATFS] = "io_statfs",
 		[RPC_IO_CREATE] = "io_create",
 		[RPC_IO_PROBE] = "io_probe",
+		[RPC_SEARCH] = "search",
 	};
 
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : NULL;

@@ -42,6 +42,7 @@ enum rpc_op {
 	RPC_UNLOCK = 20,
 	RPC_STATFS_META = 21,
 	RPC_RENAME = 22, /* path -> to, on the metadata server owning both */
+	RPC_SEARCH = 23, /* between metadata servers: may an identity search a path */
 	/* I/O server */
 	RPC_IO_WRITE = 40, /* list of datafile segments; data in the call */
 	RPC_IO_READ = 41,
@@ -127,6 +128,9 @@ struct rpc_seg {
 };
 #define RPC_SEG_SIZE 16
 
+/* Supplementary groups an identity carries (as in the HELLO). */
+#define RPC_GROUPS_MAX 64
+
 /* One request, decoded. Which fields are used depends on op. */
 struct rpc_req {
 	uint16_t op;
@@ -154,6 +158,11 @@ struct rpc_req {
 	uint64_t size;	    /* IO_TRUNCATE: datafile size */
 	uint64_t nonce;	    /* IO_CREATE: the create's random id (retries match it) */
 	uint32_t meta;	    /* IO_PROBE: metadata server index */
+	/* SEARCH: the identity asked about (uid, gid above), the access bits
+	 * wanted on the path itself (0: only its ancestors are searched) */
+	uint32_t want;
+	uint32_t ngroups;
+	uint32_t groups[RPC_GROUPS_MAX];
 	/* IO_WRITE / IO_READ */
 	uint32_t nseg;
 	struct rpc_seg *segs; /* points into a caller buffer (rpc_decode_req's segs) */
@@ -191,6 +200,11 @@ int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	       const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg);
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
+/* SEARCH, from one metadata server to another: may uid/gid/groups search
+ * every ancestor of path this server holds, and (want != 0, mode bits) does
+ * it hold path itself as a directory that grants want? */
+int rpc_enc_search(void *buf, size_t cap, const char *path, uint32_t want, uint32_t uid,
+		   uint32_t gid, const uint32_t *groups, uint32_t ngroups);
 /* Segments that fit an I/O request body of cap bytes. */
 uint32_t rpc_io_max_segs(size_t cap);
 
@@ -256,5 +270,17 @@ struct rpc_probe {
 void rpc_enc_probe(void *buf, const struct rpc_probe *p);
 int rpc_dec_probe(const void *buf, size_t len, struct rpc_probe *p);
 #define RPC_PROBE_SIZE 16
+
+/* SEARCH reply: u32 depth, i32 status: the first component (1 = the first
+ * name below "/") of the path that this server holds and that refuses the
+ * search (status -EACCES, -ENOENT, -ENOTDIR, -EIO), or depth 0 and status 0
+ * when none of those it holds does. */
+struct rpc_search_rep {
+	uint32_t depth;
+	int32_t status;
+};
+void rpc_enc_search_rep(void *buf, const struct rpc_search_rep *r);
+int rpc_dec_search_rep(const void *buf, size_t len, struct rpc_search_rep *r);
+#define RPC_SEARCH_REP_SIZE 8
 
 #endif

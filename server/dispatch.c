@@ -27,7 +27,8 @@ static void reply_now(struct xp_req *r, int status)
 
 static bool is_meta_op(uint16_t op)
 {
-	return (op >= RPC_MKDIR && op <= RPC_STATFS_META) || op == RPC_RENAME;
+	return (op >= RPC_MKDIR && op <= RPC_STATFS_META) || op == RPC_RENAME ||
+	       op == RPC_SEARCH;
 }
 
 static bool is_io_op(uint16_t op)

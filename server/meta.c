@@ -6,7 +6,10 @@
  * metadata server: each server answers READDIR with the children it holds
  * and the client merges; RMDIR asks the other metadata servers whether they
  * hold a child; CREATE and MKDIR ask the owner of the parent whether it is
- * a directory. "/" always exists and is nobody's entry.
+ * a directory. A client other than root must also be allowed to search
+ * every ancestor of each path it names: meta_run asks search.c before an
+ * op runs, and meta_search_local answers for the ancestors held here.
+ * "/" always exists and is nobody's entry.
  * RENAME is served by the owner of the source, in one transaction, when
  * the target and every entry it moves are its own (do_rename).
  *
@@ -429,6 +432,48 @@ static int local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
 	ret = get_entry(s->meta, txn, path, a);
 	mdb_txn_abort(txn);
 	return ret;
+}
+
+int meta_search_local(struct srv *s, const struct srv_client *who, const char *path,
+		      unsigned want, struct rpc_search_rep *r)
+{
+	char pre[RPC_PATH_MAX + 1];
+	size_t len = strlen(path);
+	uint32_t depth = 0;
+	MDB_txn *txn = NULL;
+	int ret = 0;
+
+	r->depth = 0;
+	r->status = 0;
+	memcpy(pre, path, len + 1);
+	/* "/" (depth 0) is 01777: anyone searches and lists it. */
+	for (size_t i = 1; i <= len && len > 1; i++) {
+		struct rpc_attr a;
+		bool last = i == len;
+		int st = 0;
+
+		if (!last && path[i] != '/')
+			continue;
+		depth++;
+		if (last && !want)
+			break;
+		pre[i] = 0; /* pre is this component's path for a moment */
+		if (owns(s, pre)) {
+			if (!txn && (ret = txn_begin(s->meta, true, &txn)))
+				return ret;
+			st = get_entry(s->meta, txn, pre, &a);
+			st = search_entry(who, st, &a, last ? want : ACCESS_X);
+		}
+		pre[i] = path[i];
+		if (st) {
+			r->depth = depth;
+			r->status = st;
+			break;
+		}
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	return 0;
 }
 
 /* The attributes of path, wherever it lives: here, or a LOOKUP to the
@@ -1362,10 +1407,12 @@ static int do_readdir(struct srv_op *op)
 
 	if (clen > RPC_NAME_MAX)
 		return -EINVAL;
-	/* The owner checks that the directory exists; every server checks
-	 * that a client may read it (a non-owner asks the owner, once per
-	 * page: listing is rare next to I/O). */
-	if (owns(s, dir) || !access_is_super(ident_of(op->conn))) {
+	/* Every server has checked (meta_run, search.c) that a client other
+	 * than root may search the ancestors and read the directory, which
+	 * must then exist (asking the servers that hold them, once per page:
+	 * listing is rare next to I/O); for root, the owner checks that it
+	 * exists. */
+	if (owns(s, dir) && access_is_super(ident_of(op->conn))) {
 		struct rpc_attr a;
 
 		ret = path_attr(s, dir, &a);
@@ -1373,8 +1420,6 @@ static int do_readdir(struct srv_op *op)
 			return ret;
 		if (a.type != RPC_TYPE_DIR)
 			return -ENOTDIR;
-		if (!access_may(ident_of(op->conn), &a, ACCESS_R))
-			return -EACCES;
 	}
 	ents = calloc(want, sizeof(*ents));
 	if (!ents)
@@ -1474,6 +1519,14 @@ void meta_run(struct sched_job *job)
 		srv_op_complete(op);
 		return;
 	}
+	/* Search permission on every ancestor, before anything else says
+	 * whether a name exists (search.c). */
+	ret = search_request(op);
+	if (ret) {
+		op->status = ret;
+		srv_op_complete(op);
+		return;
+	}
 	switch (code) {
 	case RPC_MKDIR:
 		ret = do_mkdir_create(op, true);
@@ -1517,7 +1570,8 @@ void meta_run(struct sched_job *job)
 
 bool meta_is_fast(uint16_t op)
 {
-	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK;
+	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK ||
+	       op == RPC_SEARCH;
 }
 
 /* Under m->lock. */
@@ -1652,6 +1706,12 @@ void meta_fast(struct srv_op *op)
 	struct hent *e;
 	int ret;
 
+	if (op->q.op == RPC_SEARCH) {
+		/* A few LMDB reads: served here, never behind workers that
+		 * may be waiting on the server that asks. */
+		op->status = search_serve(op);
+		return;
+	}
 	ret = handle_known(m, op->q.handle);
 	if (ret) {
 		op->status = ret;

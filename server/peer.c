@@ -2,7 +2,9 @@
  *
  * A metadata server sometimes needs another server: the parent directory
  * of a new file may be owned by another metadata server (paths are spread
- * by hash), RMDIR must know that no other metadata server holds a child,
+ * by hash), the ancestors of a path a client names are checked for search
+ * permission where they live (SEARCH, search.c), RMDIR must know that no
+ * other metadata server holds a child,
  * CREATE and REMOVE make and delete the file's datafiles on its I/O servers
  * (peer_call_all: all at once), and a metadata server starting on an empty
  * store asks every I/O server for datafiles of its handles. Those calls

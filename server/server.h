@@ -19,6 +19,8 @@
  *   identity.c   the cluster identity of the storage directory, and who
  *                each connected client is (its hello and credentials)
  *   access.c     who may do what: modes, owners, capabilities
+ *   search.c     search permission on every ancestor of a path, asked of
+ *                the metadata servers that hold them (SEARCH)
  *   store.c      the storage directory: its lock and the metadata store's
  *                validation
  *   check.c      rpfsd --check: the storage checked (and repaired) offline
@@ -164,6 +166,15 @@ void meta_fast(struct srv_op *op);
 /* Worker: every other metadata op. */
 void meta_run(struct sched_job *job);
 void meta_conn_down(struct srv *s, struct xp_conn *c);
+struct srv_client;
+/* The first component of path (depth 1 = the first name below "/") that
+ * this server holds and that refuses who a search: each ancestor must be a
+ * directory granting search (x), and path itself, when want is not 0, a
+ * directory granting want. *r gets its depth and -EACCES, -ENOENT,
+ * -ENOTDIR or -EIO (depth 0, status 0: none refuses). Returns 0, or the
+ * error of the store itself. Any thread (one LMDB read transaction). */
+int meta_search_local(struct srv *s, const struct srv_client *who, const char *path,
+		      unsigned want, struct rpc_search_rep *r);
 /* At start, once listening: a store that never handed out a handle asks
  * every I/O server (waiting up to timeout_ms for those not up yet) for
  * datafiles of its handles, and refuses (-ESTALE, the reason in why) if
@@ -245,6 +256,26 @@ int access_check_cap(struct srv *s, uint64_t handle, const struct rpc_cap *c,
  * between servers from a client: -EPERM). After it, ident_of(op->conn)
  * is never NULL. */
 int access_check_request(struct srv_op *op);
+
+/* search.c: search permission on every ancestor of a path, wherever its
+ * components live (the cost and the consistency are described there). */
+/* What resolving a component gives who: st (its lookup's status) if not
+ * 0, -ENOTDIR if a is no directory, -EACCES if a's mode refuses want. */
+int search_entry(const struct srv_client *who, int st, const struct rpc_attr *a,
+		 unsigned want);
+/* May who search every ancestor of paths[i] (and, want[i] != 0, use
+ * paths[i] itself, a directory, for want[i]), for n (1 or 2) paths? 0, or
+ * the first refusal in path order of the first path refused (-EACCES,
+ * -ENOENT, -ENOTDIR), or -EHOSTDOWN / the error when a metadata server
+ * holding an earlier component could not answer (logged). Worker. */
+int search_paths(struct srv *s, const struct srv_client *who, const char *const *paths,
+		 const unsigned *want, int n);
+/* Worker: the check of a client's path request (its ancestors; READDIR
+ * also reads the directory; RENAME both paths); 0 for root, the servers
+ * and requests naming no path. */
+int search_request(struct srv_op *op);
+/* Progress thread: answer another metadata server's SEARCH. */
+int search_serve(struct srv_op *op);
 
 /* At start: the storage directory is this server's of this cluster (or
  * new, then it becomes so). 0, or -ESTALE with the reason on stderr. */

@@ -77,6 +77,9 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		return rpc_enc_io_create(again, cap, r->handle, r->nonce);
 	case RPC_IO_PROBE:
 		return rpc_enc_io_probe(again, cap, r->meta);
+	case RPC_SEARCH:
+		return rpc_enc_search(again, cap, r->path, r->want, r->uid, r->gid,
+				      r->groups, r->ngroups);
 	default:
 		/* An op rpc_decode_req accepts that this target does not know:
 		 * a new op needs its encoder here too. */
@@ -208,6 +211,7 @@ static void replies(const uint8_t *data, size_t size)
 	struct rpc_attr a, a2;
 	struct rpc_statfs st;
 	struct rpc_probe p;
+	struct rpc_search_rep sr;
 	uint32_t n, more;
 	uint64_t v;
 	int ret;
@@ -233,6 +237,9 @@ static void replies(const uint8_t *data, size_t size)
 		FUZZ_CHECK(size >= RPC_STATFS_SIZE);
 	if (!rpc_dec_probe(data, size, &p))
 		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
+	if (!rpc_dec_search_rep(data, size, &sr))
+		FUZZ_CHECK(size >= RPC_SEARCH_REP_SIZE && sr.status <= 0 &&
+			   !sr.status == !sr.depth);
 	{
 		static struct rpc_stat sv[RPC_STATS_MAX];
 		uint32_t ns;

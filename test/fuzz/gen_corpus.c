@@ -208,6 +208,7 @@ static void gen_rpc(void)
 	struct rpc_attr da = {.handle = 1, .type = RPC_TYPE_DIR, .mode = 0755};
 	struct rpc_statfs st = {1 << 30, 1 << 29, 12};
 	struct rpc_probe pr = {3, 0x0000000000000009};
+	struct rpc_search_rep sr = {2, -13}; /* -EACCES at /a/b */
 	int n;
 
 #define REQ(name, call)                                                                  \
@@ -241,6 +242,12 @@ static void gen_rpc(void)
 	REQ("io-read", rpc_enc_io(buf, sizeof(buf), RPC_IO_READ, 7, NULL, segs, 1));
 	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
+	{
+		static const uint32_t groups[2] = {100, 65534};
+
+		REQ("search", rpc_enc_search(buf, sizeof(buf), "/a/b/c", 4, 65534, 65534,
+					     groups, 2));
+	}
 	REQ("rep-dirents", rpc_enc_dirents(buf, sizeof(buf), ents, 3, 1));
 	{
 		static const struct rpc_stat sv[2] = {{"req.io_write", 3},
@@ -256,6 +263,8 @@ static void gen_rpc(void)
 	put("rpc", "rep-statfs", buf, RPC_STATFS_SIZE);
 	rpc_enc_probe(buf, &pr);
 	put("rpc", "rep-probe", buf, RPC_PROBE_SIZE);
+	rpc_enc_search_rep(buf, &sr);
+	put("rpc", "rep-search", buf, RPC_SEARCH_REP_SIZE);
 }
 
 static void text(const char *name, const char *s)

@@ -690,6 +690,7 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       RPC_IO_STATFS,
 				       RPC_IO_CREATE,
 				       RPC_IO_PROBE,
+				       RPC_SEARCH,
 				       47,
 				       0,
 				       0xffff};
@@ -764,6 +765,13 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 	case RPC_IO_PROBE:
 		n = rpc_enc_io_probe(b, cap, rnd(70000));
 		break;
+	case RPC_SEARCH: { /* servers only: a client gets EPERM */
+		uint32_t groups[RPC_GROUPS_MAX] = {0};
+
+		n = rpc_enc_search(b, cap, path, rnd(8), rnd(3), rnd(3), groups,
+				   rnd(RPC_GROUPS_MAX + 1));
+		break;
+	}
 	default:
 		break;
 	}

@@ -12,8 +12,9 @@
 #     config that gives it other indexes, refuses;
 #   - user nobody (its own copy of the key) can neither read nor remove
 #     root's 0600 file, nor remove root's file through root's directory,
-#     nor change its mode, nor write or create where the modes say no, and
-#     can do what they allow (needs root: skipped otherwise, and said so).
+#     nor change its mode, nor write or create where the modes say no, nor
+#     reach a file below root's 0700 directory, and can do what they allow
+#     (needs root: skipped otherwise, and said so).
 set -u
 
 RPFS=${RPFS:-./rpfs}
@@ -136,6 +137,24 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/n
 		ok "nobody reads root's 0644 file"
 	else
 		bad "nobody could not read root's 0644 file"
+	fi
+	# A directory guards everything below it: search permission on every
+	# ancestor, checked by the metadata servers.
+	"$RPFS" mkdir /priv >"$TMP/out" 2>&1 || bad "mkdir /priv as root"
+	"$RPFS" mkdir /priv/sub >"$TMP/out" 2>&1 || bad "mkdir /priv/sub as root"
+	"$RPFS" cp "$TMP/data" rpfs:/priv/sub/pre.dat >"$TMP/out" 2>&1 ||
+		bad "cp to /priv/sub/pre.dat as root"
+	"$RPFS" chmod 0644 /priv/sub/pre.dat >"$TMP/out" 2>&1 || bad "chmod 0644 pre.dat"
+	"$RPFS" chmod 0700 /priv >"$TMP/out" 2>&1 || bad "chmod 0700 /priv as root"
+	refused "nobody reads a 0644 file below root's 0700 directory" \
+		"Permission denied" nobody cat /priv/sub/pre.dat
+	refused "nobody lists a 0755 directory below root's 0700 one" \
+		"Permission denied" nobody ls /priv/sub
+	"$RPFS" chmod 0755 /priv >"$TMP/out" 2>&1 || bad "chmod 0755 /priv as root"
+	if nobody cat /priv/sub/pre.dat 2>"$TMP/out" | cmp -s - "$U/data"; then
+		ok "nobody reads it once the directory is 0755"
+	else
+		bad "nobody could not read it once the directory is 0755"
 	fi
 	if nobody cp "$U/data" rpfs:/nobodys >"$TMP/out" 2>&1 &&
 		nobody rm /nobodys >"$TMP/out" 2>&1; then

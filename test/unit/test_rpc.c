@@ -226,6 +226,76 @@ START_TEST(rename_round_trips)
 }
 END_TEST
 
+START_TEST(search_round_trips)
+{
+	uint32_t groups[RPC_GROUPS_MAX + 1];
+	int n;
+
+	for (uint32_t i = 0; i <= RPC_GROUPS_MAX; i++)
+		groups[i] = 1000 + i;
+	n = rpc_enc_search(buf, BUFSZ, "/a/b/c", 4, 65534, 65533, groups, 3);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_SEARCH);
+	ck_assert_str_eq(req.path, "/a/b/c");
+	ck_assert_uint_eq(req.want, 4);
+	ck_assert_uint_eq(req.uid, 65534);
+	ck_assert_uint_eq(req.gid, 65533);
+	ck_assert_uint_eq(req.ngroups, 3);
+	ck_assert_uint_eq(req.groups[2], 1002);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	n = rpc_enc_search(buf, BUFSZ, "/a", 0, 1, 1, groups, RPC_GROUPS_MAX);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.groups[RPC_GROUPS_MAX - 1], 1000 + RPC_GROUPS_MAX - 1);
+	ck_assert_int_eq(
+		rpc_enc_search(buf, BUFSZ, "/a", 0, 1, 1, groups, RPC_GROUPS_MAX + 1),
+		-EINVAL);
+	ck_assert_int_eq(rpc_enc_search(buf, BUFSZ, "/a", 8, 1, 1, groups, 0), -EINVAL);
+	ck_assert_int_eq(rpc_enc_search(buf, BUFSZ, "a/b", 0, 1, 1, groups, 0), -EINVAL);
+	/* More groups than the body holds, wanted bits beyond rwx, flags. */
+	n = rpc_enc_search(buf, BUFSZ, "/a", 0, 1, 1, groups, 1);
+	buf[n - 8] = 2;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[n - 8] = RPC_GROUPS_MAX + 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[n - 8] = 1;
+	buf[n - 20] = 8;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[n - 20] = 0;
+	buf[2] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+}
+END_TEST
+
+START_TEST(search_reply_round_trips_and_refuses_bad_input)
+{
+	struct rpc_search_rep r = {3, -EACCES}, back;
+	uint8_t b[RPC_SEARCH_REP_SIZE];
+
+	rpc_enc_search_rep(b, &r);
+	ck_assert_int_eq(rpc_dec_search_rep(b, sizeof(b), &back), 0);
+	ck_assert_uint_eq(back.depth, 3);
+	ck_assert_int_eq(back.status, -EACCES);
+	r = (struct rpc_search_rep){0, 0};
+	rpc_enc_search_rep(b, &r);
+	ck_assert_int_eq(rpc_dec_search_rep(b, sizeof(b), &back), 0);
+	ck_assert_uint_eq(back.depth, 0);
+	ck_assert_int_eq(rpc_dec_search_rep(b, sizeof(b) - 1, &back), -EPROTO);
+	/* A refusal without a place, a place without a refusal, a positive
+	 * status: none is an answer. */
+	r = (struct rpc_search_rep){0, -EACCES};
+	rpc_enc_search_rep(b, &r);
+	ck_assert_int_eq(rpc_dec_search_rep(b, sizeof(b), &back), -EPROTO);
+	r = (struct rpc_search_rep){2, 0};
+	rpc_enc_search_rep(b, &r);
+	ck_assert_int_eq(rpc_dec_search_rep(b, sizeof(b), &back), -EPROTO);
+	r = (struct rpc_search_rep){2, EACCES};
+	rpc_enc_search_rep(b, &r);
+	ck_assert_int_eq(rpc_dec_search_rep(b, sizeof(b), &back), -EPROTO);
+}
+END_TEST
+
 START_TEST(setstripe_round_trips)
 {
 	int n = rpc_enc_setstripe(buf, BUFSZ, "/d", 65536, 2);
@@ -601,7 +671,7 @@ END_TEST
 
 START_TEST(unknown_op_is_refused)
 {
-	static const uint16_t ops[] = {0, 3, 9, 23, 39, 47, 0xffff};
+	static const uint16_t ops[] = {0, 3, 9, 24, 39, 47, 0xffff};
 	struct raw r;
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -824,7 +894,7 @@ static const uint16_t fz_ops[] = {
 	RPC_GETATTR,   RPC_SETATTR,	RPC_REMOVE,	 RPC_READDIR,	RPC_FETCH_ADD,
 	RPC_LOCK,      RPC_UNLOCK,	RPC_STATFS_META, RPC_IO_WRITE,	RPC_IO_READ,
 	RPC_IO_SIZE,   RPC_IO_TRUNCATE, RPC_IO_SYNC,	 RPC_IO_REMOVE, RPC_IO_STATFS,
-	RPC_IO_CREATE, RPC_IO_PROBE,	RPC_RENAME,	 RPC_STATS,
+	RPC_IO_CREATE, RPC_IO_PROBE,	RPC_RENAME,	 RPC_STATS,	RPC_SEARCH,
 };
 #define NFZ_OPS (sizeof(fz_ops) / sizeof(fz_ops[0]))
 
@@ -859,6 +929,11 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 		ck_assert(r->op != RPC_CREATE || r->first_server >= -1);
 		ck_assert(r->mask == RPC_SET_LAYOUT ||
 			  !(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
+		break;
+	case RPC_SEARCH:
+		ck_assert(rpc_path_ok(r->path));
+		ck_assert_uint_le(r->want, 7);
+		ck_assert_uint_le(r->ngroups, RPC_GROUPS_MAX);
 		break;
 	case RPC_LOCK:
 	case RPC_UNLOCK:
@@ -1050,6 +1125,8 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, rename_round_trips);
 	tcase_add_test(tc, stats_reply_round_trips_and_refuses_bad_input);
 	tcase_add_test(tc, setstripe_round_trips);
+	tcase_add_test(tc, search_round_trips);
+	tcase_add_test(tc, search_reply_round_trips_and_refuses_bad_input);
 	tcase_add_test(tc, handle_ops_round_trip);
 	tcase_add_test(tc, fetch_add_round_trips);
 	tcase_add_test(tc, lock_round_trips);
