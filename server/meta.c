@@ -56,6 +56,7 @@
 #include "hashtab.h"
 #include "log.h"
 #include "server.h"
+#include "store.h"
 
 #define META_MAP_SIZE	     (1ull << 30)
 #define META_HASH	     1024
@@ -410,8 +411,21 @@ static int reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 
 static int txn_begin(struct meta *m, bool rdonly, MDB_txn **txn)
 {
+	/* A write on a full disk must leave the reserve to removes. */
+	int ret = rdonly ? 0 : store_reserve(m->env, m->dir, false);
+
+	if (ret)
+		return ret;
 	return lmdb_err(mdb_txn_begin(m->env, NULL, rdonly ? MDB_RDONLY : 0, txn),
 			"begin transaction");
+}
+
+/* A write transaction that frees space (REMOVE, RMDIR): it may use the
+ * store's reserve, so a full disk can always be emptied (meta_reserve.c). */
+static int txn_begin_freeing(struct meta *m, MDB_txn **txn)
+{
+	store_reserve(m->env, m->dir, true);
+	return lmdb_err(mdb_txn_begin(m->env, NULL, 0, txn), "begin transaction");
 }
 
 static int local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
@@ -966,7 +980,7 @@ static int do_remove(struct srv_op *op)
 		ret = may_remove(op, &a);
 	if (ret)
 		return ret;
-	ret = txn_begin(m, false, &txn);
+	ret = txn_begin_freeing(m, &txn);
 	if (ret)
 		return ret;
 	ret = get_entry(m, txn, op->q.path, &a);
@@ -1085,7 +1099,7 @@ static int do_rmdir(struct srv_op *op)
 	ret = remote_has_child(s, op->q.path);
 	if (ret)
 		return ret > 0 ? -ENOTEMPTY : ret;
-	ret = txn_begin(m, false, &txn);
+	ret = txn_begin_freeing(m, &txn);
 	if (ret)
 		return ret;
 	ret = get_entry(m, txn, op->q.path, &a);
