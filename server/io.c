@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "csum.h"
@@ -439,14 +438,20 @@ static void bulk_start(struct srv_op *op)
 static int do_size(struct srv_op *op)
 {
 	struct iosrv *io = op->s->io;
+	struct rpc_io_size rs = {0, 0, 0};
 	struct fdent *e;
-	uint64_t size = 0, bad = 0;
+	uint64_t bad = 0;
+	struct stat st;
 	int ret;
 
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = csum_size(&e->cf, &size, &bad);
+	ret = csum_size(&e->cf, &rs.size, &bad);
+	/* Data writes and truncates change the times here, never on the
+	 * metadata server: stat folds them in. */
+	if (!ret && fstat(e->cf.fd, &st))
+		ret = -errno;
 	fd_put(io, e);
 	if (ret == -EBADMSG) {
 		note_bad(op, bad);
@@ -456,8 +461,10 @@ static int do_size(struct srv_op *op)
 	}
 	if (ret)
 		return ret;
-	rpc_enc_u64(op->rep, size);
-	op->rep_len = 8;
+	rs.mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	rs.ctime = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	rpc_enc_io_size(op->rep, &rs);
+	op->rep_len = RPC_IO_SIZE_REP;
 	return 0;
 }
 
@@ -520,12 +527,10 @@ static int do_probe(struct srv_op *op)
 static int do_statfs(struct srv_op *op)
 {
 	struct rpc_statfs sf;
-	struct statvfs sv;
+	int ret = srv_storage(op->s->io->dir, &sf);
 
-	if (statvfs(op->s->io->dir, &sv))
-		return -errno;
-	sf.total = (uint64_t)sv.f_blocks * sv.f_frsize;
-	sf.avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (ret)
+		return ret;
 	sf.objects = (uint64_t)atomic_load(&op->s->io->nfiles);
 	rpc_enc_statfs(op->rep, &sf);
 	op->rep_len = RPC_STATFS_SIZE;

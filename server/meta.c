@@ -937,6 +937,9 @@ static int do_setattr(struct srv_op *op)
 	if ((q->mask & RPC_SET_LAYOUT) && (ret = set_dir_layout(op->s, q, &a)))
 		goto abort;
 	a.ctime = srv_now_ns();
+	/* Data written before no longer counts for mtime (client/attr.c). */
+	if (q->mask & RPC_SET_TIMES)
+		a.times_set = a.ctime;
 	ret = put_entry(m, txn, q->path, &a, false);
 	if (ret)
 		goto abort;
@@ -1448,13 +1451,13 @@ static int do_statfs(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	struct rpc_statfs sf;
-	struct statvfs sv;
 	MDB_stat st;
 	MDB_txn *txn;
 	int ret;
 
-	if (statvfs(m->dir, &sv))
-		return -errno;
+	ret = srv_storage(m->dir, &sf);
+	if (ret)
+		return ret;
 	ret = txn_begin(m, true, &txn);
 	if (ret)
 		return ret;
@@ -1462,8 +1465,6 @@ static int do_statfs(struct srv_op *op)
 	mdb_txn_abort(txn);
 	if (ret)
 		return ret;
-	sf.total = (uint64_t)sv.f_blocks * sv.f_frsize;
-	sf.avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	sf.objects = st.ms_entries;
 	rpc_enc_statfs(op->rep, &sf);
 	op->rep_len = RPC_STATFS_SIZE;

@@ -186,6 +186,10 @@ int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 
 /* stats.c: RPC_STATS, on a worker (statvfs and the stores' counts). */
 void stats_run(struct sched_job *job);
+/* The file system holding dir: sizes and its fsid (a hash of this host's
+ * boot id and the device: equal for every server whose storage is on that
+ * file system, on any host); objects 0. */
+int srv_storage(const char *dir, struct rpc_statfs *sf);
 /* The entries of this server's metadata store (meta.c), datafiles (io.c). */
 int meta_files(struct srv *s, uint64_t *n);
 /* io.c: datafiles, and the descriptor cache's hits and misses. */

@@ -97,9 +97,11 @@ static const struct command commands[] = {
 	{"getstripe", cmd_getstripe, "PATH", "a file's layout, or a directory's default",
 	 ""},
 	{"df", cmd_df, "[-h]", "each server's storage, from the server, and a total",
-	 "One row per server from its own answer: size, used and available bytes\n"
-	 "of the file system under an I/O server's directory, the files a metadata\n"
-	 "server holds; then the total. -h: human sizes.\n"},
+	 "One row per server (its name and address in the config, its roles) from\n"
+	 "its own answer: size, used and available bytes of the file system under\n"
+	 "an I/O server's directory, the files a metadata server holds, and which\n"
+	 "file system it is (fs: servers with the same number share one disk);\n"
+	 "then the total, each file system counted once. -h: human sizes.\n"},
 	{"stats", cmd_stats, "[--json]", "each server's counters",
 	 "Requests by op (req.*), data by transport path (bytes.inline|fast|bulk),\n"
 	 "credit, slot, bulk-cap and pool waits, cache hits and misses, errors,\n"
