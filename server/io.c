@@ -61,6 +61,20 @@ struct iosrv {
 	atomic_uint_fast64_t fd_hits, fd_misses; /* RPC_STATS */
 };
 
+/* A write request's record of its chunks, so that a failed write leaves
+ * the datafile as long as it was (csum_undo_growth): the sizes before its
+ * first chunk, its chunks in flight, the csum_write calls they made. Once
+ * one chunk fails the later ones write nothing, and the last one out
+ * undoes the growth. */
+struct io_write {
+	pthread_mutex_t lock;
+	struct csum_mark mark;
+	uint64_t writes;
+	unsigned inflight;
+	int err; /* the first failure */
+	bool marked, undone;
+};
+
 /* A bulk chunk handed to a worker. */
 struct chunk_job {
 	struct sched_job job;
@@ -320,6 +334,52 @@ static void set_detail(struct srv_op *op)
 	}
 }
 
+/* A chunk of write request op is about to write to f: -errno if an
+ * earlier one failed (its error), else counted in flight. */
+static int write_enter(struct srv_op *op, struct csum_file *f)
+{
+	struct io_write *w = op->io_wr;
+	int ret;
+
+	pthread_mutex_lock(&w->lock);
+	ret = w->err;
+	if (!ret) {
+		w->inflight++;
+		if (!w->marked)
+			csum_mark(f, &w->mark);
+		w->marked = true;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return ret;
+}
+
+/* The chunk made writes csum_write calls and ended with ret. */
+static void write_leave(struct srv_op *op, struct csum_file *f, uint64_t writes, int ret)
+{
+	struct io_write *w = op->io_wr;
+	bool undo;
+
+	pthread_mutex_lock(&w->lock);
+	w->inflight--;
+	w->writes += writes;
+	if (ret && !w->err)
+		w->err = ret;
+	undo = w->err && !w->inflight && !w->undone;
+	w->undone |= undo;
+	pthread_mutex_unlock(&w->lock);
+	if (undo)
+		csum_undo_growth(f, &w->mark, w->writes);
+}
+
+void io_write_free(struct srv_op *op)
+{
+	if (!op->io_wr)
+		return;
+	pthread_mutex_destroy(&op->io_wr->lock);
+	free(op->io_wr);
+	op->io_wr = NULL;
+}
+
 /* Store (write) or load (read) the stream range [off, off + len) through
  * buf: map it onto the segments. For a read, room beyond the segments'
  * total reads as zeros. */
@@ -328,12 +388,16 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 	struct iosrv *io = op->s->io;
 	struct fdent *e = NULL;
 	uint32_t lo = 0, hi = op->q.nseg;
-	uint64_t bad = 0;
+	uint64_t bad = 0, writes = 0;
 	int ret;
 
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		goto out;
+	if (write && (ret = write_enter(op, &e->cf))) {
+		fd_put(io, e);
+		return ret; /* said when it happened */
+	}
 	/* First segment ending after off. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -351,6 +415,7 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 
 		if (!sg->len)
 			continue;
+		writes += write;
 		ret = write ? csum_write(&e->cf, buf, n, sg->off + skip, &bad)
 			    : csum_read(&e->cf, buf, n, sg->off + skip, &bad);
 		if (ret)
@@ -363,6 +428,8 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		/* Only reads offer room beyond the stream (checked at dispatch). */
 		memset(buf, 0, len);
 	}
+	if (write)
+		write_leave(op, &e->cf, writes, ret);
 	fd_put(io, e);
 out:
 	if (ret == -EBADMSG) {
@@ -604,6 +671,10 @@ static int check_segs(struct srv_op *op)
 	}
 	op->total = total;
 	if (op->q.op == RPC_IO_WRITE) {
+		op->io_wr = calloc(1, sizeof(*op->io_wr));
+		if (!op->io_wr)
+			return -ENOMEM;
+		pthread_mutex_init(&op->io_wr->lock, NULL);
 		if (xp_req_data_len(op->r) != total)
 			return -EINVAL;
 		if (total && xp_req_dir(op->r) != PROTO_DIR_WRITE)
