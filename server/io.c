@@ -46,6 +46,10 @@ struct fdent {
 	struct hnode hn;      /* in iosrv.fds; key: the handle */
 	struct list_node lru; /* in iosrv.lru */
 	struct csum_file cf;  /* the datafile and its checksums */
+	/* When a write or truncate last changed it (ns, CLOCK_REALTIME): the
+	 * kernel stamps files with a clock that lags by up to a tick, and a
+	 * write just after a utimes must look later than it (IO_SIZE). */
+	atomic_int_fast64_t changed;
 	int refs;
 	bool detached; /* removed while in use: the last user closes */
 };
@@ -428,6 +432,8 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		/* Only reads offer room beyond the stream (checked at dispatch). */
 		memset(buf, 0, len);
 	}
+	if (write && !ret)
+		atomic_store(&e->changed, srv_now_ns());
 	if (write)
 		write_leave(op, &e->cf, writes, ret);
 	fd_put(io, e);
@@ -508,6 +514,7 @@ static int do_size(struct srv_op *op)
 	struct rpc_io_size rs = {0, 0, 0};
 	struct fdent *e;
 	uint64_t bad = 0;
+	int64_t changed;
 	struct stat st;
 	int ret;
 
@@ -519,6 +526,7 @@ static int do_size(struct srv_op *op)
 	 * metadata server: stat folds them in. */
 	if (!ret && fstat(e->cf.fd, &st))
 		ret = -errno;
+	changed = atomic_load(&e->changed);
 	fd_put(io, e);
 	if (ret == -EBADMSG) {
 		note_bad(op, bad);
@@ -530,6 +538,8 @@ static int do_size(struct srv_op *op)
 		return ret;
 	rs.mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	rs.ctime = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	rs.mtime = changed > rs.mtime ? changed : rs.mtime;
+	rs.ctime = changed > rs.ctime ? changed : rs.ctime;
 	rpc_enc_io_size(op->rep, &rs);
 	op->rep_len = RPC_IO_SIZE_REP;
 	return 0;
@@ -548,6 +558,8 @@ static int do_truncate(struct srv_op *op)
 	if (ret)
 		return ret;
 	ret = csum_truncate(&e->cf, op->q.size, &bad);
+	if (!ret)
+		atomic_store(&e->changed, srv_now_ns());
 	fd_put(io, e);
 	if (ret == -EBADMSG)
 		note_bad(op, bad);
