@@ -172,6 +172,11 @@ int rpfsc_lookup(struct rpfs_client *c, const char *path, uint16_t flags, char *
 /* ---- attr.c --------------------------------------------------------------- */
 
 void rpfsc_attr_to_stat(const struct rpc_attr *a, struct rpfs_stat *st);
+/* Fold the latest datafile mtime and ctime (IO_SIZE) of a file whose
+ * attributes are a into st: the later times win, except a data mtime from
+ * before the times were last set (a->times_set). */
+void rpfsc_attr_fold_data(const struct rpc_attr *a, int64_t mtime, int64_t ctime,
+			  struct rpfs_stat *st);
 
 /* Layout of an attribute with nservers filled in and checked. */
 int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a);
@@ -181,6 +186,11 @@ int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a);
  * the capability in a->cap). */
 int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint64_t *size);
+/* The same, with the latest mtime and ctime of its datafiles (0: an older
+ * server that does not say). */
+int rpfsc_file_size_times(struct rpfs_client *c, const struct rpc_attr *a,
+			  const char *what, uint64_t *size, int64_t *mtime,
+			  int64_t *ctime);
 /* The file's capability for a request, renewed first (GETATTR with the old
  * one) once half its lifetime has passed, or three quarters while the
  * background renews (c->keepalive). 0 or -errno (message set). */

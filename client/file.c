@@ -307,10 +307,12 @@ void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st)
 	pthread_mutex_unlock(&f->cap_lock);
 }
 
-/* A path's attributes, with a file's size from its I/O servers. */
+/* A path's attributes, with a file's size and data times from its I/O
+ * servers (the same requests). */
 int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 {
 	char norm[RPC_PATH_MAX + 1];
+	int64_t mtime = 0, ctime = 0;
 	struct rpc_attr a;
 	uint64_t size = 0;
 	int ret;
@@ -319,11 +321,12 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 	if (ret)
 		return ret;
 	if (a.type == RPC_TYPE_FILE) {
-		ret = rpfsc_file_size(c, &a, norm, &size);
+		ret = rpfsc_file_size_times(c, &a, norm, &size, &mtime, &ctime);
 		if (ret)
 			return ret;
 	}
 	rpfsc_attr_to_stat(&a, st);
+	rpfsc_attr_fold_data(&a, mtime, ctime, st);
 	st->size = size;
 	return 0;
 }
@@ -331,15 +334,15 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 /* ---- per-datafile operations -------------------------------------------- */
 
 /* One request per slot of the layout, all in flight at once: IO_SIZE
- * (sizes[] gets each datafile's size), IO_TRUNCATE to the slot's share of
- * size, or IO_SYNC. */
+ * (sizes[] gets each datafile's size and times), IO_TRUNCATE to the slot's
+ * share of size, or IO_SYNC. */
 static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
-		    uint16_t op, uint64_t size, uint64_t *sizes)
+		    uint16_t op, uint64_t size, struct rpc_io_size *sizes)
 {
 	uint32_t n = a->layout.stripe_count;
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
 	uint8_t(*body)[64] = calloc(n, sizeof(*body));
-	uint8_t(*rep)[16] = calloc(n, sizeof(*rep));
+	uint8_t(*rep)[RPC_IO_SIZE_REP] = calloc(n, sizeof(*rep));
 	int ret = 0;
 
 	if (!ops || !body || !rep) {
@@ -373,7 +376,7 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	if (ret || !sizes)
 		goto out;
 	for (uint32_t s = 0; s < n; s++) {
-		if (rpc_dec_u64(rep[s], ops[s].call.rep_len, &sizes[s])) {
+		if (rpc_dec_io_size(rep[s], ops[s].call.rep_len, &sizes[s])) {
 			ret = rpfsc_err_server(rpfsc_desc(c, ops[s].srv, RPFSC_IO), what,
 					       -EPROTO, 0, false);
 			goto out;
@@ -386,21 +389,41 @@ out:
 	return ret;
 }
 
+int rpfsc_file_size_times(struct rpfs_client *c, const struct rpc_attr *a,
+			  const char *what, uint64_t *size, int64_t *mtime,
+			  int64_t *ctime)
+{
+	uint32_t n = a->layout.stripe_count;
+	struct rpc_io_size *rs = calloc(n, sizeof(*rs));
+	uint64_t *sizes = calloc(n, sizeof(*sizes));
+	int ret = -ENOMEM;
+
+	if (!rs || !sizes) {
+		rpfsc_err_set("%s: out of memory", what);
+		goto out;
+	}
+	ret = per_slot(c, a, what, RPC_IO_SIZE, 0, rs);
+	if (ret)
+		goto out;
+	*mtime = *ctime = 0;
+	for (uint32_t s = 0; s < n; s++) {
+		sizes[s] = rs[s].size;
+		*mtime = rs[s].mtime > *mtime ? rs[s].mtime : *mtime;
+		*ctime = rs[s].ctime > *ctime ? rs[s].ctime : *ctime;
+	}
+	*size = layout_file_size(&a->layout, sizes);
+out:
+	free(rs);
+	free(sizes);
+	return ret;
+}
+
 int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint64_t *size)
 {
-	uint64_t *sizes = calloc(a->layout.stripe_count, sizeof(*sizes));
-	int ret;
+	int64_t mtime, ctime;
 
-	if (!sizes) {
-		rpfsc_err_set("%s: out of memory", what);
-		return -ENOMEM;
-	}
-	ret = per_slot(c, a, what, RPC_IO_SIZE, 0, sizes);
-	if (!ret)
-		*size = layout_file_size(&a->layout, sizes);
-	free(sizes);
-	return ret;
+	return rpfsc_file_size_times(c, a, what, size, &mtime, &ctime);
 }
 
 /* The file's attributes with a current capability, for one operation. */

@@ -365,16 +365,26 @@ out:
 
 /* ---- cluster-wide ------------------------------------------------------- */
 
+/* Is fsid among ids[0..n)? 0 (an older server's: unknown) never is. */
+static bool seen(const uint64_t *ids, uint32_t n, uint64_t fsid)
+{
+	for (uint32_t i = 0; fsid && i < n; i++)
+		if (ids[i] == fsid)
+			return true;
+	return false;
+}
+
 int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st)
 {
 	uint32_t n = c->cfg.nmeta + c->cfg.nio;
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
 	uint8_t(*rep)[64] = calloc(n, sizeof(*rep));
+	uint64_t *fsid = calloc(n, sizeof(*fsid));
 	uint8_t meta_body[16], io_body[16];
 	int mlen, ilen, ret;
 
 	memset(st, 0, sizeof(*st));
-	if (!ops || !rep) {
+	if (!ops || !rep || !fsid) {
 		ret = -ENOMEM;
 		rpfsc_err_set("statfs: out of memory");
 		goto out;
@@ -408,16 +418,20 @@ int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st)
 					       "statfs", -EPROTO, 0, false);
 			goto out;
 		}
+		fsid[i] = s.fsid;
 		if (i < c->cfg.nmeta) {
 			st->files += s.objects;
-		} else {
+		} else if (!seen(fsid + c->cfg.nmeta, i - c->cfg.nmeta, s.fsid)) {
+			/* Servers sharing a disk share its space: once. */
 			st->total += s.total;
 			st->avail += s.avail;
+			st->free += s.free;
 		}
 	}
 out:
 	free(ops);
 	free(rep);
+	free(fsid);
 	return ret;
 }
 

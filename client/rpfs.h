@@ -120,9 +120,10 @@ int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode);
  * one of the owner's groups (-EPERM otherwise). */
 int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid);
 /* Sets the access and modification times (ns since the epoch): the owner,
- * root, or a process allowed to write the file. Writes do not change the
- * times (they never reach the metadata server): mtime is the creation's or
- * the last one set here. */
+ * root, or a process allowed to write the file. A later data write or
+ * truncate makes mtime and ctime that write's (rpfs_stat asks the I/O
+ * servers, which keep the time of each datafile's last change, so writes
+ * never reach the metadata server); one before no longer counts. */
 int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mtime_ns);
 /* Removes the metadata and every datafile. */
 int rpfs_remove(rpfs_client_t *c, const char *path);
@@ -151,8 +152,12 @@ int rpfs_setstripe(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
 int rpfs_readdir(rpfs_client_t *c, const char *path,
 		 int (*fn)(const char *name, uint32_t type, void *arg), void *arg);
 struct rpfs_statfs {
-	uint64_t total, avail; /* bytes over all I/O servers */
-	uint64_t files;	       /* objects over all metadata servers */
+	/* Bytes of the file systems holding the I/O servers' storage, each
+	 * counted once however many servers share it: avail is what an
+	 * unprivileged writer may still use (f_bavail), free below. */
+	uint64_t total, avail;
+	uint64_t files; /* objects over all metadata servers */
+	uint64_t free;	/* free bytes (f_bfree, root's reserve included) */
 };
 int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st);
 

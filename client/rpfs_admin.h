@@ -75,12 +75,13 @@ int rpfs_admin_slot_server(const rpfs_admin_config_t *cfg, const struct rpfs_sta
 /* ---- a server's own view ------------------------------------------------- */
 
 /* One named value of a server's answer to rpfs_admin_server_stats: its
- * storage ("storage.size", "storage.used", "storage.avail" in bytes of the
- * file system under its directory; "meta.files" entries of a metadata
- * server's store, "io.datafiles" of an I/O server) and its counters since
- * it started ("req.<op>" requests, "bytes.inline|fast|bulk" data by
- * transport path, "waits.credit|slot|bulk_cap|pool", "cache.*" hits and
- * misses, "errors.*", "conns.now|total|refused"). */
+ * storage ("storage.size", "storage.used", "storage.avail", "storage.free"
+ * in bytes of the file system under its directory, "storage.fsid" which
+ * file system that is: equal for servers sharing one, on any host;
+ * "meta.files" entries of a metadata server's store, "io.datafiles" of an
+ * I/O server) and its counters since it started ("req.<op>" requests,
+ * "bytes.inline|fast|bulk" data by transport path, "waits.credit|slot|bulk_cap|pool",
+ * "cache.*" hits and misses, "errors.*", "conns.now|total|refused"). */
 #define RPFS_STAT_NAME_MAX 47
 #define RPFS_STATS_MAX	   128
 struct rpfs_server_stat {

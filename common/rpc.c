@@ -62,9 +62,13 @@
  * @8, mode u32 @12, uid u32 @16, gid u32 @20, atime i64 @24, mtime i64 @32, ctime i64
  * @40, layout: stripe_unit u64 @48, stripe_count u32 @56, first_server u32 @60, nservers
  * u32
- * @64, zero padding @68..79 u64 (8 bytes): FETCH_ADD old value, IO_SIZE datafile size
+ * @64, zero padding @68..71, times_set i64 @72 (when SETATTR last set the times, 0
+ * never; 0 in stores written before it existed) u64 (8 bytes): FETCH_ADD old value
+ *   io size (24 bytes; IO_SIZE): size u64, mtime i64, ctime i64 of the
+ *   datafile (8 bytes from an older server: the size alone)
  *   dirents: count u32, more u32, count x { type u32, name str }
- *   statfs (24 bytes): total u64, avail u64, objects u64
+ *   statfs (40 bytes): total u64, avail u64, objects u64, free u64, fsid
+ *   u64 (24 bytes from an older server: free = avail, fsid 0)
  *   stats (STATS): count u32, count x { name str, value u64 }, exact
  *   probe (16 bytes; IO_PROBE): count u64, max_handle u64
  *   search (8 bytes; SEARCH): depth u32, status i32
@@ -72,8 +76,9 @@
  *   IO_SIZE) carries u64 @0, the datafile offset of the damage; any other
  *   failed reply has an empty body
  *
- * The fixed-size reply decoders (attr, u64, statfs) accept a longer body than
- * they need (room to grow) but never a shorter one; dirents must be exact. */
+ * The fixed-size reply decoders (attr, u64, io size, statfs) accept a longer
+ * body than they need (room to grow) and the shorter form of an older server
+ * where one is said above, never less; dirents must be exact. */
 #include "rpc.h"
 #include "wire.h"
 
@@ -837,6 +842,7 @@ void rpc_enc_attr(void *buf, const struct rpc_attr *a)
 	put32(p + 56, a->layout.stripe_count);
 	put32(p + 60, a->layout.first_server);
 	put32(p + 64, a->layout.nservers);
+	put64(p + 72, (uint64_t)a->times_set);
 }
 
 void rpc_enc_cap(void *buf, const struct rpc_cap *c)
@@ -886,6 +892,7 @@ int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a)
 	a->layout.stripe_count = get32(p + 56);
 	a->layout.first_server = get32(p + 60);
 	a->layout.nservers = get32(p + 64);
+	a->times_set = (int64_t)get64(p + 72);
 	if (len >= RPC_ATTR_CAP_SIZE)
 		rpc_dec_cap(p + RPC_ATTR_SIZE, &a->cap);
 	if (a->type == RPC_TYPE_FILE)
@@ -972,17 +979,42 @@ void rpc_enc_statfs(void *buf, const struct rpc_statfs *s)
 	put64(p + 0, s->total);
 	put64(p + 8, s->avail);
 	put64(p + 16, s->objects);
+	put64(p + 24, s->free);
+	put64(p + 32, s->fsid);
 }
 
 int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s)
 {
 	const uint8_t *p = buf;
 
-	if (len < RPC_STATFS_SIZE)
+	if (len < RPC_STATFS_MIN)
 		return -EPROTO;
 	s->total = get64(p + 0);
 	s->avail = get64(p + 8);
 	s->objects = get64(p + 16);
+	s->free = len < RPC_STATFS_SIZE ? s->avail : get64(p + 24);
+	s->fsid = len < RPC_STATFS_SIZE ? 0 : get64(p + 32);
+	return 0;
+}
+
+void rpc_enc_io_size(void *buf, const struct rpc_io_size *s)
+{
+	uint8_t *p = buf;
+
+	put64(p + 0, s->size);
+	put64(p + 8, (uint64_t)s->mtime);
+	put64(p + 16, (uint64_t)s->ctime);
+}
+
+int rpc_dec_io_size(const void *buf, size_t len, struct rpc_io_size *s)
+{
+	const uint8_t *p = buf;
+
+	if (len < 8)
+		return -EPROTO;
+	s->size = get64(p);
+	s->mtime = len < RPC_IO_SIZE_REP ? 0 : (int64_t)get64(p + 8);
+	s->ctime = len < RPC_IO_SIZE_REP ? 0 : (int64_t)get64(p + 16);
 	return 0;
 }
 

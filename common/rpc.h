@@ -114,6 +114,10 @@ struct rpc_attr {
 	uint32_t uid, gid;
 	int64_t atime, mtime, ctime; /* ns since the epoch */
 	struct rpfs_layout layout;   /* files only */
+	/* When the times were last set (SETATTR with RPC_SET_TIMES; 0:
+	 * never): data writes before then no longer count for mtime (stat
+	 * folds the datafiles' times in, rpfsc_attr_fold_data). */
+	int64_t times_set;
 	/* Replies only, never stored: the capability granted with these
 	 * attributes (zero when none was). */
 	struct rpc_cap cap;
@@ -238,13 +242,33 @@ int rpc_enc_dirents(void *buf, size_t cap, const struct rpc_dirent *e, uint32_t 
 int rpc_dec_dirents(const void *buf, size_t len, struct rpc_dirent *e, uint32_t max,
 		    uint32_t *n, uint32_t *more);
 
-/* STATFS replies: u64 total bytes, u64 free bytes, u64 objects. */
+/* STATFS replies: u64 total bytes, u64 available bytes (f_bavail: what
+ * an unprivileged writer may still use), u64 objects, u64 free bytes
+ * (f_bfree), u64 fsid: the file system holding the server's storage, the
+ * same value for every server whose storage is on it (srv_storage in
+ * server/stats.c), so a client counts each file system once. A reply of
+ * RPC_STATFS_MIN bytes (an older server) decodes with free = avail and
+ * fsid 0: unknown, a file system of its own. */
 struct rpc_statfs {
-	uint64_t total, avail, objects;
+	uint64_t total, avail, objects, free, fsid;
 };
 void rpc_enc_statfs(void *buf, const struct rpc_statfs *s);
 int rpc_dec_statfs(const void *buf, size_t len, struct rpc_statfs *s);
-#define RPC_STATFS_SIZE 24
+#define RPC_STATFS_SIZE 40
+#define RPC_STATFS_MIN	24
+
+/* IO_SIZE reply: u64 the datafile's size, i64 its mtime, i64 its ctime (ns
+ * since the epoch, the I/O server's clock): data writes and truncates
+ * change a file's times there, never on the metadata server, and stat
+ * folds them in (rpfsc_attr_fold_data). An 8-byte reply (an older server)
+ * decodes with times 0. */
+struct rpc_io_size {
+	uint64_t size;
+	int64_t mtime, ctime;
+};
+void rpc_enc_io_size(void *buf, const struct rpc_io_size *s);
+int rpc_dec_io_size(const void *buf, size_t len, struct rpc_io_size *s);
+#define RPC_IO_SIZE_REP 24
 
 /* STATS reply: u32 count (at most RPC_STATS_MAX), then count entries:
  * name str (1..RPC_STAT_NAME_MAX bytes of [a-z0-9_.]), value u64. A server

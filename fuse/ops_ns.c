@@ -178,7 +178,9 @@ static int rfs_statfs(const char *path, struct statvfs *sv)
 	sv->f_bsize = RFS_MAX_IO; /* the preferred transfer */
 	sv->f_frsize = RFS_BLOCK;
 	sv->f_blocks = st.total / RFS_BLOCK;
-	sv->f_bfree = sv->f_bavail = st.avail / RFS_BLOCK;
+	/* df's "used" is blocks - free: root's reserve is not in use */
+	sv->f_bfree = st.free / RFS_BLOCK;
+	sv->f_bavail = st.avail / RFS_BLOCK;
 	/* no inode limit: objects are LMDB entries */
 	sv->f_files = st.files + (1u << 30);
 	sv->f_ffree = sv->f_favail = 1u << 30;

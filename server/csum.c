@@ -552,6 +552,7 @@ int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
 	struct csum_range r;
 	int ret;
 
+	atomic_fetch_add(&f->wgen, 1); /* even if it fails (csum_undo_growth) */
 	if (!len)
 		return 0;
 	if (f->bad_hdr) {
@@ -591,21 +592,14 @@ int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
 
 /* ---- truncate, size, sync ------------------------------------------------------- */
 
-int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad)
+/* The truncate itself, with blocks [size / CSUM_BLOCK, end) locked. */
+static int truncate_locked(struct csum_file *f, uint64_t size, uint64_t *bad)
 {
 	uint64_t k = size / CSUM_BLOCK, rem = size % CSUM_BLOCK, nents;
 	struct csum_ent e, done;
-	struct csum_range r;
 	struct stat st;
 	int ret;
 
-	if (f->bad_hdr) {
-		*bad = size;
-		return -EBADMSG;
-	}
-	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
-		return ret;
-	range_lock(f, &r, k, UINT64_MAX);
 	ret = csum_read_ents(f, k, 1, &e);
 	if (!ret && rem && !csum_ent_empty(&e)) {
 		/* The cut block: what stays must be good; its new version has
@@ -640,8 +634,65 @@ int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad)
 	    (uint64_t)st.st_size > CSUM_HDR + nents * CSUM_ENT &&
 	    ftruncate(f->cfd, (off_t)(CSUM_HDR + nents * CSUM_ENT)))
 		ret = -errno;
+	return ret;
+}
+
+int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad)
+{
+	struct csum_range r;
+	int ret;
+
+	if (f->bad_hdr) {
+		*bad = size;
+		return -EBADMSG;
+	}
+	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
+		return ret;
+	/* A failed write must not undo what this sets (csum_undo_growth). */
+	atomic_fetch_add(&f->wgen, 1);
+	range_lock(f, &r, size / CSUM_BLOCK, UINT64_MAX);
+	ret = truncate_locked(f, size, bad);
 	range_unlock(f, &r);
 	return ret;
+}
+
+/* ---- undoing a failed write's growth ---------------------------------------- */
+
+void csum_mark(struct csum_file *f, struct csum_mark *m)
+{
+	struct stat st, cst;
+
+	pthread_mutex_lock(&f->lock);
+	m->alone = !f->held;
+	m->gen = atomic_load(&f->wgen);
+	pthread_mutex_unlock(&f->lock);
+	m->known = !fstat(f->fd, &st) && (f->cfd < 0 || !fstat(f->cfd, &cst));
+	m->ino = m->known ? (uint64_t)st.st_ino : 0;
+	m->size = m->known ? (uint64_t)st.st_size : 0;
+	m->csize = m->known && f->cfd >= 0 ? (uint64_t)cst.st_size : 0;
+}
+
+/* Every writer is waited for and kept out while we look; only if no write
+ * or truncate but the request's own ran since the mark (nothing else can
+ * own a byte past the old end) is anything cut. */
+void csum_undo_growth(struct csum_file *f, const struct csum_mark *m, uint64_t writes)
+{
+	struct csum_range r;
+	struct stat st, cst;
+	uint64_t bad = 0;
+
+	if (!m->known || !m->alone || f->cfd < 0)
+		return;
+	range_lock(f, &r, 0, UINT64_MAX);
+	/* Back to the old size as a truncate does it: the block cut at the
+	 * old end gets the checksum of what it holds, the entries past it go.
+	 * A block that fails its checksum there stays as it is (-EBADMSG):
+	 * reads report it. */
+	if (atomic_load(&f->wgen) == m->gen + writes && !fstat(f->fd, &st) &&
+	    (uint64_t)st.st_ino == m->ino && !fstat(f->cfd, &cst) &&
+	    ((uint64_t)st.st_size > m->size || (uint64_t)cst.st_size > m->csize))
+		truncate_locked(f, m->size, &bad);
+	range_unlock(f, &r);
 }
 
 /* Is the datafile (size) as long as its last checksummed block says? */

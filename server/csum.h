@@ -34,6 +34,7 @@
 #define RPFS_CSUM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -64,7 +65,8 @@ struct csum_file {
 	bool cfd_created;
 	pthread_mutex_t lock; /* held, cfd */
 	pthread_cond_t cond;
-	struct csum_range *held; /* block ranges being written */
+	struct csum_range *held;   /* block ranges being written */
+	atomic_uint_fast64_t wgen; /* writes and truncates begun */
 };
 
 /* Standard CRC32C (iSCSI) of len bytes, from ISA-L. */
@@ -112,6 +114,21 @@ int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad);
  * datafile is shorter than that block's end). */
 int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad);
 int csum_sync(struct csum_file *f);
+
+/* A write request that fails part way (ENOSPC after some of its chunks or
+ * pages) must leave the datafile no longer than it was, or the size would
+ * count bytes no reply acknowledged, and no checksum entries past that.
+ * csum_mark, before the request's first csum_write, notes the sizes of
+ * both files and whether anyone else was writing; csum_undo_growth, after
+ * its last (writes: its csum_write calls), cuts both back to those sizes
+ * if no other write or truncate began meanwhile, and else leaves them:
+ * bytes past the old end may then be someone else's. */
+struct csum_mark {
+	uint64_t size, csize, ino, gen;
+	bool alone, known;
+};
+void csum_mark(struct csum_file *f, struct csum_mark *m);
+void csum_undo_growth(struct csum_file *f, const struct csum_mark *m, uint64_t writes);
 
 /* Entries [b0, b0 + n) into e (missing ones read as empty). */
 int csum_read_ents(struct csum_file *f, uint64_t b0, uint64_t n, struct csum_ent *e);

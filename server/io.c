@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "csum.h"
@@ -47,6 +46,10 @@ struct fdent {
 	struct hnode hn;      /* in iosrv.fds; key: the handle */
 	struct list_node lru; /* in iosrv.lru */
 	struct csum_file cf;  /* the datafile and its checksums */
+	/* When a write or truncate last changed it (ns, CLOCK_REALTIME): the
+	 * kernel stamps files with a clock that lags by up to a tick, and a
+	 * write just after a utimes must look later than it (IO_SIZE). */
+	atomic_int_fast64_t changed;
 	int refs;
 	bool detached; /* removed while in use: the last user closes */
 };
@@ -60,6 +63,20 @@ struct iosrv {
 	unsigned nopen;
 	atomic_long nfiles;
 	atomic_uint_fast64_t fd_hits, fd_misses; /* RPC_STATS */
+};
+
+/* A write request's record of its chunks, so that a failed write leaves
+ * the datafile as long as it was (csum_undo_growth): the sizes before its
+ * first chunk, its chunks in flight, the csum_write calls they made. Once
+ * one chunk fails the later ones write nothing, and the last one out
+ * undoes the growth. */
+struct io_write {
+	pthread_mutex_t lock;
+	struct csum_mark mark;
+	uint64_t writes;
+	unsigned inflight;
+	int err; /* the first failure */
+	bool marked, undone;
 };
 
 /* A bulk chunk handed to a worker. */
@@ -321,6 +338,52 @@ static void set_detail(struct srv_op *op)
 	}
 }
 
+/* A chunk of write request op is about to write to f: -errno if an
+ * earlier one failed (its error), else counted in flight. */
+static int write_enter(struct srv_op *op, struct csum_file *f)
+{
+	struct io_write *w = op->io_wr;
+	int ret;
+
+	pthread_mutex_lock(&w->lock);
+	ret = w->err;
+	if (!ret) {
+		w->inflight++;
+		if (!w->marked)
+			csum_mark(f, &w->mark);
+		w->marked = true;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return ret;
+}
+
+/* The chunk made writes csum_write calls and ended with ret. */
+static void write_leave(struct srv_op *op, struct csum_file *f, uint64_t writes, int ret)
+{
+	struct io_write *w = op->io_wr;
+	bool undo;
+
+	pthread_mutex_lock(&w->lock);
+	w->inflight--;
+	w->writes += writes;
+	if (ret && !w->err)
+		w->err = ret;
+	undo = w->err && !w->inflight && !w->undone;
+	w->undone |= undo;
+	pthread_mutex_unlock(&w->lock);
+	if (undo)
+		csum_undo_growth(f, &w->mark, w->writes);
+}
+
+void io_write_free(struct srv_op *op)
+{
+	if (!op->io_wr)
+		return;
+	pthread_mutex_destroy(&op->io_wr->lock);
+	free(op->io_wr);
+	op->io_wr = NULL;
+}
+
 /* Store (write) or load (read) the stream range [off, off + len) through
  * buf: map it onto the segments. For a read, room beyond the segments'
  * total reads as zeros. */
@@ -329,12 +392,16 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 	struct iosrv *io = op->s->io;
 	struct fdent *e = NULL;
 	uint32_t lo = 0, hi = op->q.nseg;
-	uint64_t bad = 0;
+	uint64_t bad = 0, writes = 0;
 	int ret;
 
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		goto out;
+	if (write && (ret = write_enter(op, &e->cf))) {
+		fd_put(io, e);
+		return ret; /* said when it happened */
+	}
 	/* First segment ending after off. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -352,6 +419,7 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 
 		if (!sg->len)
 			continue;
+		writes += write;
 		ret = write ? csum_write(&e->cf, buf, n, sg->off + skip, &bad)
 			    : csum_read(&e->cf, buf, n, sg->off + skip, &bad);
 		if (ret)
@@ -364,6 +432,10 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		/* Only reads offer room beyond the stream (checked at dispatch). */
 		memset(buf, 0, len);
 	}
+	if (write && !ret)
+		atomic_store(&e->changed, srv_now_ns());
+	if (write)
+		write_leave(op, &e->cf, writes, ret);
 	fd_put(io, e);
 out:
 	if (ret == -EBADMSG) {
@@ -439,14 +511,22 @@ static void bulk_start(struct srv_op *op)
 static int do_size(struct srv_op *op)
 {
 	struct iosrv *io = op->s->io;
+	struct rpc_io_size rs = {0, 0, 0};
 	struct fdent *e;
-	uint64_t size = 0, bad = 0;
+	uint64_t bad = 0;
+	int64_t changed;
+	struct stat st;
 	int ret;
 
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = csum_size(&e->cf, &size, &bad);
+	ret = csum_size(&e->cf, &rs.size, &bad);
+	/* Data writes and truncates change the times here, never on the
+	 * metadata server: stat folds them in. */
+	if (!ret && fstat(e->cf.fd, &st))
+		ret = -errno;
+	changed = atomic_load(&e->changed);
 	fd_put(io, e);
 	if (ret == -EBADMSG) {
 		note_bad(op, bad);
@@ -456,8 +536,12 @@ static int do_size(struct srv_op *op)
 	}
 	if (ret)
 		return ret;
-	rpc_enc_u64(op->rep, size);
-	op->rep_len = 8;
+	rs.mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	rs.ctime = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	rs.mtime = changed > rs.mtime ? changed : rs.mtime;
+	rs.ctime = changed > rs.ctime ? changed : rs.ctime;
+	rpc_enc_io_size(op->rep, &rs);
+	op->rep_len = RPC_IO_SIZE_REP;
 	return 0;
 }
 
@@ -474,6 +558,8 @@ static int do_truncate(struct srv_op *op)
 	if (ret)
 		return ret;
 	ret = csum_truncate(&e->cf, op->q.size, &bad);
+	if (!ret)
+		atomic_store(&e->changed, srv_now_ns());
 	fd_put(io, e);
 	if (ret == -EBADMSG)
 		note_bad(op, bad);
@@ -520,12 +606,10 @@ static int do_probe(struct srv_op *op)
 static int do_statfs(struct srv_op *op)
 {
 	struct rpc_statfs sf;
-	struct statvfs sv;
+	int ret = srv_storage(op->s->io->dir, &sf);
 
-	if (statvfs(op->s->io->dir, &sv))
-		return -errno;
-	sf.total = (uint64_t)sv.f_blocks * sv.f_frsize;
-	sf.avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (ret)
+		return ret;
 	sf.objects = (uint64_t)atomic_load(&op->s->io->nfiles);
 	rpc_enc_statfs(op->rep, &sf);
 	op->rep_len = RPC_STATFS_SIZE;
@@ -599,6 +683,10 @@ static int check_segs(struct srv_op *op)
 	}
 	op->total = total;
 	if (op->q.op == RPC_IO_WRITE) {
+		op->io_wr = calloc(1, sizeof(*op->io_wr));
+		if (!op->io_wr)
+			return -ENOMEM;
+		pthread_mutex_init(&op->io_wr->lock, NULL);
 		if (xp_req_data_len(op->r) != total)
 			return -EINVAL;
 		if (total && xp_req_dir(op->r) != PROTO_DIR_WRITE)

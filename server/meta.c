@@ -59,6 +59,7 @@
 #include "hashtab.h"
 #include "log.h"
 #include "server.h"
+#include "store.h"
 
 #define META_MAP_SIZE	     (1ull << 30)
 #define META_HASH	     1024
@@ -413,8 +414,21 @@ static int reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 
 static int txn_begin(struct meta *m, bool rdonly, MDB_txn **txn)
 {
+	/* A write on a full disk must leave the reserve to removes. */
+	int ret = rdonly ? 0 : store_reserve(m->env, m->dir, false);
+
+	if (ret)
+		return ret;
 	return lmdb_err(mdb_txn_begin(m->env, NULL, rdonly ? MDB_RDONLY : 0, txn),
 			"begin transaction");
+}
+
+/* A write transaction that frees space (REMOVE, RMDIR): it may use the
+ * store's reserve, so a full disk can always be emptied (meta_reserve.c). */
+static int txn_begin_freeing(struct meta *m, MDB_txn **txn)
+{
+	store_reserve(m->env, m->dir, true);
+	return lmdb_err(mdb_txn_begin(m->env, NULL, 0, txn), "begin transaction");
 }
 
 static int local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
@@ -968,6 +982,9 @@ static int do_setattr(struct srv_op *op)
 	if ((q->mask & RPC_SET_LAYOUT) && (ret = set_dir_layout(op->s, q, &a)))
 		goto abort;
 	a.ctime = srv_now_ns();
+	/* Data written before no longer counts for mtime (client/attr.c). */
+	if (q->mask & RPC_SET_TIMES)
+		a.times_set = a.ctime;
 	ret = put_entry(m, txn, q->path, &a, false);
 	if (ret)
 		goto abort;
@@ -1011,7 +1028,7 @@ static int do_remove(struct srv_op *op)
 		ret = may_remove(op, &a);
 	if (ret)
 		return ret;
-	ret = txn_begin(m, false, &txn);
+	ret = txn_begin_freeing(m, &txn);
 	if (ret)
 		return ret;
 	ret = get_entry(m, txn, op->q.path, &a);
@@ -1130,7 +1147,7 @@ static int do_rmdir(struct srv_op *op)
 	ret = remote_has_child(s, op->q.path);
 	if (ret)
 		return ret > 0 ? -ENOTEMPTY : ret;
-	ret = txn_begin(m, false, &txn);
+	ret = txn_begin_freeing(m, &txn);
 	if (ret)
 		return ret;
 	ret = get_entry(m, txn, op->q.path, &a);
@@ -1479,13 +1496,13 @@ static int do_statfs(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	struct rpc_statfs sf;
-	struct statvfs sv;
 	MDB_stat st;
 	MDB_txn *txn;
 	int ret;
 
-	if (statvfs(m->dir, &sv))
-		return -errno;
+	ret = srv_storage(m->dir, &sf);
+	if (ret)
+		return ret;
 	ret = txn_begin(m, true, &txn);
 	if (ret)
 		return ret;
@@ -1493,8 +1510,6 @@ static int do_statfs(struct srv_op *op)
 	mdb_txn_abort(txn);
 	if (ret)
 		return ret;
-	sf.total = (uint64_t)sv.f_blocks * sv.f_frsize;
-	sf.avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	sf.objects = st.ms_entries;
 	rpc_enc_statfs(op->rep, &sf);
 	op->rep_len = RPC_STATFS_SIZE;

@@ -28,6 +28,7 @@ static void op_free(struct srv_op *op)
 		sched_conn_put(s, op->sc);
 	free(op->segs);
 	free(op->seg_end);
+	io_write_free(op);
 	free(op);
 	atomic_fetch_sub(&s->live_ops, 1);
 }

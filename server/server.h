@@ -116,6 +116,7 @@ struct srv_op {
 	struct rpc_seg *segs;
 	uint64_t *seg_end;
 	uint64_t total;
+	struct io_write *io_wr; /* io.c: IO_WRITE's chunks (io_write_free) */
 
 	struct rpc_req q; /* decoded body (q.path points into q) */
 	uint8_t rep[SRV_REPLY_CAP];
@@ -194,9 +195,15 @@ int io_remove_handle(struct srv *s, uint64_t handle);
 int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce);
 /* Worker: the datafiles of metadata server meta's handles (IO_PROBE). */
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
+/* Free what io.c keeps for a write request (op.c, with the op). */
+void io_write_free(struct srv_op *op);
 
 /* stats.c: RPC_STATS, on a worker (statvfs and the stores' counts). */
 void stats_run(struct sched_job *job);
+/* The file system holding dir: sizes and its fsid (a hash of this host's
+ * boot id and the device: equal for every server whose storage is on that
+ * file system, on any host); objects 0. */
+int srv_storage(const char *dir, struct rpc_statfs *sf);
 /* The entries of this server's metadata store (meta.c), datafiles (io.c). */
 int meta_files(struct srv *s, uint64_t *n);
 /* io.c: datafiles, and the descriptor cache's hits and misses. */

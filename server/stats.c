@@ -1,6 +1,6 @@
-/* rpfsd's answer to RPC_STATS: its storage (size, used, available, and
- * the entries of its roles' stores) and its counters, as named values
- * (rpc.h), so `rpfs df` and `rpfs stats` show each server's own view.
+/* rpfsd's answer to RPC_STATS: its storage (size, used, available, free,
+ * the id of its file system, and the entries of its roles' stores) and its counters, as
+ * named values (rpc.h), so `rpfs df` and `rpfs stats` show each server's own view.
  *
  * The counters are bumped where things happen without any lock: requests
  * by op and error replies (dispatch.c, op.c), bulk transfers queued
@@ -12,8 +12,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
+#include "hash.h"
 #include "log.h"
 #include "server.h"
 
@@ -30,17 +33,59 @@ static void put(struct stat_list *l, const char *name, uint64_t value)
 	l->v[l->n++].value = value;
 }
 
+/* This host's boot id: with a device number it names a file system among
+ * every host's (device numbers repeat across hosts, a boot id never does;
+ * network namespaces share the kernel, its boot id and its disks). */
+static void boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	if (!buf[0] && gethostname(buf, len))
+		buf[0] = 0;
+}
+
+int srv_storage(const char *dir, struct rpc_statfs *sf)
+{
+	char id[300];
+	struct statvfs sv;
+	struct stat st;
+	uint64_t dev;
+
+	if (statvfs(dir, &sv) || stat(dir, &st))
+		return -errno;
+	memset(sf, 0, sizeof(*sf));
+	sf->total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	sf->avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	sf->free = (uint64_t)sv.f_bfree * sv.f_frsize;
+	boot_id(id, sizeof(id) - sizeof(dev));
+	dev = (uint64_t)st.st_dev;
+	memcpy(id + strlen(id) + 1, &dev, sizeof(dev));
+	sf->fsid = rpfs_fnv1a64(id, strlen(id) + 1 + sizeof(dev));
+	if (!sf->fsid) /* 0 means unknown */
+		sf->fsid = 1;
+	return 0;
+}
+
 static int storage(struct srv *s, struct stat_list *l)
 {
-	struct statvfs sv;
+	struct rpc_statfs sf;
 	uint64_t n;
 	int ret;
 
-	if (statvfs(s->me->dir, &sv))
-		return -errno;
-	put(l, "storage.size", (uint64_t)sv.f_blocks * sv.f_frsize);
-	put(l, "storage.used", (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize);
-	put(l, "storage.avail", (uint64_t)sv.f_bavail * sv.f_frsize);
+	ret = srv_storage(s->me->dir, &sf);
+	if (ret)
+		return ret;
+	put(l, "storage.size", sf.total);
+	put(l, "storage.used", sf.total - sf.free);
+	put(l, "storage.avail", sf.avail);
+	put(l, "storage.free", sf.free);
+	put(l, "storage.fsid", sf.fsid);
 	if (s->meta) {
 		ret = meta_files(s, &n);
 		if (ret)

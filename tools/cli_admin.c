@@ -140,28 +140,56 @@ int cmd_down(const struct opts *o, int argc, char **argv)
 	return 0;
 }
 
+/* The number (1, 2, ...) of the file system fsid among the n seen so far,
+ * added if new; an older server's 0 (unknown) is always a new one. */
+static int fs_number(uint64_t *seen, int *n, uint64_t fsid)
+{
+	for (int i = 0; fsid && i < *n; i++)
+		if (seen[i] == fsid)
+			return i + 1;
+	seen[*n] = fsid;
+	return ++*n;
+}
+
+/* A server as the config names it: "server.NAME (ADDRESS:PORT)". */
+static void server_label(const rpfs_admin_config_t *cfg, int i, char *out, size_t len)
+{
+	struct rpfs_server_info si;
+
+	if (rpfs_admin_server(cfg, i, &si))
+		strfmt(out, len, "server %d", i);
+	else
+		strfmt(out, len, "server.%s (%s:%d)", si.name, si.address, si.port);
+}
+
 /* Every server's own answer (RPC_STATS); a server that does not answer is
- * a row saying why, and the exit status is 1. */
+ * a row saying why, and the exit status is 1. Servers whose storage shares
+ * a file system (the same storage.fsid: host boot id and device) show the
+ * same number in the fs column and count once in the total. */
 int cmd_df(const struct opts *o, int argc, char **argv)
 {
 	static struct rpfs_server_stat st[RPFS_STATS_MAX];
 	rpfs_client_t *c = connect_cluster(o);
 	rpfs_admin_config_t *cfg = cli_load_config(config_path(o));
 	uint64_t tsize = 0, tused = 0, tavail = 0, tfiles = 0;
-	char a[32], b[32], d[32], f[32];
+	int nsrv = rpfs_admin_num_servers(cfg), nfs = 0;
+	uint64_t *fsids = calloc((size_t)nsrv + 1, sizeof(*fsids));
+	char a[32], b[32], d[32], f[32], fs[16], label[300];
 	int failed = 0;
 
 	(void)argc;
 	(void)argv;
-	printf("%-36s %-8s %14s %14s %14s %10s\n", "server", "roles", "size", "used",
-	       "avail", "files");
-	for (int i = 0; i < rpfs_admin_num_servers(cfg); i++) {
+	if (!fsids)
+		die("df: out of memory");
+	printf("%-36s %-8s %14s %14s %14s %10s %4s\n", "server", "roles", "size", "used",
+	       "avail", "files", "fs");
+	for (int i = 0; i < nsrv; i++) {
 		int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
 		bool meta, io;
 
+		server_label(cfg, i, label, sizeof(label));
 		if (n < 0) {
-			printf("%-36s FAILED: %s\n", rpfs_server_desc(c, i),
-			       rpfs_errmsg());
+			printf("%-36s FAILED: %s\n", label, rpfs_errmsg());
 			failed = 1;
 			continue;
 		}
@@ -171,17 +199,24 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 		strfmt(b, sizeof(b), "-");
 		strfmt(d, sizeof(d), "-");
 		strfmt(f, sizeof(f), "-");
+		strfmt(fs, sizeof(fs), "-");
 		if (io) {
 			uint64_t size = rpfs_admin_stat(st, n, "storage.size", 0);
 			uint64_t used = rpfs_admin_stat(st, n, "storage.used", 0);
 			uint64_t avail = rpfs_admin_stat(st, n, "storage.avail", 0);
+			int had = nfs,
+			    k = fs_number(fsids, &nfs,
+					  rpfs_admin_stat(st, n, "storage.fsid", 0));
 
 			size_str(o, size, a, sizeof(a));
 			size_str(o, used, b, sizeof(b));
 			size_str(o, avail, d, sizeof(d));
-			tsize += size;
-			tused += used;
-			tavail += avail;
+			strfmt(fs, sizeof(fs), "%d", k);
+			if (nfs > had) { /* a file system not counted yet */
+				tsize += size;
+				tused += used;
+				tavail += avail;
+			}
 		}
 		if (meta) {
 			uint64_t files = rpfs_admin_stat(st, n, "meta.files", 0);
@@ -189,17 +224,20 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 			strfmt(f, sizeof(f), "%llu", (unsigned long long)files);
 			tfiles += files;
 		}
-		printf("%-36s %-8s %14s %14s %14s %10s\n", rpfs_server_desc(c, i),
+		printf("%-36s %-8s %14s %14s %14s %10s %4s\n", label,
 		       meta && io ? "meta,io"
 		       : meta	  ? "meta"
 				  : "io",
-		       a, b, d, f);
+		       a, b, d, f, fs);
 	}
 	size_str(o, tsize, a, sizeof(a));
 	size_str(o, tused, b, sizeof(b));
 	size_str(o, tavail, d, sizeof(d));
-	printf("%-36s %-8s %14s %14s %14s %10llu\n", "total", "", a, b, d,
-	       (unsigned long long)tfiles);
+	strfmt(label, sizeof(label), "total (%d file system%s)", nfs,
+	       nfs == 1 ? "" : "s");
+	printf("%-36s %-8s %14s %14s %14s %10llu %4s\n", label, "", a, b, d,
+	       (unsigned long long)tfiles, "");
+	free(fsids);
 	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
 	return failed;

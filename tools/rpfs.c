@@ -313,9 +313,11 @@ static const struct command commands[] = {
 	 0,
 	 0,
 	 "each server's storage, from the server, and a total",
-	 "One row per server from its own answer: size, used and available bytes\n"
-	 "of the file system under an I/O server's directory, the files a metadata\n"
-	 "server holds; then the total.\n"},
+	 "One row per server (its name and address in the config, its roles) from\n"
+	 "its own answer: size, used and available bytes of the file system under\n"
+	 "an I/O server's directory, the files a metadata server holds, and which\n"
+	 "file system it is (fs: servers with the same number share one disk);\n"
+	 "then the total, each file system counted once.\n"},
 	{"stats",
 	 cmd_stats,
 	 {{0, "json", NULL, OPT_JSON, "one JSON object", 0}},

@@ -210,6 +210,7 @@ static void replies(const uint8_t *data, size_t size)
 	uint8_t buf[RPC_ATTR_CAP_SIZE];
 	struct rpc_attr a, a2;
 	struct rpc_statfs st;
+	struct rpc_io_size isz;
 	struct rpc_probe p;
 	struct rpc_search_rep sr;
 	uint32_t n, more;
@@ -234,7 +235,11 @@ static void replies(const uint8_t *data, size_t size)
 	if (!rpc_dec_u64(data, size, &v))
 		FUZZ_CHECK(size >= 8);
 	if (!rpc_dec_statfs(data, size, &st))
-		FUZZ_CHECK(size >= RPC_STATFS_SIZE);
+		FUZZ_CHECK(size >= RPC_STATFS_MIN && (size >= RPC_STATFS_SIZE ||
+						      (st.free == st.avail && !st.fsid)));
+	if (!rpc_dec_io_size(data, size, &isz))
+		FUZZ_CHECK(size >= 8 &&
+			   (size >= RPC_IO_SIZE_REP || (!isz.mtime && !isz.ctime)));
 	if (!rpc_dec_probe(data, size, &p))
 		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
 	if (!rpc_dec_search_rep(data, size, &sr))

@@ -206,7 +206,8 @@ static void gen_rpc(void)
 			      .mode = 0644,
 			      .layout = {1 << 20, 2, 1, 2}};
 	struct rpc_attr da = {.handle = 1, .type = RPC_TYPE_DIR, .mode = 0755};
-	struct rpc_statfs st = {1 << 30, 1 << 29, 12};
+	struct rpc_statfs st = {1 << 30, 1 << 29, 12, 1 << 29, 0x0123456789abcdefull};
+	struct rpc_io_size isz = {123456, 1795766949446409000ll, 1795766949446409001ll};
 	struct rpc_probe pr = {3, 0x0000000000000009};
 	struct rpc_search_rep sr = {2, -13}; /* -EACCES at /a/b */
 	int n;
@@ -265,6 +266,8 @@ static void gen_rpc(void)
 	put("rpc", "rep-probe", buf, RPC_PROBE_SIZE);
 	rpc_enc_search_rep(buf, &sr);
 	put("rpc", "rep-search", buf, RPC_SEARCH_REP_SIZE);
+	rpc_enc_io_size(buf, &isz);
+	put("rpc", "rep-io-size", buf, RPC_IO_SIZE_REP);
 }
 
 static void text(const char *name, const char *s)

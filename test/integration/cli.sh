@@ -100,7 +100,7 @@ echo "ok   rpfs COMMAND --help and rpfs help COMMAND for $n commands"
 check "rpfs help nosuch fails" sh -c "! '$RPFS' help nosuch >/dev/null 2>&1"
 check "rpfs df" "$RPFS" df
 cp "$TMP/out" "$TMP/df"
-check "rpfs df: a row per server from its answer, and a total" sh -c "test \$(grep -c '^io server [01] ' '$TMP/df') = 2 && grep -q '^total ' '$TMP/df' && grep -q 'meta,io  *[0-9]' '$TMP/df'"
+check "rpfs df: a row per server by its config name, its roles, and a total" sh -c "test \$(grep -c '^server\.[01] ($ADDR:' '$TMP/df') = 2 && grep -q '^total (1 file system) ' '$TMP/df' && grep -q 'meta,io  *[0-9]' '$TMP/df'"
 check "rpfs df -h" sh -c "'$RPFS' df -h | grep -q 'iB '"
 check "rpfs stats" "$RPFS" stats
 cp "$TMP/out" "$TMP/stats"

@@ -988,19 +988,35 @@ START_TEST(test_mkdir_readdir_rmdir_semantics)
 }
 END_TEST
 
-/* rpfs_utimes sets both times to the nanosecond; a write leaves them. */
-START_TEST(test_utimes_sets_times_and_writes_leave_them)
+/* rpfs_utimes sets both times to the nanosecond, and they stay; a write
+ * after it, even at once, makes mtime and ctime the write's (the I/O
+ * servers say when they last changed a datafile); a write before it no
+ * longer counts (cp -p). */
+START_TEST(test_utimes_sets_times_and_later_writes_move_mtime)
 {
 	struct cluster *cl = start(1, 0, NULL);
 	rpfs_client_t *c = client(cl);
 	rpfs_file_t *f = create(c, "/t");
 	struct rpfs_stat st;
+	struct timespec t0;
+	int64_t before;
 
-	ck_assert_int_eq(rpfs_utimes(c, "/t", 1000000000123LL, 2000000000456LL), 0);
 	ck_assert_int_eq(rpfs_pwrite(f, "x", 1, 0), 1);
+	ck_assert_int_eq(rpfs_utimes(c, "/t", 1000000000123LL, 2000000000456LL), 0);
 	ck_assert_int_eq(rpfs_stat(c, "/t", &st), 0);
 	ck_assert_int_eq(st.atime, 1000000000123LL);
 	ck_assert_int_eq(st.mtime, 2000000000456LL);
+	clock_gettime(CLOCK_REALTIME, &t0);
+	before = (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec;
+	ck_assert_int_eq(rpfs_pwrite(f, "y", 1, 1), 1);
+	ck_assert_int_eq(rpfs_stat(c, "/t", &st), 0);
+	ck_assert_int_eq(st.atime, 1000000000123LL);
+	ck_assert_int_ge(st.mtime, before);
+	ck_assert_int_eq(st.ctime, st.mtime);
+	ck_assert_int_eq(rpfs_truncate(f, 1), 0);
+	before = st.mtime;
+	ck_assert_int_eq(rpfs_stat(c, "/t", &st), 0);
+	ck_assert_int_gt(st.mtime, before);
 	ck_assert_int_eq(rpfs_utimes(c, "/nope", 0, 0), -ENOENT);
 	rpfs_close(f);
 	rpfs_finalize(c);
@@ -1186,7 +1202,7 @@ static Suite *fileservice_suite(void)
 	tcase_add_test(tc, test_remove_deletes_datafiles);
 	tcase_add_test(tc, test_mkdir_readdir_rmdir_semantics);
 	tcase_add_test(tc, test_two_metadata_servers_share_the_namespace);
-	tcase_add_test(tc, test_utimes_sets_times_and_writes_leave_them);
+	tcase_add_test(tc, test_utimes_sets_times_and_later_writes_move_mtime);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -107,6 +107,31 @@ START_TEST(test_storage_sizes_are_the_servers_file_systems)
 }
 END_TEST
 
+/* The servers' storage directories are all on one file system here: each
+ * says so (the same storage.fsid), and the cluster's capacity counts it
+ * once, not once per server on it. */
+START_TEST(test_a_file_system_shared_by_servers_counts_once)
+{
+	struct cluster *cl = start();
+	rpfs_client_t *c = client(cl);
+	uint64_t fsid = get(c, 0, "storage.fsid");
+	struct rpfs_statfs sf;
+	struct statvfs sv;
+
+	ck_assert_uint_ne(fsid, 0);
+	for (int i = 1; i < NSRV; i++)
+		ck_assert_uint_eq(get(c, i, "storage.fsid"), fsid);
+	ck_assert_uint_ge(get(c, 0, "storage.free"), get(c, 0, "storage.avail"));
+	ck_assert_int_eq(statvfs(cl_dir(cl, 0), &sv), 0);
+	ck_assert_int_eq(rpfs_statfs(c, &sf), 0);
+	ck_assert_uint_eq(sf.total, (uint64_t)sv.f_blocks * sv.f_frsize);
+	ck_assert_uint_le(sf.avail, sf.free);
+	ck_assert_uint_le(sf.free, sf.total);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
 /* A client with a file open keeps its connections through the servers'
  * idle timeout (its progress thread pings them), so a post after a long
  * computation does not connect again; once nothing is open, they are left
@@ -198,6 +223,7 @@ static Suite *stats_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_counters_follow_known_writes_and_reads);
 	tcase_add_test(tc, test_storage_sizes_are_the_servers_file_systems);
+	tcase_add_test(tc, test_a_file_system_shared_by_servers_counts_once);
 	tcase_add_test(
 		tc,
 		test_connections_of_a_client_with_open_files_outlive_the_idle_timeout);

@@ -8,6 +8,8 @@
  *     the right offset for a damaged block; a partial write never blesses
  *     a damaged block, a whole-block write replaces it;
  *   - truncate, size, a lost checksum file, creation (exclusive, retried);
+ *   - a write request that fails part way leaves the sizes it found,
+ *     unless another write or truncate came by;
  *   - a write cut short by a crash leaves blocks that still read;
  *   - threads writing overlapping unaligned ranges, with a reader, keep
  *     every block's checksum right.
@@ -324,6 +326,70 @@ START_TEST(truncate_keeps_checksums_right)
 }
 END_TEST
 
+/* What a failed write request leaves (ENOSPC after some chunks): the
+ * datafile and its checksums as long as before it, what was there intact. */
+START_TEST(a_failed_write_leaves_the_sizes_it_found)
+{
+	static unsigned char buf[8 * B], back[8 * B];
+	struct csum_file f;
+	struct csum_mark m;
+	uint64_t bad = 0, size = 0;
+	struct stat cst0, cst;
+
+	make(&f, 8);
+	fill(buf, sizeof(buf), 9);
+	put(&f, buf, 3 * B + 100, 0);
+	ck_assert_int_eq(fstat(f.cfd, &cst0), 0);
+	csum_mark(&f, &m);
+	/* Two chunks of the request got through, then the disk was full. */
+	put(&f, buf + 3 * B + 100, B, 3 * B + 100);
+	put(&f, buf + 4 * B + 100, 2 * B, 4 * B + 100);
+	csum_undo_growth(&f, &m, 2);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 3 * B + 100);
+	ck_assert_int_eq(fstat(f.cfd, &cst), 0);
+	ck_assert_int_eq(cst.st_size, cst0.st_size);
+	get(&f, back, 3 * B + 100, 0);
+	ck_assert(!memcmp(back, buf, 3 * B + 100));
+	/* The file takes writes again, past the old end too. */
+	put(&f, buf, 8 * B, 0);
+	get(&f, back, 8 * B, 0);
+	ck_assert(!memcmp(back, buf, 8 * B));
+	csum_close(&f);
+}
+END_TEST
+
+/* Another write (or truncate) since the mark may own the bytes past the
+ * old end: nothing is cut. */
+START_TEST(a_failed_write_never_cuts_another_writes_bytes)
+{
+	static unsigned char buf[6 * B], back[6 * B];
+	struct csum_file f;
+	struct csum_mark m;
+	uint64_t bad = 0, size = 0;
+
+	make(&f, 9);
+	fill(buf, sizeof(buf), 10);
+	put(&f, buf, B, 0);
+	csum_mark(&f, &m);
+	put(&f, buf + B, B, B);		    /* the failed request's one chunk */
+	put(&f, buf + 2 * B, 4 * B, 2 * B); /* someone else's write */
+	csum_undo_growth(&f, &m, 1);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 6 * B);
+	get(&f, back, 6 * B, 0);
+	ck_assert(!memcmp(back, buf, 6 * B));
+	/* Likewise a truncate. */
+	csum_mark(&f, &m);
+	put(&f, buf, B, 6 * B);
+	ck_assert_int_eq(csum_truncate(&f, 7 * B + 5, &bad), 0);
+	csum_undo_growth(&f, &m, 1);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 7 * B + 5);
+	csum_close(&f);
+}
+END_TEST
+
 START_TEST(create_is_exclusive_and_retries_are_harmless)
 {
 	struct csum_file f;
@@ -552,6 +618,8 @@ static Suite *csum_suite(void)
 	tcase_add_test(tc, damage_is_found_and_never_blessed);
 	tcase_add_test(tc, a_datafile_cut_short_is_damage);
 	tcase_add_test(tc, truncate_keeps_checksums_right);
+	tcase_add_test(tc, a_failed_write_leaves_the_sizes_it_found);
+	tcase_add_test(tc, a_failed_write_never_cuts_another_writes_bytes);
 	tcase_add_test(tc, create_is_exclusive_and_retries_are_harmless);
 	tcase_add_test(tc, a_lost_checksum_file_fails_the_data_not_the_holes);
 	tcase_add_test(tc, a_write_cut_short_still_reads);

@@ -814,7 +814,7 @@ END_TEST
 
 START_TEST(u64_and_statfs_round_trip)
 {
-	struct rpc_statfs s = {1ull << 40, 12345, 7}, t;
+	struct rpc_statfs s = {1ull << 40, 12345, 7, 23456, 0xfeedfacecafebeefull}, t;
 	uint64_t v;
 
 	rpc_enc_u64(buf, 0x1122334455667788ull);
@@ -825,7 +825,37 @@ START_TEST(u64_and_statfs_round_trip)
 	rpc_enc_statfs(buf, &s);
 	ck_assert_int_eq(rpc_dec_statfs(buf, RPC_STATFS_SIZE, &t), 0);
 	ck_assert_mem_eq(&s, &t, sizeof(s));
-	ck_assert_int_eq(rpc_dec_statfs(buf, RPC_STATFS_SIZE - 1, &t), -EPROTO);
+	ck_assert_int_eq(rpc_dec_statfs(buf, RPC_STATFS_MIN - 1, &t), -EPROTO);
+}
+END_TEST
+
+START_TEST(statfs_of_an_older_server_has_free_as_avail_and_no_fsid)
+{
+	struct rpc_statfs s = {1ull << 40, 12345, 7, 23456, 99}, t;
+
+	rpc_enc_statfs(buf, &s);
+	ck_assert_int_eq(rpc_dec_statfs(buf, RPC_STATFS_MIN, &t), 0);
+	ck_assert_uint_eq(t.total, s.total);
+	ck_assert_uint_eq(t.avail, s.avail);
+	ck_assert_uint_eq(t.objects, s.objects);
+	ck_assert_uint_eq(t.free, s.avail);
+	ck_assert_uint_eq(t.fsid, 0);
+}
+END_TEST
+
+START_TEST(io_size_round_trip_and_older_form)
+{
+	struct rpc_io_size s = {1ull << 33, 1795766949446409000ll, -5}, t;
+
+	rpc_enc_io_size(buf, &s);
+	ck_assert_int_eq(rpc_dec_io_size(buf, RPC_IO_SIZE_REP, &t), 0);
+	ck_assert_mem_eq(&s, &t, sizeof(s));
+	/* an older server's reply: the size alone */
+	ck_assert_int_eq(rpc_dec_io_size(buf, 8, &t), 0);
+	ck_assert_uint_eq(t.size, s.size);
+	ck_assert_int_eq(t.mtime, 0);
+	ck_assert_int_eq(t.ctime, 0);
+	ck_assert_int_eq(rpc_dec_io_size(buf, 7, &t), -EPROTO);
 }
 END_TEST
 
@@ -1083,6 +1113,7 @@ START_TEST(random_reply_bodies_never_crash_the_decoders)
 	struct rpc_dirent d[8];
 	struct rpc_attr a;
 	struct rpc_statfs s;
+	struct rpc_io_size isz;
 	uint32_t n, more;
 	uint64_t v;
 
@@ -1106,6 +1137,7 @@ START_TEST(random_reply_bodies_never_crash_the_decoders)
 		if (rpc_dec_attr(b, len, &a) == 0 && a.type == RPC_TYPE_FILE)
 			ck_assert_int_eq(layout_check(&a.layout), 0);
 		rpc_dec_statfs(b, len, &s);
+		rpc_dec_io_size(b, len, &isz);
 		rpc_dec_u64(b, len, &v);
 	}
 }
@@ -1153,6 +1185,8 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, capabilities_round_trip);
 	tcase_add_test(tc, attr_with_bad_type_or_layout_is_refused);
 	tcase_add_test(tc, u64_and_statfs_round_trip);
+	tcase_add_test(tc, statfs_of_an_older_server_has_free_as_avail_and_no_fsid);
+	tcase_add_test(tc, io_size_round_trip_and_older_form);
 	tcase_add_test(tc, dirents_round_trip);
 	tcase_add_test(tc, dirents_count_beyond_the_body_is_refused);
 	suite_add_tcase(s, tc);
