@@ -21,9 +21,13 @@
  * may be all that remains of it) unless --accept-damaged says to take the
  * data as it is and checksum it anew.
  *
- * The store's value format is meta.c's: magic u32 (0x31415052), the
- * encoded attributes (rpc.h), the full path; its keys are the FNV-1a hash
- * of the parent path (8 bytes, big-endian) and the name. */
+ * Every record of the store must pass its checksum (meta_record.h); one
+ * that fails is reported by the path (or handle) it holds and left alone.
+ * A store of the old format (no checksums) is reported, and --repair
+ * upgrades it as a start of rpfsd would. Inside a record, an ns value is
+ * meta.c's: magic u32 (0x31415052), the encoded attributes (rpc.h), the
+ * full path; its keys are the FNV-1a hash of the parent path (8 bytes,
+ * big-endian) and the name. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include "csum.h"
+#include "meta_record.h"
 #include "server.h"
 #include "store.h"
 #include "wire.h"
@@ -53,6 +58,7 @@ struct chk {
 	/* the store, when this server has role meta and it opened */
 	MDB_env *env;
 	MDB_dbi ns, byh, sys;
+	int fmt; /* the store's format (rec_store_format) */
 	bool meta_ok;
 	uint64_t next;	   /* handle counter (0: none) */
 	uint64_t *handles; /* of the entries, sorted (what a datafile belongs to) */
@@ -110,6 +116,29 @@ static int ns_value(const MDB_val *v, struct rpc_attr *a, char *path)
 	return rpc_path_ok(path) && strcmp(path, "/") ? 0 : -EBADMSG;
 }
 
+/* A record of the store as its payload: 0, or REC_DAMAGED. An old
+ * store's values are their payloads. */
+static int unwrap(const struct chk *c, enum rec_db db, const MDB_val *k, MDB_val *v)
+{
+	return c->fmt == 1 ? 0 : rec_check(db, k, v);
+}
+
+/* An ns record that fails its checksum: named by its key's name and the
+ * path its payload holds (which may be the damaged part). */
+static void damaged_entry(struct chk *c, const MDB_val *k, const MDB_val *v)
+{
+	size_t nlen = k->mv_size > 8 ? k->mv_size - 8 : 0;
+	size_t plen = v->mv_size > REC_HDR + META_VAL_HDR
+			      ? v->mv_size - REC_HDR - META_VAL_HDR
+			      : 0;
+
+	problem(c, false,
+		"%s: the entry %.*s (named \"%.*s\") is damaged (checksum mismatch): its attributes and layout can't be trusted; restore it from a backup or remove and rewrite the file",
+		c->metadir, (int)(plen < 1024 ? plen : 1024),
+		plen ? (const char *)v->mv_data + REC_HDR + META_VAL_HDR : "?", (int)nlen,
+		(const char *)k->mv_data + 8);
+}
+
 static int store_open(struct chk *c, MDB_txn **txn)
 {
 	unsigned ro = repair(c) ? 0 : MDB_RDONLY;
@@ -139,15 +168,21 @@ static void check_counter(struct chk *c, MDB_txn *txn, uint64_t max)
 	uint8_t buf[8];
 	bool fixed = false;
 
-	if (!mdb_get(txn, c->sys, &k, &v) && v.mv_size == 8)
-		c->next = get64(v.mv_data);
+	if (!mdb_get(txn, c->sys, &k, &v)) {
+		if (unwrap(c, REC_SYS, &k, &v))
+			problem(c, false,
+				"%s: the handle counter's record is damaged (checksum mismatch)",
+				c->metadir);
+		else if (v.mv_size == 8)
+			c->next = get64(v.mv_data);
+	}
 	if (max < c->next)
 		return;
 	if (repair(c)) {
 		put64(buf, max + 1);
 		v.mv_data = buf;
 		v.mv_size = 8;
-		fixed = !mdb_put(txn, c->sys, &k, &v, 0);
+		fixed = !rec_put(txn, c->sys, REC_SYS, &k, &v, 0);
 	}
 	problem(c, fixed,
 		"%s: handle counter %#" PRIx64
@@ -156,6 +191,21 @@ static void check_counter(struct chk *c, MDB_txn *txn, uint64_t max)
 		c->metadir, c->next, max);
 	if (fixed)
 		c->next = max + 1;
+}
+
+/* A handle an entry has (a datafile of it belongs to a file). */
+static void add_handle(struct chk *c, uint64_t h)
+{
+	if (c->nhandles == c->caphandles) {
+		size_t cap = c->caphandles ? 2 * c->caphandles : 256;
+		uint64_t *nh = realloc(c->handles, cap * sizeof(*nh));
+
+		if (!nh)
+			return;
+		c->handles = nh;
+		c->caphandles = cap;
+	}
+	c->handles[c->nhandles++] = h;
 }
 
 /* Every ns entry: decodable, under its own key, with a handle of ours and
@@ -168,6 +218,7 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 	uint64_t max = 0;
 	MDB_cursor *cur;
 	MDB_val k, v;
+	int rc;
 
 	if (mdb_cursor_open(txn, c->ns, &cur))
 		return 0;
@@ -176,6 +227,16 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 		struct rpc_attr a;
 		size_t klen;
 
+		if (unwrap(c, REC_NS, &k, &v)) {
+			damaged_entry(c, &k, &v);
+			/* Its handle, if it still reads: its datafiles are no
+			 * orphans to remove. */
+			v.mv_data = (uint8_t *)v.mv_data + REC_HDR;
+			v.mv_size = v.mv_size > REC_HDR ? v.mv_size - REC_HDR : 0;
+			if (!ns_value(&v, &a, path))
+				add_handle(c, a.handle);
+			continue;
+		}
 		if (ns_value(&v, &a, path)) {
 			problem(c, false,
 				"%s: an entry (key of %zu bytes) does not decode",
@@ -194,25 +255,18 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 				c->metadir, path, a.handle, RPC_HANDLE_META(a.handle));
 		else if ((a.handle & CHK_HANDLE_MASK) > max)
 			max = a.handle & CHK_HANDLE_MASK;
-		if (c->nhandles == c->caphandles) {
-			size_t cap = c->caphandles ? 2 * c->caphandles : 256;
-			uint64_t *nh = realloc(c->handles, cap * sizeof(*nh));
-
-			if (nh) {
-				c->handles = nh;
-				c->caphandles = cap;
-			}
-		}
-		if (c->nhandles < c->caphandles)
-			c->handles[c->nhandles++] = a.handle;
+		add_handle(c, a.handle);
 		be64(hk, a.handle);
-		if (mdb_get(txn, c->byh, &hkv, &hv)) {
+		rc = mdb_get(txn, c->byh, &hkv, &hv);
+		if (!rc && unwrap(c, REC_BYHANDLE, &hkv, &hv)) {
+			/* check_byhandle reports it. */
+		} else if (rc) {
 			bool fixed = false;
 
 			if (repair(c)) {
 				pv.mv_data = path;
 				pv.mv_size = strlen(path);
-				fixed = !mdb_put(txn, c->byh, &hkv, &pv, 0);
+				fixed = !rec_put(txn, c->byh, REC_BYHANDLE, &hkv, &pv, 0);
 			}
 			problem(c, fixed,
 				"%s: %s (handle %#" PRIx64 ") has no byhandle record",
@@ -246,14 +300,28 @@ static void check_byhandle(struct chk *c, MDB_txn *txn)
 
 		for (size_t i = 0; i < 8 && k.mv_size == 8; i++)
 			h = h << 8 | ((const uint8_t *)k.mv_data)[i];
+		if (unwrap(c, REC_BYHANDLE, &k, &v)) {
+			size_t len = v.mv_size > REC_HDR ? v.mv_size - REC_HDR : 0;
+
+			problem(c, false,
+				"%s: byhandle record %#" PRIx64
+				" is damaged (checksum mismatch; it reads \"%.*s\")",
+				c->metadir, h, (int)(len < 200 ? len : 200),
+				len ? (const char *)v.mv_data + REC_HDR : "");
+			continue;
+		}
 		if (k.mv_size == 8 && v.mv_size && v.mv_size <= RPC_PATH_MAX) {
 			memcpy(path, v.mv_data, v.mv_size);
 			path[v.mv_size] = 0;
 			if (rpc_path_ok(path) && strcmp(path, "/")) {
 				nk.mv_data = key;
 				nk.mv_size = meta_ns_key(path, key);
-				ok = !mdb_get(txn, c->ns, &nk, &nv) &&
-				     !ns_value(&nv, &a, stored) &&
+				int rc = mdb_get(txn, c->ns, &nk, &nv);
+
+				/* A damaged entry is reported as such. */
+				if (!rc && unwrap(c, REC_NS, &nk, &nv))
+					continue;
+				ok = !rc && !ns_value(&nv, &a, stored) &&
 				     !strcmp(stored, path) && a.handle == h;
 			}
 		}
@@ -268,6 +336,25 @@ static void check_byhandle(struct chk *c, MDB_txn *txn)
 			(const char *)v.mv_data);
 	}
 	mdb_cursor_close(cur);
+}
+
+/* The store's format, from a read-only look (before store_open). */
+static int store_format(struct chk *c)
+{
+	unsigned flags = c->flags;
+	MDB_txn *txn = NULL;
+	int fmt = -EIO;
+
+	c->flags &= ~CHECK_REPAIR;
+	if (!store_open(c, &txn))
+		fmt = rec_store_format(txn, c->sys);
+	if (txn)
+		mdb_txn_abort(txn);
+	if (c->env)
+		mdb_env_close(c->env);
+	c->env = NULL;
+	c->flags = flags;
+	return fmt;
 }
 
 static void check_meta(struct chk *c)
@@ -289,6 +376,18 @@ static void check_meta(struct chk *c)
 		problem(c, false, "%s", why);
 		return;
 	}
+	if (repair(c)) {
+		/* An old store becomes one of records, as a start would make it. */
+		rc = store_format(c);
+		if (rc == 1) {
+			bool fixed = !rec_upgrade(c->metadir, why, sizeof(why));
+
+			problem(c, fixed,
+				"%s: the store is of the old format (records without checksums)%s%s",
+				c->metadir, fixed ? " (upgraded)" : ": ",
+				fixed ? "" : why);
+		}
+	}
 	rc = store_open(c, &txn);
 	if (rc) {
 		problem(c, false, "%s: can't open the metadata store: %s", c->metadir,
@@ -296,6 +395,17 @@ static void check_meta(struct chk *c)
 		if (txn)
 			mdb_txn_abort(txn);
 		return;
+	}
+	c->fmt = rec_store_format(txn, c->sys);
+	if (c->fmt == 1 && !repair(c))
+		problem(c, false,
+			"%s: the store is of the old format (records without checksums): rpfsd upgrades it when it starts, rpfsd --check --repair now",
+			c->metadir);
+	if (c->fmt < 0) {
+		problem(c, false, "%s: the store's format record is %s", c->metadir,
+			c->fmt == -EBADMSG ? "damaged (checksum mismatch)"
+					   : "of a newer rpfsd");
+		c->fmt = REC_FORMAT;
 	}
 	max = check_ns(c, txn);
 	qsort(c->handles, c->nhandles, sizeof(*c->handles), cmp_u64);
@@ -583,7 +693,8 @@ static void check_missing(struct chk *c, const struct found *v, size_t n)
 		struct found key, *at;
 		bool here = false;
 
-		if (ns_value(&val, &a, path) || a.type != RPC_TYPE_FILE)
+		if (unwrap(c, REC_NS, &k, &val) || ns_value(&val, &a, path) ||
+		    a.type != RPC_TYPE_FILE)
 			continue;
 		a.layout.nservers = c->s->cfg.nio;
 		for (uint32_t slot = 0; slot < a.layout.stripe_count; slot++)
