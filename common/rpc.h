@@ -70,6 +70,9 @@ int rpc_is_io_op(uint16_t op);
 
 enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 
+/* A stripe slot not said (struct rpc_req's slot). */
+#define RPC_SLOT_ANY 0xffffffffu
+
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
 /* CREATE LOOKUP GETATTR flags: the rights wanted in the capability the
@@ -153,7 +156,11 @@ struct rpc_req {
 	uint64_t owner;	    /* LOCK UNLOCK: client-chosen lock owner id */
 	uint64_t size;	    /* IO_TRUNCATE: datafile size */
 	uint64_t nonce;	    /* IO_CREATE: the create's random id (retries match it) */
-	uint32_t meta;	    /* IO_PROBE: metadata server index */
+	/* IO_CREATE: the file's stripe slot the datafile holds; IO_WRITE,
+	 * IO_READ: the slot the client takes the datafile to hold (its
+	 * layout's), checked against it. RPC_SLOT_ANY: not said. */
+	uint32_t slot;
+	uint32_t meta; /* IO_PROBE: metadata server index */
 	/* IO_WRITE / IO_READ */
 	uint32_t nseg;
 	struct rpc_seg *segs; /* points into a caller buffer (rpc_decode_req's segs) */
@@ -187,9 +194,16 @@ int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t ha
 		 const struct rpc_cap *capa, uint64_t off, uint64_t len, uint64_t owner);
 int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		     uint64_t size);
+/* rpc_enc_io says no slot; rpc_enc_io_slot the stripe slot of the layout
+ * the segments belong to, which the I/O server checks (a layout that
+ * disagrees with the datafiles is -EBADMSG, not another slot's bytes). */
 int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	       const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg);
-int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce);
+int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		    const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
+		    uint32_t slot);
+int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
+		      uint32_t slot);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
 /* Segments that fit an I/O request body of cap bytes. */
 uint32_t rpc_io_max_segs(size_t cap);

@@ -449,16 +449,76 @@ static const char *why_bad(const struct csum_ent *e, uint32_t avail)
 	return "checksum mismatch";
 }
 
+/* A run of damaged blocks with the same cause, reported as one line. */
+struct run {
+	uint64_t first, last; /* blocks */
+	const char *why;
+	bool fixed, open;
+};
+
+static void run_flush(struct chk *c, struct run *r, const char *dpath)
+{
+	if (!r->open)
+		return;
+	if (r->first == r->last)
+		problem(c, r->fixed, "%s: damaged block at offset %" PRIu64 ": %s%s",
+			dpath, r->first * CSUM_BLOCK, r->why,
+			r->fixed ? " (data accepted as it is)" : "");
+	else
+		problem(c, r->fixed,
+			"%s: damaged blocks at offsets %" PRIu64 "..%" PRIu64 " (%" PRIu64
+			" blocks of %u bytes): %s%s",
+			dpath, r->first * CSUM_BLOCK, r->last * CSUM_BLOCK,
+			r->last - r->first + 1, CSUM_BLOCK, r->why,
+			r->fixed ? " (data accepted as it is)" : "");
+	r->open = false;
+}
+
+/* Block k is damaged for why: extend the run or start another. */
+static void run_add(struct chk *c, struct run *r, const char *dpath, uint64_t k,
+		    const char *why, bool fixed)
+{
+	if (r->open && r->last + 1 == k && r->why == why && r->fixed == fixed) {
+		r->last = k;
+		return;
+	}
+	run_flush(c, r, dpath);
+	*r = (struct run){k, k, why, fixed, true};
+}
+
+/* Bytes past what the checksums cover (csum.h): one line, and with
+ * --accept-damaged the extent grows over them (their blocks get
+ * checksums in check_blocks). Returns whether the blocks there are to be
+ * checked. */
+static bool check_extent(struct chk *c, struct csum_file *f, const char *dpath,
+			 uint64_t size, uint64_t covered)
+{
+	bool accept = repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED), fixed;
+
+	if (size <= covered)
+		return true;
+	fixed = accept && !csum_set_extent(f, size);
+	problem(c, fixed,
+		"%s: bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64
+		" bytes) are covered by no checksum: the datafile is longer than its checksums (extended behind rpfsd's back?)%s",
+		dpath, covered, size - 1, size - covered,
+		fixed ? " (data accepted as it is)" : "");
+	return fixed;
+}
+
 /* Check (and perhaps repair) every block of one datafile. */
 static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 {
 	struct csum_ent e[CHK_BATCH];
 	char blk[CSUM_BLOCK];
 	struct stat st, sst;
-	uint64_t nb, ne = 0;
+	struct run run = {0};
+	uint64_t nb, ne = 0, covered;
+	bool beyond;
 
-	if (fstat(f->fd, &st))
+	if (fstat(f->fd, &st) || csum_covered(f, &covered))
 		return;
+	beyond = check_extent(c, f, dpath, (uint64_t)st.st_size, covered);
 	if (f->cfd >= 0 && !fstat(f->cfd, &sst) && (uint64_t)sst.st_size > CSUM_HDR)
 		ne = ((uint64_t)sst.st_size - CSUM_HDR + CSUM_ENT - 1) / CSUM_ENT;
 	nb = ((uint64_t)st.st_size + CSUM_BLOCK - 1) / CSUM_BLOCK;
@@ -469,7 +529,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 		bool dirty = false;
 
 		if (csum_read_ents(f, b0, n, e))
-			return;
+			break;
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t k = b0 + i;
 			uint32_t avail;
@@ -477,10 +537,13 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 			int m;
 
 			if (csum_read_block(f, k, blk, &avail))
-				return;
+				goto out;
 			if (!avail && csum_ent_empty(&e[i]))
 				continue;
-			m = csum_match(&e[i], blk, avail);
+			/* Reported by check_extent, not block by block. */
+			if (!beyond && csum_ent_empty(&e[i]) && k * CSUM_BLOCK >= covered)
+				continue;
+			m = csum_match(&e[i], blk, avail, csum_bind(f, k));
 			if (m == 1 && !e[i].pend.end)
 				continue;
 			if (m) {
@@ -489,6 +552,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 					e[i].cur = e[i].pend;
 				e[i].pend = (struct csum_ver){0, 0};
 				fixed = dirty = repair(c);
+				run_flush(c, &run, dpath);
 				problem(c, fixed,
 					"%s: block at offset %" PRIu64
 					": a write was cut short; the %s version is whole",
@@ -496,21 +560,22 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 				continue;
 			}
 			if (repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED)) {
-				e[i].cur.crc = csum_crc(blk, CSUM_BLOCK);
+				e[i].cur.crc =
+					csum_crc(blk, CSUM_BLOCK) ^ csum_bind(f, k);
 				e[i].cur.end = avail;
 				if (!avail)
 					e[i].cur.crc = 0;
 				e[i].pend = (struct csum_ver){0, 0};
 				fixed = dirty = true;
 			}
-			problem(c, fixed, "%s: damaged block at offset %" PRIu64 ": %s%s",
-				dpath, k * CSUM_BLOCK, why_bad(&e[i], avail),
-				fixed ? " (data accepted as it is)" : "");
+			run_add(c, &run, dpath, k, why_bad(&e[i], avail), fixed);
 		}
 		if (dirty && (f->cfd >= 0 || !csum_ensure_sumfile(f)) &&
 		    csum_write_ents(f, b0, n, e))
 			printf("%s: couldn't write the repaired checksums\n", dpath);
 	}
+out:
+	run_flush(c, &run, dpath);
 }
 
 /* Redo the checksum file of a datafile from its data (--accept-damaged). */
@@ -524,7 +589,7 @@ static int rechecksum(struct csum_file *f)
 	fd = openat(f->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	csum_hdr_enc(hdr, f->handle, 0);
+	csum_hdr_enc(hdr, f->handle, 0, CSUM_SLOT_ANY);
 	if (pwrite(fd, hdr, CSUM_HDR, 0) != CSUM_HDR) {
 		close(fd);
 		return -EIO;
@@ -533,6 +598,9 @@ static int rechecksum(struct csum_file *f)
 		close(f->cfd);
 	f->cfd = fd;
 	f->bad_hdr = false;
+	f->version = CSUM_VERSION;
+	f->slot = CSUM_SLOT_ANY;
+	f->extent = 0;
 	return 0;
 }
 

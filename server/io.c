@@ -248,10 +248,10 @@ int io_remove_handle(struct srv *s, uint64_t handle)
 	return ret;
 }
 
-int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce)
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot)
 {
 	struct iosrv *io = s->io;
-	int ret = csum_create(io->dirfd, handle, nonce);
+	int ret = csum_create(io->dirfd, handle, nonce, slot);
 
 	if (!ret)
 		atomic_fetch_add(&io->nfiles, 1);
@@ -321,6 +321,23 @@ static void set_detail(struct srv_op *op)
 	}
 }
 
+/* Does the datafile hold the stripe slot the request takes it to (when
+ * both are known)? A layout that disagrees with the datafiles would read
+ * and write another slot's bytes: damage, reported at the first segment. */
+static bool slot_agrees(struct srv_op *op, const struct fdent *e, uint64_t *bad)
+{
+	uint32_t have = e->cf.slot, want = op->q.slot;
+
+	if (have == CSUM_SLOT_ANY || want == RPC_SLOT_ANY || have == want)
+		return true;
+	*bad = op->q.nseg ? op->segs[0].off : 0;
+	log_warn(
+		"rpfsd: datafile %s/%016" PRIx64
+		" holds stripe slot %u of its file, a request took it for slot %u: the file's layout disagrees with its datafiles",
+		op->s->io->dir, op->q.handle, have, want);
+	return false;
+}
+
 /* Store (write) or load (read) the stream range [off, off + len) through
  * buf: map it onto the segments. For a read, room beyond the segments'
  * total reads as zeros. */
@@ -335,6 +352,11 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		goto out;
+	if (!slot_agrees(op, e, &bad)) {
+		ret = -EBADMSG;
+		fd_put(io, e);
+		goto out;
+	}
 	/* First segment ending after off. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -563,7 +585,7 @@ static void io_run(struct sched_job *job)
 		ret = do_statfs(op);
 		break;
 	case RPC_IO_CREATE:
-		ret = io_create_handle(op->s, op->q.handle, op->q.nonce);
+		ret = io_create_handle(op->s, op->q.handle, op->q.nonce, op->q.slot);
 		break;
 	case RPC_IO_PROBE:
 		ret = do_probe(op);

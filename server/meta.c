@@ -545,6 +545,7 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 struct local_job {
 	struct srv *s;
 	uint64_t handle, nonce;
+	uint32_t slot;
 	int *st;
 };
 
@@ -552,7 +553,7 @@ static void local_datafile(void *arg)
 {
 	struct local_job *j = arg;
 
-	*j->st = j->nonce ? io_create_handle(j->s, j->handle, j->nonce)
+	*j->st = j->nonce ? io_create_handle(j->s, j->handle, j->nonce, j->slot)
 			  : io_remove_handle(j->s, j->handle);
 }
 
@@ -569,13 +570,16 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 	uint32_t *slot_of = calloc(n, sizeof(*slot_of));
 	struct xp_call *calls = calloc(n, sizeof(*calls));
 	bool *tr = calloc(n, sizeof(*tr));
+	/* A create tells each datafile its stripe slot: a body per slot. */
+	uint8_t(*body)[64] = calloc(nonce ? n : 1, sizeof(*body));
 	struct local_job job;
-	uint8_t body[64];
-	int len, first = 0, local = -1;
+	int len = -ENOMEM, first = 0, local = -1;
 
-	len = nonce ? rpc_enc_io_create(body, sizeof(body), a->handle, nonce)
-		    : rpc_enc_handle_op(body, sizeof(body), RPC_IO_REMOVE, a->handle,
-					NULL);
+	for (uint32_t slot = 0; body && slot < (nonce ? n : 1) && len != -E2BIG; slot++)
+		len = nonce ? rpc_enc_io_create(body[slot], sizeof(*body), a->handle,
+						nonce, slot)
+			    : rpc_enc_handle_op(body[0], sizeof(*body), RPC_IO_REMOVE,
+						a->handle, NULL);
 	if (!servers || !slot_of || !calls || !tr || len < 0) {
 		first = len < 0 ? len : -ENOMEM;
 		goto out;
@@ -597,12 +601,13 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 		} else {
 			servers[nr] = s->cfg.io[io];
 			slot_of[nr] = slot;
-			calls[nr].req = body;
+			calls[nr].req = body[nonce ? slot : 0];
 			calls[nr].req_len = (size_t)len;
 			nr++;
 		}
 	}
-	job = (struct local_job){s, a->handle, nonce, local >= 0 ? &st[local] : NULL};
+	job = (struct local_job){s, a->handle, nonce, (uint32_t)local,
+				 local >= 0 ? &st[local] : NULL};
 	if (nr)
 		peer_call_all(s, servers, calls, tr, (int)nr,
 			      local >= 0 ? local_datafile : NULL, &job);
@@ -619,6 +624,7 @@ out:
 	free(slot_of);
 	free(calls);
 	free(tr);
+	free(body);
 	return first;
 }
 

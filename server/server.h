@@ -180,7 +180,7 @@ void io_dispatch(struct srv_op *op);
 int io_remove_handle(struct srv *s, uint64_t handle);
 /* Worker: make the datafile of a new file (IO_CREATE, or a local CREATE):
  * 0, -EEXIST if the handle already has one this create did not make. */
-int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce);
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot);
 /* Worker: the datafiles of metadata server meta's handles (IO_PROBE). */
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 

@@ -1103,6 +1103,247 @@ START_TEST(test_old_store_is_upgraded_once_at_start)
 }
 END_TEST
 
+/* ---- data blocks bound to their place ------------------------------------------ */
+
+#define SUM_HDR 64 /* a checksum file's header, then 16 bytes per block (csum.h) */
+#define SUM_ENT 16
+
+/* The file's offset of datafile offset local of I/O server io. */
+static uint64_t logical(const struct rpfs_stat *st, int io, uint64_t local)
+{
+	uint64_t slot = (uint64_t)((io - (int)st->first_server + NSRV) % NSRV);
+
+	return local / st->stripe_unit * st->stripe_unit * st->stripe_count +
+	       slot * st->stripe_unit + local % st->stripe_unit;
+}
+
+static void swap_range(const char *path, off_t a, off_t b, size_t len)
+{
+	char x[BLK], y[BLK];
+	int fd = open(path, O_RDWR);
+
+	ck_assert_msg(fd >= 0 && len <= BLK, "open %s: %s", path, strerror(errno));
+	ck_assert(pread(fd, x, len, a) == (ssize_t)len);
+	ck_assert(pread(fd, y, len, b) == (ssize_t)len);
+	ck_assert(pwrite(fd, y, len, a) == (ssize_t)len);
+	ck_assert(pwrite(fd, x, len, b) == (ssize_t)len);
+	close(fd);
+}
+
+static void swap_files(const char *a, const char *b)
+{
+	char tmp[1100];
+
+	snprintf(tmp, sizeof(tmp), "%s.swap", a);
+	ck_assert(rename(a, tmp) == 0 && rename(b, a) == 0 && rename(tmp, b) == 0);
+}
+
+/* Lines of out that hold needle. */
+static int lines_with(const char *out, const char *needle)
+{
+	int n = 0;
+
+	for (const char *l = out; l && *l;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n'), *hit = strstr(l, needle);
+
+		n += hit && (!e || hit < e);
+	}
+	return n;
+}
+
+START_TEST(test_datafile_extended_with_zeros_is_an_error_not_size)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_stat st = put_file(c, "/ext", MF_LEN, 101, NULL), st2;
+	char path[1024], name[32], port[16], want[96], out[8192], buf[BLK];
+	uint64_t local = MF_LEN / NSRV, at;
+	rpfs_file_t *f;
+
+	/* truncate -s +1M on I/O server 1's datafile of a 16 MiB file. */
+	datafile(cl, 1, st.handle, "", path, sizeof(path));
+	ck_assert(truncate(path, (off_t)(local + MiB)) == 0);
+	server_name(cl, 1, name, sizeof(name), port, sizeof(port));
+	/* No size from bytes no checksum covers. */
+	expect_error(rpfs_stat(c, "/ext", &st2), "stat",
+		     (const char *[]){name, port, "/ext", "damaged data", NULL});
+	f = open_file(c, "/ext");
+	at = logical(&st, 1, local);
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)at);
+	expect_error(rpfs_pread(f, buf, sizeof(buf), at), "read of the zeros",
+		     (const char *[]){name, "/ext", want, NULL});
+	/* The file's own bytes still read. */
+	rpfs_close(f);
+	expect_intact(c, "/ext", MF_LEN, 101);
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	ck_assert_int_eq(check(cl, 1, NULL, NULL, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want),
+		 "bytes %llu..%llu (%llu bytes) are covered by no checksum",
+		 (unsigned long long)local, (unsigned long long)(local + MiB - 1),
+		 (unsigned long long)MiB);
+	ck_assert_msg(has(out, path) && has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert_int_eq(lines_with(out, path), 1);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_block_moved_with_its_checksum_is_an_error)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_stat st = put_file(c, "/moved", 8 * SU, 102, NULL);
+	char path[1024], name[32], port[16], want[1200], out[8192], *buf = malloc(8 * SU);
+	rpfs_file_t *f;
+
+	ck_assert(buf);
+	/* Blocks 2 and 3 of server 2's datafile trade places, each with its
+	 * own (correct) checksum entry. */
+	datafile(cl, 2, st.handle, "", path, sizeof(path));
+	swap_range(path, 2 * BLK, 3 * BLK, BLK);
+	datafile(cl, 2, st.handle, ".sum", path, sizeof(path));
+	swap_range(path, SUM_HDR + 2 * SUM_ENT, SUM_HDR + 3 * SUM_ENT, SUM_ENT);
+	server_name(cl, 2, name, sizeof(name), port, sizeof(port));
+	f = open_file(c, "/moved");
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)logical(&st, 2, 2 * BLK));
+	expect_error(rpfs_pread(f, buf, 8 * SU, 0), "read of the whole file",
+		     (const char *[]){name, port, "/moved", want, NULL});
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)logical(&st, 2, 3 * BLK));
+	expect_error(rpfs_pread(f, buf, BLK, logical(&st, 2, 3 * BLK)),
+		     "read of the other", (const char *[]){name, "/moved", want, NULL});
+	rpfs_close(f);
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	/* One range, both blocks. */
+	ck_assert_int_eq(check(cl, 2, NULL, NULL, out, sizeof(out)), 1);
+	datafile(cl, 2, st.handle, "", path, sizeof(path));
+	snprintf(want, sizeof(want), "%s: damaged blocks at offsets %llu..%llu (2 blocks",
+		 path, (unsigned long long)(2 * BLK), (unsigned long long)(3 * BLK));
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	free(buf);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_swapped_datafiles_are_an_error)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on0 = {0, 0, 0};
+	struct rpfs_stat a = put_file(c, "/swa", 4 * SU, 103, &on0);
+	struct rpfs_stat b = put_file(c, "/swb", 4 * SU, 104, &on0);
+	char pa[1024], pb[1024], name[32], port[16], out[8192], *buf = malloc(SU);
+	rpfs_file_t *f;
+
+	ck_assert(buf);
+	server_name(cl, 1, name, sizeof(name), port, sizeof(port));
+	/* Server 1 holds stripe 1 of both: exchange the datafiles alone ...
+	 * (stopped: a running server keeps the files it has open) */
+	ck_assert(cl_stop(cl, 1) == 0);
+	datafile(cl, 1, a.handle, "", pa, sizeof(pa));
+	datafile(cl, 1, b.handle, "", pb, sizeof(pb));
+	swap_files(pa, pb);
+	ck_assert(cl_restart(cl, 1) == 0);
+	for (int k = 0; k < 2; k++) {
+		const char *p = k ? "/swb" : "/swa";
+
+		f = open_file(c, p);
+		expect_error(rpfs_pread(f, buf, SU, SU), p,
+			     (const char *[]){name, port, p, "damaged data", NULL});
+		rpfs_close(f);
+	}
+	/* ... and with their checksum files. */
+	ck_assert(cl_stop(cl, 1) == 0);
+	datafile(cl, 1, a.handle, ".sum", pa, sizeof(pa));
+	datafile(cl, 1, b.handle, ".sum", pb, sizeof(pb));
+	swap_files(pa, pb);
+	ck_assert(cl_restart(cl, 1) == 0);
+	for (int k = 0; k < 2; k++) {
+		const char *p = k ? "/swb" : "/swa";
+
+		f = open_file(c, p);
+		expect_error(rpfs_pread(f, buf, SU, SU), p,
+			     (const char *[]){name, p, "damaged data", NULL});
+		/* The other servers' stripes are theirs. */
+		read_all(f, buf, SU, 0);
+		rpfs_close(f);
+	}
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	ck_assert_int_eq(check(cl, 1, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(lines_with(out, "not this datafile's"), 2);
+	free(buf);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_layout_that_disagrees_with_the_datafiles_is_an_error)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on0 = {0, 0, 0};
+	struct rpfs_stat st = put_file(c, "/slots", 4 * SU, 105, &on0);
+	char p1[1024], p2[1024], name[32], port[16], *buf = malloc(4 * SU);
+	rpfs_file_t *f;
+
+	ck_assert(buf);
+	/* Stripes 1 and 2 (servers 1 and 2) trade places, each datafile with
+	 * its checksum file: every pair is whole, in the wrong place. */
+	ck_assert(cl_stop(cl, 1) == 0 && cl_stop(cl, 2) == 0);
+	for (int k = 0; k < 2; k++) {
+		char tmp[1100];
+
+		datafile(cl, 1, st.handle, k ? ".sum" : "", p1, sizeof(p1));
+		datafile(cl, 2, st.handle, k ? ".sum" : "", p2, sizeof(p2));
+		snprintf(tmp, sizeof(tmp), "%s/%s", cl_dir(cl, 0), "swap.tmp");
+		ck_assert(rename(p1, tmp) == 0 && rename(p2, p1) == 0 &&
+			  rename(tmp, p2) == 0);
+	}
+	ck_assert(cl_restart(cl, 1) == 0 && cl_restart(cl, 2) == 0);
+	server_name(cl, 1, name, sizeof(name), port, sizeof(port));
+	f = open_file(c, "/slots");
+	expect_error(rpfs_pread(f, buf, SU, SU), "read of stripe 1",
+		     (const char *[]){name, port, "/slots", "damaged data", NULL});
+	server_name(cl, 2, name, sizeof(name), port, sizeof(port));
+	expect_error(rpfs_pread(f, buf, SU, 2 * SU), "read of stripe 2",
+		     (const char *[]){name, port, "/slots", "damaged data", NULL});
+	expect_error(rpfs_pwrite(f, buf, SU, 2 * SU), "write of stripe 2",
+		     (const char *[]){name, "/slots", "damaged data", NULL});
+	read_all(f, buf, SU, 3 * SU);
+	rpfs_close(f);
+	free(buf);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_check_reports_a_cut_as_one_range)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on2 = {0, 1, 2};
+	struct rpfs_stat st = put_file(c, "/range", 6 * MiB, 106, &on2);
+	char path[1024], want[1400], out[8192];
+
+	(void)st;
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	/* Cut the 6 MiB datafile to nothing: 1,536 blocks lost. */
+	datafile(cl, 2, st.handle, "", path, sizeof(path));
+	ck_assert(truncate(path, 0) == 0);
+	ck_assert_int_eq(check(cl, 2, NULL, NULL, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "%s: damaged blocks at offsets 0..%llu (1536 blocks",
+		 path, (unsigned long long)(6 * MiB - BLK));
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert_int_eq(lines_with(out, path), 1);
+	cl_destroy(cl);
+}
+END_TEST
+
 /* ---- concurrency ------------------------------------------------------------- */
 
 #define CW_RANGE (96 * KiB) /* spans two stripes, so two servers */
@@ -1314,6 +1555,15 @@ static Suite *integrity_suite(void)
 	tcase_add_test(
 		tc, test_flipped_bit_in_a_layout_record_is_an_error_not_rotated_stripes);
 	tcase_add_test(tc, test_old_store_is_upgraded_once_at_start);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("placement");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_datafile_extended_with_zeros_is_an_error_not_size);
+	tcase_add_test(tc, test_block_moved_with_its_checksum_is_an_error);
+	tcase_add_test(tc, test_swapped_datafiles_are_an_error);
+	tcase_add_test(tc, test_layout_that_disagrees_with_the_datafiles_is_an_error);
+	tcase_add_test(tc, test_check_reports_a_cut_as_one_range);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("check");
