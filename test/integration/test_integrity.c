@@ -774,7 +774,8 @@ static void store_forget(struct cluster *cl, const char *path, bool entry)
 	ck_assert(mdb_dbi_open(txn, "byhandle", 0, &byh) == 0);
 	ck_assert(mdb_cursor_open(txn, byh, &cur) == 0);
 	while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if (v.mv_size == plen && !memcmp(v.mv_data, path, plen))
+		/* The path, after its record's header (meta_record.h). */
+		if (v.mv_size == 8 + plen && !memcmp((char *)v.mv_data + 8, path, plen))
 			found += mdb_cursor_del(cur, 0) == 0;
 	mdb_cursor_close(cur);
 	if (entry) {
