@@ -67,16 +67,24 @@ bool csum_ent_empty(const struct csum_ent *e)
 	return !e->cur.end && !e->pend.end;
 }
 
+/* A block's place as 32 bits: handle, slot and block number mixed by
+ * splitmix64's finalizer (a bijection of 64 bits: two places of one file
+ * differ before the fold to 32). A few nanoseconds a block, against the
+ * tens to thousands the block's own CRC takes. */
 uint32_t csum_bind(const struct csum_file *f, uint64_t k)
 {
-	uint8_t place[20];
+	uint64_t x;
 
 	if (f->version < 2)
 		return 0;
-	put64(place, f->handle);
-	put32(place + 8, f->slot);
-	put64(place + 12, k);
-	return csum_crc(place, sizeof(place));
+	x = k * 0x9e3779b97f4a7c15ull ^ f->handle ^
+	    (uint64_t)f->slot * 0xc2b2ae3d27d4eb4full;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint32_t)(x ^ x >> 32);
 }
 
 static bool ver_match(const struct csum_ver *v, uint32_t crc, uint32_t avail)

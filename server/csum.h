@@ -12,15 +12,15 @@
  *                      pend = { crc u32, end u32 }  a write in progress
  *
  * A version's crc is the CRC32C of the whole block, bytes past the end of
- * the datafile counted as zeros, XORed with the block's place: the CRC32C
- * of (handle, slot, k) (csum_bind). A block moved within its datafile, or
- * into another file's, or a datafile given to another handle or slot, no
- * longer matches (CRC32C tells apart any two block numbers less than 2^32
- * apart). Its end (1..4096) is how many bytes of the block the datafile
- * must hold, so a datafile cut short is caught even where the lost bytes
- * were zeros. end 0 means "no version": a block with no cur is a hole that
- * was never written and must read as zeros. A block is good when its
- * bytes match cur (or are zeros and there is no cur), or match pend.
+ * the datafile counted as zeros, XORed with a 32-bit mix of the block's
+ * place, (handle, slot, k) (csum_bind). A block moved within its datafile,
+ * or into another file's, or a datafile given to another handle or slot,
+ * no longer matches (but for a 2^-32 chance, as for any damage). Its end
+ * (1..4096) is how many bytes of the block the datafile must hold, so a
+ * datafile cut short is caught even where the lost bytes were zeros. end 0
+ * means "no version": a block with no cur is a hole that was never written
+ * and must read as zeros. A block is good when its bytes match cur (or are
+ * zeros and there is no cur), or match pend.
  *
  * The checksums cover the datafile up to the end of the last entry's
  * version, or up to the extent if that is further (a file grown by
