@@ -13,7 +13,10 @@
  *                locks, fetch-and-add counters
  *   io.c         role io: one datafile per handle, pread/pwrite, pipelined
  *                bulk transfers
- *   csum.c       a CRC32C per datafile block, checked on every read
+ *   csum.c       a CRC32C per datafile block, bound to its place, checked on
+ *                every read
+ *   meta_record.c  a checksum in every metadata record, bound to its key;
+ *                the upgrade of an old store
  *   peer.c       this server as a client of the others (parent lookups,
  *                datafile removal)
  *   identity.c   the cluster identity of the storage directory, and who
