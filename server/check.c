@@ -9,9 +9,10 @@
  * and every block of it matches its checksum; no checksum file is without
  * its datafile; a write cut short by a crash has left a block matching its
  * new or its old version. Both roles on one server: every file of the
- * store that has a stripe here has its datafile, and every datafile of a
- * handle of this store belongs to a file (or to a handle the store never
- * handed out: then the store is behind, and nothing is removed).
+ * store that has a stripe here has its datafile, holding that stripe slot
+ * (its checksum file says which), and every datafile of a handle of this
+ * store belongs to a file (or to a handle the store never handed out: then
+ * the store is behind, and nothing is removed).
  *
  * One line per problem on stdout: the file or entry, the offset where it
  * matters, what is wrong, and what --repair did about it. --repair fixes
@@ -742,7 +743,24 @@ static struct found *scan(struct chk *c, int dirfd, size_t *count)
 }
 
 /* Files of the store with a stripe on this server must have a datafile. */
-static void check_missing(struct chk *c, const struct found *v, size_t n)
+/* Does the datafile of handle h (of path) hold the stripe slot its layout
+ * puts on this server? */
+static void check_slot(struct chk *c, int dirfd, uint64_t h, uint32_t slot,
+		       const char *path)
+{
+	struct csum_file f;
+
+	if (csum_open(&f, dirfd, h))
+		return; /* check_pair reports it */
+	if (!f.bad_hdr && f.slot != CSUM_SLOT_ANY && f.slot != slot)
+		problem(c, false,
+			"%s/%016" PRIx64
+			": holds stripe slot %u of %s, whose layout puts slot %u here (the layout disagrees with the datafiles: reads fail)",
+			c->datadir, h, f.slot, path, slot);
+	csum_close(&f);
+}
+
+static void check_missing(struct chk *c, int dirfd, const struct found *v, size_t n)
 {
 	static char path[RPC_PATH_MAX + 1];
 	int32_t me = c->s->me->io_index;
@@ -760,15 +778,20 @@ static void check_missing(struct chk *c, const struct found *v, size_t n)
 		struct rpc_attr a;
 		struct found key, *at;
 		bool here = false;
+		uint32_t mine = 0;
 
 		if (unwrap(c, REC_NS, &k, &val) || ns_value(&val, &a, path) ||
 		    a.type != RPC_TYPE_FILE)
 			continue;
 		a.layout.nservers = c->s->cfg.nio;
-		for (uint32_t slot = 0; slot < a.layout.stripe_count; slot++)
-			here |= layout_server(&a.layout, slot) == (uint32_t)me;
+		for (uint32_t slot = 0; slot < a.layout.stripe_count && !here; slot++) {
+			here = layout_server(&a.layout, slot) == (uint32_t)me;
+			mine = slot;
+		}
 		key.h = a.handle;
 		at = here ? bsearch(&key, v, n, sizeof(*v), cmp_found) : NULL;
+		if (at && at->data && at->sum)
+			check_slot(c, dirfd, a.handle, mine, path);
 		if (!here || (at && at->data))
 			continue;
 		problem(c, false,
@@ -789,7 +812,7 @@ static void check_io(struct chk *c)
 	if (dirfd < 0) {
 		problem(c, false, "%s: no data directory (%s)", c->datadir,
 			strerror(errno));
-		check_missing(c, NULL, 0);
+		check_missing(c, -1, NULL, 0);
 		return;
 	}
 	v = scan(c, dirfd, &n);
@@ -798,7 +821,7 @@ static void check_io(struct chk *c)
 		if (v[i].data)
 			check_orphan(c, dirfd, v[i].h);
 	}
-	check_missing(c, v, n);
+	check_missing(c, dirfd, v, n);
 	if (repair(c) && c->repaired)
 		fsync(dirfd);
 	free(v);

@@ -1288,33 +1288,43 @@ START_TEST(test_layout_that_disagrees_with_the_datafiles_is_an_error)
 	rpfs_client_t *c = client(cl);
 	struct rpfs_create_opts on0 = {0, 0, 0};
 	struct rpfs_stat st = put_file(c, "/slots", 4 * SU, 105, &on0);
-	char p1[1024], p2[1024], name[32], port[16], *buf = malloc(4 * SU);
+	char p0[1024], p1[1024], name[32], port[16], want[1200], out[8192];
+	char *buf = malloc(4 * SU);
 	rpfs_file_t *f;
 
 	ck_assert(buf);
-	/* Stripes 1 and 2 (servers 1 and 2) trade places, each datafile with
+	/* Stripes 0 and 1 (servers 0 and 1) trade places, each datafile with
 	 * its checksum file: every pair is whole, in the wrong place. */
-	ck_assert(cl_stop(cl, 1) == 0 && cl_stop(cl, 2) == 0);
+	rpfs_finalize(c);
+	ck_assert(cl_stop(cl, 0) == 0 && cl_stop(cl, 1) == 0);
 	for (int k = 0; k < 2; k++) {
 		char tmp[1100];
 
+		datafile(cl, 0, st.handle, k ? ".sum" : "", p0, sizeof(p0));
 		datafile(cl, 1, st.handle, k ? ".sum" : "", p1, sizeof(p1));
-		datafile(cl, 2, st.handle, k ? ".sum" : "", p2, sizeof(p2));
-		snprintf(tmp, sizeof(tmp), "%s/%s", cl_dir(cl, 0), "swap.tmp");
-		ck_assert(rename(p1, tmp) == 0 && rename(p2, p1) == 0 &&
-			  rename(tmp, p2) == 0);
+		snprintf(tmp, sizeof(tmp), "%s/%s", cl_dir(cl, 2), "swap.tmp");
+		ck_assert(rename(p0, tmp) == 0 && rename(p1, p0) == 0 &&
+			  rename(tmp, p1) == 0);
 	}
-	ck_assert(cl_restart(cl, 1) == 0 && cl_restart(cl, 2) == 0);
-	server_name(cl, 1, name, sizeof(name), port, sizeof(port));
+	/* Server 0 holds the layout too: --check sees the disagreement. */
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want),
+		 "%016llx: holds stripe slot 1 of /slots, whose layout puts slot 0 here",
+		 (unsigned long long)st.handle);
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert(cl_restart(cl, 0) == 0 && cl_restart(cl, 1) == 0);
+	c = client(cl);
 	f = open_file(c, "/slots");
-	expect_error(rpfs_pread(f, buf, SU, SU), "read of stripe 1",
-		     (const char *[]){name, port, "/slots", "damaged data", NULL});
-	server_name(cl, 2, name, sizeof(name), port, sizeof(port));
-	expect_error(rpfs_pread(f, buf, SU, 2 * SU), "read of stripe 2",
-		     (const char *[]){name, port, "/slots", "damaged data", NULL});
-	expect_error(rpfs_pwrite(f, buf, SU, 2 * SU), "write of stripe 2",
-		     (const char *[]){name, "/slots", "damaged data", NULL});
-	read_all(f, buf, SU, 3 * SU);
+	for (int io = 0; io < 2; io++) {
+		server_name(cl, io, name, sizeof(name), port, sizeof(port));
+		expect_error(
+			rpfs_pread(f, buf, SU, (uint64_t)io * SU), "read of a stripe",
+			(const char *[]){name, port, "/slots", "damaged data", NULL});
+		expect_error(rpfs_pwrite(f, buf, SU, (uint64_t)io * SU),
+			     "write of a stripe",
+			     (const char *[]){name, "/slots", "damaged data", NULL});
+	}
+	read_all(f, buf, 2 * SU, 2 * SU);
 	rpfs_close(f);
 	free(buf);
 	rpfs_finalize(c);
