@@ -462,10 +462,13 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 
 		conns[i] = sl->link->conn;
 		callp[i] = call;
-		len = rpc_enc_io(io->bodies + off, room,
-				 io->write ? RPC_IO_WRITE : RPC_IO_READ,
-				 io->f->attr.handle, &cap, &sl->segs[ch->seg0],
-				 (uint32_t)ch->nseg);
+		/* The slot too: a server whose datafile holds another one
+		 * refuses, so a layout gone wrong is an error, not bytes
+		 * from the wrong place. */
+		len = rpc_enc_io_slot(io->bodies + off, room,
+				      io->write ? RPC_IO_WRITE : RPC_IO_READ,
+				      io->f->attr.handle, &cap, &sl->segs[ch->seg0],
+				      (uint32_t)ch->nseg, ch->slot);
 		if (len < 0) {
 			rpfsc_err_set("%s: can't encode an I/O request: %s", io->f->path,
 				      strerror(-len));

@@ -40,9 +40,11 @@
  *   LOCK UNLOCK                 handle u64, cap, off u64, len u64,      64
  *                               owner u64
  *   IO_TRUNCATE                 handle u64, cap, size u64               48
- *   IO_WRITE IO_READ            handle u64, cap, nseg u32, pad u32 (0), 48+16*nseg
+ *   IO_WRITE IO_READ            handle u64, cap, nseg u32, slot u32     48+16*nseg
+ *                               (stripe slot + 1, 0 = not said),
  *                               nseg x { off u64, len u64 }
- *   IO_CREATE                   handle u64, nonce u64 (not 0)           16
+ *   IO_CREATE                   handle u64, nonce u64 (not 0), slot     24
+ *                               u32 (as IO_WRITE's), pad u32 (0)
  *   IO_PROBE                    meta u32, pad u32 (0)                   8
  *   SEARCH                      path str, want u32, uid u32, gid u32,   2+p+16
  *                               ngroups u32 (<= RPC_GROUPS_MAX),        +4*ng
@@ -437,6 +439,24 @@ int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_ca
 int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	       const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg)
 {
+	return rpc_enc_io_slot(buf, cap, op, handle, capa, segs, nseg, RPC_SLOT_ANY);
+}
+
+/* A slot on the wire: slot + 1, 0 for none. */
+static uint32_t slot_enc(uint32_t slot)
+{
+	return slot == RPC_SLOT_ANY ? 0 : slot + 1;
+}
+
+static uint32_t slot_dec(uint32_t v)
+{
+	return v ? v - 1 : RPC_SLOT_ANY;
+}
+
+int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		    const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
+		    uint32_t slot)
+{
 	struct wr w;
 
 	if (op != RPC_IO_WRITE && op != RPC_IO_READ)
@@ -450,7 +470,7 @@ int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	wr_u64(&w, handle);
 	wr_cap(&w, capa);
 	wr_u32(&w, nseg);
-	wr_u32(&w, 0);
+	wr_u32(&w, slot_enc(slot));
 	for (uint32_t i = 0; i < nseg; i++) {
 		wr_u64(&w, segs[i].off);
 		wr_u64(&w, segs[i].len);
@@ -458,7 +478,8 @@ int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	return wr_end(&w);
 }
 
-int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce)
+int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
+		      uint32_t slot)
 {
 	struct wr w;
 
@@ -467,6 +488,8 @@ int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce)
 	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_CREATE, 0);
 	wr_u64(&w, handle);
 	wr_u64(&w, nonce);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, 0);
 	return wr_end(&w);
 }
 
@@ -595,16 +618,13 @@ static void dec_path(struct rd *rd, struct rpc_req *r)
 
 static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32_t maxseg)
 {
-	uint32_t pad;
 	size_t left;
 
 	dec_handle(rd, r);
 	r->nseg = rd_u32(rd);
-	pad = rd_u32(rd);
+	r->slot = slot_dec(rd_u32(rd));
 	if (rd->err)
 		return rd->err;
-	if (pad)
-		return -EPROTO;
 	/* The count must describe exactly the rest of the body. */
 	left = rd->len - rd->pos;
 	if (left % RPC_SEG_SIZE || left / RPC_SEG_SIZE != r->nseg)
@@ -652,6 +672,7 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 	r->to = NULL;
 	r->to_buf[0] = '\0';
 	r->first_server = -1;
+	r->slot = RPC_SLOT_ANY;
 	pre = rd_take(&rd, RPC_PREAMBLE);
 	if (!pre)
 		return -EPROTO;
@@ -759,7 +780,8 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 	case RPC_IO_CREATE: /* between servers only: no capability */
 		r->handle = rd_u64(&rd);
 		r->nonce = rd_u64(&rd);
-		if (!rd.err && !r->nonce)
+		r->slot = slot_dec(rd_u32(&rd));
+		if (!rd.err && (!r->nonce || rd_u32(&rd)))
 			ret = -EPROTO;
 		break;
 	case RPC_IO_PROBE:

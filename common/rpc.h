@@ -71,6 +71,9 @@ int rpc_is_io_op(uint16_t op);
 
 enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 
+/* A stripe slot not said (struct rpc_req's slot). */
+#define RPC_SLOT_ANY 0xffffffffu
+
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
 /* CREATE LOOKUP GETATTR flags: the rights wanted in the capability the
@@ -161,7 +164,11 @@ struct rpc_req {
 	uint64_t owner;	    /* LOCK UNLOCK: client-chosen lock owner id */
 	uint64_t size;	    /* IO_TRUNCATE: datafile size */
 	uint64_t nonce;	    /* IO_CREATE: the create's random id (retries match it) */
-	uint32_t meta;	    /* IO_PROBE: metadata server index */
+	/* IO_CREATE: the file's stripe slot the datafile holds; IO_WRITE,
+	 * IO_READ: the slot the client takes the datafile to hold (its
+	 * layout's), checked against it. RPC_SLOT_ANY: not said. */
+	uint32_t slot;
+	uint32_t meta; /* IO_PROBE: metadata server index */
 	/* SEARCH: the identity asked about (uid, gid above), the access bits
 	 * wanted on the path itself (0: only its ancestors are searched) */
 	uint32_t want;
@@ -200,9 +207,16 @@ int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t ha
 		 const struct rpc_cap *capa, uint64_t off, uint64_t len, uint64_t owner);
 int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		     uint64_t size);
+/* rpc_enc_io says no slot; rpc_enc_io_slot the stripe slot of the layout
+ * the segments belong to, which the I/O server checks (a layout that
+ * disagrees with the datafiles is -EBADMSG, not another slot's bytes). */
 int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	       const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg);
-int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce);
+int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		    const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
+		    uint32_t slot);
+int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
+		      uint32_t slot);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
 /* SEARCH, from one metadata server to another: may uid/gid/groups search
  * every ancestor of path this server holds, and (want != 0, mode bits) does

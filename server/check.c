@@ -9,9 +9,10 @@
  * and every block of it matches its checksum; no checksum file is without
  * its datafile; a write cut short by a crash has left a block matching its
  * new or its old version. Both roles on one server: every file of the
- * store that has a stripe here has its datafile, and every datafile of a
- * handle of this store belongs to a file (or to a handle the store never
- * handed out: then the store is behind, and nothing is removed).
+ * store that has a stripe here has its datafile, holding that stripe slot
+ * (its checksum file says which), and every datafile of a handle of this
+ * store belongs to a file (or to a handle the store never handed out: then
+ * the store is behind, and nothing is removed).
  *
  * One line per problem on stdout: the file or entry, the offset where it
  * matters, what is wrong, and what --repair did about it. --repair fixes
@@ -21,9 +22,13 @@
  * may be all that remains of it) unless --accept-damaged says to take the
  * data as it is and checksum it anew.
  *
- * The store's value format is meta.c's: magic u32 (0x31415052), the
- * encoded attributes (rpc.h), the full path; its keys are the FNV-1a hash
- * of the parent path (8 bytes, big-endian) and the name. */
+ * Every record of the store must pass its checksum (meta_record.h); one
+ * that fails is reported by the path (or handle) it holds and left alone.
+ * A store of the old format (no checksums) is reported, and --repair
+ * upgrades it as a start of rpfsd would. Inside a record, an ns value is
+ * meta.c's: magic u32 (0x31415052), the encoded attributes (rpc.h), the
+ * full path; its keys are the FNV-1a hash of the parent path (8 bytes,
+ * big-endian) and the name. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,7 @@
 #include <unistd.h>
 
 #include "csum.h"
+#include "meta_record.h"
 #include "server.h"
 #include "store.h"
 #include "wire.h"
@@ -53,6 +59,7 @@ struct chk {
 	/* the store, when this server has role meta and it opened */
 	MDB_env *env;
 	MDB_dbi ns, byh, sys;
+	int fmt; /* the store's format (rec_store_format) */
 	bool meta_ok;
 	uint64_t next;	   /* handle counter (0: none) */
 	uint64_t *handles; /* of the entries, sorted (what a datafile belongs to) */
@@ -110,6 +117,29 @@ static int ns_value(const MDB_val *v, struct rpc_attr *a, char *path)
 	return rpc_path_ok(path) && strcmp(path, "/") ? 0 : -EBADMSG;
 }
 
+/* A record of the store as its payload: 0, or REC_DAMAGED. An old
+ * store's values are their payloads. */
+static int unwrap(const struct chk *c, enum rec_db db, const MDB_val *k, MDB_val *v)
+{
+	return c->fmt == 1 ? 0 : rec_check(db, k, v);
+}
+
+/* An ns record that fails its checksum: named by its key's name and the
+ * path its payload holds (which may be the damaged part). */
+static void damaged_entry(struct chk *c, const MDB_val *k, const MDB_val *v)
+{
+	size_t nlen = k->mv_size > 8 ? k->mv_size - 8 : 0;
+	size_t plen = v->mv_size > REC_HDR + META_VAL_HDR
+			      ? v->mv_size - REC_HDR - META_VAL_HDR
+			      : 0;
+
+	problem(c, false,
+		"%s: the entry %.*s (named \"%.*s\") is damaged (checksum mismatch): its attributes and layout can't be trusted; restore it from a backup or remove and rewrite the file",
+		c->metadir, (int)(plen < 1024 ? plen : 1024),
+		plen ? (const char *)v->mv_data + REC_HDR + META_VAL_HDR : "?", (int)nlen,
+		(const char *)k->mv_data + 8);
+}
+
 static int store_open(struct chk *c, MDB_txn **txn)
 {
 	unsigned ro = repair(c) ? 0 : MDB_RDONLY;
@@ -139,15 +169,21 @@ static void check_counter(struct chk *c, MDB_txn *txn, uint64_t max)
 	uint8_t buf[8];
 	bool fixed = false;
 
-	if (!mdb_get(txn, c->sys, &k, &v) && v.mv_size == 8)
-		c->next = get64(v.mv_data);
+	if (!mdb_get(txn, c->sys, &k, &v)) {
+		if (unwrap(c, REC_SYS, &k, &v))
+			problem(c, false,
+				"%s: the handle counter's record is damaged (checksum mismatch)",
+				c->metadir);
+		else if (v.mv_size == 8)
+			c->next = get64(v.mv_data);
+	}
 	if (max < c->next)
 		return;
 	if (repair(c)) {
 		put64(buf, max + 1);
 		v.mv_data = buf;
 		v.mv_size = 8;
-		fixed = !mdb_put(txn, c->sys, &k, &v, 0);
+		fixed = !rec_put(txn, c->sys, REC_SYS, &k, &v, 0);
 	}
 	problem(c, fixed,
 		"%s: handle counter %#" PRIx64
@@ -156,6 +192,21 @@ static void check_counter(struct chk *c, MDB_txn *txn, uint64_t max)
 		c->metadir, c->next, max);
 	if (fixed)
 		c->next = max + 1;
+}
+
+/* A handle an entry has (a datafile of it belongs to a file). */
+static void add_handle(struct chk *c, uint64_t h)
+{
+	if (c->nhandles == c->caphandles) {
+		size_t cap = c->caphandles ? 2 * c->caphandles : 256;
+		uint64_t *nh = realloc(c->handles, cap * sizeof(*nh));
+
+		if (!nh)
+			return;
+		c->handles = nh;
+		c->caphandles = cap;
+	}
+	c->handles[c->nhandles++] = h;
 }
 
 /* Every ns entry: decodable, under its own key, with a handle of ours and
@@ -168,6 +219,7 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 	uint64_t max = 0;
 	MDB_cursor *cur;
 	MDB_val k, v;
+	int rc;
 
 	if (mdb_cursor_open(txn, c->ns, &cur))
 		return 0;
@@ -176,6 +228,16 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 		struct rpc_attr a;
 		size_t klen;
 
+		if (unwrap(c, REC_NS, &k, &v)) {
+			damaged_entry(c, &k, &v);
+			/* Its handle, if it still reads: its datafiles are no
+			 * orphans to remove. */
+			v.mv_data = (uint8_t *)v.mv_data + REC_HDR;
+			v.mv_size = v.mv_size > REC_HDR ? v.mv_size - REC_HDR : 0;
+			if (!ns_value(&v, &a, path))
+				add_handle(c, a.handle);
+			continue;
+		}
 		if (ns_value(&v, &a, path)) {
 			problem(c, false,
 				"%s: an entry (key of %zu bytes) does not decode",
@@ -194,25 +256,18 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 				c->metadir, path, a.handle, RPC_HANDLE_META(a.handle));
 		else if ((a.handle & CHK_HANDLE_MASK) > max)
 			max = a.handle & CHK_HANDLE_MASK;
-		if (c->nhandles == c->caphandles) {
-			size_t cap = c->caphandles ? 2 * c->caphandles : 256;
-			uint64_t *nh = realloc(c->handles, cap * sizeof(*nh));
-
-			if (nh) {
-				c->handles = nh;
-				c->caphandles = cap;
-			}
-		}
-		if (c->nhandles < c->caphandles)
-			c->handles[c->nhandles++] = a.handle;
+		add_handle(c, a.handle);
 		be64(hk, a.handle);
-		if (mdb_get(txn, c->byh, &hkv, &hv)) {
+		rc = mdb_get(txn, c->byh, &hkv, &hv);
+		if (!rc && unwrap(c, REC_BYHANDLE, &hkv, &hv)) {
+			/* check_byhandle reports it. */
+		} else if (rc) {
 			bool fixed = false;
 
 			if (repair(c)) {
 				pv.mv_data = path;
 				pv.mv_size = strlen(path);
-				fixed = !mdb_put(txn, c->byh, &hkv, &pv, 0);
+				fixed = !rec_put(txn, c->byh, REC_BYHANDLE, &hkv, &pv, 0);
 			}
 			problem(c, fixed,
 				"%s: %s (handle %#" PRIx64 ") has no byhandle record",
@@ -246,14 +301,28 @@ static void check_byhandle(struct chk *c, MDB_txn *txn)
 
 		for (size_t i = 0; i < 8 && k.mv_size == 8; i++)
 			h = h << 8 | ((const uint8_t *)k.mv_data)[i];
+		if (unwrap(c, REC_BYHANDLE, &k, &v)) {
+			size_t len = v.mv_size > REC_HDR ? v.mv_size - REC_HDR : 0;
+
+			problem(c, false,
+				"%s: byhandle record %#" PRIx64
+				" is damaged (checksum mismatch; it reads \"%.*s\")",
+				c->metadir, h, (int)(len < 200 ? len : 200),
+				len ? (const char *)v.mv_data + REC_HDR : "");
+			continue;
+		}
 		if (k.mv_size == 8 && v.mv_size && v.mv_size <= RPC_PATH_MAX) {
 			memcpy(path, v.mv_data, v.mv_size);
 			path[v.mv_size] = 0;
 			if (rpc_path_ok(path) && strcmp(path, "/")) {
 				nk.mv_data = key;
 				nk.mv_size = meta_ns_key(path, key);
-				ok = !mdb_get(txn, c->ns, &nk, &nv) &&
-				     !ns_value(&nv, &a, stored) &&
+				int rc = mdb_get(txn, c->ns, &nk, &nv);
+
+				/* A damaged entry is reported as such. */
+				if (!rc && unwrap(c, REC_NS, &nk, &nv))
+					continue;
+				ok = !rc && !ns_value(&nv, &a, stored) &&
 				     !strcmp(stored, path) && a.handle == h;
 			}
 		}
@@ -268,6 +337,25 @@ static void check_byhandle(struct chk *c, MDB_txn *txn)
 			(const char *)v.mv_data);
 	}
 	mdb_cursor_close(cur);
+}
+
+/* The store's format, from a read-only look (before store_open). */
+static int store_format(struct chk *c)
+{
+	unsigned flags = c->flags;
+	MDB_txn *txn = NULL;
+	int fmt = -EIO;
+
+	c->flags &= ~CHECK_REPAIR;
+	if (!store_open(c, &txn))
+		fmt = rec_store_format(txn, c->sys);
+	if (txn)
+		mdb_txn_abort(txn);
+	if (c->env)
+		mdb_env_close(c->env);
+	c->env = NULL;
+	c->flags = flags;
+	return fmt;
 }
 
 static void check_meta(struct chk *c)
@@ -289,6 +377,18 @@ static void check_meta(struct chk *c)
 		problem(c, false, "%s", why);
 		return;
 	}
+	if (repair(c)) {
+		/* An old store becomes one of records, as a start would make it. */
+		rc = store_format(c);
+		if (rc == 1) {
+			bool fixed = !rec_upgrade(c->metadir, why, sizeof(why));
+
+			problem(c, fixed,
+				"%s: the store is of the old format (records without checksums)%s%s",
+				c->metadir, fixed ? " (upgraded)" : ": ",
+				fixed ? "" : why);
+		}
+	}
 	rc = store_open(c, &txn);
 	if (rc) {
 		problem(c, false, "%s: can't open the metadata store: %s", c->metadir,
@@ -296,6 +396,17 @@ static void check_meta(struct chk *c)
 		if (txn)
 			mdb_txn_abort(txn);
 		return;
+	}
+	c->fmt = rec_store_format(txn, c->sys);
+	if (c->fmt == 1 && !repair(c))
+		problem(c, false,
+			"%s: the store is of the old format (records without checksums): rpfsd upgrades it when it starts, rpfsd --check --repair now",
+			c->metadir);
+	if (c->fmt < 0) {
+		problem(c, false, "%s: the store's format record is %s", c->metadir,
+			c->fmt == -EBADMSG ? "damaged (checksum mismatch)"
+					   : "of a newer rpfsd");
+		c->fmt = REC_FORMAT;
 	}
 	max = check_ns(c, txn);
 	qsort(c->handles, c->nhandles, sizeof(*c->handles), cmp_u64);
@@ -339,16 +450,76 @@ static const char *why_bad(const struct csum_ent *e, uint32_t avail)
 	return "checksum mismatch";
 }
 
+/* A run of damaged blocks with the same cause, reported as one line. */
+struct run {
+	uint64_t first, last; /* blocks */
+	const char *why;
+	bool fixed, open;
+};
+
+static void run_flush(struct chk *c, struct run *r, const char *dpath)
+{
+	if (!r->open)
+		return;
+	if (r->first == r->last)
+		problem(c, r->fixed, "%s: damaged block at offset %" PRIu64 ": %s%s",
+			dpath, r->first * CSUM_BLOCK, r->why,
+			r->fixed ? " (data accepted as it is)" : "");
+	else
+		problem(c, r->fixed,
+			"%s: damaged blocks at offsets %" PRIu64 "..%" PRIu64 " (%" PRIu64
+			" blocks of %u bytes): %s%s",
+			dpath, r->first * CSUM_BLOCK, r->last * CSUM_BLOCK,
+			r->last - r->first + 1, CSUM_BLOCK, r->why,
+			r->fixed ? " (data accepted as it is)" : "");
+	r->open = false;
+}
+
+/* Block k is damaged for why: extend the run or start another. */
+static void run_add(struct chk *c, struct run *r, const char *dpath, uint64_t k,
+		    const char *why, bool fixed)
+{
+	if (r->open && r->last + 1 == k && r->why == why && r->fixed == fixed) {
+		r->last = k;
+		return;
+	}
+	run_flush(c, r, dpath);
+	*r = (struct run){k, k, why, fixed, true};
+}
+
+/* Bytes past what the checksums cover (csum.h): one line, and with
+ * --accept-damaged the extent grows over them (their blocks get
+ * checksums in check_blocks). Returns whether the blocks there are to be
+ * checked. */
+static bool check_extent(struct chk *c, struct csum_file *f, const char *dpath,
+			 uint64_t size, uint64_t covered)
+{
+	bool accept = repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED), fixed;
+
+	if (size <= covered)
+		return true;
+	fixed = accept && !csum_set_extent(f, size);
+	problem(c, fixed,
+		"%s: bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64
+		" bytes) are covered by no checksum: the datafile is longer than its checksums (extended behind rpfsd's back?)%s",
+		dpath, covered, size - 1, size - covered,
+		fixed ? " (data accepted as it is)" : "");
+	return fixed;
+}
+
 /* Check (and perhaps repair) every block of one datafile. */
 static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 {
 	struct csum_ent e[CHK_BATCH];
 	char blk[CSUM_BLOCK];
 	struct stat st, sst;
-	uint64_t nb, ne = 0;
+	struct run run = {0};
+	uint64_t nb, ne = 0, covered;
+	bool beyond;
 
-	if (fstat(f->fd, &st))
+	if (fstat(f->fd, &st) || csum_covered(f, &covered))
 		return;
+	beyond = check_extent(c, f, dpath, (uint64_t)st.st_size, covered);
 	if (f->cfd >= 0 && !fstat(f->cfd, &sst) && (uint64_t)sst.st_size > CSUM_HDR)
 		ne = ((uint64_t)sst.st_size - CSUM_HDR + CSUM_ENT - 1) / CSUM_ENT;
 	nb = ((uint64_t)st.st_size + CSUM_BLOCK - 1) / CSUM_BLOCK;
@@ -359,7 +530,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 		bool dirty = false;
 
 		if (csum_read_ents(f, b0, n, e))
-			return;
+			break;
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t k = b0 + i;
 			uint32_t avail;
@@ -367,10 +538,13 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 			int m;
 
 			if (csum_read_block(f, k, blk, &avail))
-				return;
+				goto out;
 			if (!avail && csum_ent_empty(&e[i]))
 				continue;
-			m = csum_match(&e[i], blk, avail);
+			/* Reported by check_extent, not block by block. */
+			if (!beyond && csum_ent_empty(&e[i]) && k * CSUM_BLOCK >= covered)
+				continue;
+			m = csum_match(&e[i], blk, avail, csum_bind(f, k));
 			if (m == 1 && !e[i].pend.end)
 				continue;
 			if (m) {
@@ -379,6 +553,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 					e[i].cur = e[i].pend;
 				e[i].pend = (struct csum_ver){0, 0};
 				fixed = dirty = repair(c);
+				run_flush(c, &run, dpath);
 				problem(c, fixed,
 					"%s: block at offset %" PRIu64
 					": a write was cut short; the %s version is whole",
@@ -386,21 +561,22 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 				continue;
 			}
 			if (repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED)) {
-				e[i].cur.crc = csum_crc(blk, CSUM_BLOCK);
+				e[i].cur.crc =
+					csum_crc(blk, CSUM_BLOCK) ^ csum_bind(f, k);
 				e[i].cur.end = avail;
 				if (!avail)
 					e[i].cur.crc = 0;
 				e[i].pend = (struct csum_ver){0, 0};
 				fixed = dirty = true;
 			}
-			problem(c, fixed, "%s: damaged block at offset %" PRIu64 ": %s%s",
-				dpath, k * CSUM_BLOCK, why_bad(&e[i], avail),
-				fixed ? " (data accepted as it is)" : "");
+			run_add(c, &run, dpath, k, why_bad(&e[i], avail), fixed);
 		}
 		if (dirty && (f->cfd >= 0 || !csum_ensure_sumfile(f)) &&
 		    csum_write_ents(f, b0, n, e))
 			printf("%s: couldn't write the repaired checksums\n", dpath);
 	}
+out:
+	run_flush(c, &run, dpath);
 }
 
 /* Redo the checksum file of a datafile from its data (--accept-damaged). */
@@ -414,7 +590,7 @@ static int rechecksum(struct csum_file *f)
 	fd = openat(f->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	csum_hdr_enc(hdr, f->handle, 0);
+	csum_hdr_enc(hdr, f->handle, 0, CSUM_SLOT_ANY);
 	if (pwrite(fd, hdr, CSUM_HDR, 0) != CSUM_HDR) {
 		close(fd);
 		return -EIO;
@@ -423,6 +599,9 @@ static int rechecksum(struct csum_file *f)
 		close(f->cfd);
 	f->cfd = fd;
 	f->bad_hdr = false;
+	f->version = CSUM_VERSION;
+	f->slot = CSUM_SLOT_ANY;
+	f->extent = 0;
 	return 0;
 }
 
@@ -564,7 +743,24 @@ static struct found *scan(struct chk *c, int dirfd, size_t *count)
 }
 
 /* Files of the store with a stripe on this server must have a datafile. */
-static void check_missing(struct chk *c, const struct found *v, size_t n)
+/* Does the datafile of handle h (of path) hold the stripe slot its layout
+ * puts on this server? */
+static void check_slot(struct chk *c, int dirfd, uint64_t h, uint32_t slot,
+		       const char *path)
+{
+	struct csum_file f;
+
+	if (csum_open(&f, dirfd, h))
+		return; /* check_pair reports it */
+	if (!f.bad_hdr && f.slot != CSUM_SLOT_ANY && f.slot != slot)
+		problem(c, false,
+			"%s/%016" PRIx64
+			": holds stripe slot %u of %s, whose layout puts slot %u here (the layout disagrees with the datafiles: reads fail)",
+			c->datadir, h, f.slot, path, slot);
+	csum_close(&f);
+}
+
+static void check_missing(struct chk *c, int dirfd, const struct found *v, size_t n)
 {
 	static char path[RPC_PATH_MAX + 1];
 	int32_t me = c->s->me->io_index;
@@ -582,14 +778,20 @@ static void check_missing(struct chk *c, const struct found *v, size_t n)
 		struct rpc_attr a;
 		struct found key, *at;
 		bool here = false;
+		uint32_t mine = 0;
 
-		if (ns_value(&val, &a, path) || a.type != RPC_TYPE_FILE)
+		if (unwrap(c, REC_NS, &k, &val) || ns_value(&val, &a, path) ||
+		    a.type != RPC_TYPE_FILE)
 			continue;
 		a.layout.nservers = c->s->cfg.nio;
-		for (uint32_t slot = 0; slot < a.layout.stripe_count; slot++)
-			here |= layout_server(&a.layout, slot) == (uint32_t)me;
+		for (uint32_t slot = 0; slot < a.layout.stripe_count && !here; slot++) {
+			here = layout_server(&a.layout, slot) == (uint32_t)me;
+			mine = slot;
+		}
 		key.h = a.handle;
 		at = here ? bsearch(&key, v, n, sizeof(*v), cmp_found) : NULL;
+		if (at && at->data && at->sum)
+			check_slot(c, dirfd, a.handle, mine, path);
 		if (!here || (at && at->data))
 			continue;
 		problem(c, false,
@@ -610,7 +812,7 @@ static void check_io(struct chk *c)
 	if (dirfd < 0) {
 		problem(c, false, "%s: no data directory (%s)", c->datadir,
 			strerror(errno));
-		check_missing(c, NULL, 0);
+		check_missing(c, -1, NULL, 0);
 		return;
 	}
 	v = scan(c, dirfd, &n);
@@ -619,7 +821,7 @@ static void check_io(struct chk *c)
 		if (v[i].data)
 			check_orphan(c, dirfd, v[i].h);
 	}
-	check_missing(c, v, n);
+	check_missing(c, dirfd, v, n);
 	if (repair(c) && c->repaired)
 		fsync(dirfd);
 	free(v);

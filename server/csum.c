@@ -17,8 +17,10 @@
 #include "csum.h"
 #include "wire.h"
 
-#define CSUM_MAGIC   "RPFSSUM1"
-#define CSUM_VERSION 1u
+#define CSUM_MAGIC "RPFSSUM1"
+/* Header fields of version 2 (csum.h). */
+#define CSUM_HDR_SLOT	32
+#define CSUM_HDR_EXTENT 40
 /* Entries handled at once on the stack; longer ranges allocate. */
 #define CSUM_STACK_ENTS 64
 
@@ -65,21 +67,44 @@ bool csum_ent_empty(const struct csum_ent *e)
 	return !e->cur.end && !e->pend.end;
 }
 
+/* A block's place as 32 bits: handle, slot and block number mixed by
+ * splitmix64's finalizer (a bijection of 64 bits: two places of one file
+ * differ before the fold to 32). A few nanoseconds a block, against the
+ * tens to thousands the block's own CRC takes. */
+uint32_t csum_bind(const struct csum_file *f, uint64_t k)
+{
+	uint64_t x;
+
+	if (f->version < 2)
+		return 0;
+	x = k * 0x9e3779b97f4a7c15ull ^ f->handle ^
+	    (uint64_t)f->slot * 0xc2b2ae3d27d4eb4full;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint32_t)(x ^ x >> 32);
+}
+
 static bool ver_match(const struct csum_ver *v, uint32_t crc, uint32_t avail)
 {
 	return v->end && v->end <= CSUM_BLOCK && avail >= v->end && crc == v->crc;
 }
 
-static int match_crc(const struct csum_ent *e, uint32_t crc, uint32_t avail)
+/* crc is the bare block's; a version's is bound to its place. A hole has
+ * no place to be bound to: it is zeros. */
+static int match_crc(const struct csum_ent *e, uint32_t crc, uint32_t avail,
+		     uint32_t bind)
 {
-	if (e->cur.end ? ver_match(&e->cur, crc, avail) : crc == CSUM_ZERO_CRC)
+	if (e->cur.end ? ver_match(&e->cur, crc ^ bind, avail) : crc == CSUM_ZERO_CRC)
 		return 1;
-	return ver_match(&e->pend, crc, avail) ? 2 : 0;
+	return ver_match(&e->pend, crc ^ bind, avail) ? 2 : 0;
 }
 
-int csum_match(const struct csum_ent *e, const void *bytes, uint32_t avail)
+int csum_match(const struct csum_ent *e, const void *bytes, uint32_t avail, uint32_t bind)
 {
-	return match_crc(e, csum_crc(bytes, CSUM_BLOCK), avail);
+	return match_crc(e, csum_crc(bytes, CSUM_BLOCK), avail, bind);
 }
 
 /* The version that matched (a hole is the empty version). */
@@ -123,7 +148,7 @@ int csum_parse_name(const char *name, uint64_t *handle)
 	return strcmp(name + 16, CSUM_SUFFIX) ? -1 : 1;
 }
 
-void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce)
+void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce, uint32_t slot)
 {
 	memset(hdr, 0, CSUM_HDR);
 	memcpy(hdr, CSUM_MAGIC, 8);
@@ -131,16 +156,31 @@ void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce)
 	put32(hdr + 12, CSUM_BLOCK);
 	put64(hdr + 16, handle);
 	put64(hdr + 24, nonce);
+	put32(hdr + CSUM_HDR_SLOT, slot);
+	put64(hdr + CSUM_HDR_EXTENT, 0);
 }
 
 int csum_hdr_check(const uint8_t *hdr, size_t len, uint64_t handle, uint64_t *nonce)
 {
-	if (len < CSUM_HDR || memcmp(hdr, CSUM_MAGIC, 8) ||
-	    get32(hdr + 8) != CSUM_VERSION || get32(hdr + 12) != CSUM_BLOCK ||
-	    get64(hdr + 16) != handle)
+	uint32_t v = len >= CSUM_HDR ? get32(hdr + 8) : 0;
+
+	if (len < CSUM_HDR || memcmp(hdr, CSUM_MAGIC, 8) || v < 1 || v > CSUM_VERSION ||
+	    get32(hdr + 12) != CSUM_BLOCK || get64(hdr + 16) != handle)
 		return -EBADMSG;
 	if (nonce)
 		*nonce = get64(hdr + 24);
+	return 0;
+}
+
+int csum_hdr_dec(const uint8_t *hdr, size_t len, struct csum_file *f)
+{
+	int ret = csum_hdr_check(hdr, len, f->handle, NULL);
+
+	if (ret)
+		return ret;
+	f->version = get32(hdr + 8);
+	f->slot = f->version < 2 ? CSUM_SLOT_ANY : get32(hdr + CSUM_HDR_SLOT);
+	f->extent = f->version < 2 ? UINT64_MAX : get64(hdr + CSUM_HDR_EXTENT);
 	return 0;
 }
 
@@ -296,12 +336,16 @@ static int open_sumfile(struct csum_file *f, int flags)
 	if (ret)
 		return ret;
 	if (got == 0 && (flags & O_CREAT)) {
-		/* New: a datafile that had lost its checksum file. */
-		csum_hdr_enc(hdr, f->handle, 0);
+		/* New: a datafile that had lost its checksum file (its slot
+		 * is lost with it). */
+		csum_hdr_enc(hdr, f->handle, 0, CSUM_SLOT_ANY);
 		f->cfd_created = true;
+		f->version = CSUM_VERSION;
+		f->slot = CSUM_SLOT_ANY;
+		f->extent = 0;
 		return pwrite_full(f->cfd, hdr, CSUM_HDR, 0);
 	}
-	f->bad_hdr = csum_hdr_check(hdr, got, f->handle, NULL) != 0;
+	f->bad_hdr = csum_hdr_dec(hdr, got, f) != 0;
 	return 0;
 }
 
@@ -314,6 +358,9 @@ int csum_open(struct csum_file *f, int dirfd, uint64_t handle)
 	f->handle = handle;
 	f->dirfd = dirfd;
 	f->cfd = -1;
+	/* Until a checksum file says otherwise: nothing is covered. */
+	f->version = CSUM_VERSION;
+	f->slot = CSUM_SLOT_ANY;
 	csum_data_name(handle, name, sizeof(name));
 	f->fd = openat(dirfd, name, O_RDWR | O_CLOEXEC);
 	if (f->fd < 0)
@@ -380,7 +427,7 @@ static bool ours(int dirfd, uint64_t handle, uint64_t nonce)
 	return true;
 }
 
-int csum_create(int dirfd, uint64_t handle, uint64_t nonce)
+int csum_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot)
 {
 	uint8_t hdr[CSUM_HDR];
 	char sname[40], dname[40];
@@ -395,7 +442,7 @@ int csum_create(int dirfd, uint64_t handle, uint64_t nonce)
 			ret = 0;
 		return ret;
 	}
-	csum_hdr_enc(hdr, handle, nonce);
+	csum_hdr_enc(hdr, handle, nonce, slot);
 	ret = pwrite_full(cfd, hdr, CSUM_HDR, 0);
 	close(cfd);
 	if (ret)
@@ -416,6 +463,65 @@ int csum_create(int dirfd, uint64_t handle, uint64_t nonce)
 undo:
 	unlinkat(dirfd, sname, 0);
 	return ret;
+}
+
+/* ---- coverage ------------------------------------------------------------- */
+
+int csum_covered(struct csum_file *f, uint64_t *end)
+{
+	struct csum_ent e;
+	struct stat st;
+	uint64_t n, last;
+	int ret;
+
+	*end = f->extent;
+	if (f->version < 2 || f->cfd < 0)
+		return 0;
+	if (fstat(f->cfd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < CSUM_HDR + CSUM_ENT)
+		return 0;
+	n = ((uint64_t)st.st_size - CSUM_HDR) / CSUM_ENT;
+	ret = csum_read_ents(f, n - 1, 1, &e);
+	if (ret)
+		return ret;
+	last = (n - 1) * CSUM_BLOCK + (e.cur.end > e.pend.end ? e.cur.end : e.pend.end);
+	if (last > *end)
+		*end = last;
+	return 0;
+}
+
+int csum_set_extent(struct csum_file *f, uint64_t size)
+{
+	uint8_t ext[8];
+	int ret;
+
+	if (f->version < 2)
+		return 0;
+	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
+		return ret;
+	put64(ext, size);
+	ret = pwrite_full(f->cfd, ext, sizeof(ext), CSUM_HDR_EXTENT);
+	if (!ret)
+		f->extent = size;
+	return ret;
+}
+
+/* Block k has no checksum and avail bytes in the datafile: do they lie
+ * beyond what the checksums cover (then *bad is where, at from or after)?
+ * A hole inside the covered range is zeros, checked as such. */
+static int uncovered(struct csum_file *f, uint64_t k, uint32_t avail, uint64_t from,
+		     uint64_t *bad)
+{
+	uint64_t end;
+	int ret = csum_covered(f, &end);
+
+	if (ret)
+		return ret;
+	if (k * CSUM_BLOCK + avail <= end)
+		return 0;
+	*bad = end > from ? end : from;
+	return -EBADMSG;
 }
 
 /* ---- reads ------------------------------------------------------------------- */
@@ -440,7 +546,11 @@ static int read_checked(struct csum_file *f, char *buf, uint64_t len, uint64_t o
 			ret = pread_avail(f->fd, blk, CSUM_BLOCK, bs, &got);
 			if (ret)
 				return ret;
-			if (!csum_match(&e[k - b0], blk, (uint32_t)got)) {
+			if (got && csum_ent_empty(&e[k - b0]) &&
+			    (ret = uncovered(f, k, (uint32_t)got, from, bad)))
+				return ret;
+			if (!csum_match(&e[k - b0], blk, (uint32_t)got,
+					csum_bind(f, k))) {
 				*bad = from;
 				return -EBADMSG;
 			}
@@ -464,7 +574,11 @@ static int read_checked(struct csum_file *f, char *buf, uint64_t len, uint64_t o
 			/* Past the end and never written: zeros, nothing to check. */
 			if (!avail && csum_ent_empty(&e[j - b0]))
 				continue;
-			if (!match_crc(&e[j - b0], csum_crc(p, CSUM_BLOCK), avail)) {
+			if (csum_ent_empty(&e[j - b0]) &&
+			    (ret = uncovered(f, j, avail, j * CSUM_BLOCK, bad)))
+				return ret;
+			if (!match_crc(&e[j - b0], csum_crc(p, CSUM_BLOCK), avail,
+				       csum_bind(f, j))) {
 				*bad = j * CSUM_BLOCK;
 				return -EBADMSG;
 			}
@@ -523,7 +637,7 @@ static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_
 	int m, ret;
 
 	if (from == bs && to == bs + CSUM_BLOCK) {
-		nv->crc = csum_crc(buf + (bs - off), CSUM_BLOCK);
+		nv->crc = csum_crc(buf + (bs - off), CSUM_BLOCK) ^ csum_bind(f, k);
 		nv->end = CSUM_BLOCK;
 		*pre = old->cur;
 		return 0;
@@ -531,7 +645,10 @@ static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_
 	ret = pread_avail(f->fd, blk, CSUM_BLOCK, bs, &got);
 	if (ret)
 		return ret;
-	m = csum_match(old, blk, (uint32_t)got);
+	m = csum_match(old, blk, (uint32_t)got, csum_bind(f, k));
+	/* Bytes no checksum covers are not ours to merge with. */
+	if (csum_ent_empty(old) && got && (ret = uncovered(f, k, (uint32_t)got, bs, bad)))
+		return ret;
 	if (!m) {
 		/* Its other bytes are damaged: a new checksum would bless them. */
 		*bad = from == bs ? to : bs;
@@ -539,7 +656,7 @@ static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_
 	}
 	*pre = matched(old, m);
 	memcpy(blk + (from - bs), buf + (from - off), to - from);
-	nv->crc = csum_crc(blk, CSUM_BLOCK);
+	nv->crc = csum_crc(blk, CSUM_BLOCK) ^ csum_bind(f, k);
 	nv->end = (uint32_t)(to - bs) > pre->end ? (uint32_t)(to - bs) : pre->end;
 	return 0;
 }
@@ -609,14 +726,14 @@ static int truncate_locked(struct csum_file *f, uint64_t size, uint64_t *bad)
 		int m;
 
 		ret = csum_read_block(f, k, blk, &avail);
-		m = ret ? 0 : csum_match(&e, blk, avail);
+		m = ret ? 0 : csum_match(&e, blk, avail, csum_bind(f, k));
 		if (!ret && !m) {
 			*bad = k * CSUM_BLOCK;
 			ret = -EBADMSG;
 		}
 		if (!ret) {
 			memset(blk + rem, 0, CSUM_BLOCK - rem);
-			done.cur.crc = csum_crc(blk, CSUM_BLOCK);
+			done.cur.crc = csum_crc(blk, CSUM_BLOCK) ^ csum_bind(f, k);
 			done.cur.end = (uint32_t)rem;
 			done.pend = (struct csum_ver){0, 0};
 			e.cur = matched(&e, m);
@@ -624,6 +741,10 @@ static int truncate_locked(struct csum_file *f, uint64_t size, uint64_t *bad)
 			ret = csum_write_ents(f, k, 1, &e);
 		}
 	}
+	/* The extent first: a crash after it leaves the datafile no longer
+	 * than what is covered (the old entries still cover a shrink). */
+	if (!ret)
+		ret = csum_set_extent(f, size);
 	if (!ret && ftruncate(f->fd, (off_t)size))
 		ret = -errno;
 	if (!ret && rem && !csum_ent_empty(&e))
@@ -723,6 +844,22 @@ static int check_tail(struct csum_file *f, uint64_t size, uint64_t *bad)
 	return 0;
 }
 
+/* Is the datafile (size) neither shorter than its last checksummed block
+ * says nor longer than its checksums cover? */
+static int check_size(struct csum_file *f, uint64_t size, uint64_t *bad)
+{
+	uint64_t end;
+	int ret = check_tail(f, size, bad);
+
+	if (!ret)
+		ret = csum_covered(f, &end);
+	if (!ret && size > end) {
+		*bad = end;
+		ret = -EBADMSG;
+	}
+	return ret;
+}
+
 int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad)
 {
 	struct csum_range r;
@@ -731,12 +868,13 @@ int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad)
 
 	if (fstat(f->fd, &st))
 		return -errno;
-	ret = check_tail(f, (uint64_t)st.st_size, bad);
+	ret = check_size(f, (uint64_t)st.st_size, bad);
 	if (ret == -EBADMSG) {
-		/* A truncate may be half way: ask again once it is through. */
+		/* A truncate or a write may be half way: ask again once it is
+		 * through. */
 		range_lock(f, &r, 0, UINT64_MAX);
 		ret = fstat(f->fd, &st) ? -errno
-					: check_tail(f, (uint64_t)st.st_size, bad);
+					: check_size(f, (uint64_t)st.st_size, bad);
 		range_unlock(f, &r);
 	}
 	if (!ret)

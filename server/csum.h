@@ -3,19 +3,33 @@
  * Each datafile DIR/data/<handle> has a checksum file beside it,
  * DIR/data/<handle>.sum:
  *
- *   header (64 bytes)  magic "RPFSSUM1", version u32, block size u32,
- *                      handle u64, create nonce u64, zeros
+ *   header (64 bytes)  magic "RPFSSUM1", version u32 (2), block size u32,
+ *                      handle u64, create nonce u64, stripe slot u32
+ *                      (CSUM_SLOT_ANY: not known), zero u32, extent u64
+ *                      (the size the last truncate gave), zeros
  *   entry k (16 bytes, at 64 + 16 k), for datafile block k:
  *                      cur  = { crc u32, end u32 }  the block's contents
  *                      pend = { crc u32, end u32 }  a write in progress
  *
  * A version's crc is the CRC32C of the whole block, bytes past the end of
- * the datafile counted as zeros; its end (1..4096) is how many bytes of the
- * block the datafile must hold, so a datafile cut short is caught even
- * where the lost bytes were zeros. end 0 means "no version": a block with
- * no cur is a hole that was never written and must read as zeros. A block
- * is good when its bytes match cur (or are zeros and there is no cur), or
- * match pend.
+ * the datafile counted as zeros, XORed with a 32-bit mix of the block's
+ * place, (handle, slot, k) (csum_bind). A block moved within its datafile,
+ * or into another file's, or a datafile given to another handle or slot,
+ * no longer matches (but for a 2^-32 chance, as for any damage). Its end
+ * (1..4096) is how many bytes of the block the datafile must hold, so a
+ * datafile cut short is caught even where the lost bytes were zeros. end 0
+ * means "no version": a block with no cur is a hole that was never written
+ * and must read as zeros. A block is good when its bytes match cur (or are
+ * zeros and there is no cur), or match pend.
+ *
+ * The checksums cover the datafile up to the end of the last entry's
+ * version, or up to the extent if that is further (a file grown by
+ * truncate is a hole, with no entries). Bytes beyond are covered by no
+ * checksum: damage (a datafile extended behind our back), never data.
+ *
+ * Version 1 files (before the binding and the extent) keep working as they
+ * were: their crcs are of the bare block and nothing bounds their length;
+ * files made since are version 2.
  *
  * A write stores the new versions as pend first, then the data, then makes
  * them cur: a server killed in between leaves every block matching one of
@@ -44,6 +58,8 @@
 #define CSUM_SUFFIX ".sum"
 /* CRC32C of a block of zeros (test_csum checks it). */
 #define CSUM_ZERO_CRC 0x98f94189u
+#define CSUM_SLOT_ANY 0xffffffffu
+#define CSUM_VERSION  2u
 
 struct csum_ver {
 	uint32_t crc, end; /* end 0: no version */
@@ -63,6 +79,9 @@ struct csum_file {
 	int cfd;      /* checksum file, -1 if there is none (made on first write) */
 	bool bad_hdr; /* the checksum file's header is not ours: nothing verifies */
 	bool cfd_created;
+	uint32_t version;     /* of the checksum file's format */
+	uint32_t slot;	      /* the stripe slot the datafile holds, or CSUM_SLOT_ANY */
+	uint64_t extent;      /* the size the last truncate gave (version 2) */
 	pthread_mutex_t lock; /* held, cfd */
 	pthread_cond_t cond;
 	struct csum_range *held;   /* block ranges being written */
@@ -72,19 +91,26 @@ struct csum_file {
 /* Standard CRC32C (iSCSI) of len bytes, from ISA-L. */
 uint32_t csum_crc(const void *buf, uint64_t len);
 
+/* What block k's crcs are XORed with: its place (0 for version 1). */
+uint32_t csum_bind(const struct csum_file *f, uint64_t k);
+
 /* Entry (de)coding and the check of one block: bytes holds CSUM_BLOCK bytes
- * (zeros past the datafile's end), avail of them are in the datafile.
- * csum_match returns which version matched: 1 cur (or a hole), 2 pend, 0
- * none. */
+ * (zeros past the datafile's end), avail of them are in the datafile, bind
+ * is csum_bind of its place. csum_match returns which version matched: 1
+ * cur (or a hole), 2 pend, 0 none. */
 void csum_ent_dec(const uint8_t *p, struct csum_ent *e);
 void csum_ent_enc(uint8_t *p, const struct csum_ent *e);
-int csum_match(const struct csum_ent *e, const void *bytes, uint32_t avail);
+int csum_match(const struct csum_ent *e, const void *bytes, uint32_t avail,
+	       uint32_t bind);
 bool csum_ent_empty(const struct csum_ent *e);
 
-/* Header of a checksum file. csum_hdr_check: 0, or -EBADMSG if it is not
- * one of ours for handle (nonce, if not NULL, gets its create nonce). */
-void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce);
+/* Header of a checksum file (version 2, extent 0). csum_hdr_check: 0, or
+ * -EBADMSG if it is not one of ours for handle (nonce, if not NULL, gets
+ * its create nonce). csum_hdr_dec also gives its version, slot and extent
+ * (f's). */
+void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce, uint32_t slot);
 int csum_hdr_check(const uint8_t *hdr, size_t len, uint64_t handle, uint64_t *nonce);
+int csum_hdr_dec(const uint8_t *hdr, size_t len, struct csum_file *f);
 
 /* Names: "<16 hex>" and "<16 hex>.sum"; csum_parse_name tells which a
  * directory entry is (0 datafile, 1 checksum file, -1 neither). */
@@ -96,11 +122,12 @@ int csum_parse_name(const char *name, uint64_t *handle);
  * if the datafile does not exist. */
 int csum_open(struct csum_file *f, int dirfd, uint64_t handle);
 void csum_close(struct csum_file *f);
-/* Make the checksum file (header with nonce) and the datafile, both
- * exclusively, and sync the directory. A pair this nonce made before is
- * success (a retried create); anything else there is -EEXIST, and a
- * failure leaves nothing behind. */
-int csum_create(int dirfd, uint64_t handle, uint64_t nonce);
+/* Make the checksum file (header with nonce and slot, the file's stripe
+ * slot this datafile holds) and the datafile, both exclusively, and sync
+ * the directory. A pair this nonce made before is success (a retried
+ * create); anything else there is -EEXIST, and a failure leaves nothing
+ * behind. */
+int csum_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot);
 
 /* Data: verified read (bytes past the datafile's end read as zeros, if no
  * checksum says they should be there) and checksummed write. */
@@ -110,9 +137,14 @@ int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
 /* ftruncate with the checksums of the cut block redone (its old bytes are
  * checked first) and those of dropped blocks removed. */
 int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad);
-/* The datafile's size, checked against its last checksum (-EBADMSG if the
- * datafile is shorter than that block's end). */
+/* The datafile's size, checked against its checksums (-EBADMSG if the
+ * datafile is shorter than the last block's end, or longer than what the
+ * checksums cover: *bad is where the uncovered bytes start). */
 int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad);
+/* Where the bytes the checksums cover end (UINT64_MAX for version 1). */
+int csum_covered(struct csum_file *f, uint64_t *end);
+/* Record size as the extent (what a truncate does; also --accept-damaged). */
+int csum_set_extent(struct csum_file *f, uint64_t size);
 int csum_sync(struct csum_file *f);
 
 /* A write request that fails part way (ENOSPC after some of its chunks or

@@ -265,10 +265,10 @@ int io_remove_handle(struct srv *s, uint64_t handle)
 	return ret;
 }
 
-int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce)
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot)
 {
 	struct iosrv *io = s->io;
-	int ret = csum_create(io->dirfd, handle, nonce);
+	int ret = csum_create(io->dirfd, handle, nonce, slot);
 
 	if (!ret)
 		atomic_fetch_add(&io->nfiles, 1);
@@ -384,6 +384,23 @@ void io_write_free(struct srv_op *op)
 	op->io_wr = NULL;
 }
 
+/* Does the datafile hold the stripe slot the request takes it to (when
+ * both are known)? A layout that disagrees with the datafiles would read
+ * and write another slot's bytes: damage, reported at the first segment. */
+static bool slot_agrees(struct srv_op *op, const struct fdent *e, uint64_t *bad)
+{
+	uint32_t have = e->cf.slot, want = op->q.slot;
+
+	if (have == CSUM_SLOT_ANY || want == RPC_SLOT_ANY || have == want)
+		return true;
+	*bad = op->q.nseg ? op->segs[0].off : 0;
+	log_warn(
+		"rpfsd: datafile %s/%016" PRIx64
+		" holds stripe slot %u of its file, a request took it for slot %u: the file's layout disagrees with its datafiles",
+		op->s->io->dir, op->q.handle, have, want);
+	return false;
+}
+
 /* Store (write) or load (read) the stream range [off, off + len) through
  * buf: map it onto the segments. For a read, room beyond the segments'
  * total reads as zeros. */
@@ -398,6 +415,11 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		goto out;
+	if (!slot_agrees(op, e, &bad)) {
+		ret = -EBADMSG;
+		fd_put(io, e);
+		goto out;
+	}
 	if (write && (ret = write_enter(op, &e->cf))) {
 		fd_put(io, e);
 		return ret; /* said when it happened */
@@ -647,7 +669,7 @@ static void io_run(struct sched_job *job)
 		ret = do_statfs(op);
 		break;
 	case RPC_IO_CREATE:
-		ret = io_create_handle(op->s, op->q.handle, op->q.nonce);
+		ret = io_create_handle(op->s, op->q.handle, op->q.nonce, op->q.slot);
 		break;
 	case RPC_IO_PROBE:
 		ret = do_probe(op);

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "meta_record.h"
 #include "server.h"
 #include "store.h"
 
@@ -577,6 +578,8 @@ int main(int argc, char **argv)
 
 		snprintf(metadir, sizeof(metadir), "%s/meta", s->me->dir);
 		ret = store_validate(metadir, startup_why, sizeof(startup_why));
+		if (!ret)
+			ret = rec_upgrade(metadir, startup_why, sizeof(startup_why));
 	}
 	if (!ret && (s->me->roles & RPFS_ROLE_META))
 		ret = meta_open(s);

@@ -24,7 +24,11 @@
  *             collide share a key range but never get each other's entries.
  *   byhandle  key = handle (8 bytes, big-endian), value = full path.
  *   sys       "next_handle": the first handle not yet handed out; handles
- *             are reserved from it 64 at a time, so it only ever grows.
+ *             are reserved from it 64 at a time, so it only ever grows;
+ *             "format": the store's format (meta_record.h).
+ * Every value is a record (meta_record.c): a header with a checksum over
+ * its key and payload, checked on every read; a damaged record is
+ * -EBADMSG, logged with the path it was read for.
  * Handles are (metadata server index << 48) | counter, so any server or
  * client knows a handle's owner, and they are never reused: a file's
  * datafiles are made (IO_CREATE, exclusively, on every I/O server of its
@@ -58,6 +62,7 @@
 #include "hash.h"
 #include "hashtab.h"
 #include "log.h"
+#include "meta_record.h"
 #include "server.h"
 #include "store.h"
 
@@ -199,36 +204,58 @@ static int val_decode(const MDB_val *v, const char *path, struct rpc_attr *a)
 	return 0;
 }
 
+/* A record that failed its checksum, read for what. */
+static int damaged(const struct meta *m, const char *what)
+{
+	log_err("rpfsd: the metadata record of %s in %s is damaged (checksum mismatch): refused; rpfsd --check lists the damage",
+		what, m->dir);
+	return -EBADMSG;
+}
+
+/* A damaged record met listing the directory dir. */
+static int damaged_in(const struct meta *m, const char *dir)
+{
+	char what[RPC_PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "an entry of directory %s", dir);
+	return damaged(m, what);
+}
+
 static int get_entry(struct meta *m, MDB_txn *txn, const char *path, struct rpc_attr *a)
 {
 	struct nskey k;
 	MDB_val v;
-	int ret = make_key(path, &k);
+	int rc, ret = make_key(path, &k);
 
 	if (ret)
 		return ret;
-	ret = lmdb_err(mdb_get(txn, m->ns, &k.v, &v), "lookup");
+	rc = rec_get(txn, m->ns, REC_NS, &k.v, &v);
+	if (rc == REC_DAMAGED)
+		return damaged(m, path);
+	ret = lmdb_err(rc, "lookup");
 	return ret ? ret : val_decode(&v, path, a);
 }
 
 static int put_entry(struct meta *m, MDB_txn *txn, const char *path,
 		     const struct rpc_attr *a, bool new_entry)
 {
-	size_t plen = strlen(path);
-	uint8_t hk[8];
+	size_t plen = strlen(path), vlen = META_VAL_HDR + plen;
+	uint8_t hk[8], *p;
 	struct nskey k;
-	MDB_val v, hv, pv;
+	MDB_val hv, pv;
+	void *room;
 	int ret = make_key(path, &k);
 
 	if (ret)
 		return ret;
-	v.mv_size = META_VAL_HDR + plen;
-	ret = lmdb_err(mdb_put(txn, m->ns, &k.v, &v, MDB_RESERVE), "store");
+	ret = lmdb_err(rec_reserve(txn, m->ns, &k.v, vlen, &room), "store");
 	if (ret)
 		return ret;
-	put_le(v.mv_data, META_MAGIC, 4);
-	rpc_enc_attr((uint8_t *)v.mv_data + 4, a);
-	memcpy((uint8_t *)v.mv_data + META_VAL_HDR, path, plen);
+	p = room;
+	put_le(p, META_MAGIC, 4);
+	rpc_enc_attr(p + 4, a);
+	memcpy(p + META_VAL_HDR, path, plen);
+	rec_seal(REC_NS, &k.v, room, vlen);
 	if (!new_entry)
 		return 0;
 	put_be64(hk, a->handle);
@@ -236,7 +263,7 @@ static int put_entry(struct meta *m, MDB_txn *txn, const char *path,
 	hv.mv_size = 8;
 	pv.mv_data = (void *)path;
 	pv.mv_size = plen;
-	return lmdb_err(mdb_put(txn, m->byh, &hv, &pv, 0), "store handle");
+	return lmdb_err(rec_put(txn, m->byh, REC_BYHANDLE, &hv, &pv, 0), "store handle");
 }
 
 static int del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t handle)
@@ -264,7 +291,9 @@ static const char next_key[] = "next_handle";
 static int stored_next(struct meta *m, MDB_txn *txn, uint64_t *n)
 {
 	MDB_val k = {sizeof(next_key) - 1, (void *)next_key}, v;
-	int ret = lmdb_err(mdb_get(txn, m->sys, &k, &v), "handle counter");
+	int rc = rec_get(txn, m->sys, REC_SYS, &k, &v);
+	int ret = rc == REC_DAMAGED ? damaged(m, "the handle counter")
+				    : lmdb_err(rc, "handle counter");
 
 	*n = 0;
 	if (ret == -ENOENT)
@@ -302,7 +331,8 @@ static int reserve_handles(struct meta *m, uint64_t min)
 		put_le(buf, n + META_HANDLE_BATCH, 8);
 		v.mv_data = buf;
 		v.mv_size = 8;
-		ret = lmdb_err(mdb_put(txn, m->sys, &k, &v, 0), "handle counter");
+		ret = lmdb_err(rec_put(txn, m->sys, REC_SYS, &k, &v, 0),
+			       "handle counter");
 	}
 	if (ret) {
 		mdb_txn_abort(txn);
@@ -574,6 +604,7 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 struct local_job {
 	struct srv *s;
 	uint64_t handle, nonce;
+	uint32_t slot;
 	int *st;
 };
 
@@ -581,7 +612,7 @@ static void local_datafile(void *arg)
 {
 	struct local_job *j = arg;
 
-	*j->st = j->nonce ? io_create_handle(j->s, j->handle, j->nonce)
+	*j->st = j->nonce ? io_create_handle(j->s, j->handle, j->nonce, j->slot)
 			  : io_remove_handle(j->s, j->handle);
 }
 
@@ -598,13 +629,16 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 	uint32_t *slot_of = calloc(n, sizeof(*slot_of));
 	struct xp_call *calls = calloc(n, sizeof(*calls));
 	bool *tr = calloc(n, sizeof(*tr));
+	/* A create tells each datafile its stripe slot: a body per slot. */
+	uint8_t(*body)[64] = calloc(nonce ? n : 1, sizeof(*body));
 	struct local_job job;
-	uint8_t body[64];
-	int len, first = 0, local = -1;
+	int len = -ENOMEM, first = 0, local = -1;
 
-	len = nonce ? rpc_enc_io_create(body, sizeof(body), a->handle, nonce)
-		    : rpc_enc_handle_op(body, sizeof(body), RPC_IO_REMOVE, a->handle,
-					NULL);
+	for (uint32_t slot = 0; body && slot < (nonce ? n : 1) && len != -E2BIG; slot++)
+		len = nonce ? rpc_enc_io_create(body[slot], sizeof(*body), a->handle,
+						nonce, slot)
+			    : rpc_enc_handle_op(body[0], sizeof(*body), RPC_IO_REMOVE,
+						a->handle, NULL);
 	if (!servers || !slot_of || !calls || !tr || len < 0) {
 		first = len < 0 ? len : -ENOMEM;
 		goto out;
@@ -626,12 +660,13 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 		} else {
 			servers[nr] = s->cfg.io[io];
 			slot_of[nr] = slot;
-			calls[nr].req = body;
+			calls[nr].req = body[nonce ? slot : 0];
 			calls[nr].req_len = (size_t)len;
 			nr++;
 		}
 	}
-	job = (struct local_job){s, a->handle, nonce, local >= 0 ? &st[local] : NULL};
+	job = (struct local_job){s, a->handle, nonce, (uint32_t)local,
+				 local >= 0 ? &st[local] : NULL};
 	if (nr)
 		peer_call_all(s, servers, calls, tr, (int)nr,
 			      local >= 0 ? local_datafile : NULL, &job);
@@ -648,6 +683,7 @@ out:
 	free(slot_of);
 	free(calls);
 	free(tr);
+	free(body);
 	return first;
 }
 
@@ -899,7 +935,15 @@ static int do_getattr(struct srv_op *op)
 	ret = txn_begin(m, true, &txn);
 	if (ret)
 		return ret;
-	ret = lmdb_err(mdb_get(txn, m->byh, &k, &v), "handle lookup");
+	ret = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
+	if (ret == REC_DAMAGED) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "handle %016" PRIx64, op->q.handle);
+		ret = damaged(m, what);
+	} else {
+		ret = lmdb_err(ret, "handle lookup");
+	}
 	if (!ret && (v.mv_size == 0 || v.mv_size > RPC_PATH_MAX))
 		ret = -EIO;
 	if (!ret) {
@@ -1081,6 +1125,10 @@ static int local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		if (k.mv_size < 8 || memcmp(k.mv_data, prefix, 8))
 			break;
+		if (rec_check(REC_NS, &k, &v)) {
+			ret = damaged_in(m, dir);
+			break;
+		}
 		/* A colliding directory's child is not ours. */
 		if (is_child(&v, dir)) {
 			ret = 1;
@@ -1225,6 +1273,10 @@ static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i
 
 		if (k.mv_size < 8 || memcmp(k.mv_data, prefix, 8))
 			break;
+		if (rec_check(REC_NS, &k, &v)) {
+			ret = damaged(m, l->e[i].path);
+			break;
+		}
 		if (!is_child(&v, l->e[i].path))
 			continue;
 		if (rpc_dec_attr((const uint8_t *)v.mv_data + 4, RPC_ATTR_SIZE, &a))
@@ -1458,6 +1510,10 @@ static int do_readdir(struct srv_op *op)
 
 		if (k.mv_size < 9 || memcmp(k.mv_data, kbuf, 8))
 			break;
+		if (rec_check(REC_NS, &k, &v)) {
+			ret = damaged_in(m, dir);
+			break;
+		}
 		if (nlen == clen &&
 		    !memcmp((const char *)k.mv_data + 8, op->q.cookie, clen))
 			continue;
@@ -1649,9 +1705,15 @@ static int handle_known(struct meta *m, uint64_t handle)
 	ret = txn_begin(m, true, &txn);
 	if (ret)
 		return ret;
-	ret = lmdb_err(mdb_get(txn, m->byh, &k, &v), "handle lookup");
+	ret = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
 	mdb_txn_abort(txn);
-	return ret;
+	if (ret == REC_DAMAGED) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "handle %016" PRIx64, handle);
+		return damaged(m, what);
+	}
+	return lmdb_err(ret, "handle lookup");
 }
 
 static int do_fetch_add(struct srv_op *op, struct hent *e)

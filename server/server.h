@@ -13,7 +13,10 @@
  *                locks, fetch-and-add counters
  *   io.c         role io: one datafile per handle, pread/pwrite, pipelined
  *                bulk transfers
- *   csum.c       a CRC32C per datafile block, checked on every read
+ *   csum.c       a CRC32C per datafile block, bound to its place, checked on
+ *                every read
+ *   meta_record.c  a checksum in every metadata record, bound to its key;
+ *                the upgrade of an old store
  *   peer.c       this server as a client of the others (parent lookups,
  *                datafile removal)
  *   identity.c   the cluster identity of the storage directory, and who
@@ -192,7 +195,7 @@ void io_dispatch(struct srv_op *op);
 int io_remove_handle(struct srv *s, uint64_t handle);
 /* Worker: make the datafile of a new file (IO_CREATE, or a local CREATE):
  * 0, -EEXIST if the handle already has one this create did not make. */
-int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce);
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot);
 /* Worker: the datafiles of metadata server meta's handles (IO_PROBE). */
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 /* Free what io.c keeps for a write request (op.c, with the op). */

@@ -71,10 +71,10 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		return rpc_enc_truncate(again, cap, r->handle, &r->cap, r->size);
 	case RPC_IO_WRITE:
 	case RPC_IO_READ:
-		return rpc_enc_io(again, cap, r->op, r->handle, &r->cap, r->segs,
-				  r->nseg);
+		return rpc_enc_io_slot(again, cap, r->op, r->handle, &r->cap, r->segs,
+				       r->nseg, r->slot);
 	case RPC_IO_CREATE:
-		return rpc_enc_io_create(again, cap, r->handle, r->nonce);
+		return rpc_enc_io_create(again, cap, r->handle, r->nonce, r->slot);
 	case RPC_IO_PROBE:
 		return rpc_enc_io_probe(again, cap, r->meta);
 	case RPC_SEARCH:

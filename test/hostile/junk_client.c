@@ -760,7 +760,8 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 		n = rpc_enc_truncate(b, cap, h, junk_cap(h), rnd64());
 		break;
 	case RPC_IO_CREATE:
-		n = rpc_enc_io_create(b, cap, junk_handle(), rnd64() | 1);
+		n = rpc_enc_io_create(b, cap, junk_handle(), rnd64() | 1,
+				      (uint32_t)rnd64());
 		break;
 	case RPC_IO_PROBE:
 		n = rpc_enc_io_probe(b, cap, rnd(70000));

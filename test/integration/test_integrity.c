@@ -755,6 +755,22 @@ END_TEST
 
 /* ---- rpfsd --check --------------------------------------------------------- */
 
+#define MF_LEN		  (16 * MiB)
+#define ATTR_SIZE	  80 /* an encoded rpc_attr: handle .. layout (rpc.c) */
+#define ATTR_FIRST_SERVER 60
+
+/* Does ns value v hold path's entry (its attributes, then the path, end
+ * the value whatever header comes before)? */
+static bool value_is_of(const MDB_val *v, const char *path)
+{
+	size_t plen = strlen(path);
+
+	/* The attributes end in zeros: no longer path ends with this one. */
+	return v->mv_size >= ATTR_SIZE + 4 + plen &&
+	       !memcmp((char *)v->mv_data + v->mv_size - plen, path, plen) &&
+	       ((char *)v->mv_data)[v->mv_size - plen - 1] == 0;
+}
+
 /* Delete from server 0's store what a crash or a bug could leave out:
  * the byhandle record of path (index), or its entry and record both. */
 static void store_forget(struct cluster *cl, const char *path, bool entry)
@@ -778,14 +794,14 @@ static void store_forget(struct cluster *cl, const char *path, bool entry)
 	ck_assert(mdb_dbi_open(txn, "byhandle", 0, &byh) == 0);
 	ck_assert(mdb_cursor_open(txn, byh, &cur) == 0);
 	while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if (v.mv_size == plen && !memcmp(v.mv_data, path, plen))
+		/* The path, after its record's header (meta_record.h). */
+		if (v.mv_size == 8 + plen && !memcmp((char *)v.mv_data + 8, path, plen))
 			found += mdb_cursor_del(cur, 0) == 0;
 	mdb_cursor_close(cur);
 	if (entry) {
 		ck_assert(mdb_cursor_open(txn, ns, &cur) == 0);
 		while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-			if (v.mv_size == 84 + plen &&
-			    !memcmp((char *)v.mv_data + 84, path, plen))
+			if (value_is_of(&v, path))
 				found += mdb_cursor_del(cur, 0) == 0;
 		mdb_cursor_close(cur);
 	}
@@ -896,6 +912,465 @@ START_TEST(test_check_finds_each_kind_of_damage_and_repairs_orphans)
 	ck_assert(unlink(path) == 0);
 	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
 	ck_assert_msg(has(out, "missing datafile of /c-lost"), "%s", out);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* ---- checksummed metadata records --------------------------------------------- */
+
+static MDB_env *store_env(struct cluster *cl, unsigned flags)
+{
+	char dir[1024];
+	MDB_env *env;
+
+	snprintf(dir, sizeof(dir), "%s/meta", cl_dir(cl, 0));
+	ck_assert(mdb_env_create(&env) == 0);
+	ck_assert(mdb_env_set_maxdbs(env, 4) == 0);
+	ck_assert(mdb_env_set_mapsize(env, 1ull << 30) == 0);
+	ck_assert(mdb_env_open(env, dir, flags, 0600) == 0);
+	return env;
+}
+
+/* Flip bit 0 of the first-server field of path's layout in server 0's
+ * data.mdb, on a stopped server: its record found through LMDB, then its
+ * bytes (they hold the handle, the times and the path) in the file, in
+ * every copy LMDB's copy-on-write left there (the live one among them).
+ * Returns the field's value before. */
+static uint32_t flip_first_server(struct cluster *cl, const char *path)
+{
+	MDB_env *env = store_env(cl, MDB_RDONLY);
+	char store[1024], *val = NULL, *file;
+	size_t vlen = 0, flen;
+	MDB_txn *txn;
+	MDB_dbi ns;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct stat sb;
+	int fd, copies = 0;
+	uint32_t was = 0;
+
+	ck_assert(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) == 0);
+	ck_assert(mdb_dbi_open(txn, "ns", 0, &ns) == 0);
+	ck_assert(mdb_cursor_open(txn, ns, &cur) == 0);
+	while (!val && !mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if (value_is_of(&v, path)) {
+			vlen = v.mv_size;
+			val = malloc(vlen);
+			ck_assert(val);
+			memcpy(val, v.mv_data, vlen);
+		}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	ck_assert_msg(val, "no record of %s in the store", path);
+	snprintf(store, sizeof(store), "%s/meta/data.mdb", cl_dir(cl, 0));
+	fd = open(store, O_RDWR);
+	ck_assert(fd >= 0 && fstat(fd, &sb) == 0);
+	flen = (size_t)sb.st_size;
+	file = malloc(flen);
+	ck_assert(file && pread(fd, file, flen, 0) == (ssize_t)flen);
+	for (size_t i = 0; i + vlen <= flen; i++) {
+		size_t at = i + vlen - strlen(path) - ATTR_SIZE + ATTR_FIRST_SERVER;
+		unsigned char b;
+
+		if (memcmp(file + i, val, vlen))
+			continue;
+		was = (unsigned char)file[at];
+		b = (unsigned char)(file[at] ^ 1);
+		ck_assert(pwrite(fd, &b, 1, (off_t)at) == 1);
+		copies++;
+	}
+	close(fd);
+	free(file);
+	free(val);
+	ck_assert_msg(copies, "the record of %s is not in %s", path, store);
+	return was;
+}
+
+START_TEST(test_flipped_bit_in_a_layout_record_is_an_error_not_rotated_stripes)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on3 = {0, 0, 3};
+	struct rpfs_stat st = put_file(c, "/mflip", MF_LEN, 91, &on3);
+	char out[8192], *buf = malloc(MF_LEN);
+	rpfs_file_t *f = NULL;
+
+	ck_assert(buf);
+	ck_assert_int_eq(st.first_server, 3);
+	put_file(c, "/mfine", 4 * SU, 92, NULL);
+	rpfs_finalize(c);
+	ck_assert(cl_stop(cl, 0) == 0);
+	/* Bit 0 of the first-server field: 3 becomes 2. */
+	ck_assert_int_eq(flip_first_server(cl, "/mflip"), 3);
+
+	/* rpfsd --check names the damaged entry. */
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert_msg(has(out, "/mflip") && has(out, "damaged"), "%s", out);
+	ck_assert_msg(!has(out, "/mfine"), "an intact entry reported: %s", out);
+
+	/* Served: every access is refused, naming server and path; never the
+	 * stripes rotated. */
+	ck_assert(cl_restart(cl, 0) == 0);
+	c = client(cl);
+	expect_error(rpfs_stat(c, "/mflip", &st), "stat of a damaged entry",
+		     (const char *[]){"meta server 0", "/mflip", "damaged", NULL});
+	ck_assert_int_eq(rpfs_stat(c, "/mflip", &st), -EBADMSG);
+	expect_error(rpfs_open(c, "/mflip", RPFS_O_READ, &f), "open of a damaged entry",
+		     (const char *[]){"meta server 0", "/mflip", "damaged", NULL});
+	/* Its neighbours are fine. */
+	expect_intact(c, "/mfine", 4 * SU, 92);
+	free(buf);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* Turn server 0's store into one of the old format (values without record
+ * headers, no format record), as an rpfsd before checksummed records left
+ * it. */
+static void make_old_store(struct cluster *cl)
+{
+	static const char *names[3] = {"ns", "byhandle", "sys"};
+	MDB_env *env = store_env(cl, 0);
+	MDB_txn *txn;
+	int n = 0;
+
+	ck_assert(mdb_txn_begin(env, NULL, 0, &txn) == 0);
+	for (int i = 0; i < 3; i++) {
+		MDB_val keys[64], vals[64];
+		MDB_dbi dbi;
+		MDB_cursor *cur;
+		MDB_val k, v;
+		int m = 0;
+
+		ck_assert(mdb_dbi_open(txn, names[i], 0, &dbi) == 0);
+		ck_assert(mdb_cursor_open(txn, dbi, &cur) == 0);
+		/* Copied out first: a put moves what a cursor walks. */
+		while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+			ck_assert_msg(v.mv_size > 8 && !memcmp(v.mv_data, "RPR2", 4),
+				      "a %s record without a header", names[i]);
+			ck_assert(m < 64);
+			keys[m].mv_size = k.mv_size;
+			keys[m].mv_data = malloc(k.mv_size);
+			vals[m].mv_size = v.mv_size - 8;
+			vals[m].mv_data = malloc(v.mv_size - 8);
+			ck_assert(keys[m].mv_data && vals[m].mv_data);
+			memcpy(keys[m].mv_data, k.mv_data, k.mv_size);
+			memcpy(vals[m].mv_data, (char *)v.mv_data + 8, v.mv_size - 8);
+			m++;
+		}
+		mdb_cursor_close(cur);
+		for (int j = 0; j < m; j++) {
+			if (keys[j].mv_size == 6 && !memcmp(keys[j].mv_data, "format", 6))
+				ck_assert(mdb_del(txn, dbi, &keys[j], NULL) == 0);
+			else
+				ck_assert(mdb_put(txn, dbi, &keys[j], &vals[j], 0) == 0);
+			n++;
+			free(keys[j].mv_data);
+			free(vals[j].mv_data);
+		}
+	}
+	ck_assert(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+	ck_assert(n >= 3);
+}
+
+START_TEST(test_old_store_is_upgraded_once_at_start)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	char out[8192], *log = malloc(1 << 20);
+	struct rpfs_stat st;
+	FILE *fp;
+	size_t n;
+
+	put_file(c, "/old1", 4 * SU, 93, NULL);
+	ck_assert(rpfs_mkdir(c, "/olddir", 0755) == 0);
+	put_file(c, "/olddir/old2", SU, 94, NULL);
+	rpfs_finalize(c);
+	ck_assert(cl_stop(cl, 0) == 0);
+	make_old_store(cl);
+	/* --check says what it is, without --repair leaves it. */
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert_msg(has(out, "old format"), "%s", out);
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
+
+	/* A start upgrades it, says so, and everything is there. */
+	ck_assert(cl_restart(cl, 0) == 0);
+	c = client(cl);
+	expect_intact(c, "/old1", 4 * SU, 93);
+	expect_intact(c, "/olddir/old2", SU, 94);
+	put_file(c, "/new", SU, 95, NULL);
+	ck_assert(rpfs_stat(c, "/new", &st) == 0);
+	rpfs_finalize(c);
+	fp = fopen(cl_log(cl, 0), "r");
+	ck_assert(fp);
+	ck_assert(log);
+	n = fread(log, 1, (1 << 20) - 1, fp);
+	log[n] = 0;
+	fclose(fp);
+	ck_assert_msg(has(log, "was of the old format: upgraded"),
+		      "no word of the upgrade in %s", cl_log(cl, 0));
+	free(log);
+	ck_assert(cl_stop(cl, 0) == 0);
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 0);
+
+	/* --check --repair upgrades one too. */
+	make_old_store(cl);
+	ck_assert_int_eq(check(cl, 0, "--repair", NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 0);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* ---- data blocks bound to their place ------------------------------------------ */
+
+#define SUM_HDR 64 /* a checksum file's header, then 16 bytes per block (csum.h) */
+#define SUM_ENT 16
+
+/* The file's offset of datafile offset local of I/O server io. */
+static uint64_t logical(const struct rpfs_stat *st, int io, uint64_t local)
+{
+	uint64_t slot = (uint64_t)((io - (int)st->first_server + NSRV) % NSRV);
+
+	return local / st->stripe_unit * st->stripe_unit * st->stripe_count +
+	       slot * st->stripe_unit + local % st->stripe_unit;
+}
+
+static void swap_range(const char *path, off_t a, off_t b, size_t len)
+{
+	char x[BLK], y[BLK];
+	int fd = open(path, O_RDWR);
+
+	ck_assert_msg(fd >= 0 && len <= BLK, "open %s: %s", path, strerror(errno));
+	ck_assert(pread(fd, x, len, a) == (ssize_t)len);
+	ck_assert(pread(fd, y, len, b) == (ssize_t)len);
+	ck_assert(pwrite(fd, y, len, a) == (ssize_t)len);
+	ck_assert(pwrite(fd, x, len, b) == (ssize_t)len);
+	close(fd);
+}
+
+static void swap_files(const char *a, const char *b)
+{
+	char tmp[1100];
+
+	snprintf(tmp, sizeof(tmp), "%s.swap", a);
+	ck_assert(rename(a, tmp) == 0 && rename(b, a) == 0 && rename(tmp, b) == 0);
+}
+
+/* Lines of out that hold needle. */
+static int lines_with(const char *out, const char *needle)
+{
+	int n = 0;
+
+	for (const char *l = out; l && *l;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n'), *hit = strstr(l, needle);
+
+		n += hit && (!e || hit < e);
+	}
+	return n;
+}
+
+START_TEST(test_datafile_extended_with_zeros_is_an_error_not_size)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_stat st = put_file(c, "/ext", MF_LEN, 101, NULL), st2;
+	char path[1024], name[32], port[16], want[96], out[8192], buf[BLK];
+	uint64_t local = MF_LEN / NSRV, at;
+	rpfs_file_t *f;
+
+	/* truncate -s +1M on I/O server 1's datafile of a 16 MiB file. */
+	datafile(cl, 1, st.handle, "", path, sizeof(path));
+	ck_assert(truncate(path, (off_t)(local + MiB)) == 0);
+	server_name(cl, 1, name, sizeof(name), port, sizeof(port));
+	/* No size from bytes no checksum covers. */
+	expect_error(rpfs_stat(c, "/ext", &st2), "stat",
+		     (const char *[]){name, port, "/ext", "damaged data", NULL});
+	f = open_file(c, "/ext");
+	at = logical(&st, 1, local);
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)at);
+	expect_error(rpfs_pread(f, buf, sizeof(buf), at), "read of the zeros",
+		     (const char *[]){name, "/ext", want, NULL});
+	/* The file's own bytes still read. */
+	rpfs_close(f);
+	expect_intact(c, "/ext", MF_LEN, 101);
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	ck_assert_int_eq(check(cl, 1, NULL, NULL, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want),
+		 "bytes %llu..%llu (%llu bytes) are covered by no checksum",
+		 (unsigned long long)local, (unsigned long long)(local + MiB - 1),
+		 (unsigned long long)MiB);
+	ck_assert_msg(has(out, path) && has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert_int_eq(lines_with(out, path), 1);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_block_moved_with_its_checksum_is_an_error)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_stat st = put_file(c, "/moved", 8 * SU, 102, NULL);
+	char path[1024], name[32], port[16], want[1200], out[8192], *buf = malloc(8 * SU);
+	rpfs_file_t *f;
+
+	ck_assert(buf);
+	/* Blocks 2 and 3 of server 2's datafile trade places, each with its
+	 * own (correct) checksum entry. */
+	datafile(cl, 2, st.handle, "", path, sizeof(path));
+	swap_range(path, 2 * BLK, 3 * BLK, BLK);
+	datafile(cl, 2, st.handle, ".sum", path, sizeof(path));
+	swap_range(path, SUM_HDR + 2 * SUM_ENT, SUM_HDR + 3 * SUM_ENT, SUM_ENT);
+	server_name(cl, 2, name, sizeof(name), port, sizeof(port));
+	f = open_file(c, "/moved");
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)logical(&st, 2, 2 * BLK));
+	expect_error(rpfs_pread(f, buf, 8 * SU, 0), "read of the whole file",
+		     (const char *[]){name, port, "/moved", want, NULL});
+	snprintf(want, sizeof(want), "damaged data at offset %llu",
+		 (unsigned long long)logical(&st, 2, 3 * BLK));
+	expect_error(rpfs_pread(f, buf, BLK, logical(&st, 2, 3 * BLK)),
+		     "read of the other", (const char *[]){name, "/moved", want, NULL});
+	rpfs_close(f);
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	/* One range, both blocks. */
+	ck_assert_int_eq(check(cl, 2, NULL, NULL, out, sizeof(out)), 1);
+	datafile(cl, 2, st.handle, "", path, sizeof(path));
+	snprintf(want, sizeof(want), "%s: damaged blocks at offsets %llu..%llu (2 blocks",
+		 path, (unsigned long long)(2 * BLK), (unsigned long long)(3 * BLK));
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	free(buf);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_swapped_datafiles_are_an_error)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on0 = {0, 0, 0};
+	struct rpfs_stat a = put_file(c, "/swa", 4 * SU, 103, &on0);
+	struct rpfs_stat b = put_file(c, "/swb", 4 * SU, 104, &on0);
+	char pa[1024], pb[1024], name[32], port[16], out[8192], *buf = malloc(SU);
+	rpfs_file_t *f;
+
+	ck_assert(buf);
+	server_name(cl, 1, name, sizeof(name), port, sizeof(port));
+	/* Server 1 holds stripe 1 of both: exchange the datafiles alone ...
+	 * (stopped: a running server keeps the files it has open) */
+	ck_assert(cl_stop(cl, 1) == 0);
+	datafile(cl, 1, a.handle, "", pa, sizeof(pa));
+	datafile(cl, 1, b.handle, "", pb, sizeof(pb));
+	swap_files(pa, pb);
+	ck_assert(cl_restart(cl, 1) == 0);
+	for (int k = 0; k < 2; k++) {
+		const char *p = k ? "/swb" : "/swa";
+
+		f = open_file(c, p);
+		expect_error(rpfs_pread(f, buf, SU, SU), p,
+			     (const char *[]){name, port, p, "damaged data", NULL});
+		rpfs_close(f);
+	}
+	/* ... and with their checksum files. */
+	ck_assert(cl_stop(cl, 1) == 0);
+	datafile(cl, 1, a.handle, ".sum", pa, sizeof(pa));
+	datafile(cl, 1, b.handle, ".sum", pb, sizeof(pb));
+	swap_files(pa, pb);
+	ck_assert(cl_restart(cl, 1) == 0);
+	for (int k = 0; k < 2; k++) {
+		const char *p = k ? "/swb" : "/swa";
+
+		f = open_file(c, p);
+		expect_error(rpfs_pread(f, buf, SU, SU), p,
+			     (const char *[]){name, p, "damaged data", NULL});
+		/* The other servers' stripes are theirs. */
+		read_all(f, buf, SU, 0);
+		rpfs_close(f);
+	}
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	ck_assert_int_eq(check(cl, 1, NULL, NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(lines_with(out, "not this datafile's"), 2);
+	free(buf);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_layout_that_disagrees_with_the_datafiles_is_an_error)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on0 = {0, 0, 0};
+	struct rpfs_stat st = put_file(c, "/slots", 4 * SU, 105, &on0);
+	char p0[1024], p1[1024], name[32], port[16], want[1200], out[8192];
+	char *buf = malloc(4 * SU);
+	rpfs_file_t *f;
+
+	ck_assert(buf);
+	/* Stripes 0 and 1 (servers 0 and 1) trade places, each datafile with
+	 * its checksum file: every pair is whole, in the wrong place. */
+	rpfs_finalize(c);
+	ck_assert(cl_stop(cl, 0) == 0 && cl_stop(cl, 1) == 0);
+	for (int k = 0; k < 2; k++) {
+		char tmp[1100];
+
+		datafile(cl, 0, st.handle, k ? ".sum" : "", p0, sizeof(p0));
+		datafile(cl, 1, st.handle, k ? ".sum" : "", p1, sizeof(p1));
+		snprintf(tmp, sizeof(tmp), "%s/%s", cl_dir(cl, 2), "swap.tmp");
+		ck_assert(rename(p0, tmp) == 0 && rename(p1, p0) == 0 &&
+			  rename(tmp, p1) == 0);
+	}
+	/* Server 0 holds the layout too: --check sees the disagreement. */
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want),
+		 "%016llx: holds stripe slot 1 of /slots, whose layout puts slot 0 here",
+		 (unsigned long long)st.handle);
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert(cl_restart(cl, 0) == 0 && cl_restart(cl, 1) == 0);
+	c = client(cl);
+	f = open_file(c, "/slots");
+	for (int io = 0; io < 2; io++) {
+		server_name(cl, io, name, sizeof(name), port, sizeof(port));
+		expect_error(
+			rpfs_pread(f, buf, SU, (uint64_t)io * SU), "read of a stripe",
+			(const char *[]){name, port, "/slots", "damaged data", NULL});
+		expect_error(rpfs_pwrite(f, buf, SU, (uint64_t)io * SU),
+			     "write of a stripe",
+			     (const char *[]){name, "/slots", "damaged data", NULL});
+	}
+	read_all(f, buf, 2 * SU, 2 * SU);
+	rpfs_close(f);
+	free(buf);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+START_TEST(test_check_reports_a_cut_as_one_range)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on2 = {0, 1, 2};
+	struct rpfs_stat st = put_file(c, "/range", 6 * MiB, 106, &on2);
+	char path[1024], want[1400], out[8192];
+
+	(void)st;
+	rpfs_finalize(c);
+	ck_assert(cl_stop_all(cl) == 0);
+	/* Cut the 6 MiB datafile to nothing: 1,536 blocks lost. */
+	datafile(cl, 2, st.handle, "", path, sizeof(path));
+	ck_assert(truncate(path, 0) == 0);
+	ck_assert_int_eq(check(cl, 2, NULL, NULL, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "%s: damaged blocks at offsets 0..%llu (1536 blocks",
+		 path, (unsigned long long)(6 * MiB - BLK));
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert_int_eq(lines_with(out, path), 1);
 	cl_destroy(cl);
 }
 END_TEST
@@ -1104,6 +1579,22 @@ static Suite *integrity_suite(void)
 	tcase_add_test(tc, test_lost_metadata_store_refuses_to_start);
 	tcase_add_test(tc, test_truncated_metadata_store_is_a_message_not_sigbus);
 	tcase_add_test(tc, test_corrupt_metadata_store_is_a_message_not_sigbus);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("records");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(
+		tc, test_flipped_bit_in_a_layout_record_is_an_error_not_rotated_stripes);
+	tcase_add_test(tc, test_old_store_is_upgraded_once_at_start);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("placement");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_datafile_extended_with_zeros_is_an_error_not_size);
+	tcase_add_test(tc, test_block_moved_with_its_checksum_is_an_error);
+	tcase_add_test(tc, test_swapped_datafiles_are_an_error);
+	tcase_add_test(tc, test_layout_that_disagrees_with_the_datafiles_is_an_error);
+	tcase_add_test(tc, test_check_reports_a_cut_as_one_range);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("check");

@@ -78,7 +78,7 @@ static void fill(void *buf, size_t len, unsigned seed)
 /* A new datafile with its checksums, opened. */
 static void make(struct csum_file *f, uint64_t h)
 {
-	ck_assert_int_eq(csum_create(dirfd_, h, 77), 0);
+	ck_assert_int_eq(csum_create(dirfd_, h, 77, 0), 0);
 	ck_assert_int_eq(csum_open(f, dirfd_, h), 0);
 }
 
@@ -134,7 +134,7 @@ START_TEST(entries_and_headers_round_trip)
 	csum_ent_dec(raw, &d);
 	ck_assert(csum_ent_empty(&d));
 
-	csum_hdr_enc(hdr, 0x1234, 99);
+	csum_hdr_enc(hdr, 0x1234, 99, 0);
 	ck_assert_int_eq(csum_hdr_check(hdr, sizeof(hdr), 0x1234, &nonce), 0);
 	ck_assert_uint_eq(nonce, 99);
 	ck_assert_int_eq(csum_hdr_check(hdr, sizeof(hdr), 0x1235, NULL), -EBADMSG);
@@ -170,10 +170,10 @@ START_TEST(a_block_matches_its_current_or_pending_version)
 	struct csum_ent hole = {{0, 0}, {0, 0}}, e;
 
 	/* A hole: zeros only. */
-	ck_assert_int_eq(csum_match(&hole, blk, 0), 1);
-	ck_assert_int_eq(csum_match(&hole, blk, B), 1);
+	ck_assert_int_eq(csum_match(&hole, blk, 0, 0), 1);
+	ck_assert_int_eq(csum_match(&hole, blk, B, 0), 1);
 	blk[100] = 1;
-	ck_assert_int_eq(csum_match(&hole, blk, B), 0);
+	ck_assert_int_eq(csum_match(&hole, blk, B, 0), 0);
 
 	fill(blk, B, 1);
 	fill(other, B, 2);
@@ -181,19 +181,19 @@ START_TEST(a_block_matches_its_current_or_pending_version)
 	e.cur.end = 3000;
 	e.pend.crc = 0;
 	e.pend.end = 0;
-	ck_assert_int_eq(csum_match(&e, blk, B), 1);
-	ck_assert_int_eq(csum_match(&e, blk, 3000), 1);
+	ck_assert_int_eq(csum_match(&e, blk, B, 0), 1);
+	ck_assert_int_eq(csum_match(&e, blk, 3000, 0), 1);
 	/* The datafile ends before the entry's end: cut short. */
-	ck_assert_int_eq(csum_match(&e, blk, 2999), 0);
-	ck_assert_int_eq(csum_match(&e, other, B), 0);
+	ck_assert_int_eq(csum_match(&e, blk, 2999, 0), 0);
+	ck_assert_int_eq(csum_match(&e, other, B, 0), 0);
 	/* A write in progress: either version. */
 	e.pend.crc = csum_crc(other, B);
 	e.pend.end = B;
-	ck_assert_int_eq(csum_match(&e, blk, B), 1);
-	ck_assert_int_eq(csum_match(&e, other, B), 2);
-	ck_assert_int_eq(csum_match(&e, other, B - 1), 0);
+	ck_assert_int_eq(csum_match(&e, blk, B, 0), 1);
+	ck_assert_int_eq(csum_match(&e, other, B, 0), 2);
+	ck_assert_int_eq(csum_match(&e, other, B - 1, 0), 0);
 	blk[5] ^= 0x80;
-	ck_assert_int_eq(csum_match(&e, blk, B), 0);
+	ck_assert_int_eq(csum_match(&e, blk, B, 0), 0);
 }
 END_TEST
 
@@ -395,15 +395,15 @@ START_TEST(create_is_exclusive_and_retries_are_harmless)
 	struct csum_file f;
 	char name[40];
 
-	ck_assert_int_eq(csum_create(dirfd_, 5, 1111), 0);
+	ck_assert_int_eq(csum_create(dirfd_, 5, 1111, 0), 0);
 	/* The same create again (a lost reply): fine. */
-	ck_assert_int_eq(csum_create(dirfd_, 5, 1111), 0);
+	ck_assert_int_eq(csum_create(dirfd_, 5, 1111, 0), 0);
 	/* Another create of the handle: refused. */
-	ck_assert_int_eq(csum_create(dirfd_, 5, 2222), -EEXIST);
+	ck_assert_int_eq(csum_create(dirfd_, 5, 2222, 0), -EEXIST);
 	/* A datafile left without checksums: refused, nothing added. */
 	csum_data_name(6, name, sizeof(name));
 	ck_assert(close(openat(dirfd_, name, O_CREAT | O_WRONLY, 0600)) == 0);
-	ck_assert_int_eq(csum_create(dirfd_, 6, 3333), -EEXIST);
+	ck_assert_int_eq(csum_create(dirfd_, 6, 3333, 0), -EEXIST);
 	csum_sum_name(6, name, sizeof(name));
 	ck_assert(faccessat(dirfd_, name, F_OK, 0) != 0);
 	/* No datafile: no file. */
@@ -453,7 +453,7 @@ START_TEST(a_write_cut_short_still_reads)
 	/* Killed after the pending versions were stored ... */
 	ck_assert_int_eq(csum_read_ents(&f, 0, 2, e), 0);
 	for (int i = 0; i < 2; i++) {
-		e[i].pend.crc = csum_crc(nw + i * B, B);
+		e[i].pend.crc = csum_crc(nw + i * B, B) ^ csum_bind(&f, (uint64_t)i);
 		e[i].pend.end = B;
 	}
 	ck_assert_int_eq(csum_write_ents(&f, 0, 2, e), 0);
@@ -472,6 +472,171 @@ START_TEST(a_write_cut_short_still_reads)
 	put(&f, old, 10, 5);
 	get(&f, back, sizeof(back), 0);
 	ck_assert(!memcmp(back + 5, old, 10));
+	csum_close(&f);
+}
+END_TEST
+
+/* ---- blocks bound to their place ------------------------------------------------ */
+
+/* Swap blocks a and b of a datafile and their checksum entries: each
+ * block's bytes and entry still agree, only their places are exchanged. */
+static void swap_blocks(struct csum_file *f, uint64_t a, uint64_t b)
+{
+	static unsigned char x[B], y[B];
+	struct csum_ent ea, eb;
+
+	ck_assert(pread(f->fd, x, B, (off_t)(a * B)) == (ssize_t)B);
+	ck_assert(pread(f->fd, y, B, (off_t)(b * B)) == (ssize_t)B);
+	ck_assert(pwrite(f->fd, y, B, (off_t)(a * B)) == (ssize_t)B);
+	ck_assert(pwrite(f->fd, x, B, (off_t)(b * B)) == (ssize_t)B);
+	ck_assert_int_eq(csum_read_ents(f, a, 1, &ea), 0);
+	ck_assert_int_eq(csum_read_ents(f, b, 1, &eb), 0);
+	ck_assert_int_eq(csum_write_ents(f, a, 1, &eb), 0);
+	ck_assert_int_eq(csum_write_ents(f, b, 1, &ea), 0);
+}
+
+START_TEST(a_block_moved_with_its_checksum_is_damage)
+{
+	static unsigned char data[4 * B], back[4 * B];
+	struct csum_file f;
+	uint64_t bad = 0;
+
+	make(&f, 20);
+	fill(data, sizeof(data), 20);
+	put(&f, data, sizeof(data), 0);
+	swap_blocks(&f, 1, 2);
+	ck_assert_int_eq(csum_read(&f, back, sizeof(back), 0, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, B);
+	ck_assert_int_eq(csum_read(&f, back, B, 2 * B, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 2 * B);
+	/* The blocks around them are fine. */
+	get(&f, back, B, 0);
+	get(&f, back, B, 3 * B);
+	ck_assert(!memcmp(back, data + 3 * B, B));
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(checksums_are_bound_to_handle_and_slot)
+{
+	struct csum_file f = {.handle = 1, .slot = 0, .version = CSUM_VERSION};
+	struct csum_file g = f, h = f, v1 = f;
+
+	g.handle = 2;
+	h.slot = 1;
+	v1.version = 1;
+	ck_assert_uint_ne(csum_bind(&f, 0), csum_bind(&g, 0));
+	ck_assert_uint_ne(csum_bind(&f, 0), csum_bind(&h, 0));
+	ck_assert_uint_ne(csum_bind(&f, 0), csum_bind(&f, 1));
+	ck_assert_uint_ne(csum_bind(&f, 7), csum_bind(&f, 7 + (1ull << 31)));
+	/* Version 1 files: the bare CRC, as they were written. */
+	ck_assert_uint_eq(csum_bind(&v1, 5), 0);
+}
+END_TEST
+
+/* The datafile grown behind our back, as truncate -s +N would. */
+static void extend(struct csum_file *f, uint64_t by)
+{
+	struct stat st;
+
+	ck_assert(fstat(f->fd, &st) == 0);
+	ck_assert(ftruncate(f->fd, st.st_size + (off_t)by) == 0);
+}
+
+START_TEST(bytes_no_checksum_covers_are_damage)
+{
+	static unsigned char data[3 * B + 100], back[2 * B];
+	struct csum_file f;
+	uint64_t size, bad = 0;
+
+	make(&f, 21);
+	fill(data, sizeof(data), 21);
+	put(&f, data, sizeof(data), 0);
+	extend(&f, 8 * B);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, sizeof(data));
+	ck_assert_int_eq(csum_read(&f, back, B, 5 * B, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 5 * B);
+	/* From the last written block on: its bytes past its end are zeros
+	 * its checksum covers; the next block's are nobody's. */
+	ck_assert_int_eq(csum_read(&f, back, 2 * B, 3 * B, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 4 * B);
+	/* What the checksums cover reads. */
+	get(&f, back, B, 0);
+	ck_assert(!memcmp(back, data, B));
+	/* A truncate says what the file is again. */
+	ck_assert_int_eq(csum_truncate(&f, sizeof(data), &bad), 0);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, sizeof(data));
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(a_file_grown_by_truncate_is_covered)
+{
+	static unsigned char data[B], back[4 * B], zero[4 * B];
+	struct csum_file f;
+	uint64_t size, bad = 0;
+
+	make(&f, 22);
+	fill(data, sizeof(data), 22);
+	put(&f, data, 100, 0);
+	ck_assert_int_eq(csum_truncate(&f, 20 * B + 5, &bad), 0);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 20 * B + 5);
+	get(&f, back, sizeof(back), 10 * B);
+	ck_assert(!memcmp(back, zero, sizeof(back)));
+	/* Reopened: the extent is in the checksum file. */
+	csum_close(&f);
+	ck_assert_int_eq(csum_open(&f, dirfd_, 22), 0);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, 20 * B + 5);
+	/* One byte more than that is not. */
+	extend(&f, 1);
+	ck_assert_int_eq(csum_size(&f, &size, &bad), -EBADMSG);
+	ck_assert_uint_eq(bad, 20 * B + 5);
+	csum_close(&f);
+}
+END_TEST
+
+START_TEST(a_version_1_checksum_file_still_reads)
+{
+	static unsigned char data[2 * B + 7], back[2 * B + 7];
+	uint8_t hdr[CSUM_HDR];
+	struct csum_ent e[3];
+	struct csum_file f;
+	uint64_t size, bad = 0;
+	int fd;
+
+	/* As an rpfsd before bound checksums wrote it: version 1, bare CRCs. */
+	make(&f, 23);
+	fill(data, sizeof(data), 23);
+	ck_assert(pwrite(f.fd, data, sizeof(data), 0) == (ssize_t)sizeof(data));
+	for (int i = 0; i < 3; i++) {
+		unsigned char blk[B] = {0};
+		uint32_t n = i < 2 ? B : 7;
+
+		memcpy(blk, data + i * B, n);
+		e[i].cur.crc = csum_crc(blk, B);
+		e[i].cur.end = n;
+		e[i].pend = (struct csum_ver){0, 0};
+	}
+	ck_assert_int_eq(csum_write_ents(&f, 0, 3, e), 0);
+	csum_hdr_enc(hdr, 23, 77, 0);
+	hdr[8] = 1; /* version, little-endian */
+	memset(hdr + 32, 0, CSUM_HDR - 32);
+	fd = f.cfd;
+	ck_assert(pwrite(fd, hdr, CSUM_HDR, 0) == (ssize_t)CSUM_HDR);
+	csum_close(&f);
+	ck_assert_int_eq(csum_open(&f, dirfd_, 23), 0);
+	ck_assert_uint_eq(f.version, 1);
+	get(&f, back, sizeof(back), 0);
+	ck_assert(!memcmp(back, data, sizeof(data)));
+	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_uint_eq(size, sizeof(data));
+	/* And writes keep its format. */
+	put(&f, data, 10, B + 3);
+	get(&f, back, 20, B);
 	csum_close(&f);
 }
 END_TEST
@@ -553,7 +718,7 @@ START_TEST(threads_writing_the_same_blocks_keep_checksums_right)
 		ck_assert_int_eq(csum_read_ents(&f, k, 1, &e), 0);
 		ck_assert_uint_eq(e.pend.end, 0);
 		ck_assert_int_eq(csum_read_block(&f, k, blk, &avail), 0);
-		ck_assert_int_eq(csum_match(&e, blk, avail), 1);
+		ck_assert_int_eq(csum_match(&e, blk, avail, csum_bind(&f, k)), 1);
 	}
 	csum_close(&f);
 }
@@ -568,16 +733,17 @@ START_TEST(io_create_and_probe_round_trip)
 	struct rpc_probe p = {12, 0x3000000000007ull}, q;
 	int n;
 
-	n = rpc_enc_io_create(body, sizeof(body), 0x1000000000005ull, 0xfeed);
-	ck_assert_int_eq(n, RPC_PREAMBLE + 16);
+	n = rpc_enc_io_create(body, sizeof(body), 0x1000000000005ull, 0xfeed, 2);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 24);
 	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), 0);
 	ck_assert_uint_eq(r.op, RPC_IO_CREATE);
 	ck_assert_uint_eq(r.handle, 0x1000000000005ull);
 	ck_assert_uint_eq(r.nonce, 0xfeed);
+	ck_assert_uint_eq(r.slot, 2);
 	ck_assert(rpc_is_io_op(RPC_IO_CREATE) && rpc_is_io_op(RPC_IO_PROBE));
 	ck_assert(!rpc_is_io_op(RPC_CREATE) && !rpc_is_io_op(47));
 	/* No nonce, short, long: refused. */
-	ck_assert_int_eq(rpc_enc_io_create(body, sizeof(body), 1, 0), -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_create(body, sizeof(body), 1, 0, 0), -EINVAL);
 	body[RPC_PREAMBLE + 8] = 0;
 	body[RPC_PREAMBLE + 9] = 0;
 	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), -EPROTO);
@@ -608,6 +774,7 @@ static Suite *csum_suite(void)
 	tcase_add_test(tc, entries_and_headers_round_trip);
 	tcase_add_test(tc, names_parse);
 	tcase_add_test(tc, a_block_matches_its_current_or_pending_version);
+	tcase_add_test(tc, checksums_are_bound_to_handle_and_slot);
 	tcase_add_test(tc, io_create_and_probe_round_trip);
 	suite_add_tcase(s, tc);
 
@@ -623,6 +790,10 @@ static Suite *csum_suite(void)
 	tcase_add_test(tc, create_is_exclusive_and_retries_are_harmless);
 	tcase_add_test(tc, a_lost_checksum_file_fails_the_data_not_the_holes);
 	tcase_add_test(tc, a_write_cut_short_still_reads);
+	tcase_add_test(tc, a_block_moved_with_its_checksum_is_damage);
+	tcase_add_test(tc, bytes_no_checksum_covers_are_damage);
+	tcase_add_test(tc, a_file_grown_by_truncate_is_covered);
+	tcase_add_test(tc, a_version_1_checksum_file_still_reads);
 	tcase_add_test(tc, threads_writing_the_same_blocks_keep_checksums_right);
 	suite_add_tcase(s, tc);
 	return s;
@@ -706,7 +877,7 @@ static int bench(uint64_t mib)
 			double w[2], c[2];
 
 			for (int sums = 0; sums < 2; sums++) {
-				if (csum_create(dirfd_, ++h, 1) ||
+				if (csum_create(dirfd_, ++h, 1, 0) ||
 				    csum_open(&f, dirfd_, h)) {
 					fprintf(stderr,
 						"bench: can't make a datafile in %s\n",
