@@ -634,7 +634,6 @@ START_TEST(no_wrong_bytes_with_success_after_random_damage)
 			k.bad_rounds++;
 		t3 = now_ms();
 		cl_stop(cl, srv);
-		t4 = now_ms();
 		put_back(cl, srv);
 		ck_assert_msg(cl_restart(cl, srv) == 0,
 			      "server %d: no restart after round %lu", srv, r);
