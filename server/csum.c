@@ -849,7 +849,14 @@ static int check_tail(struct csum_file *f, uint64_t size, uint64_t *bad)
 static int check_size(struct csum_file *f, uint64_t size, uint64_t *bad)
 {
 	uint64_t end;
-	int ret = check_tail(f, size, bad);
+	int ret;
+
+	/* Another file's checksums (a swapped pair): its size is not ours. */
+	if (f->bad_hdr) {
+		*bad = 0;
+		return -EBADMSG;
+	}
+	ret = check_tail(f, size, bad);
 
 	if (!ret)
 		ret = csum_covered(f, &end);

@@ -535,6 +535,7 @@ static int do_size(struct srv_op *op)
 	struct iosrv *io = op->s->io;
 	struct rpc_io_size rs = {0, 0, 0};
 	struct fdent *e;
+	bool foreign;
 	uint64_t bad = 0;
 	int64_t changed;
 	struct stat st;
@@ -544,16 +545,24 @@ static int do_size(struct srv_op *op)
 	if (ret)
 		return ret;
 	ret = csum_size(&e->cf, &rs.size, &bad);
+	foreign = e->cf.bad_hdr;
 	/* Data writes and truncates change the times here, never on the
 	 * metadata server: stat folds them in. */
 	if (!ret && fstat(e->cf.fd, &st))
 		ret = -errno;
 	changed = atomic_load(&e->changed);
 	fd_put(io, e);
-	if (ret == -EBADMSG) {
+	if (ret == -EBADMSG && foreign) {
 		note_bad(op, bad);
-		log_warn("rpfsd: datafile %s/%016" PRIx64 " is shorter (%" PRIu64
-			 " bytes) than its checksums say: truncated?",
+		log_warn("rpfsd: datafile %s/%016" PRIx64
+			 ": its checksum file is not its own (swapped or damaged header):"
+			 " its size is refused",
+			 io->dir, op->q.handle);
+	} else if (ret == -EBADMSG) {
+		note_bad(op, bad);
+		log_warn("rpfsd: datafile %s/%016" PRIx64
+			 " does not match its checksums at %" PRIu64
+			 " bytes (cut short, or extended past what they cover)",
 			 io->dir, op->q.handle, bad);
 	}
 	if (ret)
