@@ -54,6 +54,10 @@ cd "$B" || exit 2
 suite test_xport.log ./test/xport/test_xport
 suite test_fileservice.log ./test/integration/test_fileservice
 suite test_access.log ./test/integration/test_access
+# the integrity cases that bind records and blocks to their place (the
+# others are storage-only and run on tcp)
+suite test_integrity-records.log env CK_RUN_CASE=records ./test/integration/test_integrity
+suite test_integrity-placement.log env CK_RUN_CASE=placement ./test/integration/test_integrity
 suite cli-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 suite cli-posix-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli-posix.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 suite trust-test.out env RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/trust.sh
