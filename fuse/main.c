@@ -49,8 +49,9 @@ static void usage(const char *prog)
 {
 	printf("usage: %s [--config F] [--log FILE] DIR [-f] [-d] [-s] [-o opts]\n"
 	       "  mounts rpfs on DIR (the config: --config, $RPFS_CONFIG, then\n"
-	       "  /etc/rpfs/rpfs.conf); --log: where a daemon writes its errors\n"
-	       "  (default syslog). Unmount with fusermount3 -u DIR.\n\n",
+	       "  /etc/rpfs/rpfs.conf, then ~/.rpfs/rpfs.conf, as librpfs looks);\n"
+	       "  --log: where a daemon writes its errors (default syslog).\n"
+	       "  Unmount with fusermount3 -u DIR.\n\n",
 	       prog);
 }
 
