@@ -55,6 +55,12 @@ check() { # description, command...
 	shift
 	if timeout 120 "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
 }
+# The rest of the disk taken by a writer outside rpfs.
+fill_disk() {
+	dd if=/dev/zero of="$DISK/filler" bs=64k >/dev/null 2>&1
+	avail=$(df -B1 --output=avail "$DISK" | tail -1 | tr -d ' ')
+	[ "$avail" -lt 65536 ] || bad "the disk is not full after the filler ($avail bytes left)"
+}
 # check_eq description got want
 check_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi; }
 
@@ -70,7 +76,14 @@ head -c 100000 /dev/urandom >"$TMP/small"
 # ---- a full disk can be emptied: a new store has no free pages yet ---------------
 "$RPFS" cp "$TMP/src" rpfs:/first >"$TMP/cp" 2>&1 && bad "cp of 30 MiB onto a $DISK_MIB MiB disk should fail"
 check "rpfs cp fills the disk: No space left on device" grep -q 'No space left on device' "$TMP/cp"
-check "rpfs rm on the full disk" "$RPFS" rm /first
+# cp removes the file it made: a remove on the full disk
+check "the failed cp removed what it made, on the full disk" \
+	sh -c "! '$RPFS' stat /first >/dev/null 2>&1 && ! grep -qi 'partly\\|remove' '$TMP/cp'"
+# a disk that something else filled: rpfs rm still works
+"$RPFS" cp "$TMP/small" rpfs:/keep >/dev/null 2>&1 || bad "rpfs cp of 100000 bytes"
+fill_disk
+check "rpfs rm on a disk filled by another writer" "$RPFS" rm /keep
+rm -f "$DISK/filler"
 
 # ---- counts ------------------------------------------------------------------
 "$RPFS" df >"$TMP/df" 2>&1 || bad "rpfs df" "$TMP/df"
@@ -173,10 +186,13 @@ fi
 for i in $(seq 1 20); do "$RPFS" cp "$TMP/small" rpfs:/s$i >/dev/null 2>&1; done
 "$RPFS" cp "$TMP/src" rpfs:/big >"$TMP/cp" 2>&1 && bad "cp of 30 MiB onto a $DISK_MIB MiB disk should fail"
 check "rpfs cp fills the disk again" grep -q 'No space left on device' "$TMP/cp"
+check "the failed cp removed what it made, on the full disk, again" \
+	sh -c "! '$RPFS' stat /big >/dev/null 2>&1"
+fill_disk
 n=0
 for i in $(seq 1 20); do "$RPFS" rm /s$i >"$TMP/out" 2>&1 || n=$((n + 1)); done
 check_eq "rpfs rm of 20 files on the full disk: none fails" "$n" 0
-check "rpfs rm of the file that filled it again" "$RPFS" rm /big
+rm -f "$DISK/filler"
 check_eq "the disk is empty again: rpfs ls /" "$("$RPFS" ls /)" ""
 avail=$(df -B1 --output=avail "$DISK" | tail -1 | tr -d ' ')
 check "and its space is back ($avail bytes available)" test "$avail" -gt $((15 << 20))
