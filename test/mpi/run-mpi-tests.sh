@@ -149,22 +149,30 @@ eof_cases() { grep -E ': write (ok|failed), read count' "$1"; }
 # Writes of nothing past the end and writes that fail (contiguous, strided,
 # nonblocking, collective) never make a later read past the end count
 # bytes: each case's line (write ok/failed, read count, size) is the one
-# ROMIO's ufs gives for the same program on a local file.
+# ROMIO's ufs gives for the same program on a local file. The ufs run is a
+# single process without the failing nonblocking writes: ROMIO 4.0.2's ufs
+# never completes such a request (mpi_write_eof.c), and a strided write
+# that fails keeps its data-sieving lock, so another rank's waits forever.
+ufs_dir="$WORK/ufs/eof"
+mkdir -p "$ufs_dir"
+(cd "$ufs_dir" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 "$BIN/mpi_write_eof" \
+    "ufs:$ufs_dir/file" no-failed-nonblocking) >"$ufs_dir.log" 2>&1
+eof_cases "$ufs_dir.log" >"$ufs_dir.ufs"
+if grep -q "No Errors" "$ufs_dir.log" && [ -s "$ufs_dir.ufs" ]; then
+    pass "reads past the end after writes of nothing or failed writes on ufs (the reference, np=1)"
+else
+    fail "reads past the end after writes of nothing or failed writes on ufs (the reference, np=1)" \
+        "$ufs_dir.log"
+fi
 for np in 1 2; do
     run "reads past the end after writes of nothing or failed writes" $np /t/eof.$np "" \
         "$BIN/mpi_write_eof" rpfs:/t/eof.$np
-    ufs_dir="$WORK/ufs/eof.$np"
-    mkdir -p "$ufs_dir"
-    (cd "$ufs_dir" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n $np "$BIN/mpi_write_eof" \
-        "ufs:$ufs_dir/file") >"$ufs_dir.log" 2>&1
-    eof_cases "$ufs_dir.log" >"$ufs_dir.ufs"
-    eof_cases "$log" >"$ufs_dir.rpfs"
-    if ! grep -q "No Errors" "$ufs_dir.log"; then
-        fail "  the same on ufs (np=$np): no \" No Errors\"" "$ufs_dir.log"
-    elif diff -u "$ufs_dir.ufs" "$ufs_dir.rpfs" >"$ufs_dir.diff"; then
-        pass "  every case as on ufs (np=$np, $(wc -l <"$ufs_dir.ufs") cases)"
+    eof_cases "$log" >"$ufs_dir.rpfs.$np"
+    # each of ufs's cases with the same line on rpfs
+    if [ -s "$ufs_dir.ufs" ] && ! grep -vxFf "$ufs_dir.rpfs.$np" "$ufs_dir.ufs" >"$ufs_dir.diff.$np"; then
+        pass "  every case ufs runs as on ufs (np=$np, $(wc -l <"$ufs_dir.ufs") of $(wc -l <"$ufs_dir.rpfs.$np") cases)"
     else
-        fail "  the cases differ from ufs (np=$np; diff ufs rpfs)" "$ufs_dir.diff"
+        fail "  ufs's lines that rpfs does not print (np=$np)" "$ufs_dir.diff.$np"
     fi
 done
 
