@@ -3,7 +3,8 @@
  * The driver is ROMIO glue only: it turns ADIO calls into calls of librpfs
  * (client/rpfs.h), which does all protocol and transport work. One
  * rpfs client serves every file of a process; it is made at the first open
- * and finalized when MPI_COMM_SELF is freed in MPI_Finalize. */
+ * and finalized once MPI_COMM_SELF is freed in MPI_Finalize and the last
+ * open file is closed (ad_rpfs_open.c). */
 #ifndef AD_RPFS_H_INCLUDED
 #define AD_RPFS_H_INCLUDED
 
@@ -35,6 +36,9 @@ typedef struct ADIOI_RPFS_open_result {
 /* The process's client, made lazily (ad_rpfs_open.c). */
 extern rpfs_client_t *ADIOI_RPFS_client;
 int ADIOI_RPFS_Init(ADIO_File fd, int *error_code);
+/* A file opened by ADIOI_RPFS_Open is closed: the last one ends the client
+ * if MPI_Finalize has begun. */
+void ADIOI_RPFS_File_closed(void);
 
 /* The absolute rpfs path of a name: relative names are taken relative to
  * RPFS_CWD or the root (ad_rpfs_path.c). ADIOI_Malloc'd, or NULL with
@@ -66,8 +70,14 @@ void ADIOI_RPFS_Free_list(ADIOI_RPFS_list *list);
 /* Bytes of a read that lie before the end of file (MPI counts). */
 ADIO_Offset ADIOI_RPFS_Read_count(ADIO_File fd, const struct rpfs_seg *segs, int nsegs,
 				  ADIO_Offset moved);
-/* Grow the known size after a write ending at end. */
+/* Grow the known size to end (the file is known to reach it). */
 void ADIOI_RPFS_Wrote(ADIO_File fd, ADIO_Offset end);
+/* After a write of bytes bytes ending at end whose result is ret (bytes
+ * written or a negative errno): grow the known size only if every byte was
+ * written. A write of nothing, a failed or a short one says nothing of the
+ * size, and a read's count trusts the known size. */
+void ADIOI_RPFS_Write_done(ADIO_File fd, ADIO_Offset end, ADIO_Offset bytes,
+			   ADIO_Offset ret);
 
 /* The ADIOI_Fns slots. */
 void ADIOI_RPFS_Open(ADIO_File fd, int *error_code);

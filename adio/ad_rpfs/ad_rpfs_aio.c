@@ -32,7 +32,14 @@
  *
  * Atomic mode needs the range locked for the whole operation; there the
  * strided calls run the blocking path and return a completed request, as
- * ROMIO itself does for contiguous accesses. */
+ * ROMIO itself does for contiguous accesses.
+ *
+ * A nonblocking write leaves the size this process knows (ADIOI_RPFS_fs)
+ * alone: at the post the write may yet fail, and a request may complete
+ * after MPI_File_close has freed the file (a program that never waited
+ * before closing). A later read reaching past the known size asks the
+ * servers once instead, so a failed write never makes such a read count
+ * zeros past the end. */
 #include "ad_rpfs.h"
 
 #include "mpiu_greq.h"
@@ -210,10 +217,8 @@ static void icontig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		ADIOI_Free(a);
 		return;
 	}
-	if (dir == ADIOI_RPFS_WRITE) {
+	if (dir == ADIOI_RPFS_WRITE)
 		fd->dirty_write = 1;
-		ADIOI_RPFS_Wrote(fd, off + len);
-	}
 	make_request(a, request);
 	if (file_ptr_type == ADIO_INDIVIDUAL)
 		fd->fp_ind = off + len;
@@ -290,7 +295,6 @@ static void istrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		l.file = NULL;
 	} else {
 		fd->dirty_write = 1;
-		ADIOI_RPFS_Wrote(fd, l.file_end);
 	}
 	make_request(a, request);
 	if (file_ptr_type == ADIO_INDIVIDUAL && l.nfile > 0)

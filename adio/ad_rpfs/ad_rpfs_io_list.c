@@ -190,6 +190,13 @@ void ADIOI_RPFS_Wrote(ADIO_File fd, ADIO_Offset end)
 		fs->known_size = end;
 }
 
+void ADIOI_RPFS_Write_done(ADIO_File fd, ADIO_Offset end, ADIO_Offset bytes,
+			   ADIO_Offset ret)
+{
+	if (bytes > 0 && ret == bytes)
+		ADIOI_RPFS_Wrote(fd, end);
+}
+
 ADIO_Offset ADIOI_RPFS_Read_count(ADIO_File fd, const struct rpfs_seg *segs, int nsegs,
 				  ADIO_Offset moved)
 {
@@ -276,7 +283,8 @@ static void strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	nbytes = ret;
 	if (dir == ADIOI_RPFS_WRITE) {
 		fd->dirty_write = 1;
-		ADIOI_RPFS_Wrote(fd, l.file_end);
+		/* l.file_end of an empty list is the file pointer */
+		ADIOI_RPFS_Write_done(fd, l.file_end, l.bytes, ret);
 	} else if (status != MPI_STATUS_IGNORE && nbytes > 0) {
 		nbytes = ADIOI_RPFS_Read_count(fd, l.file, l.nfile, nbytes);
 	}

@@ -8,28 +8,54 @@
  * outcome, errors included, and an open costs one lookup whatever the
  * number of processes.
  *
- * The process's rpfs client is made here at the first open and finalized
- * by an attribute delete callback on MPI_COMM_SELF, which MPI_Finalize runs
- * before it tears MPI down. */
+ * The process's rpfs client is made here at the first open. It ends when
+ * MPI_COMM_SELF is freed in MPI_Finalize (an attribute delete callback) AND
+ * its last open file is closed, whichever comes last: MPI runs those
+ * callbacks in reverse order of attachment, and a library that attached
+ * its own before the first open (HDF5 does, to close the files a program
+ * left open) writes and closes its files after ours has run. A file never
+ * closed at all ends the client at exit(), before libfabric's destructor. */
 #include "ad_rpfs.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 rpfs_client_t *ADIOI_RPFS_client = NULL;
 static int ADIOI_RPFS_keyval = MPI_KEYVAL_INVALID;
+/* Files open on the client (ROMIO serializes the driver's calls, the
+ * delete callback included), and whether MPI_COMM_SELF is gone. */
+static int ADIOI_RPFS_nfiles = 0;
+static int ADIOI_RPFS_ending = 0;
 
-static int ADIOI_RPFS_End_call(MPI_Comm comm, int keyval, void *attribute_val,
-			       void *extra_state)
+static void end_client(void)
 {
 	if (ADIOI_RPFS_client != NULL)
 		rpfs_finalize(ADIOI_RPFS_client);
 	ADIOI_RPFS_client = NULL;
+}
+
+/* The delete callback: MPI_Finalize has begun. A file still open keeps the
+ * client for whoever closes it later (its delete callback may yet write). */
+static int ADIOI_RPFS_End_call(MPI_Comm comm, int keyval, void *attribute_val,
+			       void *extra_state)
+{
 	MPI_Comm_free_keyval(&keyval);
 	ADIOI_RPFS_keyval = MPI_KEYVAL_INVALID;
+	if (!ADIOI_RPFS_ending)
+		atexit(end_client);
+	ADIOI_RPFS_ending = 1;
+	if (ADIOI_RPFS_nfiles == 0)
+		end_client();
 	return MPI_SUCCESS;
+}
+
+void ADIOI_RPFS_File_closed(void)
+{
+	if (--ADIOI_RPFS_nfiles == 0 && ADIOI_RPFS_ending)
+		end_client();
 }
 
 /* The client settings a program gave as hints rpfs_<key> (rpfs_opt_name
@@ -85,7 +111,8 @@ int ADIOI_RPFS_Init(ADIO_File fd, int *error_code)
 		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, "rpfs_init", NULL);
 		return ret;
 	}
-	if (ADIOI_RPFS_keyval == MPI_KEYVAL_INVALID) {
+	/* once MPI_Finalize has begun, the client ends with its last file */
+	if (ADIOI_RPFS_keyval == MPI_KEYVAL_INVALID && !ADIOI_RPFS_ending) {
 		MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ADIOI_RPFS_End_call,
 				       &ADIOI_RPFS_keyval, NULL);
 		MPI_Comm_set_attr(MPI_COMM_SELF, ADIOI_RPFS_keyval, NULL);
@@ -224,6 +251,7 @@ void ADIOI_RPFS_Open(ADIO_File fd, int *error_code)
 	}
 
 	fs = ADIOI_Calloc(1, sizeof(*fs));
+	ADIOI_RPFS_nfiles++; /* until ADIOI_RPFS_File_closed */
 	fs->file = file;
 	fs->st = res->st;
 	fs->known_size = (fd->access_mode & ADIO_APPEND) ? (ADIO_Offset)res->size : 0;

@@ -1,5 +1,7 @@
 /* ad_rpfs_write.c: contiguous write, one rpfs_pwrite. librpfs picks the
- * path by size: inline, Fast RDMA Write, or pipelined bulk. */
+ * path by size: inline, Fast RDMA Write, or pipelined bulk. A write of
+ * nothing (a collective call's rank with no data, maybe far past the end)
+ * leaves the known size alone. */
 #include "ad_rpfs.h"
 
 void ADIOI_RPFS_WriteContig(ADIO_File fd, const void *buf, int count,
@@ -23,7 +25,7 @@ void ADIOI_RPFS_WriteContig(ADIO_File fd, const void *buf, int count,
 		return;
 	}
 	fd->dirty_write = 1;
-	ADIOI_RPFS_Wrote(fd, off + ret);
+	ADIOI_RPFS_Write_done(fd, off + len, len, ret);
 
 	if (file_ptr_type == ADIO_INDIVIDUAL)
 		fd->fp_ind = off + ret;

@@ -85,8 +85,12 @@ int rpfs_ompi_result_bcast(ompi_communicator_t *comm, int root,
 
 /* ---- data (rpfs_ompi_size.c) ------------------------------------------- */
 
-/* Grow the known size after a write that ended at end. */
-void rpfs_ompi_wrote(struct rpfs_ompi_file *f, uint64_t end);
+/* After a write of bytes bytes ending at end that wrote written bytes:
+ * grow the known size only if every byte was written (a write of nothing
+ * or a short one says nothing of the size, and read counts trust it); the
+ * file is dirty (for sync) either way. */
+void rpfs_ompi_wrote(struct rpfs_ompi_file *f, uint64_t end, size_t bytes,
+		     size_t written);
 
 /* The bytes of a read of segs (moved bytes in all) that lie before the end
  * of file, as MPI counts them; asks the servers only when the read reaches

@@ -7,10 +7,12 @@
  * read reaching past it asks the I/O servers once. */
 #include "rpfs_ompi.h"
 
-void rpfs_ompi_wrote(struct rpfs_ompi_file *f, uint64_t end)
+void rpfs_ompi_wrote(struct rpfs_ompi_file *f, uint64_t end, size_t bytes, size_t written)
 {
 	uint64_t known = __atomic_load_n(&f->known_size, __ATOMIC_RELAXED);
 
+	if (bytes == 0 || written != bytes)
+		end = 0;
 	/* nonblocking writes may finish in opal_progress on another thread */
 	while (end > known &&
 	       !__atomic_compare_exchange_n(&f->known_size, &known, end, 1,

@@ -34,7 +34,7 @@ ssize_t fbtl_rpfs_transfer(ompio_file_t *fh, const struct fbtl_rpfs_list *l,
 	if (n < 0)
 		return n;
 	if (dir == FBTL_RPFS_WRITE) {
-		rpfs_ompi_wrote(f, l->end);
+		rpfs_ompi_wrote(f, l->end, l->bytes, (size_t)n);
 		return n;
 	}
 	return (ssize_t)rpfs_ompi_read_count(f, l->file, l->nfile, (size_t)n);

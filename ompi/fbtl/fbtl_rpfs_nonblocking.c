@@ -25,6 +25,7 @@ struct fbtl_rpfs_ireq {
 	struct rpfs_ompi_file *f;
 	enum fbtl_rpfs_dir dir;
 	uint64_t end;		/* one past the last file byte */
+	size_t bytes;		/* the list's total */
 	int nsegs;		/* reads: the file pieces, for the EOF count */
 	struct rpfs_seg segs[]; /* (librpfs copied its own: it needs none) */
 };
@@ -69,6 +70,7 @@ static struct fbtl_rpfs_ireq *ireq_new(ompio_file_t *fh, const struct fbtl_rpfs_
 	r->f = rpfs_ompi_file_of(fh);
 	r->dir = dir;
 	r->end = l->end;
+	r->bytes = l->bytes;
 	r->nsegs = nsegs;
 	if (nsegs > 0)
 		memcpy(r->segs, l->file, (size_t)nsegs * sizeof(r->segs[0]));
@@ -141,7 +143,7 @@ bool fbtl_rpfs_progress(mca_ompio_request_t *req)
 	r->req = NULL; /* rpfs_test freed it */
 	n = ret < 0 ? ret : bytes;
 	if (n >= 0 && r->dir == FBTL_RPFS_WRITE)
-		rpfs_ompi_wrote(r->f, r->end);
+		rpfs_ompi_wrote(r->f, r->end, r->bytes, (size_t)n);
 	else if (n > 0)
 		n = (ssize_t)rpfs_ompi_read_count(r->f, r->segs, r->nsegs, (size_t)n);
 	set_status(req, r->dir, n);

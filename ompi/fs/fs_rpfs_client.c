@@ -2,9 +2,15 @@
  *
  * One client serves every file of a process (it holds the connections to
  * the servers, kept for its life), so it is the one piece of process-wide
- * state of the components: made at the first open or delete, finalized by
- * an attribute delete callback on MPI_COMM_SELF, which MPI_Finalize runs
- * before it tears MPI down (as the ROMIO driver does). */
+ * state of the components: made at the first open or delete, finalized
+ * once MPI_COMM_SELF is freed (an attribute delete callback, which
+ * MPI_Finalize runs before it tears MPI down) AND its last open file is
+ * closed, whichever comes last, as in the ROMIO driver. MPI runs those
+ * callbacks in reverse order of attachment: HDF5 attaches its own before
+ * the first open and closes the files a program left open from it, after
+ * ours has run; Open MPI then closes any file still open (ompi_file_finalize),
+ * with MPI still working. A file never closed ends the client at exit(),
+ * before libfabric's destructor. */
 #include "fs_rpfs.h"
 
 #include <errno.h>
@@ -15,17 +21,53 @@
 static pthread_mutex_t client_lock = PTHREAD_MUTEX_INITIALIZER;
 static rpfs_client_t *client; /* the process's client, or NULL */
 static int client_keyval = MPI_KEYVAL_INVALID;
+static int open_files; /* open on the client (client_lock) */
+static int ending;     /* MPI_COMM_SELF is gone (client_lock) */
 
-static int client_end(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state)
+/* With client_lock held. */
+static void end_locked(void)
 {
-	pthread_mutex_lock(&client_lock);
 	if (client != NULL)
 		rpfs_finalize(client);
 	client = NULL;
+}
+
+static void end_at_exit(void)
+{
+	pthread_mutex_lock(&client_lock);
+	end_locked();
+	pthread_mutex_unlock(&client_lock);
+}
+
+/* MPI_Finalize has begun: a file still open keeps the client for whoever
+ * closes it (a delete callback attached before ours may yet write). */
+static int client_end(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state)
+{
+	pthread_mutex_lock(&client_lock);
 	PMPI_Comm_free_keyval(&keyval);
 	client_keyval = MPI_KEYVAL_INVALID;
+	if (!ending)
+		atexit(end_at_exit);
+	ending = 1;
+	if (open_files == 0)
+		end_locked();
 	pthread_mutex_unlock(&client_lock);
 	return MPI_SUCCESS;
+}
+
+void mca_fs_rpfs_client_file_opened(void)
+{
+	pthread_mutex_lock(&client_lock);
+	open_files++;
+	pthread_mutex_unlock(&client_lock);
+}
+
+void mca_fs_rpfs_client_file_closed(void)
+{
+	pthread_mutex_lock(&client_lock);
+	if (--open_files == 0 && ending)
+		end_locked();
+	pthread_mutex_unlock(&client_lock);
 }
 
 /* The client settings a program gave as hints rpfs_<key> (rpfs_opt_name
@@ -76,7 +118,8 @@ static int client_make(opal_info_t *info)
 		client = NULL;
 		return ret;
 	}
-	if (client_keyval == MPI_KEYVAL_INVALID &&
+	/* once MPI_Finalize has begun, the client ends with its last file */
+	if (client_keyval == MPI_KEYVAL_INVALID && !ending &&
 	    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, client_end, &client_keyval,
 				    NULL) == MPI_SUCCESS)
 		PMPI_Comm_set_attr(MPI_COMM_SELF, client_keyval, NULL);

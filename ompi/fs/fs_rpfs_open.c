@@ -10,7 +10,9 @@
  *
  * Close sends nothing (no client cache: the data is on the servers, and
  * MPI_File_sync makes it durable) except for MPI_MODE_DELETE_ON_CLOSE,
- * where rank 0 removes the file for everyone. */
+ * where rank 0 removes the file for everyone. Each open file keeps the
+ * process's client (fs_rpfs_client.c), so a file closed during
+ * MPI_Finalize (from a delete callback, or by Open MPI itself) has it. */
 #include "fs_rpfs.h"
 
 #include <errno.h>
@@ -185,6 +187,7 @@ int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename
 	f->file = file;
 	f->st = res.st;
 	fh->f_fs_ptr = f;
+	mca_fs_rpfs_client_file_opened();
 	mca_fs_rpfs_report_layout(fh, &res.st);
 	if (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE)
 		return route_delete_on_close(fh, filename);
@@ -216,5 +219,6 @@ int mca_fs_rpfs_file_close(ompio_file_t *fh)
 	rpfs_close(f->file);
 	free(f);
 	fh->f_fs_ptr = NULL;
+	mca_fs_rpfs_client_file_closed();
 	return code;
 }

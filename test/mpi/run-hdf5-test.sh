@@ -19,6 +19,10 @@
 #   5. checks with the rpfs CLI that the file is on rpfs: rpfs stat shows a
 #      size > 0, its first bytes are the HDF5 signature, and nothing named
 #      rpfs:... appeared in the local working directory
+#   6. runs mpi_hdf5_open.c (built the same way): it writes a dataset and
+#      leaves every HDF5 object and the file open at MPI_Finalize, so HDF5
+#      closes the file from its delete callback on MPI_COMM_SELF, after the
+#      driver's own; a second run reopens it and checks the data
 # Debian's mpiexec/mpicc may be on PATH after step 1: the rebuilt mpiexec is
 # always called by its full path.
 #
@@ -81,31 +85,35 @@ fi
 
 # ---- 2. build with Debian's tools ------------------------------------------
 BIN="$WORK/mpi_hdf5"
+OPEN_BIN="$WORK/mpi_hdf5_open"
 log="$WORK/build.log"
+# build NAME: $WORK/NAME from $HERE/NAME.c
 if command -v h5pcc.mpich >/dev/null 2>&1; then
     # -shlib: Debian's shared libhdf5 (itself linked to libmpich.so.12),
     # not the static archive h5pcc picks by default
     how="h5pcc.mpich -shlib"
-    build() { h5pcc.mpich -shlib -O2 -Wall -o "$BIN" "$HERE/mpi_hdf5.c"; }
+    build() { h5pcc.mpich -shlib -O2 -Wall -o "$WORK/$1" "$HERE/$1.c"; }
 elif command -v mpicc.mpich >/dev/null 2>&1 && pkg-config --exists hdf5-mpich 2>/dev/null; then
     how="mpicc.mpich + pkg-config hdf5-mpich"
     # shellcheck disable=SC2046
     build() {
-        mpicc.mpich -O2 -Wall -o "$BIN" "$HERE/mpi_hdf5.c" $(pkg-config --cflags --libs hdf5-mpich)
+        mpicc.mpich -O2 -Wall -o "$WORK/$1" "$HERE/$1.c" $(pkg-config --cflags --libs hdf5-mpich)
     }
 else
     how="mpicc.mpich + /usr/{include,lib/x86_64-linux-gnu}/hdf5/mpich"
     build() {
-        mpicc.mpich -O2 -Wall -I/usr/include/hdf5/mpich -o "$BIN" "$HERE/mpi_hdf5.c" \
+        mpicc.mpich -O2 -Wall -I/usr/include/hdf5/mpich -o "$WORK/$1" "$HERE/$1.c" \
             -L/usr/lib/x86_64-linux-gnu/hdf5/mpich -lhdf5
     }
 fi
-if build >"$log" 2>&1 && [ -x "$BIN" ]; then
-    pass "build mpi_hdf5 with $how"
-else
-    fail "build mpi_hdf5 with $how" "$log"
-    finish
-fi
+for t in mpi_hdf5 mpi_hdf5_open; do
+    if build $t >"$log" 2>&1 && [ -x "$WORK/$t" ]; then
+        pass "build $t with $how"
+    else
+        fail "build $t with $how" "$log"
+        finish
+    fi
+done
 
 # ---- 3. the ABI switch -----------------------------------------------------
 LD_LIBRARY_PATH="$MPICH_PREFIX/lib${RPFS_LIB:+:$RPFS_LIB}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -160,6 +168,29 @@ if [ "$sig" = "894844460d0a1a0a" ]; then
 else
     fail "rpfs cat /h5/test.h5 starts with '$sig', not the HDF5 signature"
 fi
+if [ -z "$(ls -A "$WORK/cwd")" ]; then
+    pass "no local file was created instead (working directory empty)"
+else
+    fail "local files appeared: $(ls -A "$WORK/cwd" | tr '\n' ' ')"
+fi
+
+# ---- 6. a file left open at MPI_Finalize -----------------------------------
+for mode in write check; do
+    log="$WORK/open-$mode.log"
+    (cd "$WORK/cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$NP" "$OPEN_BIN" $mode \
+        rpfs:/h5/open.h5) >"$log" 2>&1
+    rc=$?
+    [ $rc -eq 124 ] && echo "timeout after ${TEST_TIMEOUT}s" >>"$log"
+    case $mode in
+        write) what="HDF5 file and dataset left open at MPI_Finalize: HDF5 closes them" ;;
+        check) what="  a second run reads back every rank's rows and the attribute" ;;
+    esac
+    if [ $rc -eq 0 ] && grep -q "No Errors" "$log"; then
+        pass "$what (rpfs:/h5/open.h5, np=$NP)"
+    else
+        fail "$what (rpfs:/h5/open.h5, np=$NP, exit $rc)" "$log"
+    fi
+done
 if [ -z "$(ls -A "$WORK/cwd")" ]; then
     pass "no local file was created instead (working directory empty)"
 else

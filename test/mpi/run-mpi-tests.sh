@@ -74,12 +74,12 @@ mkdir -p "$BIN"
 BIN=$(cd "$BIN" && pwd) # the tests run in scratch directories
 if [ "${NO_BUILD:-0}" = 1 ]; then
     echo "using the test programs in $BIN"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_io_demo tile_io mpi_fstype_force; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_finalize_open mpi_write_eof mpi_io_demo tile_io mpi_fstype_force; do
         [ -x "$BIN/$t" ] || fail "no $BIN/$t (build it first: run without NO_BUILD)"
     done
 else
     echo "building the tests with $MPICC"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_fstype_force; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_finalize_open mpi_write_eof mpi_fstype_force; do
         "$MPICC" -O2 -Wall -o "$BIN/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
             fail "build $t" "$WORK/$t.build.log"
     done
@@ -123,6 +123,57 @@ done
 run "collective write (two-phase)" 3 /t/coll3 "" "$BIN/mpi_coll_rw" write rpfs:/t/coll3 700 5000
 for np in 1 4; do
     run "independent read of a 3-process file" $np /t/coll3 "" "$BIN/mpi_coll_rw" read rpfs:/t/coll3 700 5000
+done
+
+# A file left open at MPI_Finalize loses nothing: closed from a delete
+# callback on MPI_COMM_SELF attached before the first open (as HDF5 does:
+# MPI runs it after the driver's own) or after it, or never closed; a
+# second run checks every rank's data.
+for np in 1 2; do
+    for mode in before after unclosed; do
+        f=/t/finalize.$mode.$np
+        case $mode in
+            before) what="closed by a delete callback attached before the first open" ;;
+            after) what="closed by a delete callback attached after the first open" ;;
+            unclosed) what="never closed" ;;
+        esac
+        run "file left open at MPI_Finalize, $what" $np $f "" \
+            "$BIN/mpi_finalize_open" $mode rpfs:$f
+        run "  its data, read back by a second run ($mode)" $np $f "" \
+            "$BIN/mpi_finalize_open" check rpfs:$f
+    done
+done
+
+# the lines of mpi_write_eof's cases in a log
+eof_cases() { grep -E ': write (ok|failed), read count' "$1"; }
+# Writes of nothing past the end and writes that fail (contiguous, strided,
+# nonblocking, collective) never make a later read past the end count
+# bytes: each case's line (write ok/failed, read count, size) is the one
+# ROMIO's ufs gives for the same program on a local file. The ufs run is a
+# single process without the failing nonblocking writes: ROMIO 4.0.2's ufs
+# never completes such a request (mpi_write_eof.c), and a strided write
+# that fails keeps its data-sieving lock, so another rank's waits forever.
+ufs_dir="$WORK/ufs/eof"
+mkdir -p "$ufs_dir"
+(cd "$ufs_dir" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 "$BIN/mpi_write_eof" \
+    "ufs:$ufs_dir/file" no-failed-nonblocking) >"$ufs_dir.log" 2>&1
+eof_cases "$ufs_dir.log" >"$ufs_dir.ufs"
+if grep -q "No Errors" "$ufs_dir.log" && [ -s "$ufs_dir.ufs" ]; then
+    pass "reads past the end after writes of nothing or failed writes on ufs (the reference, np=1)"
+else
+    fail "reads past the end after writes of nothing or failed writes on ufs (the reference, np=1)" \
+        "$ufs_dir.log"
+fi
+for np in 1 2; do
+    run "reads past the end after writes of nothing or failed writes" $np /t/eof.$np "" \
+        "$BIN/mpi_write_eof" rpfs:/t/eof.$np
+    eof_cases "$log" >"$ufs_dir.rpfs.$np"
+    # each of ufs's cases with the same line on rpfs
+    if [ -s "$ufs_dir.ufs" ] && ! grep -vxFf "$ufs_dir.rpfs.$np" "$ufs_dir.ufs" >"$ufs_dir.diff.$np"; then
+        pass "  every case ufs runs as on ufs (np=$np, $(wc -l <"$ufs_dir.ufs") of $(wc -l <"$ufs_dir.rpfs.$np") cases)"
+    else
+        fail "  ufs's lines that rpfs does not print (np=$np)" "$ufs_dir.diff.$np"
+    fi
 done
 
 # ROMIO_FSTYPE_FORCE=rpfs: sends names without a prefix to rpfs: relative

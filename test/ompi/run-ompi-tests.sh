@@ -22,14 +22,17 @@
 # Runs, all built with mpicc.openmpi and launched with mpirun.openmpi:
 #   - ompi_info lists the three components;
 #   - rpfs's MPI tests (test/mpi: error classes, hints, sizes, collective
-#     write and reads, examples/mpi_io_demo.c);
+#     write and reads, files left open at MPI_Finalize, reads past the end
+#     after writes of nothing or failed writes compared with ufs,
+#     examples/mpi_io_demo.c);
 #   - Open MPI tests (test/ompi): the layout MPI_File_get_info reports
 #     against `rpfs stat`, shared file pointers across processes (also with
 #     rpfs's sharedfp the only one allowed), nonblocking progress,
 #     delete-on-close;
 #   - ROMIO's test programs (as test/mpi/run-romio-tests.sh runs them);
 #   - tile I/O (examples/tile_io.c --mode all --verify, 4 processes);
-#   - Debian's libhdf5-openmpi (test/mpi/mpi_hdf5.c, h5pcc.openmpi -shlib).
+#   - Debian's libhdf5-openmpi (test/mpi/mpi_hdf5.c, and mpi_hdf5_open.c: a
+#     file left open at MPI_Finalize; h5pcc.openmpi -shlib).
 # Each test must also show that it ran on rpfs (test/mpi/on-rpfs.sh): an
 # empty scratch working directory, its kept files on rpfs, its deleted
 # files' markers gone. A few fail for Open MPI's reasons; each is counted as
@@ -93,7 +96,7 @@ build() { # NAME SOURCE [flags...]
         fail "build $_n with $MPICC" "$WORK/$_n.build.log"
     fi
 }
-for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw; do
+for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_finalize_open mpi_write_eof; do
     build $t "$MPIDIR/$t.c"
 done
 build mpi_io_demo "$REPO/examples/mpi_io_demo.c"
@@ -258,6 +261,37 @@ run "collective write" 3 /t/coll3 "" "$BIN/mpi_coll_rw" write rpfs:/t/coll3 50 7
 for np in 1 4; do
     run "independent read of a 3-process file" $np /t/coll3 "" "$BIN/mpi_coll_rw" read rpfs:/t/coll3 50 70000
 done
+# a file left open at MPI_Finalize: closed by a delete callback attached
+# before the first open (HDF5's way: it runs after the fs component's own)
+# or after it, or left for Open MPI to close; a second run checks the data
+for np in 1 2; do
+    for mode in before after unclosed; do
+        f=/t/finalize.$mode.$np
+        run "file left open at MPI_Finalize ($mode)" $np $f "" \
+            "$BIN/mpi_finalize_open" $mode rpfs:$f
+        run "  its data, read back by a second run ($mode)" $np $f "" \
+            "$BIN/mpi_finalize_open" check rpfs:$f
+    done
+done
+# the lines of mpi_write_eof's cases in a log
+eof_cases() { grep -E ': write (ok|failed), read count' "$1"; }
+# reads past the end after writes of nothing or failed writes: each case's
+# line is the one Open MPI's ufs gives for the same program
+for np in 1 2; do
+    run "reads past the end after writes of nothing or failed writes" $np /t/eof.$np "" \
+        "$BIN/mpi_write_eof" rpfs:/t/eof.$np
+    ufs_log=$(on_ufs eof "$np" "$BIN/mpi_write_eof" --)
+    eof_cases "$ufs_log" >"$ufs_log.ufs"
+    eof_cases "$log" >"$ufs_log.rpfs"
+    if ! grep -q "No Errors" "$ufs_log"; then
+        fail "  the same on ufs (np=$np): no \" No Errors\"" "$ufs_log"
+    elif diff -u "$ufs_log.ufs" "$ufs_log.rpfs" >"$ufs_log.diff"; then
+        pass "  every case as on ufs (np=$np, $(wc -l <"$ufs_log.ufs") cases)"
+    else
+        fail "  the cases differ from ufs (np=$np; diff ufs rpfs)" "$ufs_log.diff"
+    fi
+done
+
 log="$WORK/log/demo.log"
 : >"$log"
 launch "$log" 4 "$BIN/mpi_io_demo" rpfs:/t/demo.dat
@@ -439,6 +473,19 @@ if command -v h5pcc.openmpi >/dev/null 2>&1 &&
     fi
 else
     fail "build mpi_hdf5 with h5pcc.openmpi -shlib (apt-get install libhdf5-openmpi-dev)" "$log"
+fi
+# an HDF5 file left open at MPI_Finalize: HDF5 closes it from its own
+# delete callback, after the fs component's; a second run checks it
+log="$WORK/log/hdf5_open.log"
+: >"$log"
+if command -v h5pcc.openmpi >/dev/null 2>&1 &&
+    h5pcc.openmpi -shlib -O2 -Wall -o "$BIN/mpi_hdf5_open" "$MPIDIR/mpi_hdf5_open.c" >"$log" 2>&1; then
+    run "HDF5 file left open at MPI_Finalize" 4 /h5/open.h5 "" \
+        "$BIN/mpi_hdf5_open" write rpfs:/h5/open.h5
+    run "  the HDF5 file, read back by a second run" 4 /h5/open.h5 "" \
+        "$BIN/mpi_hdf5_open" check rpfs:/h5/open.h5
+else
+    fail "build mpi_hdf5_open with h5pcc.openmpi -shlib" "$log"
 fi
 
 finish
