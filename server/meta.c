@@ -11,7 +11,7 @@
  * op runs, and meta_search_local answers for the ancestors held here.
  * "/" always exists and is nobody's entry.
  * RENAME is served by the owner of the source, in one transaction, when
- * the target and every entry it moves are its own (do_rename).
+ * the target and every entry it moves are its own (serve_rename).
  *
  * LMDB (DIR/meta), three databases:
  *   ns        key = rpfs_fnv1a64(parent path) (8 bytes, big-endian) + name,
@@ -906,7 +906,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	return reply_open(op, &a, true);
 }
 
-static int do_lookup(struct srv_op *op)
+int serve_lookup(struct srv_op *op)
 {
 	struct rpc_attr a;
 	int ret = local_lookup(op->s, op->q.path, &a);
@@ -914,7 +914,7 @@ static int do_lookup(struct srv_op *op)
 	return ret ? ret : reply_open(op, &a, false);
 }
 
-static int do_getattr(struct srv_op *op)
+int serve_getattr(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -995,7 +995,7 @@ static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_att
 	return 0;
 }
 
-static int do_setattr(struct srv_op *op)
+int serve_setattr(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	const struct rpc_req *q = &op->q;
@@ -1055,7 +1055,7 @@ static int may_remove(struct srv_op *op, const struct rpc_attr *a)
 	return ret ? ret : access_dir_change(who, &pa, a);
 }
 
-static int do_remove(struct srv_op *op)
+int serve_remove(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	struct rpc_attr a;
@@ -1174,7 +1174,7 @@ static int remote_has_child(struct srv *s, const char *dir)
 	return 0;
 }
 
-static int do_rmdir(struct srv_op *op)
+int serve_rmdir(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -1389,7 +1389,7 @@ static int rename_target(struct meta *m, MDB_txn *txn, const struct rpc_attr *a,
  * cluster of several metadata servers a subtree is spread over all of
  * them and its new paths hash elsewhere, so only an empty directory can be
  * renamed there (-EXDEV otherwise: `rpfs mv` then copies and removes). */
-static int do_rename(struct srv_op *op)
+int serve_rename(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -1457,7 +1457,7 @@ static int do_rename(struct srv_op *op)
 /* The direct children this server holds, sorted by name, after the cookie.
  * A non-owner answers too (children of one directory live everywhere); the
  * owner also checks that the directory exists. */
-static int do_readdir(struct srv_op *op)
+int serve_readdir(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -1548,7 +1548,7 @@ out:
 	return ret;
 }
 
-static int do_statfs(struct srv_op *op)
+int serve_statfs_meta(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	struct rpc_statfs sf;
@@ -1572,78 +1572,39 @@ static int do_statfs(struct srv_op *op)
 	return 0;
 }
 
+int serve_mkdir(struct srv_op *op)
+{
+	return do_mkdir_create(op, true);
+}
+
+int serve_create(struct srv_op *op)
+{
+	return do_mkdir_create(op, false);
+}
+
 void meta_run(struct sched_job *job)
 {
 	struct srv_op *op = (struct srv_op *)job;
-	uint16_t code = op->q.op;
-	int ret;
+	enum rpc_route route = op->desc->route;
+	bool path_ok = op->q.path && rpc_path_ok(op->q.path);
+	int ret = 0;
 
 	/* Path ops must reach the path's owner; READDIR goes to everyone. */
-	if (code != RPC_READDIR && code != RPC_GETATTR && code != RPC_STATFS_META &&
-	    (!op->q.path || !rpc_path_ok(op->q.path) || !owns(op->s, op->q.path))) {
-		op->status = op->q.path && rpc_path_ok(op->q.path) ? -EREMOTE : -EINVAL;
-		srv_op_complete(op);
-		return;
-	}
-	if (code == RPC_READDIR && (!op->q.path || !rpc_path_ok(op->q.path))) {
-		op->status = -EINVAL;
-		srv_op_complete(op);
-		return;
-	}
+	if (route == RPC_TO_PATH_META && (!path_ok || !owns(op->s, op->q.path)))
+		ret = path_ok ? -EREMOTE : -EINVAL;
+	else if (route == RPC_TO_EVERY_META && !path_ok)
+		ret = -EINVAL;
 	/* Search permission on every ancestor, before anything else says
 	 * whether a name exists (search.c). */
-	ret = search_request(op);
-	if (ret) {
-		op->status = ret;
-		srv_op_complete(op);
-		return;
-	}
-	switch (code) {
-	case RPC_MKDIR:
-		ret = do_mkdir_create(op, true);
-		break;
-	case RPC_CREATE:
-		ret = do_mkdir_create(op, false);
-		break;
-	case RPC_RMDIR:
-		ret = do_rmdir(op);
-		break;
-	case RPC_LOOKUP:
-		ret = do_lookup(op);
-		break;
-	case RPC_GETATTR:
-		ret = do_getattr(op);
-		break;
-	case RPC_SETATTR:
-		ret = do_setattr(op);
-		break;
-	case RPC_REMOVE:
-		ret = do_remove(op);
-		break;
-	case RPC_READDIR:
-		ret = do_readdir(op);
-		break;
-	case RPC_STATFS_META:
-		ret = do_statfs(op);
-		break;
-	case RPC_RENAME:
-		ret = do_rename(op);
-		break;
-	default:
-		ret = -EOPNOTSUPP;
-		break;
-	}
+	if (!ret)
+		ret = search_request(op);
+	if (!ret)
+		ret = op->handler(op);
 	op->status = ret;
 	srv_op_complete(op);
 }
 
 /* ---- counters and locks (progress thread) --------------------------------------- */
-
-bool meta_is_fast(uint16_t op)
-{
-	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK ||
-	       op == RPC_SEARCH;
-}
 
 /* Under m->lock. */
 static struct hent *hent_find(struct meta *m, uint64_t handle, bool create)
@@ -1777,43 +1738,42 @@ static int do_unlock(struct srv_op *op, struct hent *e)
 	return -EINVAL;
 }
 
-void meta_fast(struct srv_op *op)
+/* fn on the in-memory state of the handle the op names, a handle of this
+ * server's that the store knows (made if create). */
+static int with_hent(struct srv_op *op, bool create,
+		     int (*fn)(struct srv_op *op, struct hent *e))
 {
 	struct meta *m = op->s->meta;
 	struct hent *e;
-	int ret;
+	int ret = handle_known(m, op->q.handle);
 
-	if (op->q.op == RPC_SEARCH) {
-		/* A few LMDB reads: served here, never behind workers that
-		 * may be waiting on the server that asks. */
-		op->status = search_serve(op);
-		return;
-	}
-	ret = handle_known(m, op->q.handle);
-	if (ret) {
-		op->status = ret;
-		return;
-	}
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&m->lock);
-	e = hent_find(m, op->q.handle, op->q.op != RPC_UNLOCK);
+	e = hent_find(m, op->q.handle, create);
 	if (!e) {
-		ret = op->q.op == RPC_UNLOCK ? -EINVAL : -ENOMEM;
+		ret = create ? -ENOMEM : -EINVAL;
 	} else {
-		switch (op->q.op) {
-		case RPC_FETCH_ADD:
-			ret = do_fetch_add(op, e);
-			break;
-		case RPC_LOCK:
-			ret = do_lock(op, e);
-			break;
-		default:
-			ret = do_unlock(op, e);
-			break;
-		}
+		ret = fn(op, e);
 		hent_maybe_free(m, e);
 	}
 	pthread_mutex_unlock(&m->lock);
-	op->status = ret;
+	return ret;
+}
+
+int serve_fetch_add(struct srv_op *op)
+{
+	return with_hent(op, true, do_fetch_add);
+}
+
+int serve_lock(struct srv_op *op)
+{
+	return with_hent(op, true, do_lock);
+}
+
+int serve_unlock(struct srv_op *op)
+{
+	return with_hent(op, false, do_unlock);
 }
 
 void meta_conn_down(struct srv *s, struct xp_conn *c)

@@ -293,7 +293,9 @@ int search_request(struct srv_op *op)
 	}
 }
 
-int search_serve(struct srv_op *op)
+/* Progress thread (a few LMDB reads: never behind workers that may be
+ * waiting on the server that asks). */
+int serve_search(struct srv_op *op)
 {
 	struct srv_client who = {.peer = false, .uid = op->q.uid, .gid = op->q.gid};
 	struct rpc_search_rep r;

@@ -2,13 +2,14 @@
  *
  * Requests: the input is a request body as rpfsd's progress thread hands it
  * to rpc_decode_req, with room for segments sized the way server/dispatch.c
- * sizes it (rpc_io_max_segs of the body for IO_WRITE and IO_READ, none for
- * other ops), in an allocation of exactly that many segments. A second
- * decode offers room for fewer segments than a list I/O request carries,
- * which must be -E2BIG without a write past that room. An accepted request
- * satisfies every invariant rpc.c lists for rpc_decode_req, and encodes
- * back through the rpc_enc_* encoders to the very bytes it came from (the
- * reserved preamble word and, for ops that have none, the flags aside):
+ * sizes it (rpc_req_max_segs: rpc_io_max_segs of the body for IO_WRITE and
+ * IO_READ, none for other ops), in an allocation of exactly that many
+ * segments. A second decode offers room for fewer segments than a list I/O
+ * request carries, which must be -E2BIG without a write past that room. An
+ * accepted request satisfies every invariant rpc.c lists for
+ * rpc_decode_req, and encodes back through the rpc_enc_* encoders to the
+ * very bytes it came from (the reserved preamble word and, for ops that
+ * have none, the flags aside):
  * the decoder read every field where the encoders put it and took nothing
  * more than the body.
  *
@@ -177,12 +178,7 @@ static void requests(const uint8_t *data, size_t size)
 	int ret;
 
 	/* As server/dispatch.c: room only for I/O requests, sized by the body. */
-	if (size >= 2) {
-		uint16_t code = (uint16_t)(data[0] | data[1] << 8);
-
-		if (code == RPC_IO_WRITE || code == RPC_IO_READ)
-			maxseg = rpc_io_max_segs(size);
-	}
+	maxseg = rpc_req_max_segs(data, size);
 	if (maxseg)
 		segs = malloc(maxseg * sizeof(*segs));
 	ret = rpc_decode_req(data, size, &r, segs, maxseg);
