@@ -22,7 +22,7 @@ static int path_owner(struct rpfs_client *c, const char *path, char *norm, int *
 
 	if (ret)
 		return ret;
-	*srv = rpfsc_meta_srv(c, rpfs_meta_for_path(&c->cfg, norm));
+	*srv = rpfsc_meta_srv(c, place_meta_of_path(&c->cfg, norm));
 	return 0;
 }
 

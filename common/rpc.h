@@ -9,7 +9,8 @@
  * body (the server then replies -EPROTO; it never trusts a count).
  *
  * Handles: 64-bit, the owning metadata server's index in the top 16 bits,
- * so any server or client finds the owner of a handle without asking.
+ * so any server or client finds the owner of a handle without asking
+ * (placement.h).
  * Paths: absolute, normalized ("/a/b", no "//", ".", ".." or trailing "/"),
  * at most RPC_PATH_MAX bytes; servers reject anything else. */
 #ifndef RPFS_RPC_H
@@ -19,12 +20,15 @@
 #include <stdint.h>
 
 #include "layout.h"
+#include "placement.h"
 #include "rpc_ops.h"
 
-#define RPC_PREAMBLE	   8
-#define RPC_PATH_MAX	   4095
-#define RPC_NAME_MAX	   255
-#define RPC_HANDLE_META(h) ((uint32_t)((h) >> 48))
+#define RPC_PREAMBLE 8
+#define RPC_PATH_MAX 4095
+#define RPC_NAME_MAX 255
+/* The metadata server of a handle (placement.h has how handles are made);
+ * this name is kept for server/check.c. */
+#define RPC_HANDLE_META(h) place_meta_of_handle(h)
 
 /* The ops, their numbers and everything else about them: rpc_ops.h. */
 enum rpc_op {

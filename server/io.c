@@ -304,7 +304,7 @@ int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p)
 		uint64_t h;
 		int kind = csum_parse_name(de->d_name, &h);
 
-		if (kind < 0 || RPC_HANDLE_META(h) != meta)
+		if (kind < 0 || place_meta_of_handle(h) != meta)
 			continue;
 		p->count += kind == 0;
 		if (h > p->max_handle)

@@ -2,7 +2,7 @@
  * and fetch-and-add counters.
  *
  * Paths are spread over the metadata servers by a hash of the whole path
- * (rpfs_meta_for_path), so a directory's children may live on every
+ * (place_meta_of_path), so a directory's children may live on every
  * metadata server: each server answers READDIR with the children it holds
  * and the client merges; RMDIR asks the other metadata servers whether they
  * hold a child; CREATE and MKDIR ask the owner of the parent whether it is
@@ -29,7 +29,7 @@
  * Every value is a record (meta_record.c): a header with a checksum over
  * its key and payload, checked on every read; a damaged record is
  * -EBADMSG, logged with the path it was read for.
- * Handles are (metadata server index << 48) | counter, so any server or
+ * Handles are (metadata server index << 48) | counter (placement.h), so any server or
  * client knows a handle's owner, and they are never reused: a file's
  * datafiles are made (IO_CREATE, exclusively, on every I/O server of its
  * layout at once) before its entry is stored, and an I/O server that
@@ -68,7 +68,6 @@
 
 #define META_MAP_SIZE	     (1ull << 30)
 #define META_HASH	     1024
-#define META_HANDLE_MASK     ((1ull << 48) - 1)
 #define META_DIRENTS_MAX     1024
 #define META_HANDLE_BATCH    64
 #define META_CREATE_TRIES    4
@@ -325,7 +324,7 @@ static int reserve_handles(struct meta *m, uint64_t min)
 		n = min;
 	if (!ret && !n)
 		n = 1;
-	if (!ret && n > META_HANDLE_MASK - META_HANDLE_BATCH)
+	if (!ret && n > PLACE_SERIAL_MAX - META_HANDLE_BATCH)
 		ret = -ENOSPC;
 	if (!ret) {
 		put_le(buf, n + META_HANDLE_BATCH, 8);
@@ -372,7 +371,7 @@ static int alloc_handle(struct srv *s, uint64_t *out)
 	if (m->h_next == m->h_limit)
 		ret = reserve_handles(m, 0);
 	if (!ret)
-		*out = ((uint64_t)m->index << 48) | m->h_next++;
+		*out = place_handle(m->index, m->h_next++);
 	pthread_mutex_unlock(&m->hlock);
 	return ret;
 }
@@ -382,7 +381,7 @@ static int skip_handles(struct meta *m, uint64_t past)
 {
 	int ret = 0;
 
-	past &= META_HANDLE_MASK;
+	past = place_serial(past);
 	pthread_mutex_lock(&m->hlock);
 	if (m->h_next <= past)
 		ret = reserve_handles(m, past + 1);
@@ -394,13 +393,13 @@ static int skip_handles(struct meta *m, uint64_t past)
 
 static bool owns(struct srv *s, const char *path)
 {
-	return rpfs_meta_for_path(&s->cfg, path) == s->meta->index;
+	return place_meta_of_path(&s->cfg, path) == s->meta->index;
 }
 
 static void root_attr(struct srv *s, struct rpc_attr *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->handle = (uint64_t)rpfs_meta_for_path(&s->cfg, "/") << 48;
+	a->handle = place_handle(place_meta_of_path(&s->cfg, "/"), 0);
 	a->type = RPC_TYPE_DIR;
 	/* Like /tmp: anyone may create, only owners remove (access.c). */
 	a->mode = 01777;
@@ -526,7 +525,7 @@ static int path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 {
 	uint8_t body[RPC_PATH_MAX + 64], rep[SRV_REPLY_CAP];
 	struct xp_call call = {0};
-	uint32_t owner = rpfs_meta_for_path(&s->cfg, path);
+	uint32_t owner = place_meta_of_path(&s->cfg, path);
 	int ret;
 
 	if (!strcmp(path, "/") || owner == s->meta->index) {
@@ -578,6 +577,7 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	 * directory's default (rpfs setstripe), which wins over the cluster's. */
 	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
 	uint32_t sc = q->stripe_count ? q->stripe_count : pa->layout.stripe_count;
+	int ret;
 
 	if (!nio) {
 		log_warn("rpfsd: can't create %s: the cluster has no I/O servers",
@@ -588,14 +588,11 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	l->stripe_count = sc ? sc : s->cfg.stripe_count;
 	if (!l->stripe_count || l->stripe_count > nio)
 		l->stripe_count = nio;
-	if (q->first_server >= 0) {
-		if ((uint32_t)q->first_server >= nio)
-			return -EINVAL;
-		l->first_server = (uint32_t)q->first_server;
-	} else {
-		/* Consecutive files start on consecutive servers. */
-		l->first_server = (uint32_t)((handle & META_HANDLE_MASK) % nio);
-	}
+	/* No server is known to be down yet (placement.h). */
+	ret = place_first_io(nio, l->stripe_count, handle, q->first_server, NULL,
+			     &l->first_server);
+	if (ret)
+		return ret;
 	l->nservers = nio;
 	return layout_check(l);
 }
@@ -925,9 +922,9 @@ int serve_getattr(struct srv_op *op)
 	MDB_txn *txn;
 	int ret;
 
-	if (RPC_HANDLE_META(op->q.handle) != m->index)
+	if (place_meta_of_handle(op->q.handle) != m->index)
 		return -EREMOTE;
-	if (!(op->q.handle & META_HANDLE_MASK)) {
+	if (!place_serial(op->q.handle)) {
 		root_attr(s, &a);
 		return a.handle == op->q.handle ? reply_attr(op, &a) : -ENOENT;
 	}
@@ -1660,7 +1657,7 @@ static int handle_known(struct meta *m, uint64_t handle)
 	MDB_txn *txn;
 	int ret;
 
-	if (RPC_HANDLE_META(handle) != m->index)
+	if (place_meta_of_handle(handle) != m->index)
 		return -EREMOTE;
 	put_be64(hk, handle);
 	ret = txn_begin(m, true, &txn);

@@ -89,7 +89,7 @@ sources() {
 	msg) echo "proto.c" ;;
 	handshake) echo "proto.c hello.c config.c params.c cpulist.c auth.c log.c" ;;
 	rpc) echo "rpc.c layout.c" ;;
-	config) echo "config.c params.c cpulist.c auth.c log.c" ;;
+	config) echo "config.c placement.c params.c cpulist.c auth.c log.c" ;;
 	gen) echo "proto.c hello.c rpc.c layout.c config.c params.c cpulist.c auth.c log.c" ;;
 	esac
 }
