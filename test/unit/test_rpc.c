@@ -360,7 +360,7 @@ START_TEST(handle_ops_round_trip)
 		ck_assert_int_eq(decode(buf, (size_t)n), 0);
 		ck_assert_uint_eq(req.op, ops[i]);
 		ck_assert_uint_eq(req.handle, 0x0003000000000042ull);
-		ck_assert_uint_eq(RPC_HANDLE_META(req.handle), 3);
+		ck_assert_uint_eq(place_meta_of_handle(req.handle), 3);
 		ck_assert_ptr_null(req.path);
 		assert_prefixes_refused(buf, (size_t)n);
 		assert_trailing_byte_refused((size_t)n);
