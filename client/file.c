@@ -246,11 +246,22 @@ int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **
 
 int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out)
 {
+	return rpfs_open_attr_path(c, st, NULL, out);
+}
+
+int rpfs_open_attr_path(rpfs_client_t *c, const struct rpfs_stat *st, const char *path,
+			rpfs_file_t **out)
+{
+	char norm[RPC_PATH_MAX + 1], what[64];
 	struct rpc_attr a = {0};
 
 	*out = NULL;
+	/* Only for messages: a name that does not normalize is shown as given. */
+	if (path && !rpfsc_path_norm(path, norm))
+		path = norm;
+	snprintf(what, sizeof(what), "handle %#" PRIx64, st->handle);
 	if (st->type != RPFS_TYPE_FILE) {
-		rpfsc_err_set("handle %#" PRIx64 ": %s", st->handle, strerror(EISDIR));
+		rpfsc_err_set("%s: %s", path ? path : what, strerror(EISDIR));
 		return -EISDIR;
 	}
 	a.handle = st->handle;
@@ -268,12 +279,11 @@ int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **o
 	rpc_dec_cap(st->cap, &a.cap);
 	if (RPC_HANDLE_META(a.handle) >= c->cfg.nmeta || rpfsc_attr_layout(c, &a)) {
 		rpfsc_err_set(
-			"handle %#" PRIx64
-			": attributes don't fit this cluster (%u metadata, %u I/O servers)",
-			st->handle, c->cfg.nmeta, c->cfg.nio);
+			"%s: attributes don't fit this cluster (%u metadata, %u I/O servers)",
+			path ? path : what, c->cfg.nmeta, c->cfg.nio);
 		return -EINVAL;
 	}
-	return file_new(c, &a, NULL, out);
+	return file_new(c, &a, path, out);
 }
 
 void rpfsc_file_put_locked(struct rpfs_file *f)

@@ -74,7 +74,8 @@ static int client_make(opal_info_t *info)
 	free(opts);
 	if (ret < 0) {
 		client = NULL;
-		return ret;
+		/* the config's errno is not the file's (rpfs_ompi_error.c) */
+		return rpfs_ompi_init_error(ret);
 	}
 	if (client_keyval == MPI_KEYVAL_INVALID &&
 	    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, client_end, &client_keyval,
