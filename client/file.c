@@ -183,6 +183,19 @@ int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap)
 	return 0;
 }
 
+/* A failed CREATE whose reply names the I/O server that could not make the
+ * datafile (rpc.h): the message names that server; otherwise it stays the
+ * metadata server's. */
+static int create_error(struct rpfs_client *c, int srv, const char *path,
+			const uint8_t *rep, size_t rep_len, int err)
+{
+	uint64_t io;
+
+	if (rep_len == 8 && !rpc_dec_u64(rep, rep_len, &io) && io < c->cfg.nio)
+		return rpfsc_err_create_io(c, srv, path, (uint32_t)io, err);
+	return err;
+}
+
 int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		const struct rpfs_create_opts *opts, rpfs_file_t **out)
 {
@@ -213,7 +226,7 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 	ret = rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, rep, sizeof(rep),
 			  &rep_len);
 	if (ret)
-		return ret;
+		return create_error(c, srv, norm, rep, rep_len, ret);
 	if (rpc_dec_attr(rep, rep_len, &a) || rpfsc_attr_layout(c, &a))
 		return rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_META), norm, -EPROTO, 0,
 					false);
