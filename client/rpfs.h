@@ -173,8 +173,14 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 		const struct rpfs_create_opts *opts, rpfs_file_t **out);
 int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **out);
 /* Open from attributes another process looked up (e.g. broadcast by MPI
- * rank 0), without any request: scalable opens. */
+ * rank 0), without any request: scalable opens. Its error messages name
+ * the file by its handle ("handle 0x6"): the attributes carry no path. */
 int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out);
+/* The same, with the file's path for its error messages (as rpfs_open's
+ * name it), so every process of a program names the file alike; NULL as
+ * rpfs_open_attr. Nothing checks that path and attributes belong together. */
+int rpfs_open_attr_path(rpfs_client_t *c, const struct rpfs_stat *st, const char *path,
+			rpfs_file_t **out);
 /* Waits until the file's nonblocking requests have moved their data; they
  * stay valid, to be tested or waited for. */
 void rpfs_close(rpfs_file_t *f);

@@ -67,7 +67,11 @@ int rpc_is_io_op(uint16_t op);
  *   -ESTALE   the handle has no datafile on this server (the file was
  *             removed, or the server lost its storage); never zeros.
  *   -EEXIST   IO_CREATE: the handle already has a datafile there that this
- *             create did not make (a handle used before). */
+ *             create did not make (a handle used before).
+ * A CREATE that fails because an I/O server could not make the new file's
+ * datafile (with that server's status, or -EHOSTDOWN when the metadata
+ * server could not reach it) carries a u64 body: that server's I/O index
+ * (the numbering layouts use), so that the client names it. */
 
 enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 

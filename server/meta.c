@@ -751,9 +751,11 @@ static uint64_t probe_one(struct srv *s, uint32_t io)
 /* Make the datafiles of a new file on every I/O server of its layout. On
  * failure nothing this create made is left; *skip is set when an I/O
  * server already holds a datafile of the handle (a handle used before),
- * and *past to the largest handle it holds: try one beyond. */
+ * and *past to the largest handle it holds: try one beyond. Any other
+ * failure is the first I/O server's that failed, its I/O index in *bad_io
+ * (else -1). */
 static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
-			    uint64_t *past)
+			    uint64_t *past, int *bad_io)
 {
 	uint32_t n = a->layout.stripe_count;
 	int *st = calloc(n, sizeof(*st));
@@ -762,6 +764,7 @@ static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
 
 	*skip = false;
 	*past = a->handle;
+	*bad_io = -1;
 	if (!st || !down) {
 		ret = -ENOMEM;
 		goto out;
@@ -785,16 +788,30 @@ static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
 				": %s",
 				io_name(s, a, slot), a->handle,
 				down[slot] ? "unreachable" : strerror(-st[slot]));
-			/* The client hears "an I/O server is unreachable", not
-			 * a connection error that would seem to be ours. */
-			if (down[slot])
-				ret = -EHOSTDOWN;
+			/* The client hears which I/O server failed, and
+			 * "unreachable", not a connection error that would
+			 * seem to be ours. */
+			if (*bad_io < 0) {
+				*bad_io = (int)layout_server(&a->layout, slot);
+				ret = down[slot] ? -EHOSTDOWN : st[slot];
+			}
 		}
 	}
 	remove_datafiles(s, a, st);
 out:
 	free(st);
 	free(down);
+	return ret;
+}
+
+/* A failed CREATE's reply names the I/O server that failed (rpc.h). */
+static int create_failed(struct srv_op *op, int ret, int bad_io)
+{
+	if (bad_io >= 0) {
+		rpc_enc_u64(op->rep, (uint64_t)bad_io);
+		op->rep_len = 8;
+		op->rep_on_error = true;
+	}
 	return ret;
 }
 
@@ -835,7 +852,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	MDB_txn *txn;
 	bool skip = false;
 	uint64_t past;
-	int ret, tries = 0;
+	int ret, tries = 0, bad_io = -1;
 
 	if (!strcmp(q->path, "/"))
 		return dir ? -EEXIST : -EISDIR;
@@ -869,7 +886,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		if (ret)
 			return ret;
 		/* Datafiles first: an entry never names missing ones. */
-		ret = create_datafiles(s, &a, &skip, &past);
+		ret = create_datafiles(s, &a, &skip, &past, &bad_io);
 		if (skip && (ret = skip_handles(m, past)))
 			return ret;
 	} while (skip && ++tries < META_CREATE_TRIES);
@@ -879,7 +896,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		return -EIO;
 	}
 	if (ret)
-		return ret;
+		return create_failed(op, ret, bad_io);
 	ret = txn_begin(m, false, &txn);
 	if (!ret) {
 		ret = get_entry(m, txn, q->path, &had);
