@@ -131,7 +131,7 @@ struct rpfs_opt {
  * even where the environment overrules it. */
 int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		   rpfs_client_t **out);
-/* The i-th key rpfs_init_opts accepts, from 0; NULL past the last. */
+/* The i-th key rpfs_init_opts accepts, from 0; NULL past the last (no errors). */
 const char *rpfs_opt_name(int i);
 
 /* Requests still in flight move their data first; then requests never
@@ -256,7 +256,7 @@ int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **o
  * stay valid, to be tested or waited for (their errors are theirs). Sends
  * nothing: data is on the servers already (rpfs_sync makes it durable). */
 void rpfs_close(rpfs_file_t *f);
-/* Attributes as opened (size is 0: use rpfs_getsize). */
+/* Attributes as opened (size is 0: use rpfs_getsize); no errors. */
 void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st);
 
 /* Data calls (rpfs_pwrite, rpfs_pread, rpfs_writev, rpfs_readv, their
