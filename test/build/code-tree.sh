@@ -90,7 +90,7 @@ check() {
 				case $p in
 				*'<'*'>'* | *'*'*)
 					pat=$(echo "$p" | sed 's/<[^>]*>/*/g')
-					# shellcheck disable=SC2086 # a glob on purpose
+					# shellcheck disable=SC2046,SC2086 # a glob on purpose
 					set -- $(cd "$SRC" && echo $pat)
 					if [ ! -e "$SRC/$1" ]; then
 						echo "names $p, which matches no file"
@@ -139,10 +139,12 @@ expect_problem() {
 	fi
 	rm -f "$COPY"
 }
+# shellcheck disable=SC2016 # backquotes are Markdown
 expect_problem "a path that does not exist" \
 	sed 's|`common/layout.\[ch\]`|`common/layout.[ch]`, `common/no_such_file.c`|'
 expect_problem "a bare name that does not exist" \
 	sed 's|   listio.c          rpfsc_io_start|   listoi.c          rpfsc_io_start|'
+# shellcheck disable=SC2016
 expect_problem "a source file left unnamed" \
 	sed '/`server\/peer.c`/d'
 expect_problem "a link that leads nowhere" \
