@@ -1,4 +1,5 @@
-/* List I/O: the core of the data path (DESIGN §4, "one request per server").
+/* List I/O: the core of the data path ("one request per server": List I/O in
+ * docs/design/file-service.md).
  *
  * An access is a list of memory pieces and a list of file pieces of the
  * same total length; byte k of the memory stream goes to byte k of the file
