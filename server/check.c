@@ -12,7 +12,12 @@
  * store that has a stripe here has its datafile, holding that stripe slot
  * (its checksum file says which), and every datafile of a handle of this
  * store belongs to a file (or to a handle the store never handed out: then
- * the store is behind, and nothing is removed).
+ * the store is behind, and nothing is removed). Every other datafile's
+ * handle is asked of the metadata server it names, running
+ * (check_orphans.c): one that belongs to no file and to no create in
+ * progress is an orphan; one whose owner can't tell is a note ("unknown,
+ * not an orphan"), never removed. Notes say what the check could not
+ * know; they are not problems and leave the exit status alone.
  *
  * One line per problem on stdout: the file or entry, the offset where it
  * matters, what is wrong, and what --repair did about it. --repair fixes
