@@ -335,6 +335,51 @@ START_TEST(test_metadata_server_down_makes_datafiles_unknown_not_orphans)
 }
 END_TEST
 
+START_TEST(test_a_server_with_both_roles_asks_the_other_metadata_server)
+{
+	struct cl_opts o = {.nservers = NSRV, .nmeta = 2, .stripe_unit = SU};
+	struct cluster *cl = cl_start(&o);
+	uint64_t last[2] = {0, 0}, h0, h1;
+	char *out = malloc(CHECK_OUT), want[1400];
+	rpfs_client_t *c;
+
+	ck_assert(cl && out);
+	c = client(cl);
+	/* Files of both metadata servers (paths are spread by hash). */
+	for (int i = 0; i < 40 && (!last[0] || !last[1]); i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/f%d", i);
+		struct rpfs_stat st = put_file(c, path, 10 + (uint64_t)i);
+
+		last[st.handle >> 48] = st.handle;
+	}
+	ck_assert_msg(last[0] && last[1], "no file of each metadata server");
+	rpfs_finalize(c);
+	/* Metadata server 0 restarts after a crash; server 1 (metadata and
+	 * I/O) is checked: a datafile of each one's next handle there. */
+	ck_assert(cl_kill(cl, 0) == 0);
+	ck_assert(cl_restart(cl, 0) == 0);
+	ck_assert(cl_stop(cl, 1) == 0);
+	h0 = last[0] + 1;
+	h1 = last[1] + 1;
+	plant(cl, 1, h0, 1);
+	plant(cl, 1, h1, 1);
+
+	ck_assert_int_eq(check(cl, 1, true, out, CHECK_OUT), 1);
+	/* Its own handle from its own store, the other's from server 0. */
+	orphan_line(cl, 1, h1, want, sizeof(want));
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	orphan_line(cl, 1, h0, want, sizeof(want));
+	strncat(want, " of metadata server 0", sizeof(want) - strlen(want) - 1);
+	ck_assert_msg(has(out, want), "no \"%s\" in:\n%s", want, out);
+	ck_assert(!exists(cl, 1, h0, "") && !exists(cl, 1, h1, ""));
+	ck_assert_int_eq(check(cl, 1, false, out, CHECK_OUT), 0);
+	free(out);
+	cl_destroy(cl);
+}
+END_TEST
+
 /* ---- a create in flight ------------------------------------------------------- */
 
 /* A datafile of server i that is not in before[0..n), waiting up to ms. */
@@ -588,6 +633,7 @@ static Suite *orphans_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_orphan_on_an_io_only_server_is_found_and_reclaimed);
 	tcase_add_test(tc, test_metadata_server_down_makes_datafiles_unknown_not_orphans);
+	tcase_add_test(tc, test_a_server_with_both_roles_asks_the_other_metadata_server);
 	tcase_add_test(tc, test_repair_leaves_the_datafile_of_a_create_in_progress);
 	suite_add_tcase(s, tc);
 
