@@ -39,8 +39,11 @@
  * before it hands out any (meta_check_store) and refuses to start if
  * there are some. REMOVE deletes the entry first and the datafiles after:
  * a crash or an unreachable I/O server leaves orphan datafiles (logged,
- * reported by rpfsd --check), never an entry without them. LMDB syncs
- * each commit: a reply means the change is on disk.
+ * reported by rpfsd --check), never an entry without them. So does a
+ * create cut short by a crash; the check of an I/O server asks which of
+ * its handles no entry and no create in progress has (META_HANDLES,
+ * serve_handles). LMDB syncs each commit: a reply means the change is on
+ * disk.
  *
  * Locks and counters live in memory (a restart loses them with the
  * connections that held them) and are served on the progress thread
