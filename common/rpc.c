@@ -49,6 +49,8 @@
  *   SEARCH                      path str, want u32, uid u32, gid u32,   2+p+16
  *                               ngroups u32 (<= RPC_GROUPS_MAX),        +4*ng
  *                               ngroups x gid u32
+ *   META_HANDLES                count u32 (1..RPC_HANDLES_MAX), pad     8+8*count
+ *                               u32 (0), count x handle u64
  *
  *   cap (32 bytes, the capability for the handle, rpc.h): expiry i64,
  *   rights u32, lifetime_s u32, mac 16 bytes
@@ -74,6 +76,8 @@
  *   stats (STATS): count u32, count x { name str, value u64 }, exact
  *   probe (16 bytes; IO_PROBE): count u64, max_handle u64
  *   search (8 bytes; SEARCH): depth u32, status i32
+ *   handle states (META_HANDLES): count u32 (the request's), count x
+ *   state u8 (enum rpc_handle_state), exact
  *   error detail: a reply whose status is -EBADMSG (IO_READ, IO_WRITE,
  *   IO_SIZE) carries u64 @0, the datafile offset of the damage; any other
  *   failed reply has an empty body
@@ -524,6 +528,25 @@ int rpc_enc_search(void *buf, size_t cap, const char *path, uint32_t want, uint3
 	return wr_end(&w);
 }
 
+int rpc_enc_meta_handles(void *buf, size_t cap, const uint64_t *handles, uint32_t n)
+{
+	struct wr w;
+
+	if (!n || n > RPC_HANDLES_MAX)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_META_HANDLES, 0);
+	wr_u32(&w, n);
+	wr_u32(&w, 0);
+	for (uint32_t i = 0; i < n; i++)
+		wr_u64(&w, handles[i]);
+	return wr_end(&w);
+}
+
+uint64_t rpc_req_handle(const struct rpc_req *r, uint32_t i)
+{
+	return i < r->nhandles ? get64(r->handles + 8 * (size_t)i) : 0;
+}
+
 uint32_t rpc_io_max_segs(size_t cap)
 {
 	size_t head = RPC_PREAMBLE + 16 + RPC_CAP_SIZE;
@@ -655,6 +678,8 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
  *   - IO_CREATE: nonce != 0;
  *   - SEARCH: want only mode bits (0..7), ngroups <= RPC_GROUPS_MAX;
+ *   - META_HANDLES: flags 0, 1 <= nhandles <= RPC_HANDLES_MAX, r->handles
+ *     points at them in buf (rpc_req_handle reads them);
  *   - the body had no bytes beyond its last field (bodyless ops excepted).
  * Errors: -EPROTO for a malformed body; -E2BIG for a well-formed IO request
  * with more than maxseg segments (a limit of the receiver, not a fault of
@@ -800,6 +825,13 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 			return -EPROTO;
 		for (uint32_t i = 0; i < r->ngroups; i++)
 			r->groups[i] = rd_u32(&rd);
+		break;
+	case RPC_META_HANDLES:
+		r->nhandles = rd_u32(&rd);
+		if (!rd.err && (r->flags || rd_u32(&rd) || !r->nhandles ||
+				r->nhandles > RPC_HANDLES_MAX))
+			return -EPROTO;
+		r->handles = rd_take(&rd, 8 * (size_t)r->nhandles);
 		break;
 	default:
 		return -EPROTO;
@@ -1081,6 +1113,38 @@ int rpc_dec_search_rep(const void *buf, size_t len, struct rpc_search_rep *r)
 	return 0;
 }
 
+int rpc_enc_handle_states(void *buf, size_t cap, const uint8_t *states, uint32_t n)
+{
+	struct wr w = {buf, cap_clamp(cap), 0, 0};
+	uint8_t *at;
+
+	if (n > RPC_HANDLES_MAX)
+		return -EINVAL;
+	wr_u32(&w, n);
+	at = wr_room(&w, n);
+	if (at)
+		memcpy(at, states, n);
+	return wr_end(&w);
+}
+
+int rpc_dec_handle_states(const void *buf, size_t len, uint8_t *states, uint32_t n)
+{
+	struct rd rd = {buf, len, 0, 0};
+	const uint8_t *at;
+
+	if (rd_u32(&rd) != n || rd.err || n > RPC_HANDLES_MAX)
+		return -EPROTO;
+	at = rd_take(&rd, n);
+	if (!at || rd.pos != rd.len)
+		return -EPROTO;
+	for (uint32_t i = 0; i < n; i++) {
+		if (at[i] < RPC_HS_FILE || at[i] > RPC_HS_DAMAGED)
+			return -EPROTO;
+		states[i] = at[i];
+	}
+	return 0;
+}
+
 /* ---- STATS ------------------------------------------------------------- */
 
 static int stat_name_ok(const char *s, size_t n)
@@ -1161,6 +1225,7 @@ const char *rpc_op_name(uint16_t op)
 		[RPC_IO_CREATE] = "io_create",
 		[RPC_IO_PROBE] = "io_probe",
 		[RPC_SEARCH] = "search",
+		[RPC_META_HANDLES] = "meta_handles",
 	};
 
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : NULL;

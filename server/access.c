@@ -129,6 +129,7 @@ static int needed_rights(uint16_t op)
 	case RPC_IO_CREATE:
 	case RPC_IO_PROBE:
 	case RPC_SEARCH: /* tells what modes forbid: for servers' eyes only */
+	case RPC_META_HANDLES:
 		return -1;
 	default:
 		return -2;

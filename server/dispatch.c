@@ -28,7 +28,7 @@ static void reply_now(struct xp_req *r, int status)
 static bool is_meta_op(uint16_t op)
 {
 	return (op >= RPC_MKDIR && op <= RPC_STATFS_META) || op == RPC_RENAME ||
-	       op == RPC_SEARCH;
+	       op == RPC_SEARCH || op == RPC_META_HANDLES;
 }
 
 static bool is_io_op(uint16_t op)

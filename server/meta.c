@@ -39,8 +39,11 @@
  * before it hands out any (meta_check_store) and refuses to start if
  * there are some. REMOVE deletes the entry first and the datafiles after:
  * a crash or an unreachable I/O server leaves orphan datafiles (logged,
- * reported by rpfsd --check), never an entry without them. LMDB syncs
- * each commit: a reply means the change is on disk.
+ * reported by rpfsd --check), never an entry without them. So does a
+ * create cut short by a crash; the check of an I/O server asks which of
+ * its handles no entry and no create in progress has (META_HANDLES,
+ * serve_handles). LMDB syncs each commit: a reply means the change is on
+ * disk.
  *
  * Locks and counters live in memory (a restart loses them with the
  * connections that held them) and are served on the progress thread
@@ -102,6 +105,7 @@ struct meta {
 	pthread_mutex_t hlock;
 	uint64_t h_next, h_limit;
 	atomic_int store_state;
+	struct creating *creating; /* creates in progress, under hlock */
 };
 
 /* ---- encoding helpers ------------------------------------------------------ */
@@ -1589,6 +1593,96 @@ static int do_statfs(struct srv_op *op)
 	return 0;
 }
 
+/* ---- creates in progress, and what this server knows of handles ------------- */
+
+/* A create in progress: every handle it takes is at or above floor (the
+ * counter when it began; 0 if nothing was reserved yet, which covers all). */
+struct creating {
+	uint64_t floor;
+	struct creating *next;
+};
+
+static void create_begin(struct meta *m, struct creating *c)
+{
+	pthread_mutex_lock(&m->hlock);
+	c->floor = m->h_limit ? m->h_next : 0;
+	c->next = m->creating;
+	m->creating = c;
+	pthread_mutex_unlock(&m->hlock);
+}
+
+static void create_end(struct meta *m, struct creating *c)
+{
+	pthread_mutex_lock(&m->hlock);
+	for (struct creating **pp = &m->creating; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&m->hlock);
+}
+
+/* META_HANDLES (rpfsd --check of an I/O server): the state of each handle
+ * asked. A create makes its datafiles before its entry commits, so a
+ * datafile without an entry is an orphan (GONE) only if no create that
+ * may have its handle is still running: the creates in progress and the
+ * counter are read first, the store after, so a create that ends in
+ * between has committed (FILE) or failed (GONE, its datafiles orphans
+ * indeed). On the progress thread: reads only, never behind a worker. */
+static int serve_handles(struct srv_op *op)
+{
+	struct meta *m = op->s->meta;
+	uint64_t floor = UINT64_MAX, next;
+	uint8_t st[RPC_HANDLES_MAX];
+	MDB_txn *txn = NULL;
+	int ret, len;
+
+	pthread_mutex_lock(&m->hlock);
+	for (struct creating *c = m->creating; c; c = c->next)
+		floor = c->floor < floor ? c->floor : floor;
+	next = m->h_limit ? m->h_next : 0;
+	pthread_mutex_unlock(&m->hlock);
+	ret = txn_begin(m, true, &txn);
+	if (!ret && !next)
+		ret = stored_next(m, txn, &next);
+	for (uint32_t i = 0; !ret && i < op->q.nhandles; i++) {
+		uint64_t h = rpc_req_handle(&op->q, i), c = h & META_HANDLE_MASK;
+		uint8_t hk[8];
+		MDB_val k = {8, hk}, v;
+		int rc;
+
+		if (RPC_HANDLE_META(h) != m->index) {
+			st[i] = RPC_HS_NOT_MINE;
+			continue;
+		}
+		if (c >= next) {
+			st[i] = RPC_HS_NEVER;
+			continue;
+		}
+		if (c >= floor) {
+			st[i] = RPC_HS_CREATING;
+			continue;
+		}
+		put_be64(hk, h);
+		rc = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
+		if (rc == REC_DAMAGED)
+			st[i] = RPC_HS_DAMAGED;
+		else if (rc == MDB_NOTFOUND)
+			st[i] = RPC_HS_GONE;
+		else if (!(ret = lmdb_err(rc, "handle lookup")))
+			st[i] = RPC_HS_FILE;
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	if (ret)
+		return ret;
+	len = rpc_enc_handle_states(op->rep, sizeof(op->rep), st, op->q.nhandles);
+	if (len < 0)
+		return len;
+	op->rep_len = (size_t)len;
+	return 0;
+}
+
 void meta_run(struct sched_job *job)
 {
 	struct srv_op *op = (struct srv_op *)job;
@@ -1619,9 +1713,14 @@ void meta_run(struct sched_job *job)
 	case RPC_MKDIR:
 		ret = do_mkdir_create(op, true);
 		break;
-	case RPC_CREATE:
+	case RPC_CREATE: {
+		struct creating in;
+
+		create_begin(op->s->meta, &in);
 		ret = do_mkdir_create(op, false);
+		create_end(op->s->meta, &in);
 		break;
+	}
 	case RPC_RMDIR:
 		ret = do_rmdir(op);
 		break;
@@ -1659,7 +1758,7 @@ void meta_run(struct sched_job *job)
 bool meta_is_fast(uint16_t op)
 {
 	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK ||
-	       op == RPC_SEARCH;
+	       op == RPC_SEARCH || op == RPC_META_HANDLES;
 }
 
 /* Under m->lock. */
@@ -1804,6 +1903,10 @@ void meta_fast(struct srv_op *op)
 		/* A few LMDB reads: served here, never behind workers that
 		 * may be waiting on the server that asks. */
 		op->status = search_serve(op);
+		return;
+	}
+	if (op->q.op == RPC_META_HANDLES) {
+		op->status = serve_handles(op);
 		return;
 	}
 	ret = handle_known(m, op->q.handle);

@@ -27,6 +27,8 @@
  *   store.c      the storage directory: its lock and the metadata store's
  *                validation
  *   check.c      rpfsd --check: the storage checked (and repaired) offline
+ *   check_orphans.c  --check asks the metadata servers which of this
+ *                server's datafiles belong to no file (META_HANDLES)
  *   thread_binding.c  the progress thread and workers bound with hwloc
  *
  * Threads: the progress thread owns the transport (every xp_req_* call but

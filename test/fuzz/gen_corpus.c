@@ -249,6 +249,16 @@ static void gen_rpc(void)
 		REQ("search", rpc_enc_search(buf, sizeof(buf), "/a/b/c", 4, 65534, 65534,
 					     groups, 2));
 	}
+	{
+		static const uint64_t hs[3] = {0x0000000000000007, 0x0001000000000009,
+					       0x00000000000000ff};
+		static const uint8_t states[3] = {RPC_HS_FILE, RPC_HS_NOT_MINE,
+						  RPC_HS_GONE};
+
+		REQ("meta-handles", rpc_enc_meta_handles(buf, sizeof(buf), hs, 3));
+		REQ("rep-handle-states",
+		    rpc_enc_handle_states(buf, sizeof(buf), states, 3));
+	}
 	REQ("rep-dirents", rpc_enc_dirents(buf, sizeof(buf), ents, 3, 1));
 	{
 		static const struct rpc_stat sv[2] = {{"req.io_write", 3},
