@@ -19,7 +19,14 @@
  * layout_check take a layout that passed layout_check (every decoder and
  * the layout of a new file check it once). As in PVFS2 the logical size
  * is derived from the datafile sizes, so writes never touch the metadata
- * server. No other file does this arithmetic. */
+ * server. No other file does this arithmetic: elsewhere the stripe unit
+ * and count are only reported (rpfs stat, MPI_File_get_info) or used as a
+ * size hint (st_blksize, ROMIO's cb_fr_alignment, OMPIO's stripe size).
+ *
+ * Stored, a layout has its kind and parameters (server/meta_attr.h); on
+ * the wire (rpc_enc_attr) only the stripe kind's fields travel, which is
+ * all a client can be given while no other kind passes layout_check: a
+ * kind that gets its math must get its fields on the wire too. */
 #ifndef RPFS_LAYOUT_H
 #define RPFS_LAYOUT_H
 
