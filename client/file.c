@@ -362,7 +362,7 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint16_t op, uint64_t size, struct rpc_io_size *sizes)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
 	uint8_t(*body)[64] = calloc(n, sizeof(*body));
 	uint8_t(*rep)[RPC_IO_SIZE_REP] = calloc(n, sizeof(*rep));
@@ -416,7 +416,7 @@ int rpfsc_file_size_times(struct rpfs_client *c, const struct rpc_attr *a,
 			  const char *what, uint64_t *size, int64_t *mtime,
 			  int64_t *ctime)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	struct rpc_io_size *rs = calloc(n, sizeof(*rs));
 	uint64_t *sizes = calloc(n, sizeof(*sizes));
 	int ret = -ENOMEM;

@@ -48,6 +48,7 @@
 
 #include "check_orphans.h"
 #include "csum.h"
+#include "meta_attr.h"
 #include "meta_record.h"
 #include "server.h"
 #include "store.h"
@@ -126,15 +127,12 @@ static void be64(uint8_t *p, uint64_t v)
 /* Decode an ns value: attributes and path (NUL-terminated into path). */
 static int ns_value(const MDB_val *v, struct rpc_attr *a, char *path)
 {
+	const char *stored;
 	size_t plen;
 
-	if (v->mv_size < META_VAL_HDR || get32(v->mv_data) != META_MAGIC ||
-	    rpc_dec_attr((const uint8_t *)v->mv_data + 4, RPC_ATTR_SIZE, a))
+	if (meta_attr_dec(v->mv_data, v->mv_size, a, &stored, &plen, NULL, 0))
 		return -EBADMSG;
-	plen = v->mv_size - META_VAL_HDR;
-	if (!plen || plen > RPC_PATH_MAX)
-		return -EBADMSG;
-	memcpy(path, (const char *)v->mv_data + META_VAL_HDR, plen);
+	memcpy(path, stored, plen);
 	path[plen] = 0;
 	return rpc_path_ok(path) && strcmp(path, "/") ? 0 : -EBADMSG;
 }
@@ -150,16 +148,16 @@ static int unwrap(const struct chk *c, enum rec_db db, const MDB_val *k, MDB_val
  * path its payload holds (which may be the damaged part). */
 static void damaged_entry(struct chk *c, const MDB_val *k, const MDB_val *v)
 {
-	size_t nlen = k->mv_size > 8 ? k->mv_size - 8 : 0;
-	size_t plen = v->mv_size > REC_HDR + META_VAL_HDR
-			      ? v->mv_size - REC_HDR - META_VAL_HDR
-			      : 0;
+	size_t nlen = k->mv_size > 8 ? k->mv_size - 8 : 0, plen = 0;
+	const char *path = v->mv_size > REC_HDR
+				   ? meta_attr_path((const uint8_t *)v->mv_data + REC_HDR,
+						    v->mv_size - REC_HDR, &plen)
+				   : NULL;
 
 	problem(c, false,
 		"%s: the entry %.*s (named \"%.*s\") is damaged (checksum mismatch): its attributes and layout can't be trusted; restore it from a backup or remove and rewrite the file",
-		c->metadir, (int)(plen < 1024 ? plen : 1024),
-		plen ? (const char *)v->mv_data + REC_HDR + META_VAL_HDR : "?", (int)nlen,
-		(const char *)k->mv_data + 8);
+		c->metadir, (int)(path ? (plen < 1024 ? plen : 1024) : 1),
+		path ? path : "?", (int)nlen, (const char *)k->mv_data + 8);
 }
 
 static int store_open(struct chk *c, MDB_txn **txn)
@@ -930,7 +928,7 @@ static void check_missing(struct chk *c, int dirfd, const struct found *v, size_
 		    a.type != RPC_TYPE_FILE)
 			continue;
 		a.layout.nservers = c->s->cfg.nio;
-		for (uint32_t slot = 0; slot < a.layout.stripe_count && !here; slot++) {
+		for (uint32_t slot = 0; slot < layout_slots(&a.layout) && !here; slot++) {
 			here = layout_server(&a.layout, slot) == (uint32_t)me;
 			mine = slot;
 		}

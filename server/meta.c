@@ -65,6 +65,7 @@
 #include "hash.h"
 #include "hashtab.h"
 #include "log.h"
+#include "meta_attr.h"
 #include "meta_record.h"
 #include "server.h"
 #include "store.h"
@@ -192,17 +193,17 @@ static int lmdb_err(int rc, const char *what)
 /* Decode an ns value; the stored path must be the one asked for. */
 static int val_decode(const MDB_val *v, const char *path, struct rpc_attr *a)
 {
-	const uint8_t *p = v->mv_data;
-	size_t plen = strlen(path);
+	size_t plen = strlen(path), slen;
+	const char *stored;
+	char why[200];
 
-	if (v->mv_size < META_VAL_HDR || get_le(p, 4) != META_MAGIC ||
-	    rpc_dec_attr(p + 4, RPC_ATTR_SIZE, a)) {
-		log_err("rpfsd: corrupt metadata entry for %s", path);
+	if (meta_attr_dec(v->mv_data, v->mv_size, a, &stored, &slen, why, sizeof(why))) {
+		log_err("rpfsd: corrupt metadata entry for %s: %s", path, why);
 		return -EIO;
 	}
-	if (v->mv_size - META_VAL_HDR != plen || memcmp(p + META_VAL_HDR, path, plen)) {
+	if (slen != plen || memcmp(stored, path, plen)) {
 		log_err("rpfsd: hash collision between %s and %.*s: entry unusable", path,
-			(int)(v->mv_size - META_VAL_HDR), (const char *)p + META_VAL_HDR);
+			(int)slen, stored);
 		return -EIO;
 	}
 	return 0;
@@ -243,8 +244,8 @@ static int get_entry(struct meta *m, MDB_txn *txn, const char *path, struct rpc_
 static int put_entry(struct meta *m, MDB_txn *txn, const char *path,
 		     const struct rpc_attr *a, bool new_entry)
 {
-	size_t plen = strlen(path), vlen = META_VAL_HDR + plen;
-	uint8_t hk[8], *p;
+	size_t plen = strlen(path), vlen = meta_attr_size(plen);
+	uint8_t hk[8];
 	struct nskey k;
 	MDB_val hv, pv;
 	void *room;
@@ -255,10 +256,7 @@ static int put_entry(struct meta *m, MDB_txn *txn, const char *path,
 	ret = lmdb_err(rec_reserve(txn, m->ns, &k.v, vlen, &room), "store");
 	if (ret)
 		return ret;
-	p = room;
-	put_le(p, META_MAGIC, 4);
-	rpc_enc_attr(p + 4, a);
-	memcpy(p + META_VAL_HDR, path, plen);
+	meta_attr_enc(room, a, path, plen);
 	rec_seal(REC_NS, &k.v, room, vlen);
 	if (!new_entry)
 		return 0;
@@ -628,7 +626,7 @@ static void local_datafile(void *arg)
 static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 			const int *skip, int *st, bool *down)
 {
-	uint32_t n = a->layout.stripe_count, nr = 0;
+	uint32_t n = layout_slots(&a->layout), nr = 0;
 	uint32_t *servers = calloc(n, sizeof(*servers));
 	uint32_t *slot_of = calloc(n, sizeof(*slot_of));
 	struct xp_call *calls = calloc(n, sizeof(*calls));
@@ -703,7 +701,7 @@ static const char *io_name(struct srv *s, const struct rpc_attr *a, uint32_t slo
  * orphan datafile: logged, not fatal (the entry is gone). */
 static void remove_datafiles(struct srv *s, const struct rpc_attr *a, const int *skip)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
 	bool *down = calloc(n, sizeof(*down));
 
@@ -761,7 +759,7 @@ static uint64_t probe_one(struct srv *s, uint32_t io)
 static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
 			    uint64_t *past, int *bad_io)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
 	bool *down = calloc(n, sizeof(*down));
 	int ret;
@@ -1117,12 +1115,11 @@ static int do_remove(struct srv_op *op)
  * whose hash collides with dir's share the key range. */
 static bool is_child(const MDB_val *v, const char *dir)
 {
-	const char *p = (const char *)v->mv_data + META_VAL_HDR;
 	size_t dlen = strlen(dir), base = dlen == 1 ? 1 : dlen + 1, plen;
+	const char *p = meta_attr_path(v->mv_data, v->mv_size, &plen);
 
-	if (v->mv_size < META_VAL_HDR)
+	if (!p)
 		return false;
-	plen = v->mv_size - META_VAL_HDR;
 	return plen > base && !memcmp(p, dir, dlen) && p[base - 1] == '/' &&
 	       !memchr(p + base, '/', plen - base);
 }
@@ -1291,6 +1288,9 @@ static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc && !ret;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		struct rpc_attr a;
+		const char *ep;
+		size_t elen;
+		char why[200];
 
 		if (k.mv_size < 8 || memcmp(k.mv_data, prefix, 8))
 			break;
@@ -1300,11 +1300,14 @@ static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i
 		}
 		if (!is_child(&v, l->e[i].path))
 			continue;
-		if (rpc_dec_attr((const uint8_t *)v.mv_data + 4, RPC_ATTR_SIZE, &a))
+		if (meta_attr_dec(v.mv_data, v.mv_size, &a, &ep, &elen, why,
+				  sizeof(why))) {
+			log_err("rpfsd: corrupt metadata entry under %s: %s",
+				l->e[i].path, why);
 			ret = -EIO;
-		else
-			ret = mv_add(l, (const char *)v.mv_data + META_VAL_HDR,
-				     v.mv_size - META_VAL_HDR, &a);
+		} else {
+			ret = mv_add(l, ep, elen, &a);
+		}
 	}
 	mdb_cursor_close(cur);
 	return ret;
@@ -1526,8 +1529,10 @@ static int do_readdir(struct srv_op *op)
 	k.mv_size = 8 + clen;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		size_t nlen = k.mv_size - 8;
+		size_t nlen = k.mv_size - 8, elen;
 		struct rpc_attr a;
+		const char *ep;
+		char why[200];
 
 		if (k.mv_size < 9 || memcmp(k.mv_data, kbuf, 8))
 			break;
@@ -1544,7 +1549,9 @@ static int do_readdir(struct srv_op *op)
 			more = 1;
 			break;
 		}
-		if (rpc_dec_attr((const uint8_t *)v.mv_data + 4, RPC_ATTR_SIZE, &a)) {
+		if (meta_attr_dec(v.mv_data, v.mv_size, &a, &ep, &elen, why,
+				  sizeof(why))) {
+			log_err("rpfsd: corrupt metadata entry in %s: %s", dir, why);
 			ret = -EIO;
 			break;
 		}

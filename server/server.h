@@ -17,6 +17,8 @@
  *                every read
  *   meta_record.c  a checksum in every metadata record, bound to its key;
  *                the upgrade of an old store
+ *   meta_attr.c  the stored form of a namespace entry (versioned, apart
+ *                from the wire form)
  *   peer.c       this server as a client of the others (parent lookups,
  *                datafile removal)
  *   identity.c   the cluster identity of the storage directory, and who
@@ -155,11 +157,9 @@ void sched_conn_put(struct srv *s, struct sched_conn *sc);
 void sched_conn_down(struct srv *s, struct xp_conn *c);
 
 /* meta.c */
-/* The metadata store's namespace records (LMDB database "ns"; meta.c has
- * the layout), also read by rpfsd --check (check.c): a value is META_MAGIC
- * (u32 LE), the encoded attributes, then the full path. */
-#define META_MAGIC   0x31415052u /* "RPA1" */
-#define META_VAL_HDR (4 + RPC_ATTR_SIZE)
+/* The metadata store's namespace records (LMDB database "ns"), also read
+ * by rpfsd --check (check.c): a value is an entry's attributes, then its
+ * full path, in the stored form of meta_attr.h. */
 /* The key of path's record into k (8 + RPC_NAME_MAX bytes): the parent's
  * hash, big-endian, then the name. Returns its length, 0 for a path with
  * no valid last name. */

@@ -863,18 +863,21 @@ END_TEST
 
 START_TEST(attr_with_bad_type_or_layout_is_refused)
 {
-	struct rpc_attr a = {
-		.handle = 1, .type = RPC_TYPE_FILE, .mode = 0644, .layout = {0, 1, 0, 1}};
+	struct rpc_attr a = {.handle = 1,
+			     .type = RPC_TYPE_FILE,
+			     .mode = 0644,
+			     .layout = {.stripe_count = 1, .nservers = 1}};
 	struct rpc_attr b;
 
 	rpc_enc_attr(buf, &a);
 	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), -EPROTO);
-	a.layout = (struct rpfs_layout){4096, 1, 0, 1};
+	a.layout = (struct rpfs_layout){
+		.stripe_unit = 4096, .stripe_count = 1, .nservers = 1};
 	a.type = 7;
 	rpc_enc_attr(buf, &a);
 	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), -EPROTO);
 	a.type = RPC_TYPE_DIR;
-	a.layout = (struct rpfs_layout){0, 0, 0, 0};
+	a.layout = (struct rpfs_layout){0};
 	rpc_enc_attr(buf, &a);
 	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), 0);
 }
