@@ -422,12 +422,14 @@ static size_t list_records(MDB_txn *txn, struct rec **out)
 			r = &(*out)[n++];
 			snprintf(r->db, sizeof(r->db), "%s", name);
 			memcpy(r->kbuf, k.mv_data, k.mv_size);
-			r->key.mv_size = k.mv_size;
-			r->key.mv_data = r->kbuf;
+			r->key.mv_size = k.mv_size; /* mv_data: set below */
 		}
 		mdb_cursor_close(sc);
 	}
 	mdb_cursor_close(mc);
+	/* Only now: realloc may have moved the records (and their kbuf). */
+	for (size_t i = 0; i < n; i++)
+		(*out)[i].key.mv_data = (*out)[i].kbuf;
 	return n;
 }
 
