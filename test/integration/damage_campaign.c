@@ -14,7 +14,8 @@
  *   wrong:  success with other bytes or another size.
  * The test passes when no round gave a wrong read. The counts, and how
  * many damages --check found, are printed, with the seed that replays the
- * campaign (RPFS_DAMAGE_SEED, RPFS_DAMAGE_ROUNDS).
+ * campaign (RPFS_DAMAGE_SEED, RPFS_DAMAGE_ROUNDS; RPFS_DAMAGE_KIND="data swap"
+ * keeps the rounds of one kind).
  *
  * The saved storage is put back after every round, so each damage is
  * judged alone. Metadata records are damaged through LMDB's own API (a
@@ -614,6 +615,8 @@ START_TEST(no_wrong_bytes_with_success_after_random_damage)
 	static const char *const kind_name[K_NKINDS] = {
 		"record bit",  "record swap", "store bit", "data bit", "data cut",
 		"data extend", "data swap",   "sum bit",   "sum cut",  "sum extend"};
+	/* RPFS_DAMAGE_KIND="data swap": only rounds of that kind (a replay) */
+	const char *only = getenv("RPFS_DAMAGE_KIND");
 	struct cluster *cl = cl_start(&o);
 	char what[1400];
 
@@ -631,6 +634,9 @@ START_TEST(no_wrong_bytes_with_success_after_random_damage)
 		(unsigned long long)seed, NFILES);
 	for (unsigned long r = 0; r < rounds; r++) {
 		enum kind kd = (enum kind)rnd_range(&s, 0, K_NKINDS - 1);
+
+		if (only && strcmp(only, kind_name[kd]))
+			continue;
 		int srv, found;
 		double t0, t1, t2, t3;
 		int rs;
