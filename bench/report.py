@@ -13,6 +13,9 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plotdata import series_points, x_range, x_values  # noqa: E402
+
 OUT = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(OUT, "results.csv"))))
 md = []
@@ -97,15 +100,20 @@ os.makedirs(PLOTS, exist_ok=True)
 
 
 def plot(name, title, xlabel, ylabel, series, logx=True, logy=False, xtics=None):
-    """series: [(label, [(x, y)...], dashed)]; writes NAME.gp and .dat files"""
+    """series: [(label, [(x, y)...], dashed)], x and y numbers or text;
+    xtics: a function naming an x, for a labelled tic at every x of every
+    series. Writes NAME.gp and one NAME.N.dat a series: one line each,
+    its points in x order, one per x (plotdata.py)."""
+    series = [(label, series_points(pts), dashed) for label, pts, dashed in series]
     series = [s for s in series if s[1]]
     if not series:
         return
+    xs = x_values([pts for _, pts, _ in series])
     cmds = []
     for i, (label, pts, dashed) in enumerate(series):
         dat = "%s.%d.dat" % (name, i)
         with open(os.path.join(PLOTS, dat), "w") as f:
-            for x, y in sorted(pts):
+            for x, y in pts:
                 f.write("%s %s\n" % (x, y))
         cmds.append("'%s' using 1:2 with linespoints lw 2 %s title '%s'"
                     % (dat, "dt 2" if dashed else "dt 1", label.replace("'", "")))
@@ -120,13 +128,15 @@ def plot(name, title, xlabel, ylabel, series, logx=True, logy=False, xtics=None)
             f.write("set logscale x 2\n")
         if logy:
             f.write("set logscale y 10\n")
+        f.write("set xrange [%r:%r]\n" % x_range(xs, logx))
         if xtics:
-            f.write("set xtics (%s)\n" % ", ".join('"%s" %s' % (l, x) for x, l in xtics))
+            f.write("set xtics (%s)\n" % ", ".join('"%s" %s' % (xtics(x), x) for x in xs))
         f.write("plot " + ", \\\n     ".join(cmds) + "\n")
 
 
-def size_tics(sizes):
-    return [(s, size_name(s).replace(" ", "").replace("iB", "")) for s in sizes]
+def size_tic(size):
+    """65536 -> '64K'"""
+    return size_name(size).replace(" ", "").replace("iB", "")
 
 
 # ---- header ------------------------------------------------------------------
@@ -255,7 +265,7 @@ for layout, pattern, mode in combos:
         series.append(("raw fi_%s" % op, [(s, raw(op, s)) for s in rs if raw(op, s)], False))
         plot("bw-%s-%s-%s-%s" % (op, layout, pattern, mode),
              "%s: %s, %s, %s" % (op, layout, pattern, mode), "transfer size", "MB/s",
-             series, logy=True, xtics=size_tics(rs))
+             series, logy=True, xtics=size_tic)
 
 # ---- open and latency ----------------------------------------------------------
 md.append("## First open and per-operation latency")
@@ -316,7 +326,7 @@ for op in ("write", "read"):
     series.append(("raw", [(kv["size"], r["value"]) for r, kv, _ in
                            sel("path", "MB/s", system="raw", op=op)], True))
     plot("path-%s" % op, "%s: forced data paths (transport)" % op, "size", "MB/s",
-         series, logy=True, xtics=size_tics(psizes))
+         series, logy=True, xtics=size_tic)
 
 md.append("## Pipelining (transport, bulk through the server's pipeline)")
 md.append("")
@@ -352,7 +362,7 @@ for op in ("write", "read"):
             pts.append((int(c.rstrip("KM")) * mult, v))
     series.append((op, pts, False))
 plot("pipeline", "pipelined bulk: chunk size sweep", "chunk size", "MB/s", series,
-     xtics=size_tics([p[0] for p in series[0][1]]) if series and series[0][1] else None)
+     xtics=size_tic)
 
 # ---- overlap ---------------------------------------------------------------------
 md.append("## Nonblocking I/O overlapping computation")
@@ -418,9 +428,8 @@ for np_ in sorted({int(kv["np"]) for _, kv, _ in sel("overlap")}):
             series.append(("%s %s" % (sysname, op),
                            [(int(kv["size"]), r["value"]) for r, kv, _ in
                             sel("overlap", "pct", system=sysname, op=op, np=np_)], False))
-    osizes = sorted({int(kv["size"]) for _, kv, _ in sel("overlap", np=np_)})
     plot("overlap-np%d" % np_, "overlap efficiency, %d processes" % np_, "size a rank",
-         "overlap %", series, xtics=size_tics(osizes))
+         "overlap %", series, xtics=size_tic)
 
 # ---- registration cache -------------------------------------------------------
 md.append("## Registration cache vs buffer reuse (librpfs, 1 MiB bulk transfers)")
@@ -487,7 +496,7 @@ for s in ("1", "2", "4"):
 table(["I/O servers", "np", "size", "write MB/s", "read MB/s"], body)
 plot("scaling", "aggregate bandwidth vs I/O servers", "I/O servers", "MB/s",
      [(op, [(int(kv["servers"]), r["value"]) for r, kv, _ in sel("scaling", "MB/s", op=op)], False)
-      for op in ("write", "read")], xtics=[(1, "1"), (2, "2"), (4, "4")])
+      for op in ("write", "read")], xtics=str)
 
 # ---- metadata ----------------------------------------------------------------------
 md.append("## Metadata operations (librpfs)")
@@ -503,7 +512,7 @@ for n in counts:
 table(["files", "create us", "stat us", "remove us"], body)
 plot("meta", "metadata operations", "files in the directory", "microseconds per operation",
      [(op, [(n, val("meta", op=op, files=n)) for n in counts if val("meta", op=op, files=n)], False)
-      for op in ("create", "stat", "remove")], xtics=[(n, str(n)) for n in counts])
+      for op in ("create", "stat", "remove")], xtics=str)
 
 # ---- CPU ----------------------------------------------------------------------------
 md.append("## CPU seconds per GiB moved")

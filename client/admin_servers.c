@@ -87,8 +87,10 @@ int rpfs_admin_server(const rpfs_admin_config_t *a, int server,
 int rpfs_admin_slot_server(const rpfs_admin_config_t *a, const struct rpfs_stat *st,
 			   uint32_t slot, struct rpfs_server_info *out)
 {
-	struct rpfs_layout l = {st->stripe_unit, st->stripe_count, st->first_server,
-				a->cfg.nio};
+	struct rpfs_layout l = {.stripe_unit = st->stripe_unit,
+				.stripe_count = st->stripe_count,
+				.first_server = st->first_server,
+				.nservers = a->cfg.nio};
 	uint32_t io;
 
 	if (st->type == RPFS_TYPE_DIR) {
@@ -101,8 +103,8 @@ int rpfs_admin_slot_server(const rpfs_admin_config_t *a, const struct rpfs_stat 
 			a->cfg.path, st->stripe_count, st->first_server, a->cfg.nio);
 		return -EINVAL;
 	}
-	if (slot >= st->stripe_count) {
-		rpfsc_err_set("no slot %u in a layout of %u", slot, st->stripe_count);
+	if (slot >= layout_slots(&l)) {
+		rpfsc_err_set("no slot %u in a layout of %u", slot, layout_slots(&l));
 		return -EINVAL;
 	}
 	io = layout_server(&l, slot);

@@ -247,6 +247,12 @@ int rpfsc_err_server(const char *desc, const char *what, int err, int timeout_ms
 /* "desc: what: damaged data at offset off": an I/O server found a block
  * that fails its checksum; off is the logical file offset. Returns err. */
 int rpfsc_err_damaged(const char *desc, const char *what, uint64_t off, int err);
+/* "meta desc: path: io server N (server.NAME, host:port) couldn't create
+ * the file's datafile: cause" (or "is unreachable ..." for -EHOSTDOWN): a
+ * CREATE that metadata server meta_srv (config index) failed because I/O
+ * server io could not make its datafile (rpc.h). Returns err. */
+int rpfsc_err_create_io(struct rpfs_client *c, int meta_srv, const char *path,
+			uint32_t io, int err);
 /* Text for a negative errno; transport failures read differently (a
  * timeout is "no progress within N ms", not a server's ETIMEDOUT). */
 const char *rpfsc_strerror(int err, int timeout_ms, bool transport, char *buf,

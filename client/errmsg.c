@@ -102,3 +102,26 @@ int rpfsc_err_damaged(const char *desc, const char *what, uint64_t off, int err)
 		desc, what ? what : "?", (unsigned long long)off);
 	return err;
 }
+
+int rpfsc_err_create_io(struct rpfs_client *c, int meta_srv, const char *path,
+			uint32_t io, int err)
+{
+	const struct rpfs_server_cfg *s = &c->cfg.servers[c->cfg.io[io]];
+	const char *meta = rpfsc_desc(c, meta_srv, RPFSC_META);
+	char cause[128];
+
+	/* The I/O server by its index (as layouts name it), its config name
+	 * and address: the one to look at, not the metadata server that
+	 * reported it. */
+	if (err == -EHOSTDOWN) {
+		rpfsc_err_set(
+			"%s: %s: io server %u (server.%s, %s:%s) is unreachable from the metadata server",
+			meta, path, io, s->name, s->address, s->port);
+		return err;
+	}
+	rpfsc_strerror(err, 0, false, cause, sizeof(cause));
+	rpfsc_err_set(
+		"%s: %s: io server %u (server.%s, %s:%s) couldn't create the file's datafile: %s",
+		meta, path, io, s->name, s->address, s->port, cause);
+	return err;
+}

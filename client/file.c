@@ -183,6 +183,19 @@ int rpfsc_file_cap(struct rpfs_file *f, struct rpc_cap *cap)
 	return 0;
 }
 
+/* A failed CREATE whose reply names the I/O server that could not make the
+ * datafile (rpc.h): the message names that server; otherwise it stays the
+ * metadata server's. */
+static int create_error(struct rpfs_client *c, int srv, const char *path,
+			const uint8_t *rep, size_t rep_len, int err)
+{
+	uint64_t io;
+
+	if (rep_len == 8 && !rpc_dec_u64(rep, rep_len, &io) && io < c->cfg.nio)
+		return rpfsc_err_create_io(c, srv, path, (uint32_t)io, err);
+	return err;
+}
+
 int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		const struct rpfs_create_opts *opts, rpfs_file_t **out)
 {
@@ -213,7 +226,7 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 	ret = rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, rep, sizeof(rep),
 			  &rep_len);
 	if (ret)
-		return ret;
+		return create_error(c, srv, norm, rep, rep_len, ret);
 	if (rpc_dec_attr(rep, rep_len, &a) || rpfsc_attr_layout(c, &a))
 		return rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_META), norm, -EPROTO, 0,
 					false);
@@ -246,11 +259,22 @@ int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **
 
 int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out)
 {
+	return rpfs_open_attr_path(c, st, NULL, out);
+}
+
+int rpfs_open_attr_path(rpfs_client_t *c, const struct rpfs_stat *st, const char *path,
+			rpfs_file_t **out)
+{
+	char norm[RPC_PATH_MAX + 1], what[64];
 	struct rpc_attr a = {0};
 
 	*out = NULL;
+	/* Only for messages: a name that does not normalize is shown as given. */
+	if (path && !rpfsc_path_norm(path, norm))
+		path = norm;
+	snprintf(what, sizeof(what), "handle %#" PRIx64, st->handle);
 	if (st->type != RPFS_TYPE_FILE) {
-		rpfsc_err_set("handle %#" PRIx64 ": %s", st->handle, strerror(EISDIR));
+		rpfsc_err_set("%s: %s", path ? path : what, strerror(EISDIR));
 		return -EISDIR;
 	}
 	a.handle = st->handle;
@@ -268,12 +292,11 @@ int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **o
 	rpc_dec_cap(st->cap, &a.cap);
 	if (place_meta_of_handle(a.handle) >= c->cfg.nmeta || rpfsc_attr_layout(c, &a)) {
 		rpfsc_err_set(
-			"handle %#" PRIx64
-			": attributes don't fit this cluster (%u metadata, %u I/O servers)",
-			st->handle, c->cfg.nmeta, c->cfg.nio);
+			"%s: attributes don't fit this cluster (%u metadata, %u I/O servers)",
+			path ? path : what, c->cfg.nmeta, c->cfg.nio);
 		return -EINVAL;
 	}
-	return file_new(c, &a, NULL, out);
+	return file_new(c, &a, path, out);
 }
 
 void rpfsc_file_put_locked(struct rpfs_file *f)
@@ -339,7 +362,7 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint16_t op, uint64_t size, struct rpc_io_size *sizes)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
 	uint8_t(*body)[64] = calloc(n, sizeof(*body));
 	uint8_t(*rep)[RPC_IO_SIZE_REP] = calloc(n, sizeof(*rep));
@@ -393,7 +416,7 @@ int rpfsc_file_size_times(struct rpfs_client *c, const struct rpc_attr *a,
 			  const char *what, uint64_t *size, int64_t *mtime,
 			  int64_t *ctime)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	struct rpc_io_size *rs = calloc(n, sizeof(*rs));
 	uint64_t *sizes = calloc(n, sizeof(*sizes));
 	int ret = -ENOMEM;

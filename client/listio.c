@@ -1,4 +1,5 @@
-/* List I/O: the core of the data path (DESIGN §4, "one request per server").
+/* List I/O: the core of the data path ("one request per server": List I/O in
+ * docs/design/file-service.md).
  *
  * An access is a list of memory pieces and a list of file pieces of the
  * same total length; byte k of the memory stream goes to byte k of the file
@@ -547,7 +548,7 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 	}
 	io->f = f;
 	io->write = write;
-	io->nslots = f->attr.layout.stripe_count;
+	io->nslots = layout_slots(&f->attr.layout);
 	/* A forced path takes only what that path carries. */
 	io->bytecap = p->force_path == XP_PATH_INLINE ? p->inline_max
 		      : p->force_path == XP_PATH_FAST ? p->fast_max

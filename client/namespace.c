@@ -1,5 +1,5 @@
 /* Namespace operations: requests on paths, sent to the metadata server that
- * owns the path (a hash of the normalized path, rpfs_meta_for_path), plus
+ * owns the path (a hash of the normalized path, place_meta_of_path, placement.h), plus
  * the cluster-wide ones: readdir (a directory's entries are spread over
  * every metadata server by the same hash, so every server is asked and the
  * answers merged), statfs and ping.

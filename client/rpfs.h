@@ -13,6 +13,41 @@
  * never blocks forever on a server: every operation is bounded by the
  * transport timeout (timeout_ms).
  *
+ * Any function that sends a request (all but rpfs_open_attr, rpfs_close,
+ * rpfs_file_attr, rpfs_errmsg, rpfs_opt_name, rpfs_num_*, rpfs_server_desc)
+ * may also fail with these, besides the errors listed with it:
+ *   -ETIMEDOUT     a server answered nothing for timeout_ms; the connection
+ *                  is dropped (the next call connects again)
+ *   -ECONNREFUSED  a server cannot be reached, or refused without a reason
+ *   -ECONNRESET, -ECONNABORTED  the connection was lost during the call
+ *   -EPROTO        a malformed message or reply (the connection is closed)
+ *   -EKEYREJECTED  the server does not accept our cluster key, or cannot
+ *                  prove it holds it (not a server of this cluster)
+ *   -ETIME         our clock and the server's differ by more than
+ *                  auth_window_s; -EALREADY: the server saw this connection
+ *                  request before (a replay); -EPROTONOSUPPORT: another
+ *                  protocol version; -EUSERS: the server is at max_conns
+ *   -ESTALE        when connecting: the server's config disagrees with ours
+ *                  (another cluster, another server list); on a file (data,
+ *                  size, truncate, sync): a datafile of it is missing (the
+ *                  file was removed, or an I/O server lost its storage)
+ *   -EHOSTDOWN     the server needed another server that is unreachable (a
+ *                  metadata server holding an ancestor or the parent of the
+ *                  path, an I/O server of a new file's layout); its log
+ *                  names it
+ *   -EBADMSG       damaged data or metadata: a block that fails its checksum
+ *                  (the message gives the file offset), a metadata record
+ *                  that fails its own, a layout that disagrees with the
+ *                  datafiles; `rpfsd --check` on that server lists them
+ *   -EIO           a server's storage failed (LMDB, a disk error)
+ *   -EACCES        the caller may not (the modes, search permission on every
+ *                  ancestor of a path, the rights of the file's open)
+ *   -EKEYEXPIRED   a server found the file's capability expired (its clock is
+ *                  far from the metadata server's: keep clocks in step)
+ *   -ENOMEM        out of memory, here or on the server
+ * A path must be absolute (-EINVAL otherwise), names at most 255 bytes and
+ * the normalized path at most 4095 (-ENAMETOOLONG).
+ *
  * Thread-safe: a client and its files may be used from many threads. */
 #ifndef RPFS_H
 #define RPFS_H
@@ -73,7 +108,9 @@ struct rpfs_seg {
  * ~/.rpfs/rpfs.conf (the first readable; rpfs.conf(5)).
  * Errors: the config's (-ENOENT and the like for a file that cannot be
  * read, -EINVAL for a bad one, -ENOKEY without a cluster key), -ENOMEM, or
- * the fabric's when it cannot be opened; rpfs_errmsg() says which. */
+ * the fabric's when it cannot be opened (-ENODEV: no such provider here);
+ * rpfs_errmsg() says which. Connects to nothing: a server's errors come
+ * with the first call that needs it. */
 int rpfs_init(const char *config, rpfs_client_t **out);
 
 /* A transport setting a program chooses: key is a client setting's name
@@ -94,38 +131,60 @@ struct rpfs_opt {
  * even where the environment overrules it. */
 int rpfs_init_opts(const char *config, const struct rpfs_opt *opts, int nopts,
 		   rpfs_client_t **out);
-/* The i-th key rpfs_init_opts accepts, from 0; NULL past the last. */
+/* The i-th key rpfs_init_opts accepts, from 0; NULL past the last (no errors). */
 const char *rpfs_opt_name(int i);
 
 /* Requests still in flight move their data first; then requests never
- * waited for and files never closed are freed with the client. */
+ * waited for and files never closed are freed with the client. No errors:
+ * a request's is lost unless it is waited for before. */
 void rpfs_finalize(rpfs_client_t *c);
-/* The last error message of the calling thread ("" if none). */
+/* The last error message of the calling thread ("" if none); never NULL. */
 const char *rpfs_errmsg(void);
 
-/* Servers of the cluster. */
+/* Servers of the cluster, from the config (no errors). */
 int rpfs_num_io_servers(rpfs_client_t *c);
 int rpfs_num_meta_servers(rpfs_client_t *c);
-/* Round trip to server index (in config order); *usec gets the time. */
+/* Round trip to server index (in config order); *usec gets the time.
+ * Errors: -EINVAL (no such server), the connection's (see the top). */
 int rpfs_ping(rpfs_client_t *c, int server, double *usec);
-const char *rpfs_server_desc(rpfs_client_t *c,
-			     int server); /* "io server 1 (host:port)" */
+/* "io server 1 (host:port)"; "no such server" for an index out of range. */
+const char *rpfs_server_desc(rpfs_client_t *c, int server);
 
 /* ---- namespace ---------------------------------------------------------- */
+/* The new directory belongs to the caller. Errors: -EEXIST (the path
+ * exists, "/" too), -ENOENT (no parent), -ENOTDIR (the parent is a file),
+ * -EACCES (no write and search permission on the parent), -ENOSPC (the
+ * metadata server's disk is full). */
 int rpfs_mkdir(rpfs_client_t *c, const char *path, uint32_t mode);
+/* Errors: -ENOENT, -ENOTDIR (a file), -ENOTEMPTY, -EBUSY ("/"), -EACCES
+ * (no write and search permission on the parent), -EPERM (the parent's
+ * sticky bit: neither the directory's owner nor the parent's). */
 int rpfs_rmdir(rpfs_client_t *c, const char *path);
+/* A file's size and times are asked of its I/O servers. Errors: -ENOENT,
+ * -ENOTDIR (an ancestor is a file), -EACCES (search permission on an
+ * ancestor); for a file also -ESTALE and -EBADMSG (a datafile missing, or
+ * longer or shorter than its checksums say). */
 int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st);
+/* Errors: -ENOENT, -EPERM (not the owner or root; "/"), -ENOSPC (the
+ * metadata server's disk is full). */
 int rpfs_chmod(rpfs_client_t *c, const char *path, uint32_t mode);
 /* Root may give a file to anyone; its owner may only change its group, to
- * one of the owner's groups (-EPERM otherwise). */
+ * one of the owner's groups (-EPERM otherwise, and for "/"). Errors also:
+ * -ENOENT, -ENOSPC. */
 int rpfs_chown(rpfs_client_t *c, const char *path, uint32_t uid, uint32_t gid);
 /* Sets the access and modification times (ns since the epoch): the owner,
  * root, or a process allowed to write the file. A later data write or
  * truncate makes mtime and ctime that write's (rpfs_stat asks the I/O
  * servers, which keep the time of each datafile's last change, so writes
- * never reach the metadata server); one before no longer counts. */
+ * never reach the metadata server); one before no longer counts. Errors:
+ * -ENOENT, -EACCES (neither the owner, root, nor allowed to write), -EPERM
+ * ("/"), -ENOSPC. */
 int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mtime_ns);
-/* Removes the metadata and every datafile. */
+/* Removes the metadata and every datafile (files open elsewhere lose their
+ * data at once). Errors: -ENOENT, -EISDIR (a directory: rpfs_rmdir),
+ * -EACCES (no write and search permission on the parent), -EPERM (the
+ * parent's sticky bit). An I/O server that cannot be reached keeps an
+ * orphan datafile, which `rpfsd --check --repair` removes: no error. */
 int rpfs_remove(rpfs_client_t *c, const char *path);
 /* Renames from to to, atomically on the metadata server that holds both:
  * an existing file at to is replaced, an existing empty directory at to
@@ -134,9 +193,11 @@ int rpfs_remove(rpfs_client_t *c, const char *path);
  * no parent of to), -ENOTDIR, -EISDIR (file onto a directory), -ENOTEMPTY
  * (directory onto a non-empty one), -EINVAL (to inside from, or "/"),
  * -EACCES/-EPERM (write and search on both parents; the sticky bit),
- * -EXDEV when from and to live on different metadata servers (or a
- * non-empty directory's entries do): copy and remove instead, as mv(1)
- * does across file systems (`rpfs mv` does so by itself). */
+ * -EBUSY (from or to is "/"), -ENAMETOOLONG (an entry moved below would
+ * get a path over 4095 bytes), -ENOSPC, -EXDEV when from and to live on
+ * different metadata servers (or a non-empty directory's entries do): copy
+ * and remove instead, as mv(1) does across file systems (`rpfs mv` does so
+ * by itself). */
 int rpfs_rename(rpfs_client_t *c, const char *from, const char *to);
 /* The default layout of files created in dir from now on, and of its new
  * subdirectories (which inherit it at mkdir): stripe_unit bytes (0: the
@@ -147,8 +208,10 @@ int rpfs_rename(rpfs_client_t *c, const char *from, const char *to);
  * 4 GiB), -EPERM (not the owner or root), -ENOENT. */
 int rpfs_setstripe(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
 		   uint32_t stripe_count);
-/* Calls fn for each entry of a directory (name only, no path); stops early
- * when fn returns nonzero (that value is returned). */
+/* Calls fn for each entry of a directory (name only, no path), sorted by
+ * name, once every metadata server has given its entries; stops early when
+ * fn returns nonzero (that value is returned). Errors: -ENOENT, -ENOTDIR,
+ * -EACCES (no read permission on it, or search on an ancestor). */
 int rpfs_readdir(rpfs_client_t *c, const char *path,
 		 int (*fn)(const char *name, uint32_t type, void *arg), void *arg);
 struct rpfs_statfs {
@@ -159,6 +222,7 @@ struct rpfs_statfs {
 	uint64_t files; /* objects over all metadata servers */
 	uint64_t free;	/* free bytes (f_bfree, root's reserve included) */
 };
+/* Asks every server. Errors: only those of the top (any server's). */
 int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st);
 
 /* ---- files -------------------------------------------------------------- */
@@ -168,19 +232,51 @@ int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st);
  * reads or writes only as opened. rpfs_create without either flag opens
  * for both; an existing file (no RPFS_O_EXCL) is opened as rpfs_open does,
  * a new one as asked whatever its mode. rpfs_open with neither flag opens
- * for reading. */
+ * for reading. *out is NULL after an error. */
+/* Creates the file's datafile on every I/O server of its layout, then its
+ * entry. Errors: -EEXIST (exists, with RPFS_O_EXCL), -EISDIR (a directory
+ * has the name), -EACCES (an existing file the mode does not open as
+ * asked; no write and search permission on the parent of a new one),
+ * -ENOENT (no parent), -ENOTDIR (the parent is a file), -EINVAL (a layout
+ * the cluster cannot give: first_server past its I/O servers, a bad stripe
+ * unit), -ENOSPC (no I/O servers, or a full disk), -EHOSTDOWN (an I/O
+ * server of the layout is unreachable: nothing is left behind), -EIO. */
 int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		const struct rpfs_create_opts *opts, rpfs_file_t **out);
+/* Errors: -ENOENT, -EISDIR, -ENOTDIR (an ancestor is a file), -EACCES (the
+ * mode does not open it as asked, or search on an ancestor). */
 int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **out);
 /* Open from attributes another process looked up (e.g. broadcast by MPI
- * rank 0), without any request: scalable opens. */
+ * rank 0), without any request: scalable opens. The rights are those of the
+ * capability in st. Its error messages name the file by its handle ("handle
+ * 0x6"): the attributes carry no path (rpfs_open_attr_path gives one).
+ * Errors: -EISDIR, -EINVAL (attributes that do not fit this cluster: a
+ * handle or layout naming servers it does not have), -ENOMEM. */
 int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out);
+/* The same, with the file's path for its error messages (as rpfs_open's
+ * name it), so every process of a program names the file alike; NULL as
+ * rpfs_open_attr. Nothing checks that path and attributes belong together. */
+int rpfs_open_attr_path(rpfs_client_t *c, const struct rpfs_stat *st, const char *path,
+			rpfs_file_t **out);
 /* Waits until the file's nonblocking requests have moved their data; they
- * stay valid, to be tested or waited for. */
+ * stay valid, to be tested or waited for (their errors are theirs). Sends
+ * nothing: data is on the servers already (rpfs_sync makes it durable). */
 void rpfs_close(rpfs_file_t *f);
-/* Attributes as opened (size is 0: use rpfs_getsize). */
+/* Attributes as opened (size is 0: use rpfs_getsize); no errors. */
 void rpfs_file_attr(rpfs_file_t *f, struct rpfs_stat *st);
 
+/* Data calls (rpfs_pwrite, rpfs_pread, rpfs_writev, rpfs_readv, their
+ * nonblocking forms and what rpfs_test/rpfs_timedwait/rpfs_wait return):
+ * the whole length or an error, never a short count. Errors: -EACCES (the
+ * file was not opened for it; or its capability, renewed after half its
+ * lifetime, was refused: a chmod since the open), -ENOENT (the file was
+ * removed and its capability was due for renewal), -EBADMSG (a damaged
+ * block, named by its file offset; a write of part of a damaged block is
+ * refused too), -ESTALE (a datafile is missing), -ENOSPC (an I/O server's
+ * disk is full: a write that fails part way leaves the datafile the size it
+ * had), -EFBIG (past 2^63 bytes), -EINVAL (memory and file lists of
+ * different lengths, a negative count, lengths past 64 bits), -EIO, or an
+ * error registering the buffer for RDMA (-ENOMEM: raise `ulimit -l`). */
 ssize_t rpfs_pwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off);
 /* Reads return len bytes: holes and bytes beyond the end read as zeros
  * (use rpfs_getsize for the end of file). */
@@ -196,7 +292,10 @@ ssize_t rpfs_readv(rpfs_file_t *f, const struct iovec *mem, int nmem,
 /* Nonblocking versions: they return once every server's call is started;
  * the data moves while the caller does something else (the client's
  * progress thread, setting progress_thread). The buffers must stay valid
- * until the request completes (the lists are copied; the memory is not). */
+ * until the request completes (the lists are copied; the memory is not).
+ * Errors: those found before any call starts (-EINVAL for the lists,
+ * -ENOMEM, the capability's renewal); a server's come from rpfs_test,
+ * rpfs_timedwait or rpfs_wait. *req is NULL after an error. */
 int rpfs_ipwrite(rpfs_file_t *f, const void *buf, size_t len, uint64_t off,
 		 rpfs_request_t **req);
 int rpfs_ipread(rpfs_file_t *f, void *buf, size_t len, uint64_t off,
@@ -206,27 +305,43 @@ int rpfs_iwritev(rpfs_file_t *f, const struct iovec *mem, int nmem,
 int rpfs_ireadv(rpfs_file_t *f, const struct iovec *mem, int nmem,
 		const struct rpfs_seg *file, int nfile, rpfs_request_t **req);
 /* *done = 1 when complete; then *bytes (if not NULL) and the return value
- * give the result and the request is freed. */
+ * give the result (bytes, or the errors of the data calls above) and the
+ * request is freed. 0 with *done = 0 while it is in flight. */
 int rpfs_test(rpfs_request_t *req, int *done, ssize_t *bytes);
 /* rpfs_test that waits, asleep, at most timeout_us for the request to
  * complete: for a caller that would otherwise test in a loop (MPICH's
  * MPI_Wait polls a generalized request that way). */
 int rpfs_timedwait(rpfs_request_t *req, long timeout_us, int *done, ssize_t *bytes);
-/* Wait, return the result (bytes or negative errno) and free the request. */
+/* Wait, return the result (bytes or negative errno, the errors of the data
+ * calls above) and free the request. */
 ssize_t rpfs_wait(rpfs_request_t *req);
 
+/* The size from the file's datafiles (one request per I/O server). Errors:
+ * -ESTALE, -EBADMSG (a datafile longer or shorter than its checksums say),
+ * the capability's renewal (-EACCES, -ENOENT). */
 int rpfs_getsize(rpfs_file_t *f, uint64_t *size);
+/* Shrinks or extends (with zeros) on every I/O server of the layout.
+ * Errors: -EACCES (not opened for writing), -EFBIG (size past 2^63),
+ * -ESTALE, -EBADMSG (the block the new end falls in is damaged), -ENOSPC,
+ * -EIO. */
 int rpfs_truncate(rpfs_file_t *f, uint64_t size);
-/* Data written before this call survives a server crash once it returns. */
+/* Data written before this call survives a server crash once it returns.
+ * Errors: -ESTALE, -EIO (a datafile could not be synced: its data may be
+ * lost), the capability's renewal. */
 int rpfs_sync(rpfs_file_t *f);
 
 /* Shared file pointer: atomically add delta to the file's counter on its
- * metadata server, returning the old value. */
+ * metadata server, returning the old value. Errors: -EINVAL (the counter
+ * would go below 0 or past 2^64; a handle naming no metadata server). */
 int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old);
 /* Byte-range locks served by the metadata server (len 0: to the end).
  * Blocks until granted (bounded by the timeout); owner-based, so several
- * threads of one client may hold disjoint ranges. */
+ * threads of one client may hold disjoint ranges. A client's locks go when
+ * its connection to the metadata server does. Errors: -ETIMEDOUT (another
+ * owner still held the range after 10 x timeout_ms), -EINVAL (a range past
+ * 2^64). */
 int rpfs_lock(rpfs_file_t *f, uint64_t off, uint64_t len, int exclusive);
+/* Errors: -EINVAL (no lock of this client with exactly that range). */
 int rpfs_unlock(rpfs_file_t *f, uint64_t off, uint64_t len);
 
 #ifdef __cplusplus

@@ -104,7 +104,7 @@ uint64_t rpfs_admin_stat(const struct rpfs_server_stat *st, int n, const char *n
  * the value each has in cfg (NULL: defaults and the environment) with its
  * source (default, config, environment). */
 void rpfs_admin_settings_print(FILE *f, const rpfs_admin_config_t *cfg);
-/* The same table in Markdown without values, as the README has it. */
+/* The same table in Markdown without values, as docs/settings.md has it. */
 void rpfs_admin_settings_markdown(FILE *f);
 /* "4096", "64K", "1M", "2G" -> bytes. Errors: -EINVAL (not a size, or too
  * large). */

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_STRIPE_UNIT ((uint64_t)1 << 20)
@@ -599,6 +600,13 @@ int rpfs_config_search(char *out, size_t len, char *why, size_t whylen)
 	return -ENOENT;
 }
 
+static bool is_dir(FILE *f)
+{
+	struct stat st;
+
+	return !fstat(fileno(f), &st) && S_ISDIR(st.st_mode);
+}
+
 int rpfs_config_load(const char *path, struct rpfs_config *cfg, char *why, size_t whylen)
 {
 	return rpfs_config_load_opts(path, NULL, 0, cfg, why, whylen);
@@ -632,12 +640,16 @@ int rpfs_config_load_opts(const char *path, const struct xp_option *opts, int no
 	xp_params_default(&cfg->xport);
 
 	c.f = fopen(path, "r");
-	if (!c.f) {
-		int err = -errno;
+	if (!c.f || is_dir(c.f)) {
+		/* A directory opens, and its read fails for want of a cause:
+		 * say why here, as for a file that is missing. */
+		int err = c.f ? -EISDIR : -errno;
 
+		if (c.f)
+			fclose(c.f);
 		if (why && whylen)
-			snprintf(why, whylen, "%s: cannot open: %s", path,
-				 strerror(-err));
+			snprintf(why, whylen, "%s: can't read the cluster config: %s",
+				 path, strerror(-err));
 		return err;
 	}
 	line = ini_parse_stream(cfg_read_line, &c, cfg_ini_line, &c);

@@ -1,26 +1,110 @@
-/* Striping math (layout.h): the one place that turns logical file offsets
- * into (I/O server slot, datafile offset) and back.
- *
- * Stripe k = [k*su, (k+1)*su) lives on slot k % count at datafile offset
- * (k / count) * su. The client splits every access with layout_split(), the
- * I/O server never needs the layout, and the logical size is rebuilt from
- * the datafile sizes with layout_file_size() (PVFS2 style), so writes never
- * touch the metadata server. All arithmetic is 64-bit; the two places where
- * a result can exceed 64 bits (layout_logical() of a huge datafile offset,
- * layout_split() of an extent that wraps) saturate instead of wrapping. */
+/* Layouts (layout.h): the checks every kind shares, the placement of slots
+ * on I/O servers, and the table that hands each call to the math of the
+ * layout's kind (layout_kind.h; today only layout_stripe.c). */
 #include "layout.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 
-int layout_check(const struct rpfs_layout *l)
+#include "layout_kind.h"
+
+/* By enum rpfs_layout_kind. A named kind without functions is one whose
+ * math is not written yet (mirror and ec: issue 29): refused. */
+static const char *const kind_names[RPFS_LAYOUT_KINDS] = {
+	[RPFS_LAYOUT_STRIPE] = "none",
+	[RPFS_LAYOUT_MIRROR] = "mirror",
+	[RPFS_LAYOUT_EC] = "ec",
+};
+static const struct layout_kind *const kinds[RPFS_LAYOUT_KINDS] = {
+	[RPFS_LAYOUT_STRIPE] = &layout_stripe,
+};
+
+const char *layout_kind_name(uint32_t kind)
 {
-	if (!l || !l->stripe_unit || !l->stripe_count || !l->nservers)
+	return kind < RPFS_LAYOUT_KINDS ? kind_names[kind] : "unknown";
+}
+
+bool layout_kind_supported(uint32_t kind)
+{
+	return kind < RPFS_LAYOUT_KINDS && kinds[kind];
+}
+
+/* layout_check, saying why into why (len bytes, may be 0). */
+static int check(const struct rpfs_layout *l, char *why, size_t len)
+{
+	const struct layout_kind *k;
+	uint32_t slots;
+	int ret;
+
+	if (!l) {
+		snprintf(why, len, "no layout");
 		return -EINVAL;
-	if (l->stripe_count > l->nservers || l->first_server >= l->nservers)
+	}
+	if (l->kind >= RPFS_LAYOUT_KINDS) {
+		snprintf(why, len, "a layout of unknown kind %" PRIu32, l->kind);
+		return -EOPNOTSUPP;
+	}
+	k = kinds[l->kind];
+	if (!k) {
+		snprintf(why, len, "layout kind %s is not supported yet",
+			 kind_names[l->kind]);
+		return -EOPNOTSUPP;
+	}
+	if (!l->stripe_unit || !l->nservers || l->first_server >= l->nservers) {
+		snprintf(why, len,
+			 "a stripe unit of %" PRIu64 " from I/O server %" PRIu32
+			 " of %" PRIu32,
+			 l->stripe_unit, l->first_server, l->nservers);
 		return -EINVAL;
+	}
+	ret = k->check(l, why, len);
+	if (ret)
+		return ret;
+	slots = k->slots(l);
+	if (!slots || slots > l->nservers) {
+		snprintf(why, len, "%" PRIu32 " slots over %" PRIu32 " I/O servers",
+			 slots, l->nservers);
+		return -EINVAL;
+	}
 	return 0;
 }
 
+int layout_check(const struct rpfs_layout *l)
+{
+	return check(l, NULL, 0);
+}
+
+const char *layout_problem(const struct rpfs_layout *l, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	check(l, buf, len);
+	return buf;
+}
+
+/* The kind of a checked layout. One that never passed layout_check is a
+ * caller's bug: stopped here rather than striped by guess. */
+static const struct layout_kind *kind_of(const struct rpfs_layout *l)
+{
+	if (!layout_kind_supported(l->kind))
+		abort();
+	return kinds[l->kind];
+}
+
+uint32_t layout_slots(const struct rpfs_layout *l)
+{
+	return kind_of(l)->slots(l);
+}
+
+bool layout_slot_has_data(const struct rpfs_layout *l, uint32_t slot)
+{
+	return kind_of(l)->slot_has_data(l, slot);
+}
+
+/* Slots sit on consecutive servers whatever the kind: placement, not
+ * math of the kind. */
 uint32_t layout_server(const struct rpfs_layout *l, uint32_t slot)
 {
 	/* 64-bit sum: first_server + slot may exceed UINT32_MAX. */
@@ -30,91 +114,26 @@ uint32_t layout_server(const struct rpfs_layout *l, uint32_t slot)
 void layout_map(const struct rpfs_layout *l, uint64_t off, uint32_t *slot,
 		uint64_t *local)
 {
-	uint64_t k = off / l->stripe_unit;
-	uint64_t within = off % l->stripe_unit;
-
-	/* (k / count) * su <= k * su <= off: cannot overflow. */
-	*slot = (uint32_t)(k % l->stripe_count);
-	*local = (k / l->stripe_count) * l->stripe_unit + within;
+	kind_of(l)->map(l, off, slot, local);
 }
 
-/* Returns UINT64_MAX when the logical offset does not fit 64 bits: such a
- * datafile offset cannot come from any logical offset. */
 uint64_t layout_logical(const struct rpfs_layout *l, uint32_t slot, uint64_t local)
 {
-	uint64_t su = l->stripe_unit;
-	uint64_t row = local / su;
-	uint64_t within = local % su;
-	uint64_t k, base;
-
-	if (row > (UINT64_MAX - slot) / l->stripe_count)
-		return UINT64_MAX;
-	k = row * l->stripe_count + slot;
-	if (k > UINT64_MAX / su)
-		return UINT64_MAX;
-	base = k * su;
-	if (base > UINT64_MAX - within)
-		return UINT64_MAX;
-	return base + within;
+	return kind_of(l)->logical(l, slot, local);
 }
 
 size_t layout_split(const struct rpfs_layout *l, uint64_t off, uint64_t len,
 		    struct rpfs_piece *out, size_t max, uint64_t *done)
 {
-	uint64_t pos = 0;
-	uint64_t end = len;
-	size_t n = 0;
-
-	/* An extent past 2^64 cannot exist; stop at the last byte and let
-	 * *done < len report it as unfinished. */
-	if (end > UINT64_MAX - off)
-		end = UINT64_MAX - off;
-	while (pos < end && n < max) {
-		struct rpfs_piece *p = &out[n++];
-		uint64_t within, room;
-
-		p->logical_off = off + pos;
-		layout_map(l, p->logical_off, &p->slot, &p->local_off);
-		within = p->logical_off % l->stripe_unit;
-		room = l->stripe_unit - within;
-		p->len = room < end - pos ? room : end - pos;
-		pos += p->len;
-	}
-	if (done)
-		*done = pos;
-	return n;
+	return kind_of(l)->split(l, off, len, out, max, done);
 }
 
 uint64_t layout_file_size(const struct rpfs_layout *l, const uint64_t *sizes)
 {
-	uint64_t size = 0;
-
-	for (uint32_t s = 0; s < l->stripe_count; s++) {
-		uint64_t last;
-
-		if (!sizes[s])
-			continue;
-		last = layout_logical(l, s, sizes[s] - 1);
-		if (last == UINT64_MAX)
-			return UINT64_MAX;
-		if (last + 1 > size)
-			size = last + 1;
-	}
-	return size;
+	return kind_of(l)->file_size(l, sizes);
 }
 
 uint64_t layout_local_size(const struct rpfs_layout *l, uint32_t slot, uint64_t size)
 {
-	uint64_t su = l->stripe_unit;
-	uint64_t count = l->stripe_count;
-	uint64_t full = size / su;    /* complete stripes in [0, size) */
-	uint64_t rem = size % su;     /* bytes of the partial stripe `full` */
-	uint64_t rows = full / count; /* complete rows: every slot has these */
-	uint64_t local = rows * su;   /* <= size: no overflow */
-
-	if (slot < full % count)
-		local += su; /* one more complete stripe in the last row */
-	else if (slot == full % count)
-		local += rem; /* the partial stripe, possibly empty */
-	return local;
+	return kind_of(l)->local_size(l, slot, size);
 }

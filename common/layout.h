@@ -1,49 +1,107 @@
-/* Striping math: logical file offsets <-> (I/O server, datafile offset).
+/* Layouts: how a file's bytes are spread over I/O servers, by kind.
  *
- * A file's data is split into stripe units dealt round-robin over
- * stripe_count I/O servers, starting at first_server (an index into the
- * cluster's list of I/O servers). Stripe k (bytes [k*su, (k+1)*su)) lives on
- * server slot k % count at datafile offset (k / count) * su. As in PVFS2 the
- * logical size is derived from the datafile sizes, so writes never touch the
- * metadata server. This file is the only place that does this arithmetic. */
+ * A layout places a file on stripe_count consecutive I/O servers (slots),
+ * starting at first_server (an index into the cluster's list of I/O
+ * servers, wrapping modulo nservers); slot s holds one datafile. What a
+ * slot holds and where a logical byte goes depend on the layout's kind:
+ *
+ *   RPFS_LAYOUT_STRIPE ("none")  stripe units dealt round-robin over the
+ *                                slots (layout_stripe.c): every layout made
+ *                                before kinds existed, and today's only one
+ *   RPFS_LAYOUT_MIRROR ("mirror:N"), RPFS_LAYOUT_EC ("ec:K+P")
+ *                                named for their parameters (issue 29):
+ *                                layout_check refuses them until their
+ *                                math exists
+ *
+ * Each kind's math lives in its own file (common/layout_<kind>.c) behind
+ * the table of functions in layout_kind.h, as OrangeFS's distributions do;
+ * layout.c picks the kind's functions. The functions below other than
+ * layout_check take a layout that passed layout_check (every decoder and
+ * the layout of a new file check it once). As in PVFS2 the logical size
+ * is derived from the datafile sizes, so writes never touch the metadata
+ * server. No other file does this arithmetic: elsewhere the stripe unit
+ * and count are only reported (rpfs stat, MPI_File_get_info) or used as a
+ * size hint (st_blksize, ROMIO's cb_fr_alignment, OMPIO's stripe size).
+ *
+ * Stored, a layout has its kind and parameters (server/meta_attr.h); on
+ * the wire (rpc_enc_attr) only the stripe kind's fields travel, which is
+ * all a client can be given while no other kind passes layout_check: a
+ * kind that gets its math must get its fields on the wire too. */
 #ifndef RPFS_LAYOUT_H
 #define RPFS_LAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Stored (server/meta_attr.c): never renumber. 0 is the stripe kind, so a
+ * layout built field by field without a kind is today's striping. */
+enum rpfs_layout_kind {
+	RPFS_LAYOUT_STRIPE = 0, /* "none": striping, no redundancy */
+	RPFS_LAYOUT_MIRROR = 1, /* "mirror:N": N copies (not supported yet) */
+	RPFS_LAYOUT_EC = 2,	/* "ec:K+P": K data + P parity cells (not yet) */
+	RPFS_LAYOUT_KINDS	/* how many kinds have a name */
+};
 
 struct rpfs_layout {
 	uint64_t stripe_unit;  /* bytes, > 0 */
 	uint32_t stripe_count; /* I/O servers the file uses, >= 1 */
 	uint32_t first_server; /* index of slot 0 in the cluster's I/O servers */
 	uint32_t nservers;     /* I/O servers in the cluster (slots wrap modulo this) */
+	uint32_t kind;	       /* enum rpfs_layout_kind */
+	/* Redundancy parameters, each 0 where the kind has no use for it
+	 * (all of them for the stripe kind). */
+	uint32_t copies;       /* mirror: N */
+	uint32_t data_cells;   /* ec: K */
+	uint32_t parity_cells; /* ec: P */
+	uint64_t cell_size;    /* ec: bytes per cell (0: the stripe unit) */
 };
 
 /* A piece of a logical extent on one server. */
 struct rpfs_piece {
-	uint32_t slot;	      /* 0 .. stripe_count-1 */
+	uint32_t slot;	      /* 0 .. layout_slots()-1 */
 	uint64_t local_off;   /* offset in that server's datafile */
 	uint64_t logical_off; /* offset in the file */
 	uint64_t len;
 };
 
-/* 0 if the layout is usable, else -EINVAL. */
+/* 0 if the layout is usable; -EINVAL if it is malformed (a zero stripe
+ * unit or count, more slots than servers, parameters its kind does not
+ * take); -EOPNOTSUPP if its kind is unknown or not supported yet.
+ * layout_problem says which in words. */
 int layout_check(const struct rpfs_layout *l);
+/* Why layout_check refuses l, in words (into buf, returned), or "" when it
+ * does not. */
+const char *layout_problem(const struct rpfs_layout *l, char *buf, size_t len);
+/* The kind's name ("none", "mirror", "ec"), "unknown" past the table. */
+const char *layout_kind_name(uint32_t kind);
+/* Does this build have the math of kind (may a layout be of it)? */
+bool layout_kind_supported(uint32_t kind);
+
+/* Slots (datafiles, I/O servers) the layout uses: per-slot arrays
+ * (sizes[] of layout_file_size) have this many entries. */
+uint32_t layout_slots(const struct rpfs_layout *l);
+/* Does slot hold file data (rather than redundancy only)? */
+bool layout_slot_has_data(const struct rpfs_layout *l, uint32_t slot);
 /* Cluster index of the I/O server holding slot. */
 uint32_t layout_server(const struct rpfs_layout *l, uint32_t slot);
+
 /* Map one logical offset. */
 void layout_map(const struct rpfs_layout *l, uint64_t off, uint32_t *slot,
 		uint64_t *local);
-/* Inverse: logical offset of datafile offset local on slot. */
+/* Inverse: logical offset of datafile offset local on slot (UINT64_MAX
+ * when it does not fit 64 bits). */
 uint64_t layout_logical(const struct rpfs_layout *l, uint32_t slot, uint64_t local);
 
-/* Split [off, off + len) into pieces in logical order, each inside one
- * stripe unit; at most max pieces. Returns the number of pieces written; if
- * more were needed, *done < len tells how far they go. */
+/* Split [off, off + len) into pieces in logical order, each on one slot
+ * and contiguous in its datafile; at most max pieces. Returns the number
+ * of pieces written; if more were needed, *done < len tells how far they
+ * go. */
 size_t layout_split(const struct rpfs_layout *l, uint64_t off, uint64_t len,
 		    struct rpfs_piece *out, size_t max, uint64_t *done);
 
-/* Logical file size from the datafile size of each slot (sizes[stripe_count]). */
+/* Logical file size from the datafile size of each slot
+ * (sizes[layout_slots()]). */
 uint64_t layout_file_size(const struct rpfs_layout *l, const uint64_t *sizes);
 /* Datafile size slot must have for a logical size of size (for truncate). */
 uint64_t layout_local_size(const struct rpfs_layout *l, uint32_t slot, uint64_t size);

@@ -5,7 +5,7 @@
  * defaults, parsing of the [transport] section of the cluster config, the
  * RPFS_<NAME> environment variables, the config writer, the options of
  * rpfs_init_opts and so the rpfs_<name> MPI hints, `rpfs settings` /
- * `rpfsd --list-settings`, and the README's table (test_settings_doc checks
+ * `rpfsd --list-settings`, and the table in docs/settings.md (test_settings_doc checks
  * that it is this table's).
  *
  * Sources, later ones win: built-in defaults, the [transport] section of the
@@ -118,8 +118,8 @@ void xp_setting_range(const struct xp_setting *s, char *buf, size_t len);
  * "(resolved)"; provider NULL leaves it empty. Plain text for a terminal
  * (`rpfsd --list-settings`, `rpfs settings`). */
 void xp_settings_print(FILE *f, const struct xp_params *cur, const char *provider);
-/* The same table in Markdown, as the README has it (without values:
- * the README must not depend on anyone's config). */
+/* The same table in Markdown, as docs/settings.md has it (without values:
+ * the document must not depend on anyone's config). */
 void xp_settings_markdown(FILE *f);
 
 void xp_params_default(struct xp_params *p);

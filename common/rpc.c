@@ -50,6 +50,8 @@
  *   SEARCH                      path str, want u32, uid u32, gid u32,   2+p+16
  *                               ngroups u32 (<= RPC_GROUPS_MAX),        +4*ng
  *                               ngroups x gid u32
+ *   HANDLES: META_HANDLES       count u32 (1..RPC_HANDLES_MAX), pad     8+8*count
+ *                               u32 (0), count x handle u64
  *
  *   cap (32 bytes, the capability for the handle, rpc.h): expiry i64,
  *   rights u32, lifetime_s u32, mac 16 bytes
@@ -75,6 +77,8 @@
  *   stats (STATS): count u32, count x { name str, value u64 }, exact
  *   probe (16 bytes; IO_PROBE): count u64, max_handle u64
  *   search (8 bytes; SEARCH): depth u32, status i32
+ *   handle states (META_HANDLES): count u32 (the request's), count x
+ *   state u8 (enum rpc_handle_state), exact
  *   error detail: a reply whose status is -EBADMSG (IO_READ, IO_WRITE,
  *   IO_SIZE) carries u64 @0, the datafile offset of the damage; any other
  *   failed reply has an empty body
@@ -561,6 +565,25 @@ int rpc_enc_search(void *buf, size_t cap, const char *path, uint32_t want, uint3
 	return wr_end(&w);
 }
 
+int rpc_enc_meta_handles(void *buf, size_t cap, const uint64_t *handles, uint32_t n)
+{
+	struct wr w;
+
+	if (!n || n > RPC_HANDLES_MAX)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_META_HANDLES, 0);
+	wr_u32(&w, n);
+	wr_u32(&w, 0);
+	for (uint32_t i = 0; i < n; i++)
+		wr_u64(&w, handles[i]);
+	return wr_end(&w);
+}
+
+uint64_t rpc_req_handle(const struct rpc_req *r, uint32_t i)
+{
+	return i < r->nhandles ? get64(r->handles + 8 * (size_t)i) : 0;
+}
+
 uint32_t rpc_io_max_segs(size_t cap)
 {
 	size_t head = RPC_PREAMBLE + 16 + RPC_CAP_SIZE;
@@ -826,6 +849,17 @@ static int body_search(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return 0;
 }
 
+/* Between servers only. */
+static int body_handles(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+			uint32_t maxseg)
+{
+	r->nhandles = rd_u32(rd);
+	if (!rd->err && (rd_u32(rd) || !r->nhandles || r->nhandles > RPC_HANDLES_MAX))
+		return -EPROTO;
+	r->handles = rd_take(rd, 8 * (size_t)r->nhandles);
+	return 0;
+}
+
 static const dec_fn decoders[] = {
 	[RPC_BODY_NONE] = body_none,	       [RPC_BODY_PATH] = body_path,
 	[RPC_BODY_MKDIR] = body_mkdir,	       [RPC_BODY_CREATE] = body_create,
@@ -834,7 +868,7 @@ static const dec_fn decoders[] = {
 	[RPC_BODY_FETCH_ADD] = body_fetch_add, [RPC_BODY_LOCK] = body_lock,
 	[RPC_BODY_TRUNCATE] = body_truncate,   [RPC_BODY_IO] = body_io,
 	[RPC_BODY_IO_CREATE] = body_io_create, [RPC_BODY_PROBE] = body_probe,
-	[RPC_BODY_SEARCH] = body_search,
+	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
 };
 
 /* The fields of the preamble, and the defaults of those a body may not
@@ -864,7 +898,7 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
 /* On success (0) the request satisfies:
  *   - op is one of enum rpc_op, its flags only those its line of the table
  *     accepts (rpc_ops.h): CREATE RPC_CREATE_EXCL | RPC_WANT_*; LOOKUP,
- *     GETATTR RPC_WANT_*; LOCK/UNLOCK RPC_LOCK_*; SEARCH none;
+ *     GETATTR RPC_WANT_*; LOCK/UNLOCK RPC_LOCK_*; SEARCH, META_HANDLES none;
  *   - path ops: r->path == r->path_buf and rpc_path_ok(r->path);
  *   - READDIR: r->cookie is "" or a valid entry name;
  *   - RENAME: also r->to == r->to_buf and rpc_path_ok(r->to);
@@ -876,6 +910,8 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
  *   - IO_CREATE: nonce != 0;
  *   - SEARCH: want only mode bits (0..7), ngroups <= RPC_GROUPS_MAX;
+ *   - META_HANDLES: 1 <= nhandles <= RPC_HANDLES_MAX, r->handles
+ *     points at them in buf (rpc_req_handle reads them);
  *   - the body had no bytes beyond its last field (bodyless ops excepted).
  * Errors: -EPROTO for a malformed body; -E2BIG for a well-formed IO request
  * with more than maxseg segments (a limit of the receiver, not a fault of
@@ -1171,6 +1207,38 @@ int rpc_dec_search_rep(const void *buf, size_t len, struct rpc_search_rep *r)
 	/* Only a refusal, with where it is, or neither. */
 	if (r->status > 0 || !r->status != !r->depth)
 		return -EPROTO;
+	return 0;
+}
+
+int rpc_enc_handle_states(void *buf, size_t cap, const uint8_t *states, uint32_t n)
+{
+	struct wr w = {buf, cap_clamp(cap), 0, 0};
+	uint8_t *at;
+
+	if (n > RPC_HANDLES_MAX)
+		return -EINVAL;
+	wr_u32(&w, n);
+	at = wr_room(&w, n);
+	if (at)
+		memcpy(at, states, n);
+	return wr_end(&w);
+}
+
+int rpc_dec_handle_states(const void *buf, size_t len, uint8_t *states, uint32_t n)
+{
+	struct rd rd = {buf, len, 0, 0};
+	const uint8_t *at;
+
+	if (rd_u32(&rd) != n || rd.err || n > RPC_HANDLES_MAX)
+		return -EPROTO;
+	at = rd_take(&rd, n);
+	if (!at || rd.pos != rd.len)
+		return -EPROTO;
+	for (uint32_t i = 0; i < n; i++) {
+		if (at[i] < RPC_HS_FILE || at[i] > RPC_HS_DAMAGED)
+			return -EPROTO;
+		states[i] = at[i];
+	}
 	return 0;
 }
 

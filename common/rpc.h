@@ -26,9 +26,6 @@
 #define RPC_PREAMBLE 8
 #define RPC_PATH_MAX 4095
 #define RPC_NAME_MAX 255
-/* The metadata server of a handle (placement.h has how handles are made);
- * this name is kept for server/check.c. */
-#define RPC_HANDLE_META(h) place_meta_of_handle(h)
 
 /* The ops, their numbers and everything else about them: rpc_ops.h. */
 enum rpc_op {
@@ -59,7 +56,11 @@ int rpc_is_io_op(uint16_t op);
  *   -ESTALE   the handle has no datafile on this server (the file was
  *             removed, or the server lost its storage); never zeros.
  *   -EEXIST   IO_CREATE: the handle already has a datafile there that this
- *             create did not make (a handle used before). */
+ *             create did not make (a handle used before).
+ * A CREATE that fails because an I/O server could not make the new file's
+ * datafile (with that server's status, or -EHOSTDOWN when the metadata
+ * server could not reach it) carries a u64 body: that server's I/O index
+ * (the numbering layouts use), so that the client names it. */
 
 enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 
@@ -161,6 +162,10 @@ struct rpc_req {
 	 * layout's), checked against it. RPC_SLOT_ANY: not said. */
 	uint32_t slot;
 	uint32_t meta; /* IO_PROBE: metadata server index */
+	/* META_HANDLES: nhandles (1..RPC_HANDLES_MAX) handles, u64 LE each,
+	 * pointing into the body given to rpc_decode_req (rpc_req_handle) */
+	uint32_t nhandles;
+	const uint8_t *handles;
 	/* SEARCH: the identity asked about (uid, gid above), the access bits
 	 * wanted on the path itself (0: only its ancestors are searched) */
 	uint32_t want;
@@ -215,6 +220,12 @@ int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
  * it hold path itself as a directory that grants want? */
 int rpc_enc_search(void *buf, size_t cap, const char *path, uint32_t want, uint32_t uid,
 		   uint32_t gid, const uint32_t *groups, uint32_t ngroups);
+/* META_HANDLES, from a server (rpfsd --check) to the metadata server
+ * owning handles[0..n): which of them does it know (rpc_handle_state)?
+ * 1 <= n <= RPC_HANDLES_MAX. */
+int rpc_enc_meta_handles(void *buf, size_t cap, const uint64_t *handles, uint32_t n);
+/* Handle i of a decoded META_HANDLES (i < r->nhandles). */
+uint64_t rpc_req_handle(const struct rpc_req *r, uint32_t i);
 /* Segments that fit an I/O request body of cap bytes. */
 uint32_t rpc_io_max_segs(size_t cap);
 
@@ -315,5 +326,23 @@ struct rpc_search_rep {
 void rpc_enc_search_rep(void *buf, const struct rpc_search_rep *r);
 int rpc_dec_search_rep(const void *buf, size_t len, struct rpc_search_rep *r);
 #define RPC_SEARCH_REP_SIZE 8
+
+/* META_HANDLES reply: u32 count (the request's), then count u8 states,
+ * one per handle asked, in order. What the metadata server owning a
+ * handle knows of it, for the orphan search of rpfsd --check (a datafile
+ * of a GONE handle belongs to no file and no create can still make it
+ * one; anything else keeps its datafiles). */
+#define RPC_HANDLES_MAX 256
+enum rpc_handle_state {
+	RPC_HS_FILE = 1,     /* an entry of the store has it */
+	RPC_HS_GONE = 2,     /* handed out, no entry has it, no create of it runs */
+	RPC_HS_CREATING = 3, /* a create that may have it is in progress */
+	RPC_HS_NEVER = 4,    /* not handed out yet (the store is older than its data) */
+	RPC_HS_NOT_MINE = 5, /* another metadata server's handle */
+	RPC_HS_DAMAGED = 6,  /* its record fails its checksum: can't tell */
+};
+int rpc_enc_handle_states(void *buf, size_t cap, const uint8_t *states, uint32_t n);
+/* Exactly n states (the count asked), each one of enum rpc_handle_state. */
+int rpc_dec_handle_states(const void *buf, size_t len, uint8_t *states, uint32_t n);
 
 #endif

@@ -66,6 +66,7 @@ enum rpc_body {
 	RPC_BODY_IO_CREATE, /* handle, nonce, slot */
 	RPC_BODY_PROBE,	    /* metadata server index */
 	RPC_BODY_SEARCH,    /* path, want, an identity */
+	RPC_BODY_HANDLES,   /* a count of handles, the handles */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -141,6 +142,9 @@ enum rpc_runs {
 	/* between metadata servers: may an identity search a path */                   \
 	X(SEARCH,      23, "search",      RPC_TO_ANY_META,    RPC_BODY_SEARCH,              \
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_search)       \
+	/* between servers (rpfsd --check): what the owner knows of handles */              \
+	X(META_HANDLES, 24, "meta_handles", RPC_TO_ANY_META,  RPC_BODY_HANDLES,             \
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_meta_handles) \
 	/* I/O server: a list of datafile segments; data in the call */                  \
 	X(IO_WRITE,    40, "io_write",    RPC_TO_IO,          RPC_BODY_IO,                  \
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_WRITE,  RPC_RUNS_STREAMED,    serve_io_write)     \

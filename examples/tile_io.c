@@ -14,7 +14,7 @@
  *           which librpfs sends as one request per I/O server
  *   pieces  the default byte view and one independent MPI_File_write_at /
  *           read_at per contiguous piece: one request per piece, the
- *           baseline of DESIGN.md section 6
+ *           baseline of the list/pieces ratio (docs/benchmarks.md, tile I/O)
  *   coll    the list view with collective MPI_File_write_at_all /
  *           read_at_all (ROMIO's two-phase I/O)
  *   all     the three interleaved: each iteration runs every mode once, in

@@ -12,7 +12,12 @@
  * store that has a stripe here has its datafile, holding that stripe slot
  * (its checksum file says which), and every datafile of a handle of this
  * store belongs to a file (or to a handle the store never handed out: then
- * the store is behind, and nothing is removed).
+ * the store is behind, and nothing is removed). Every other datafile's
+ * handle is asked of the metadata server it names, running
+ * (check_orphans.c): one that belongs to no file and to no create in
+ * progress is an orphan; one whose owner can't tell is a note ("unknown,
+ * not an orphan"), never removed. Notes say what the check could not
+ * know; they are not problems and leave the exit status alone.
  *
  * One line per problem on stdout: the file or entry, the offset where it
  * matters, what is wrong, and what --repair did about it. --repair fixes
@@ -41,20 +46,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_orphans.h"
 #include "csum.h"
+#include "meta_attr.h"
 #include "meta_record.h"
 #include "server.h"
 #include "store.h"
 #include "wire.h"
 
-#define CHK_HANDLE_MASK ((1ull << 48) - 1)
-#define CHK_MAP_SIZE	(1ull << 30)
-#define CHK_BATCH	256
+#define CHK_MAP_SIZE (1ull << 30)
+#define CHK_BATCH    256
 
 struct chk {
 	struct srv *s;
 	unsigned flags;
 	int problems, repaired;
+	int notes; /* what the check could not know (not problems) */
 	char datadir[1100], metadir[1100];
 	/* the store, when this server has role meta and it opened */
 	MDB_env *env;
@@ -81,6 +88,21 @@ static void problem(struct chk *c, bool fixed, const char *fmt, ...)
 	c->repaired += fixed;
 }
 
+/* What the check could not know, and why: not a problem of this storage. */
+static void note(struct chk *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct chk *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	c->notes++;
+}
+
 static bool repair(const struct chk *c)
 {
 	return c->flags & CHECK_REPAIR;
@@ -104,15 +126,12 @@ static void be64(uint8_t *p, uint64_t v)
 /* Decode an ns value: attributes and path (NUL-terminated into path). */
 static int ns_value(const MDB_val *v, struct rpc_attr *a, char *path)
 {
+	const char *stored;
 	size_t plen;
 
-	if (v->mv_size < META_VAL_HDR || get32(v->mv_data) != META_MAGIC ||
-	    rpc_dec_attr((const uint8_t *)v->mv_data + 4, RPC_ATTR_SIZE, a))
+	if (meta_attr_dec(v->mv_data, v->mv_size, a, &stored, &plen, NULL, 0))
 		return -EBADMSG;
-	plen = v->mv_size - META_VAL_HDR;
-	if (!plen || plen > RPC_PATH_MAX)
-		return -EBADMSG;
-	memcpy(path, (const char *)v->mv_data + META_VAL_HDR, plen);
+	memcpy(path, stored, plen);
 	path[plen] = 0;
 	return rpc_path_ok(path) && strcmp(path, "/") ? 0 : -EBADMSG;
 }
@@ -128,16 +147,16 @@ static int unwrap(const struct chk *c, enum rec_db db, const MDB_val *k, MDB_val
  * path its payload holds (which may be the damaged part). */
 static void damaged_entry(struct chk *c, const MDB_val *k, const MDB_val *v)
 {
-	size_t nlen = k->mv_size > 8 ? k->mv_size - 8 : 0;
-	size_t plen = v->mv_size > REC_HDR + META_VAL_HDR
-			      ? v->mv_size - REC_HDR - META_VAL_HDR
-			      : 0;
+	size_t nlen = k->mv_size > 8 ? k->mv_size - 8 : 0, plen = 0;
+	const char *path = v->mv_size > REC_HDR
+				   ? meta_attr_path((const uint8_t *)v->mv_data + REC_HDR,
+						    v->mv_size - REC_HDR, &plen)
+				   : NULL;
 
 	problem(c, false,
 		"%s: the entry %.*s (named \"%.*s\") is damaged (checksum mismatch): its attributes and layout can't be trusted; restore it from a backup or remove and rewrite the file",
-		c->metadir, (int)(plen < 1024 ? plen : 1024),
-		plen ? (const char *)v->mv_data + REC_HDR + META_VAL_HDR : "?", (int)nlen,
-		(const char *)k->mv_data + 8);
+		c->metadir, (int)(path ? (plen < 1024 ? plen : 1024) : 1),
+		path ? path : "?", (int)nlen, (const char *)k->mv_data + 8);
 }
 
 static int store_open(struct chk *c, MDB_txn **txn)
@@ -250,12 +269,13 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 				"%s: %s (handle %#" PRIx64
 				") is stored under another path's key: unreachable",
 				c->metadir, path, a.handle);
-		if (RPC_HANDLE_META(a.handle) != me)
+		if (place_meta_of_handle(a.handle) != me)
 			problem(c, false,
 				"%s: %s has handle %#" PRIx64 " of metadata server %u",
-				c->metadir, path, a.handle, RPC_HANDLE_META(a.handle));
-		else if ((a.handle & CHK_HANDLE_MASK) > max)
-			max = a.handle & CHK_HANDLE_MASK;
+				c->metadir, path, a.handle,
+				place_meta_of_handle(a.handle));
+		else if (place_serial(a.handle) > max)
+			max = place_serial(a.handle);
 		add_handle(c, a.handle);
 		be64(hk, a.handle);
 		rc = mdb_get(txn, c->byh, &hkv, &hv);
@@ -643,24 +663,29 @@ static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum
 	csum_close(&f);
 }
 
-/* A datafile of a handle of this server's store that the store does not
- * know. */
-static void check_orphan(struct chk *c, int dirfd, uint64_t h)
+/* A handle's files in the data directory (scan). */
+struct found {
+	uint64_t h;
+	bool data, sum;
+};
+
+/* Is handle h this server's own (its store, opened by this check, says
+ * whether a datafile of it is an orphan)? */
+static bool own_handle(const struct chk *c, uint64_t h)
+{
+	return (c->s->me->roles & RPFS_ROLE_META) &&
+	       place_meta_of_handle(h) == (uint32_t)c->s->me->meta_index;
+}
+
+/* The datafile of h belongs to no file, and no create can make it one:
+ * report it, and with --repair remove it and its checksums. whose: ""
+ * for this server's store, else " of metadata server NAME". */
+static void orphan(struct chk *c, int dirfd, uint64_t h, const char *whose)
 {
 	char dpath[1200];
 	bool fixed = false;
 
-	if (!c->meta_ok || RPC_HANDLE_META(h) != (uint32_t)c->s->me->meta_index ||
-	    store_has(c, h))
-		return;
 	sum_path(c, h, dpath, sizeof(dpath), false);
-	if ((h & CHK_HANDLE_MASK) >= c->next) {
-		problem(c, false,
-			"%s: datafile of handle %#" PRIx64
-			", which the store never handed out (the store is older than the data: restored from a backup?)",
-			dpath, h);
-		return;
-	}
 	if (repair(c)) {
 		char name[40];
 
@@ -670,14 +695,133 @@ static void check_orphan(struct chk *c, int dirfd, uint64_t h)
 		unlinkat(dirfd, name, 0);
 	}
 	problem(c, fixed,
-		"%s: datafile of handle %#" PRIx64 ", a file that no longer exists%s",
-		dpath, h, repair(c) ? " (removing it)" : "");
+		"%s: datafile of handle %#" PRIx64
+		"%s, a file that no longer exists or never came to be (a remove or a create cut short)%s",
+		dpath, h, whose, repair(c) ? " (removing it)" : "");
 }
 
-struct found {
-	uint64_t h;
-	bool data, sum;
-};
+/* The datafile of a handle its store never handed out. */
+static void never_handed_out(struct chk *c, uint64_t h, const char *whose)
+{
+	char dpath[1200];
+
+	sum_path(c, h, dpath, sizeof(dpath), false);
+	problem(c, false,
+		"%s: datafile of handle %#" PRIx64
+		", which the store%s never handed out (the store is older than the data: restored from a backup?)",
+		dpath, h, whose);
+}
+
+/* A datafile of a handle of this server's store that the store does not
+ * know. */
+static void check_orphan(struct chk *c, int dirfd, uint64_t h)
+{
+	if (!c->meta_ok || !own_handle(c, h) || store_has(c, h))
+		return;
+	if (place_serial(h) >= c->next)
+		never_handed_out(c, h, "");
+	else
+		orphan(c, dirfd, h, "");
+}
+
+/* What owner m said of handle h (state: enum rpc_handle_state, 0 for
+ * none: m could not be asked, counted by the caller). */
+static void remote_state(struct chk *c, int dirfd, uint64_t h, uint8_t state)
+{
+	uint32_t m = place_meta_of_handle(h);
+	char whose[128], dpath[1200];
+
+	snprintf(whose, sizeof(whose), " of metadata server %s",
+		 c->s->cfg.servers[c->s->cfg.meta[m]].name);
+	sum_path(c, h, dpath, sizeof(dpath), false);
+	switch (state) {
+	case RPC_HS_FILE:
+		break;
+	case RPC_HS_GONE:
+		orphan(c, dirfd, h, whose);
+		break;
+	case RPC_HS_NEVER:
+		never_handed_out(c, h, whose);
+		break;
+	case RPC_HS_CREATING:
+		note(c,
+		     "%s: datafile of handle %#" PRIx64
+		     ": a create%s that may have it is in progress (unknown, not an orphan: left alone; check again later)",
+		     dpath, h, whose);
+		break;
+	case RPC_HS_DAMAGED:
+		note(c,
+		     "%s: datafile of handle %#" PRIx64
+		     ": its record%s is damaged (unknown, not an orphan: left alone; rpfsd --check on that server)",
+		     dpath, h, whose);
+		break;
+	case RPC_HS_NOT_MINE:
+		note(c,
+		     "%s: datafile of handle %#" PRIx64
+		     ": metadata server %s says it is not its handle (does its config differ from this one?): unknown, left alone",
+		     dpath, h, c->s->cfg.servers[c->s->cfg.meta[m]].name);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The datafiles of handles of other metadata servers (all of them, on an
+ * I/O-only server): each owner, running, says which belong to no file
+ * (check_orphans.c). */
+static void check_remote_orphans(struct chk *c, int dirfd, const struct found *v,
+				 size_t n)
+{
+	uint32_t nmeta = c->s->cfg.nmeta;
+	uint64_t *h = calloc(n ? n : 1, sizeof(*h));
+	uint8_t *state = calloc(n ? n : 1, 1);
+	char **why = calloc(nmeta ? nmeta : 1, sizeof(*why));
+	size_t *unknown = calloc(nmeta ? nmeta : 1, sizeof(*unknown));
+	size_t k = 0;
+
+	if (!h || !state || !why || !unknown) {
+		problem(c, false, "%s: out of memory: datafiles not checked for orphans",
+			c->datadir);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char dpath[1200];
+
+		if (!v[i].data || own_handle(c, v[i].h))
+			continue;
+		if (place_meta_of_handle(v[i].h) < nmeta) {
+			h[k++] = v[i].h;
+			continue;
+		}
+		sum_path(c, v[i].h, dpath, sizeof(dpath), false);
+		problem(c, false,
+			"%s: datafile of handle %#" PRIx64
+			" of metadata server index %u, which this cluster's config does not have (another cluster's? left alone)",
+			dpath, v[i].h, place_meta_of_handle(v[i].h));
+	}
+	orphans_ask(c->s, h, k, state, why);
+	for (size_t i = 0; i < k; i++) {
+		if (state[i])
+			remote_state(c, dirfd, h[i], state[i]);
+		else
+			unknown[place_meta_of_handle(h[i])]++;
+	}
+	for (uint32_t m = 0; m < nmeta; m++)
+		if (unknown[m])
+			note(c,
+			     "%s: %s: the %zu datafile%s of its handles here %s unknown, not orphans (left alone; check again while it runs)",
+			     c->datadir,
+			     why[m] ? why[m] : "a metadata server could not be asked",
+			     unknown[m], unknown[m] == 1 ? "" : "s",
+			     unknown[m] == 1 ? "is" : "are");
+out:
+	for (uint32_t m = 0; why && m < nmeta; m++)
+		free(why[m]);
+	free(h);
+	free(state);
+	free(why);
+	free(unknown);
+}
 
 static int cmp_found(const void *a, const void *b)
 {
@@ -784,7 +928,7 @@ static void check_missing(struct chk *c, int dirfd, const struct found *v, size_
 		    a.type != RPC_TYPE_FILE)
 			continue;
 		a.layout.nservers = c->s->cfg.nio;
-		for (uint32_t slot = 0; slot < a.layout.stripe_count && !here; slot++) {
+		for (uint32_t slot = 0; slot < layout_slots(&a.layout) && !here; slot++) {
 			here = layout_server(&a.layout, slot) == (uint32_t)me;
 			mine = slot;
 		}
@@ -821,6 +965,7 @@ static void check_io(struct chk *c)
 		if (v[i].data)
 			check_orphan(c, dirfd, v[i].h);
 	}
+	check_remote_orphans(c, dirfd, v, n);
 	check_missing(c, dirfd, v, n);
 	if (repair(c) && c->repaired)
 		fsync(dirfd);
@@ -852,9 +997,13 @@ int check_storage(struct srv *s, unsigned flags)
 		mdb_env_close(c.env);
 	free(c.handles);
 	if (c.problems)
-		printf("rpfsd --check %s: %d problem%s, %d repaired\n", s->me->name,
+		printf("rpfsd --check %s: %d problem%s, %d repaired", s->me->name,
 		       c.problems, c.problems == 1 ? "" : "s", c.repaired);
 	else
-		printf("rpfsd --check %s: clean\n", s->me->name);
+		printf("rpfsd --check %s: clean", s->me->name);
+	if (c.notes)
+		printf(" (%d note%s above: what it could not know)", c.notes,
+		       c.notes == 1 ? "" : "s");
+	printf("\n");
 	return c.problems ? 1 : 0;
 }

@@ -9,9 +9,10 @@
  * operations (rpc_ops.h): a server without the op's role refuses it, the
  * capability is checked for what the op needs (access.c), and the op's
  * handler runs where its line says: PING at once, the in-memory lock and
- * counter ops and SEARCH here, inline on the progress thread, the others
- * on a worker through the request manager (sched.c), and the data ops in
- * io.c, which chooses between a worker job and a pipelined bulk transfer. */
+ * counter ops, SEARCH and META_HANDLES here, inline on the progress thread,
+ * the others on a worker through the request manager (sched.c), and the
+ * data ops in io.c, which chooses between a worker job and a pipelined bulk
+ * transfer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

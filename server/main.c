@@ -524,7 +524,8 @@ int main(int argc, char **argv)
 		goto out_cfg;
 	}
 	if (check) {
-		/* Offline: no fabric, no daemon; the storage must exist. */
+		/* No server fabric, no daemon; the storage must exist (the
+		 * orphan search may ask metadata servers, check_orphans.c). */
 		status = check_storage(s, check_flags);
 		goto out_cfg;
 	}

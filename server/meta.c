@@ -39,8 +39,11 @@
  * before it hands out any (meta_check_store) and refuses to start if
  * there are some. REMOVE deletes the entry first and the datafiles after:
  * a crash or an unreachable I/O server leaves orphan datafiles (logged,
- * reported by rpfsd --check), never an entry without them. LMDB syncs
- * each commit: a reply means the change is on disk.
+ * reported by rpfsd --check), never an entry without them. So does a
+ * create cut short by a crash; the check of an I/O server asks which of
+ * its handles no entry and no create in progress has (META_HANDLES,
+ * serve_meta_handles). LMDB syncs each commit: a reply means the change is on
+ * disk.
  *
  * Locks and counters live in memory (a restart loses them with the
  * connections that held them) and are served on the progress thread
@@ -62,6 +65,7 @@
 #include "hash.h"
 #include "hashtab.h"
 #include "log.h"
+#include "meta_attr.h"
 #include "meta_record.h"
 #include "server.h"
 #include "store.h"
@@ -101,6 +105,7 @@ struct meta {
 	pthread_mutex_t hlock;
 	uint64_t h_next, h_limit;
 	atomic_int store_state;
+	struct creating *creating; /* creates in progress, under hlock */
 };
 
 /* ---- encoding helpers ------------------------------------------------------ */
@@ -187,17 +192,17 @@ static int lmdb_err(int rc, const char *what)
 /* Decode an ns value; the stored path must be the one asked for. */
 static int val_decode(const MDB_val *v, const char *path, struct rpc_attr *a)
 {
-	const uint8_t *p = v->mv_data;
-	size_t plen = strlen(path);
+	size_t plen = strlen(path), slen;
+	const char *stored;
+	char why[200];
 
-	if (v->mv_size < META_VAL_HDR || get_le(p, 4) != META_MAGIC ||
-	    rpc_dec_attr(p + 4, RPC_ATTR_SIZE, a)) {
-		log_err("rpfsd: corrupt metadata entry for %s", path);
+	if (meta_attr_dec(v->mv_data, v->mv_size, a, &stored, &slen, why, sizeof(why))) {
+		log_err("rpfsd: corrupt metadata entry for %s: %s", path, why);
 		return -EIO;
 	}
-	if (v->mv_size - META_VAL_HDR != plen || memcmp(p + META_VAL_HDR, path, plen)) {
+	if (slen != plen || memcmp(stored, path, plen)) {
 		log_err("rpfsd: hash collision between %s and %.*s: entry unusable", path,
-			(int)(v->mv_size - META_VAL_HDR), (const char *)p + META_VAL_HDR);
+			(int)slen, stored);
 		return -EIO;
 	}
 	return 0;
@@ -238,8 +243,8 @@ static int get_entry(struct meta *m, MDB_txn *txn, const char *path, struct rpc_
 static int put_entry(struct meta *m, MDB_txn *txn, const char *path,
 		     const struct rpc_attr *a, bool new_entry)
 {
-	size_t plen = strlen(path), vlen = META_VAL_HDR + plen;
-	uint8_t hk[8], *p;
+	size_t plen = strlen(path), vlen = meta_attr_size(plen);
+	uint8_t hk[8];
 	struct nskey k;
 	MDB_val hv, pv;
 	void *room;
@@ -250,10 +255,7 @@ static int put_entry(struct meta *m, MDB_txn *txn, const char *path,
 	ret = lmdb_err(rec_reserve(txn, m->ns, &k.v, vlen, &room), "store");
 	if (ret)
 		return ret;
-	p = room;
-	put_le(p, META_MAGIC, 4);
-	rpc_enc_attr(p + 4, a);
-	memcpy(p + META_VAL_HDR, path, plen);
+	meta_attr_enc(room, a, path, plen);
 	rec_seal(REC_NS, &k.v, room, vlen);
 	if (!new_entry)
 		return 0;
@@ -621,7 +623,7 @@ static void local_datafile(void *arg)
 static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 			const int *skip, int *st, bool *down)
 {
-	uint32_t n = a->layout.stripe_count, nr = 0;
+	uint32_t n = layout_slots(&a->layout), nr = 0;
 	uint32_t *servers = calloc(n, sizeof(*servers));
 	uint32_t *slot_of = calloc(n, sizeof(*slot_of));
 	struct xp_call *calls = calloc(n, sizeof(*calls));
@@ -696,7 +698,7 @@ static const char *io_name(struct srv *s, const struct rpc_attr *a, uint32_t slo
  * orphan datafile: logged, not fatal (the entry is gone). */
 static void remove_datafiles(struct srv *s, const struct rpc_attr *a, const int *skip)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
 	bool *down = calloc(n, sizeof(*down));
 
@@ -748,17 +750,20 @@ static uint64_t probe_one(struct srv *s, uint32_t io)
 /* Make the datafiles of a new file on every I/O server of its layout. On
  * failure nothing this create made is left; *skip is set when an I/O
  * server already holds a datafile of the handle (a handle used before),
- * and *past to the largest handle it holds: try one beyond. */
+ * and *past to the largest handle it holds: try one beyond. Any other
+ * failure is the first I/O server's that failed, its I/O index in *bad_io
+ * (else -1). */
 static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
-			    uint64_t *past)
+			    uint64_t *past, int *bad_io)
 {
-	uint32_t n = a->layout.stripe_count;
+	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
 	bool *down = calloc(n, sizeof(*down));
 	int ret;
 
 	*skip = false;
 	*past = a->handle;
+	*bad_io = -1;
 	if (!st || !down) {
 		ret = -ENOMEM;
 		goto out;
@@ -782,16 +787,30 @@ static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
 				": %s",
 				io_name(s, a, slot), a->handle,
 				down[slot] ? "unreachable" : strerror(-st[slot]));
-			/* The client hears "an I/O server is unreachable", not
-			 * a connection error that would seem to be ours. */
-			if (down[slot])
-				ret = -EHOSTDOWN;
+			/* The client hears which I/O server failed, and
+			 * "unreachable", not a connection error that would
+			 * seem to be ours. */
+			if (*bad_io < 0) {
+				*bad_io = (int)layout_server(&a->layout, slot);
+				ret = down[slot] ? -EHOSTDOWN : st[slot];
+			}
 		}
 	}
 	remove_datafiles(s, a, st);
 out:
 	free(st);
 	free(down);
+	return ret;
+}
+
+/* A failed CREATE's reply names the I/O server that failed (rpc.h). */
+static int create_failed(struct srv_op *op, int ret, int bad_io)
+{
+	if (bad_io >= 0) {
+		rpc_enc_u64(op->rep, (uint64_t)bad_io);
+		op->rep_len = 8;
+		op->rep_on_error = true;
+	}
 	return ret;
 }
 
@@ -832,7 +851,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	MDB_txn *txn;
 	bool skip = false;
 	uint64_t past;
-	int ret, tries = 0;
+	int ret, tries = 0, bad_io = -1;
 
 	if (!strcmp(q->path, "/"))
 		return dir ? -EEXIST : -EISDIR;
@@ -866,7 +885,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		if (ret)
 			return ret;
 		/* Datafiles first: an entry never names missing ones. */
-		ret = create_datafiles(s, &a, &skip, &past);
+		ret = create_datafiles(s, &a, &skip, &past, &bad_io);
 		if (skip && (ret = skip_handles(m, past)))
 			return ret;
 	} while (skip && ++tries < META_CREATE_TRIES);
@@ -876,7 +895,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		return -EIO;
 	}
 	if (ret)
-		return ret;
+		return create_failed(op, ret, bad_io);
 	ret = txn_begin(m, false, &txn);
 	if (!ret) {
 		ret = get_entry(m, txn, q->path, &had);
@@ -1093,12 +1112,11 @@ int serve_remove(struct srv_op *op)
  * whose hash collides with dir's share the key range. */
 static bool is_child(const MDB_val *v, const char *dir)
 {
-	const char *p = (const char *)v->mv_data + META_VAL_HDR;
 	size_t dlen = strlen(dir), base = dlen == 1 ? 1 : dlen + 1, plen;
+	const char *p = meta_attr_path(v->mv_data, v->mv_size, &plen);
 
-	if (v->mv_size < META_VAL_HDR)
+	if (!p)
 		return false;
-	plen = v->mv_size - META_VAL_HDR;
 	return plen > base && !memcmp(p, dir, dlen) && p[base - 1] == '/' &&
 	       !memchr(p + base, '/', plen - base);
 }
@@ -1267,6 +1285,9 @@ static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc && !ret;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		struct rpc_attr a;
+		const char *ep;
+		size_t elen;
+		char why[200];
 
 		if (k.mv_size < 8 || memcmp(k.mv_data, prefix, 8))
 			break;
@@ -1276,11 +1297,14 @@ static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i
 		}
 		if (!is_child(&v, l->e[i].path))
 			continue;
-		if (rpc_dec_attr((const uint8_t *)v.mv_data + 4, RPC_ATTR_SIZE, &a))
+		if (meta_attr_dec(v.mv_data, v.mv_size, &a, &ep, &elen, why,
+				  sizeof(why))) {
+			log_err("rpfsd: corrupt metadata entry under %s: %s",
+				l->e[i].path, why);
 			ret = -EIO;
-		else
-			ret = mv_add(l, (const char *)v.mv_data + META_VAL_HDR,
-				     v.mv_size - META_VAL_HDR, &a);
+		} else {
+			ret = mv_add(l, ep, elen, &a);
+		}
 	}
 	mdb_cursor_close(cur);
 	return ret;
@@ -1502,8 +1526,10 @@ int serve_readdir(struct srv_op *op)
 	k.mv_size = 8 + clen;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		size_t nlen = k.mv_size - 8;
+		size_t nlen = k.mv_size - 8, elen;
 		struct rpc_attr a;
+		const char *ep;
+		char why[200];
 
 		if (k.mv_size < 9 || memcmp(k.mv_data, kbuf, 8))
 			break;
@@ -1520,7 +1546,9 @@ int serve_readdir(struct srv_op *op)
 			more = 1;
 			break;
 		}
-		if (rpc_dec_attr((const uint8_t *)v.mv_data + 4, RPC_ATTR_SIZE, &a)) {
+		if (meta_attr_dec(v.mv_data, v.mv_size, &a, &ep, &elen, why,
+				  sizeof(why))) {
+			log_err("rpfsd: corrupt metadata entry in %s: %s", dir, why);
 			ret = -EIO;
 			break;
 		}
@@ -1569,14 +1597,112 @@ int serve_statfs_meta(struct srv_op *op)
 	return 0;
 }
 
+/* ---- creates in progress, and what this server knows of handles ------------- */
+
+/* A create in progress: every handle it takes is at or above floor (the
+ * counter when it began; 0 if nothing was reserved yet, which covers all). */
+struct creating {
+	uint64_t floor;
+	struct creating *next;
+};
+
+static void create_begin(struct meta *m, struct creating *c)
+{
+	pthread_mutex_lock(&m->hlock);
+	c->floor = m->h_limit ? m->h_next : 0;
+	c->next = m->creating;
+	m->creating = c;
+	pthread_mutex_unlock(&m->hlock);
+}
+
+static void create_end(struct meta *m, struct creating *c)
+{
+	pthread_mutex_lock(&m->hlock);
+	for (struct creating **pp = &m->creating; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&m->hlock);
+}
+
+/* META_HANDLES (rpfsd --check of an I/O server): the state of each handle
+ * asked. A create makes its datafiles before its entry commits, so a
+ * datafile without an entry is an orphan (GONE) only if no create that
+ * may have its handle is still running: the creates in progress and the
+ * counter are read first, the store after, so a create that ends in
+ * between has committed (FILE) or failed (GONE, its datafiles orphans
+ * indeed). On the progress thread: reads only, never behind a worker. */
+int serve_meta_handles(struct srv_op *op)
+{
+	struct meta *m = op->s->meta;
+	uint64_t floor = UINT64_MAX, next;
+	uint8_t st[RPC_HANDLES_MAX];
+	MDB_txn *txn = NULL;
+	int ret, len;
+
+	pthread_mutex_lock(&m->hlock);
+	for (struct creating *c = m->creating; c; c = c->next)
+		floor = c->floor < floor ? c->floor : floor;
+	next = m->h_limit ? m->h_next : 0;
+	pthread_mutex_unlock(&m->hlock);
+	ret = txn_begin(m, true, &txn);
+	if (!ret && !next)
+		ret = stored_next(m, txn, &next);
+	for (uint32_t i = 0; !ret && i < op->q.nhandles; i++) {
+		uint64_t h = rpc_req_handle(&op->q, i), c = place_serial(h);
+		uint8_t hk[8];
+		MDB_val k = {8, hk}, v;
+		int rc;
+
+		if (place_meta_of_handle(h) != m->index) {
+			st[i] = RPC_HS_NOT_MINE;
+			continue;
+		}
+		if (c >= next) {
+			st[i] = RPC_HS_NEVER;
+			continue;
+		}
+		if (c >= floor) {
+			st[i] = RPC_HS_CREATING;
+			continue;
+		}
+		put_be64(hk, h);
+		rc = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
+		if (rc == REC_DAMAGED)
+			st[i] = RPC_HS_DAMAGED;
+		else if (rc == MDB_NOTFOUND)
+			st[i] = RPC_HS_GONE;
+		else if (!(ret = lmdb_err(rc, "handle lookup")))
+			st[i] = RPC_HS_FILE;
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	if (ret)
+		return ret;
+	len = rpc_enc_handle_states(op->rep, sizeof(op->rep), st, op->q.nhandles);
+	if (len < 0)
+		return len;
+	op->rep_len = (size_t)len;
+	return 0;
+}
+
 int serve_mkdir(struct srv_op *op)
 {
 	return do_mkdir_create(op, true);
 }
 
+/* A create is in progress from before its handle is taken until its entry
+ * commits or it gave up: META_HANDLES tells it from an orphan. */
 int serve_create(struct srv_op *op)
 {
-	return do_mkdir_create(op, false);
+	struct creating in;
+	int ret;
+
+	create_begin(op->s->meta, &in);
+	ret = do_mkdir_create(op, false);
+	create_end(op->s->meta, &in);
+	return ret;
 }
 
 void meta_run(struct sched_job *job)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "meta_attr.h"
 #include "meta_record.h"
 #include "server.h"
 #include "wire.h"
@@ -99,7 +100,26 @@ int rec_store_format(MDB_txn *txn, MDB_dbi sys)
 		return -EBADMSG;
 	if (rc)
 		return rc > 0 ? -rc : -EIO;
-	return get32(v.mv_data) == REC_FORMAT ? (int)REC_FORMAT : -EPROTONOSUPPORT;
+	switch (get32(v.mv_data)) {
+	case REC_FORMAT:
+		return (int)REC_FORMAT;
+	case REC_FORMAT_RPA1:
+		return (int)REC_FORMAT_RPA1;
+	default:
+		return -EPROTONOSUPPORT;
+	}
+}
+
+/* The store says it is of format REC_FORMAT. */
+static int put_format(MDB_txn *txn, MDB_dbi sys)
+{
+	MDB_val k = {sizeof(REC_FORMAT_KEY) - 1, (void *)REC_FORMAT_KEY}, v;
+	uint8_t fmt[4];
+
+	put32(fmt, REC_FORMAT);
+	v.mv_data = fmt;
+	v.mv_size = sizeof(fmt);
+	return rec_put(txn, sys, REC_SYS, &k, &v, 0);
 }
 
 /* ---- upgrade of an old store ------------------------------------------------- */
@@ -111,14 +131,16 @@ static bool old_value_ok(enum rec_db db, const MDB_val *k, const MDB_val *v, cha
 {
 	const uint8_t *p = v->mv_data;
 	struct rpc_attr a;
+	const char *path;
+	size_t plen;
+	char why[200];
 
 	switch (db) {
 	case REC_NS:
-		if (v->mv_size > META_VAL_HDR && get32(p) == META_MAGIC &&
-		    !rpc_dec_attr(p + 4, RPC_ATTR_SIZE, &a))
+		if (!meta_attr_dec(p, v->mv_size, &a, &path, &plen, why, sizeof(why)))
 			return true;
-		snprintf(what, whatlen, "an entry (key of %zu bytes) does not decode",
-			 k->mv_size);
+		snprintf(what, whatlen, "an entry (key of %zu bytes) does not decode: %s",
+			 k->mv_size, why);
 		return false;
 	case REC_BYHANDLE:
 		if (k->mv_size == 8 && v->mv_size && v->mv_size <= RPC_PATH_MAX &&
@@ -223,24 +245,17 @@ static int upgrade(MDB_txn *txn, const MDB_dbi dbi[3], uint64_t *n, char *what,
 		   size_t whatlen)
 {
 	static const enum rec_db dbs[3] = {REC_NS, REC_BYHANDLE, REC_SYS};
-	MDB_val k = {sizeof(REC_FORMAT_KEY) - 1, (void *)REC_FORMAT_KEY}, v;
-	uint8_t fmt[4];
 	int rc = 0;
 
 	for (int i = 0; i < 3 && !rc; i++)
 		rc = upgrade_db(txn, dbi[i], dbs[i], n, what, whatlen);
-	if (rc)
-		return rc;
-	put32(fmt, REC_FORMAT);
-	v.mv_data = fmt;
-	v.mv_size = sizeof(fmt);
-	return rec_put(txn, dbi[2], REC_SYS, &k, &v, 0);
+	return rc ? rc : put_format(txn, dbi[2]);
 }
 
 int rec_upgrade(const char *metadir, char *why, size_t whylen)
 {
 	static const char *names[3] = {"ns", "byhandle", "sys"};
-	char what[128] = "";
+	char what[320] = "";
 	MDB_env *env = NULL;
 	MDB_txn *txn = NULL;
 	MDB_dbi dbi[3];
@@ -284,9 +299,17 @@ int rec_upgrade(const char *metadir, char *why, size_t whylen)
 		rc = -fmt;
 		goto fail;
 	}
-	if (fmt == (int)REC_FORMAT) {
+	if (fmt != 1) {
+		/* A store of format 2 opens as it is (its entries decode as
+		 * attribute version 1); it only says that it may hold entries
+		 * of version 2 from now on, which an older rpfsd would not read. */
+		if (fmt == (int)REC_FORMAT_RPA1)
+			rc = put_format(txn, dbi[2]);
 		/* Committed: it may have made the databases of a new store. */
-		rc = mdb_txn_commit(txn);
+		if (!rc)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
 		txn = NULL;
 		if (rc) {
 			snprintf(why, whylen,
@@ -294,6 +317,10 @@ int rec_upgrade(const char *metadir, char *why, size_t whylen)
 				 mdb_strerror(rc));
 			goto fail;
 		}
+		if (fmt == (int)REC_FORMAT_RPA1)
+			log_warn(
+				"rpfsd: the metadata store in %s is now of format %u: its entries stay as they are, new ones are written in attribute version 2 (an older rpfsd no longer opens it)",
+				metadir, REC_FORMAT);
 		mdb_env_close(env);
 		return 0;
 	}

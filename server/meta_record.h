@@ -13,8 +13,14 @@
  * a failure is REC_DAMAGED, never a guess at what the bytes meant.
  *
  * The store says its format in "sys" under "format" (a record, payload u32
- * LE REC_FORMAT). A store without it is of the old format (bare payloads):
- * rec_upgrade rewrites it, once, at start-up. */
+ * LE):
+ *   (none)  1, the old format: bare payloads; rec_upgrade rewrites them as
+ *           records, once, at start-up
+ *   2       records, every entry's attributes of version 1 (meta_attr.h):
+ *           opens as it is; rec_upgrade only says 3, as an rpfsd writes
+ *           entries of version 2 from then on
+ *   3       REC_FORMAT: records, entries of any version meta_attr.c knows
+ * A number above REC_FORMAT is a newer rpfsd's store: refused. */
 #ifndef RPFS_META_RECORD_H
 #define RPFS_META_RECORD_H
 
@@ -23,11 +29,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REC_HDR	       8u
-#define REC_MAGIC      0x32525052u /* "RPR2" */
-#define REC_FORMAT     2u	   /* the store format with record headers */
-#define REC_DAMAGED    EBADMSG	   /* an LMDB-style (positive) return code */
-#define REC_FORMAT_KEY "format"
+#define REC_HDR		8u
+#define REC_MAGIC	0x32525052u /* "RPR2" */
+#define REC_FORMAT	3u	    /* records, entries of any attribute version */
+#define REC_FORMAT_RPA1 2u	    /* records, entries of attribute version 1 */
+#define REC_DAMAGED	EBADMSG	    /* an LMDB-style (positive) return code */
+#define REC_FORMAT_KEY	"format"
 
 /* Which database a record lives in (part of what its sum covers). */
 enum rec_db { REC_NS = 1, REC_BYHANDLE = 2, REC_SYS = 3 };
@@ -52,15 +59,16 @@ int rec_reserve(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key, size_t len,
 		void **payload);
 void rec_seal(enum rec_db db, const MDB_val *key, void *payload, size_t len);
 
-/* The store's format in txn (sys the "sys" database): REC_FORMAT, 1 (old:
- * no "format" record), or a negative errno (-EBADMSG: the format record
- * is damaged; -EPROTONOSUPPORT: a newer format). */
+/* The store's format in txn (sys the "sys" database): REC_FORMAT,
+ * REC_FORMAT_RPA1, 1 (old: no "format" record), or a negative errno
+ * (-EBADMSG: the format record is damaged; -EPROTONOSUPPORT: a newer
+ * format). */
 int rec_store_format(MDB_txn *txn, MDB_dbi sys);
 
 /* At start-up, before meta_open: make the store in metadir (created if
- * there is none) one of records, rewriting an old store's values once
- * (logged). 0, or a negative errno and why says what is wrong and what to
- * do. */
+ * there is none) one of format REC_FORMAT, rewriting an old store's values
+ * as records once, or marking a store of format 2 (logged). 0, or a
+ * negative errno and why says what is wrong and what to do. */
 int rec_upgrade(const char *metadir, char *why, size_t whylen);
 
 #endif

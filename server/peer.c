@@ -7,7 +7,9 @@
  * other metadata server holds a child,
  * CREATE and REMOVE make and delete the file's datafiles on its I/O servers
  * (peer_call_all: all at once), and a metadata server starting on an empty
- * store asks every I/O server for datafiles of its handles. Those calls
+ * store asks every I/O server for datafiles of its handles; rpfsd --check
+ * of a server holding datafiles asks their metadata servers which belong
+ * to no file (META_HANDLES, check_orphans.c). Those calls
  * come from worker threads and block; they go through one XP_CLIENT fabric
  * of this server (thread-safe: whoever waits drives its progress), opened
  * on first use, with one connection per peer made lazily and kept. A

@@ -4,9 +4,9 @@
  *   dispatch.c   the server fabric and its progress thread; decodes each
  *                request, checks its capability (access.c) and runs its
  *                handler where the table of operations says (rpc_ops.h:
- *                PING at once, lock, counter and SEARCH ops on the
- *                progress thread, everything else on workers, sched.c,
- *                or as a bulk transfer, io.c)
+ *                PING at once, lock, counter, SEARCH and META_HANDLES
+ *                ops on the progress thread, everything else on workers,
+ *                sched.c, or as a bulk transfer, io.c)
  *   op.c         an op's end: its reply, the hand-back from workers
  *   sched.c      the request manager: worker threads for blocking work,
  *                per-connection FIFO queues served round-robin, a cap on
@@ -19,6 +19,8 @@
  *                every read
  *   meta_record.c  a checksum in every metadata record, bound to its key;
  *                the upgrade of an old store
+ *   meta_attr.c  the stored form of a namespace entry (versioned, apart
+ *                from the wire form)
  *   peer.c       this server as a client of the others (parent lookups,
  *                datafile removal)
  *   identity.c   the cluster identity of the storage directory, and who
@@ -29,6 +31,8 @@
  *   store.c      the storage directory: its lock and the metadata store's
  *                validation
  *   check.c      rpfsd --check: the storage checked (and repaired) offline
+ *   check_orphans.c  --check asks the metadata servers which of this
+ *                server's datafiles belong to no file (META_HANDLES)
  *   thread_binding.c  the progress thread and workers bound with hwloc
  *
  * Threads: the progress thread owns the transport (every xp_req_* call but
@@ -168,11 +172,9 @@ void sched_conn_put(struct srv *s, struct sched_conn *sc);
 void sched_conn_down(struct srv *s, struct xp_conn *c);
 
 /* meta.c */
-/* The metadata store's namespace records (LMDB database "ns"; meta.c has
- * the layout), also read by rpfsd --check (check.c): a value is META_MAGIC
- * (u32 LE), the encoded attributes, then the full path. */
-#define META_MAGIC   0x31415052u /* "RPA1" */
-#define META_VAL_HDR (4 + RPC_ATTR_SIZE)
+/* The metadata store's namespace records (LMDB database "ns"), also read
+ * by rpfsd --check (check.c): a value is an entry's attributes, then its
+ * full path, in the stored form of meta_attr.h. */
 /* The key of path's record into k (8 + RPC_NAME_MAX bytes): the parent's
  * hash, big-endian, then the name. Returns its length, 0 for a path with
  * no valid last name. */

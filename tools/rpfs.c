@@ -332,8 +332,8 @@ static const struct command commands[] = {
 	{"ping", cmd_ping, {{0}}, "", 0, 0, 0, "round trip to every server", ""},
 	{"settings",
 	 cmd_settings,
-	 {{0, "markdown", NULL, OPT_MARKDOWN, "the table alone, as the README has it",
-	   0}},
+	 {{0, "markdown", NULL, OPT_MARKDOWN,
+	   "the table alone, as docs/settings.md has it", 0}},
 	 "",
 	 0,
 	 0,
@@ -356,7 +356,7 @@ static const struct command commands[] = {
 	 "mount rpfs on DIR through FUSE (rpfs-fuse)",
 	 "Runs rpfs-fuse, which reaches the cluster, mounts and goes to the\n"
 	 "background. What follows DIR goes to rpfs-fuse as it is. The mount\n"
-	 "serves the user who runs it; see the README, POSIX access.\n"},
+	 "serves the user who runs it; see docs/design/fuse.md, Permissions.\n"},
 	{"umount",
 	 cmd_umount,
 	 {{0}},

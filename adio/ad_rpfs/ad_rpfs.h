@@ -47,6 +47,9 @@ char *ADIOI_RPFS_Path(const char *myname, const char *name, int *error_code);
 
 /* Errors (ad_rpfs_error.c). */
 int ADIOI_RPFS_error_convert(int rpfs_error);
+/* The error to report a failed rpfs_init as: -EIO (MPI_ERR_IO), whatever
+ * the config's errno, or -ENOMEM. */
+int ADIOI_RPFS_Init_error(int rpfs_error);
 int ADIOI_RPFS_Err(const char *myname, int line, int rpfs_error, const char *what,
 		   const char *msg);
 

@@ -44,6 +44,20 @@ int ADIOI_RPFS_error_convert(int rpfs_error)
 	}
 }
 
+/* The cluster config missing or unreadable, a bad one, a bad rpfs_<key>
+ * hint, no fabric: a client that cannot start is the I/O service failing,
+ * not the file the program named. Its -ENOENT is the config's, which
+ * MPI_ERR_NO_SUCH_FILE would blame on the data file (and -EACCES,
+ * -EINVAL, -EISDIR would blame the file's mode, the program's arguments,
+ * the file's name). MPI_ERR_IO, "other I/O error", is what ROMIO's own
+ * drivers report for a file system library they cannot start
+ * (ad_quobytefs); MPI_ERR_FILE would say the file handle is invalid. The
+ * message names the config and the cause. Out of memory stays itself. */
+int ADIOI_RPFS_Init_error(int rpfs_error)
+{
+	return rpfs_error == -ENOMEM ? -ENOMEM : -EIO;
+}
+
 /* An MPI error code for a failed librpfs call: what the driver was doing,
  * then librpfs' message (msg, or this thread's rpfs_errmsg()). */
 int ADIOI_RPFS_Err(const char *myname, int line, int rpfs_error, const char *what,

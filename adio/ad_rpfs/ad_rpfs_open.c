@@ -4,7 +4,8 @@
  * looks up the file (and, for MPI_MODE_APPEND, asks its size), then
  * broadcasts the result: the attributes on success, or the error and its
  * message on failure. The other ranks open from those attributes with
- * rpfs_open_attr, which sends nothing. Every rank therefore sees the same
+ * rpfs_open_attr_path, which sends nothing (the path only names the file
+ * in this rank's messages). Every rank therefore sees the same
  * outcome, errors included, and an open costs one lookup whatever the
  * number of processes.
  *
@@ -108,6 +109,9 @@ int ADIOI_RPFS_Init(ADIO_File fd, int *error_code)
 		ADIOI_Free(opts);
 	if (ret < 0) {
 		ADIOI_RPFS_client = NULL;
+		/* the config's errno is not the file's: MPI_ERR_IO, not
+		 * MPI_ERR_NO_SUCH_FILE (ad_rpfs_error.c) */
+		ret = ADIOI_RPFS_Init_error(ret);
 		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, "rpfs_init", NULL);
 		return ret;
 	}
@@ -242,7 +246,9 @@ void ADIOI_RPFS_Open(ADIO_File fd, int *error_code)
 		ret = ADIOI_RPFS_Init(fd, error_code);
 		if (ret < 0)
 			goto out;
-		ret = rpfs_open_attr(ADIOI_RPFS_client, &res->st, &file);
+		/* with the path: this rank's messages name the file too */
+		ret = rpfs_open_attr_path(ADIOI_RPFS_client, &res->st, fd->filename,
+					  &file);
 		if (ret < 0) {
 			*error_code =
 				ADIOI_RPFS_Err(myname, __LINE__, ret, fd->filename, NULL);

@@ -56,6 +56,9 @@ const char *rpfs_ompi_path(const char *name);
 
 /* The MPI error class of a librpfs error (a negative errno). */
 int rpfs_ompi_err_class(int rpfs_error);
+/* The error to report a failed rpfs_init as: -EIO (MPI_ERR_IO), whatever
+ * the config's errno, or -ENOMEM. */
+int rpfs_ompi_init_error(int rpfs_error);
 
 /* An MPI error code of that class whose MPI_Error_string is "what: msg"
  * (msg: librpfs' message naming the server and the cause; NULL for this

@@ -52,6 +52,16 @@ int rpfs_ompi_err_class(int rpfs_error)
 	}
 }
 
+/* As in the ROMIO driver (ad_rpfs_error.c): a client that cannot start
+ * (the cluster config missing or unreadable, a bad one, a bad rpfs_<key>
+ * hint) is the I/O service failing, MPI_ERR_IO, not the file the program
+ * named: the config's -ENOENT is not MPI_ERR_NO_SUCH_FILE. The message
+ * names the config and the cause. */
+int rpfs_ompi_init_error(int rpfs_error)
+{
+	return rpfs_error == -ENOMEM ? -ENOMEM : -EIO;
+}
+
 int rpfs_ompi_err_code(int rpfs_error, const char *what, const char *msg)
 {
 	int cls = rpfs_ompi_err_class(rpfs_error), code;

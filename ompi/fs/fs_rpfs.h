@@ -24,7 +24,8 @@ extern OMPI_MODULE_DECLSPEC mca_fs_base_component_2_0_0_t mca_fs_rpfs_component;
 /* The process's client (fs_rpfs_client.c): made at the first open or
  * delete, with transport hints from info (may be NULL); finalized once
  * MPI_COMM_SELF is freed in MPI_Finalize and no file is open. Returns 0 or
- * a negative errno (rpfs_errmsg() says why). */
+ * a negative errno (rpfs_errmsg() says why): -EIO or -ENOMEM, whatever the
+ * config's errno (rpfs_ompi_init_error). */
 int mca_fs_rpfs_client(opal_info_t *info, rpfs_client_t **client);
 /* A file of the client was opened / closed (after its rpfs_close): the
  * last close ends the client if MPI_Finalize has begun. */

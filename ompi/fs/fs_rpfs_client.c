@@ -116,7 +116,8 @@ static int client_make(opal_info_t *info)
 	free(opts);
 	if (ret < 0) {
 		client = NULL;
-		return ret;
+		/* the config's errno is not the file's (rpfs_ompi_error.c) */
+		return rpfs_ompi_init_error(ret);
 	}
 	/* once MPI_Finalize has begun, the client ends with its last file */
 	if (client_keyval == MPI_KEYVAL_INVALID && !ending &&

@@ -3,7 +3,7 @@
  * Rank 0 of the file's communicator alone talks to the metadata server: it
  * creates or looks up the file and broadcasts the outcome (attributes, or
  * the error and its message). The other ranks open from the attributes
- * with rpfs_open_attr, which sends nothing; a rank that still fails (its
+ * with rpfs_open_attr_path, which sends nothing; a rank that still fails (its
  * own client cannot start) makes the open fail everywhere, so every rank
  * returns the same result. An open costs one lookup whatever the number of
  * processes.
@@ -97,15 +97,16 @@ fail:
 }
 
 /* Every rank's own half after the broadcast: open from the attributes. */
-static int open_local(opal_info_t *info, const struct rpfs_stat *st, rpfs_file_t **file,
-		      char *msg, size_t len)
+static int open_local(opal_info_t *info, const struct rpfs_stat *st, const char *path,
+		      rpfs_file_t **file, char *msg, size_t len)
 {
 	rpfs_client_t *client;
 	int ret;
 
 	ret = mca_fs_rpfs_client(info, &client);
+	/* with the path: this rank's messages name the file too */
 	if (ret == 0)
-		ret = rpfs_open_attr(client, st, file);
+		ret = rpfs_open_attr_path(client, st, path, file);
 	if (ret < 0)
 		snprintf(msg, len, "%s", rpfs_errmsg());
 	return ret;
@@ -171,7 +172,7 @@ int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename
 
 	ret = 0;
 	if (file == NULL)
-		ret = open_local(info, &res.st, &file, msg, sizeof(msg));
+		ret = open_local(info, &res.st, path, &file, msg, sizeof(msg));
 	err = agree(fcomm, ret, filename, msg);
 	if (err != MPI_SUCCESS) {
 		if (file != NULL)

@@ -14,7 +14,7 @@
  * more than the body.
  *
  * Replies: the same input through every reply decoder a client uses (attr,
- * u64, dirents, statfs, probe), with the checks each promises, and a
+ * u64, dirents, statfs, probe, handle states), with the checks each promises, and a
  * re-encode of what it decoded. */
 #include <errno.h>
 #include <string.h>
@@ -76,6 +76,15 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_SEARCH:
 		return rpc_enc_search(again, cap, r->path, r->want, r->uid, r->gid,
 				      r->groups, r->ngroups);
+	case RPC_BODY_HANDLES: {
+		uint64_t h[RPC_HANDLES_MAX];
+
+		if (r->nhandles > RPC_HANDLES_MAX)
+			return -1;
+		for (uint32_t i = 0; i < r->nhandles; i++)
+			h[i] = rpc_req_handle(r, i);
+		return rpc_enc_meta_handles(again, cap, h, r->nhandles);
+	}
 	}
 	/* A new body shape needs its encoder here too. */
 	fprintf(stderr, "fuzz_rpc: op %u accepted but not re-encoded here\n", r->op);
@@ -146,6 +155,11 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		break;
 	case RPC_IO_CREATE:
 		FUZZ_CHECK(r->nonce != 0);
+		break;
+	case RPC_META_HANDLES:
+		FUZZ_CHECK(!r->flags && r->nhandles >= 1 &&
+			   r->nhandles <= RPC_HANDLES_MAX);
+		FUZZ_CHECK(r->handles == data + RPC_PREAMBLE + 8);
 		break;
 	default:
 		break;
@@ -233,6 +247,25 @@ static void replies(const uint8_t *data, size_t size)
 			   (size >= RPC_IO_SIZE_REP || (!isz.mtime && !isz.ctime)));
 	if (!rpc_dec_probe(data, size, &p))
 		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
+	{
+		/* Handle states: as many as the body says, each a known one;
+		 * they encode back to the same bytes. */
+		static uint8_t hs[RPC_HANDLES_MAX];
+		uint32_t nh = size >= 4 ? (uint32_t)data[0] | (uint32_t)data[1] << 8 |
+						  (uint32_t)data[2] << 16 |
+						  (uint32_t)data[3] << 24
+					: 0;
+
+		if (nh <= RPC_HANDLES_MAX && !rpc_dec_handle_states(data, size, hs, nh)) {
+			FUZZ_CHECK(size == 4 + (size_t)nh);
+			for (uint32_t i = 0; i < nh; i++)
+				FUZZ_CHECK(hs[i] >= RPC_HS_FILE &&
+					   hs[i] <= RPC_HS_DAMAGED);
+			ret = rpc_enc_handle_states(again, sizeof(again), hs, nh);
+			FUZZ_CHECK(ret >= 0 && (size_t)ret == size &&
+				   !memcmp(again, data, size));
+		}
+	}
 	if (!rpc_dec_search_rep(data, size, &sr))
 		FUZZ_CHECK(size >= RPC_SEARCH_REP_SIZE && sr.status <= 0 &&
 			   !sr.status == !sr.depth);

@@ -2,7 +2,7 @@
  * small valid example of each message shape a target decodes, so the
  * fuzzer starts from inputs that pass the magic, version and length checks
  * and mutates from there. Writes DIR/msg, DIR/handshake, DIR/rpc and
- * DIR/config (run-fuzz.sh --gen-corpus DIR; the committed corpus is
+ * DIR/config, DIR/meta_attr (run-fuzz.sh --gen-corpus DIR; the committed corpus is
  * test/fuzz/corpus). Deterministic: the same bytes every run. */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "params.h"
 #include "proto.h"
 #include "rpc.h"
+#include "../../server/meta_attr.h"
 
 static const char *outdir;
 static int failed;
@@ -249,6 +250,16 @@ static void gen_rpc(void)
 		REQ("search", rpc_enc_search(buf, sizeof(buf), "/a/b/c", 4, 65534, 65534,
 					     groups, 2));
 	}
+	{
+		static const uint64_t hs[3] = {0x0000000000000007, 0x0001000000000009,
+					       0x00000000000000ff};
+		static const uint8_t states[3] = {RPC_HS_FILE, RPC_HS_NOT_MINE,
+						  RPC_HS_GONE};
+
+		REQ("meta-handles", rpc_enc_meta_handles(buf, sizeof(buf), hs, 3));
+		REQ("rep-handle-states",
+		    rpc_enc_handle_states(buf, sizeof(buf), states, 3));
+	}
 	REQ("rep-dirents", rpc_enc_dirents(buf, sizeof(buf), ents, 3, 1));
 	{
 		static const struct rpc_stat sv[2] = {{"req.io_write", 3},
@@ -297,6 +308,36 @@ static void gen_config(void)
 			    "dir = /i ; inline comment\n");
 }
 
+/* Stored entries: a file and a directory in the newest version, and a
+ * file as rpfsd wrote it before layouts had a kind (version 1: "RPA1",
+ * then the 80 bytes of that time's wire attributes, which rpc_enc_attr
+ * still writes). */
+static void gen_meta_attr(void)
+{
+	struct rpc_attr f = {.handle = 0x0001000000000042ull,
+			     .type = RPC_TYPE_FILE,
+			     .mode = 0644,
+			     .uid = 1000,
+			     .gid = 1000,
+			     .mtime = 1700000000000000000ll,
+			     .layout = {.stripe_unit = 65536,
+					.stripe_count = 2,
+					.first_server = 1,
+					.nservers = 4}};
+	struct rpc_attr d = {
+		.handle = 0x0001000000000001ull, .type = RPC_TYPE_DIR, .mode = 0755};
+	uint8_t buf[META_ATTR_SIZE + 16];
+
+	meta_attr_enc(buf, &f, "/dir/f", 6);
+	put("meta_attr", "file", buf, meta_attr_size(6));
+	meta_attr_enc(buf, &d, "/dir", 4);
+	put("meta_attr", "dir", buf, meta_attr_size(4));
+	memcpy(buf, "RPA1", 4);
+	rpc_enc_attr(buf + 4, &f);
+	memcpy(buf + META_ATTR_V1_SIZE, "/dir/f", 6);
+	put("meta_attr", "file-v1", buf, META_ATTR_V1_SIZE + 6);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -309,5 +350,6 @@ int main(int argc, char **argv)
 	gen_handshake();
 	gen_rpc();
 	gen_config();
+	gen_meta_attr();
 	return failed;
 }

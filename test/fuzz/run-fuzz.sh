@@ -6,7 +6,7 @@
 #        test/fuzz/run-fuzz.sh --gen-corpus DIR
 #   SECONDS_PER_TARGET  how long each target runs (default 5)
 #   --runs N            stop each target after N inputs (whichever first)
-#   TARGET              only these (msg handshake rpc config; default all)
+#   TARGET              only these (msg handshake rpc config meta_attr; default all)
 #   --gen-corpus DIR    build test/fuzz/gen_corpus.c and write fresh seed
 #                       corpora into DIR (the committed ones are in
 #                       test/fuzz/corpus/<target>)
@@ -23,6 +23,7 @@
 #   rpc        request bodies (list I/O segment lists included) and the
 #              reply decoders
 #   config     the cluster config parser
+#   meta_attr  the stored form of a namespace entry (server/meta_attr.c)
 # Each runs on a copy of its corpus in the scratch directory (the clone is
 # never written). A target passes when libFuzzer exits 0 and reported no
 # crash, leak, timeout or broken invariant; a failing input is kept in the
@@ -33,7 +34,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 COMMON=$REPO/common
-ALL_TARGETS=(msg handshake rpc config)
+ALL_TARGETS=(msg handshake rpc config meta_attr)
 
 secs=5
 runs=""
@@ -88,9 +89,10 @@ sources() {
 	case $1 in
 	msg) echo "proto.c" ;;
 	handshake) echo "proto.c hello.c config.c params.c cpulist.c auth.c log.c" ;;
-	rpc) echo "rpc.c layout.c" ;;
+	rpc) echo "rpc.c layout.c layout_stripe.c" ;;
 	config) echo "config.c placement.c params.c cpulist.c auth.c log.c" ;;
-	gen) echo "proto.c hello.c rpc.c layout.c config.c params.c cpulist.c auth.c log.c" ;;
+	meta_attr) echo "../server/meta_attr.c layout.c layout_stripe.c" ;;
+	gen) echo "proto.c hello.c rpc.c layout.c layout_stripe.c config.c params.c cpulist.c auth.c log.c ../server/meta_attr.c" ;;
 	esac
 }
 

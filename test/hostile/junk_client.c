@@ -691,6 +691,7 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       RPC_IO_CREATE,
 				       RPC_IO_PROBE,
 				       RPC_SEARCH,
+				       RPC_META_HANDLES,
 				       47,
 				       0,
 				       0xffff};
@@ -771,6 +772,15 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 
 		n = rpc_enc_search(b, cap, path, rnd(8), rnd(3), rnd(3), groups,
 				   rnd(RPC_GROUPS_MAX + 1));
+		break;
+	}
+	case RPC_META_HANDLES: { /* servers only: a client gets EPERM */
+		uint64_t hs[RPC_HANDLES_MAX];
+		uint32_t nh = 1 + rnd(RPC_HANDLES_MAX);
+
+		for (uint32_t k = 0; k < nh; k++)
+			hs[k] = junk_handle();
+		n = rpc_enc_meta_handles(b, cap, hs, nh);
 		break;
 	}
 	default:

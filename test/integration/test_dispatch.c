@@ -186,11 +186,14 @@ END_TEST
 START_TEST(an_op_for_servers_only_is_refused_to_a_client)
 {
 	uint32_t groups[1] = {0};
+	uint64_t h = place_handle(0, 1);
 	int n = rpc_enc_search(body, sizeof(body), "/a", 0, 0, 0, groups, 0);
 
 	ck_assert_int_eq(call_on(0, body, n), -EPERM);
 	n = rpc_enc_io_probe(body, sizeof(body), 0);
 	ck_assert_int_eq(call_on(NMETA, body, n), -EPERM);
+	n = rpc_enc_meta_handles(body, sizeof(body), &h, 1);
+	ck_assert_int_eq(call_on(0, body, n), -EPERM);
 }
 END_TEST
 

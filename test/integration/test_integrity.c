@@ -47,8 +47,11 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "meta_attr.h"
+#include "meta_record.h"
 #include "rpfs.h"
 #include "testkit.h"
+#include "wire.h"
 
 #define KiB  1024ull
 #define MiB  (1024ull * 1024)
@@ -756,8 +759,8 @@ END_TEST
 /* ---- rpfsd --check --------------------------------------------------------- */
 
 #define MF_LEN		  (16 * MiB)
-#define ATTR_SIZE	  80 /* an encoded rpc_attr: handle .. layout (rpc.c) */
-#define ATTR_FIRST_SERVER 60
+#define ATTR_SIZE	  META_ATTR_SIZE /* a stored entry before its path */
+#define ATTR_FIRST_SERVER 76		 /* its layout's first server (meta_attr.h) */
 
 /* Does ns value v hold path's entry (its attributes, then the path, end
  * the value whatever header comes before)? */
@@ -766,7 +769,7 @@ static bool value_is_of(const MDB_val *v, const char *path)
 	size_t plen = strlen(path);
 
 	/* The attributes end in zeros: no longer path ends with this one. */
-	return v->mv_size >= ATTR_SIZE + 4 + plen &&
+	return v->mv_size >= ATTR_SIZE + plen &&
 	       !memcmp((char *)v->mv_data + v->mv_size - plen, path, plen) &&
 	       ((char *)v->mv_data)[v->mv_size - plen - 1] == 0;
 }
@@ -1026,9 +1029,40 @@ START_TEST(test_flipped_bit_in_a_layout_record_is_an_error_not_rotated_stripes)
 }
 END_TEST
 
+/* ns payload v (an entry of today's version, meta_attr.h) rewritten in
+ * place of version 1, as rpfsd wrote entries before layouts had a kind:
+ * "RPA1", handle .. ctime, the layout's four fields, 4 zero bytes,
+ * times_set, then the path. Into out (v->mv_size bytes at most). */
+static MDB_val entry_v1(const MDB_val *v, uint8_t *out)
+{
+	struct rpc_attr a;
+	const char *path;
+	size_t plen;
+
+	ck_assert(!meta_attr_dec(v->mv_data, v->mv_size, &a, &path, &plen, NULL, 0));
+	ck_assert(a.layout.kind == RPFS_LAYOUT_STRIPE);
+	memset(out, 0, META_ATTR_V1_SIZE);
+	put32(out, META_ATTR_V1);
+	put64(out + 4, a.handle);
+	put32(out + 12, a.type);
+	put32(out + 16, a.mode);
+	put32(out + 20, a.uid);
+	put32(out + 24, a.gid);
+	put64(out + 28, (uint64_t)a.atime);
+	put64(out + 36, (uint64_t)a.mtime);
+	put64(out + 44, (uint64_t)a.ctime);
+	put64(out + 52, a.layout.stripe_unit);
+	put32(out + 60, a.layout.stripe_count);
+	put32(out + 64, a.layout.first_server);
+	put32(out + 68, a.layout.nservers);
+	put64(out + 76, (uint64_t)a.times_set);
+	memmove(out + META_ATTR_V1_SIZE, path, plen);
+	return (MDB_val){META_ATTR_V1_SIZE + plen, out};
+}
+
 /* Turn server 0's store into one of the old format (values without record
- * headers, no format record), as an rpfsd before checksummed records left
- * it. */
+ * headers, no format record, entries of attribute version 1), as an rpfsd
+ * before checksummed records left it. */
 static void make_old_store(struct cluster *cl)
 {
 	static const char *names[3] = {"ns", "byhandle", "sys"};
@@ -1058,6 +1092,8 @@ static void make_old_store(struct cluster *cl)
 			ck_assert(keys[m].mv_data && vals[m].mv_data);
 			memcpy(keys[m].mv_data, k.mv_data, k.mv_size);
 			memcpy(vals[m].mv_data, (char *)v.mv_data + 8, v.mv_size - 8);
+			if (i == 0)
+				vals[m] = entry_v1(&vals[m], vals[m].mv_data);
 			m++;
 		}
 		mdb_cursor_close(cur);
@@ -1119,6 +1155,120 @@ START_TEST(test_old_store_is_upgraded_once_at_start)
 	/* --check --repair upgrades one too. */
 	make_old_store(cl);
 	ck_assert_int_eq(check(cl, 0, "--repair", NULL, out, sizeof(out)), 1);
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 0);
+	cl_destroy(cl);
+}
+END_TEST
+
+/* Turn server 0's store into one as an rpfsd before layouts had a kind
+ * left it: records (format 2) whose entries are of attribute version 1. */
+static void make_rpa1_store(struct cluster *cl)
+{
+	MDB_env *env = store_env(cl, 0);
+	MDB_val fk = {sizeof(REC_FORMAT_KEY) - 1, REC_FORMAT_KEY}, fv;
+	MDB_val keys[64], vals[64], k, v;
+	uint8_t fmt[4];
+	MDB_cursor *cur;
+	MDB_dbi ns, sys;
+	MDB_txn *txn;
+	int m = 0;
+
+	ck_assert(mdb_txn_begin(env, NULL, 0, &txn) == 0);
+	ck_assert(mdb_dbi_open(txn, "ns", 0, &ns) == 0);
+	ck_assert(mdb_dbi_open(txn, "sys", 0, &sys) == 0);
+	ck_assert(mdb_cursor_open(txn, ns, &cur) == 0);
+	/* Copied out first: a put moves what a cursor walks. */
+	while (!mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		ck_assert(m < 64 && rec_check(REC_NS, &k, &v) == 0);
+		keys[m].mv_size = k.mv_size;
+		keys[m].mv_data = malloc(k.mv_size);
+		vals[m].mv_data = malloc(v.mv_size);
+		ck_assert(keys[m].mv_data && vals[m].mv_data);
+		memcpy(keys[m].mv_data, k.mv_data, k.mv_size);
+		memcpy(vals[m].mv_data, v.mv_data, v.mv_size);
+		vals[m].mv_size = v.mv_size;
+		vals[m] = entry_v1(&vals[m], vals[m].mv_data);
+		m++;
+	}
+	mdb_cursor_close(cur);
+	for (int j = 0; j < m; j++) {
+		ck_assert(rec_put(txn, ns, REC_NS, &keys[j], &vals[j], 0) == 0);
+		free(keys[j].mv_data);
+		free(vals[j].mv_data);
+	}
+	put32(fmt, REC_FORMAT_RPA1);
+	fv = (MDB_val){sizeof(fmt), fmt};
+	ck_assert(rec_put(txn, sys, REC_SYS, &fk, &fv, 0) == 0);
+	ck_assert(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+	ck_assert(m >= 3);
+}
+
+/* The log of server i holds needle. */
+static bool log_has(struct cluster *cl, int i, const char *needle)
+{
+	char *log = malloc(1 << 20);
+	FILE *fp = fopen(cl_log(cl, i), "r");
+	bool found;
+	size_t n;
+
+	ck_assert(fp && log);
+	n = fread(log, 1, (1 << 20) - 1, fp);
+	log[n] = 0;
+	fclose(fp);
+	found = has(log, needle);
+	free(log);
+	return found;
+}
+
+static int count_entry(const char *name, uint32_t type, void *arg)
+{
+	(void)name;
+	(void)type;
+	++*(int *)arg;
+	return 0;
+}
+
+START_TEST(test_store_written_before_layout_kinds_opens_unchanged)
+{
+	struct cluster *cl = start(0);
+	rpfs_client_t *c = client(cl);
+	struct rpfs_create_opts on2 = {SU, 2, 2};
+	char out[8192];
+	struct rpfs_stat st;
+	int n = 0;
+
+	put_file(c, "/k1", 4 * SU, 111, &on2);
+	ck_assert(rpfs_mkdir(c, "/kdir", 0755) == 0);
+	ck_assert(rpfs_setstripe(c, "/kdir", 2 * SU, 3) == 0);
+	put_file(c, "/kdir/k2", 3 * SU, 112, NULL);
+	rpfs_finalize(c);
+	ck_assert(cl_stop(cl, 0) == 0);
+	make_rpa1_store(cl);
+	/* Nothing wrong with it. */
+	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 0);
+
+	/* Served as it was: data, layouts, a directory's default, listing,
+	 * rename; new entries beside the old ones. */
+	ck_assert(cl_restart(cl, 0) == 0);
+	ck_assert_msg(log_has(cl, 0, "now of format 3"), "no word in %s", cl_log(cl, 0));
+	c = client(cl);
+	expect_intact(c, "/k1", 4 * SU, 111);
+	expect_intact(c, "/kdir/k2", 3 * SU, 112);
+	ck_assert(rpfs_stat(c, "/k1", &st) == 0);
+	ck_assert(st.stripe_unit == SU && st.stripe_count == 2 && st.first_server == 2);
+	ck_assert(rpfs_stat(c, "/kdir/k2", &st) == 0);
+	ck_assert(st.stripe_unit == 2 * SU && st.stripe_count == 3);
+	put_file(c, "/kdir/new", SU, 113, NULL);
+	ck_assert(rpfs_stat(c, "/kdir/new", &st) == 0);
+	ck_assert(st.stripe_unit == 2 * SU && st.stripe_count == 3);
+	ck_assert(rpfs_rename(c, "/kdir", "/kmoved") == 0);
+	expect_intact(c, "/kmoved/k2", 3 * SU, 112);
+	expect_intact(c, "/kmoved/new", SU, 113);
+	ck_assert_int_eq(rpfs_readdir(c, "/kmoved", count_entry, &n), 0);
+	ck_assert_int_eq(n, 2);
+	rpfs_finalize(c);
+	ck_assert(cl_stop(cl, 0) == 0);
 	ck_assert_int_eq(check(cl, 0, NULL, NULL, out, sizeof(out)), 0);
 	cl_destroy(cl);
 }
@@ -1586,6 +1736,7 @@ static Suite *integrity_suite(void)
 	tcase_add_test(
 		tc, test_flipped_bit_in_a_layout_record_is_an_error_not_rotated_stripes);
 	tcase_add_test(tc, test_old_store_is_upgraded_once_at_start);
+	tcase_add_test(tc, test_store_written_before_layout_kinds_opens_unchanged);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("placement");

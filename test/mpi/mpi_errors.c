@@ -1,5 +1,6 @@
 /* mpi_errors: rpfs failures reach MPI programs as the right error classes,
- * on every rank, with a message that says what failed.
+ * on every rank, with a message that says what failed (the file's path on
+ * every rank; the cluster config when that is what cannot be read).
  *
  * Usage: mpiexec -n N mpi_errors rpfs:/dir/base
  * Prints " No Errors" on success, one line per failed check otherwise. */
@@ -29,6 +30,8 @@ static const char *class_name(int cls)
 		return "MPI_ERR_IO";
 	case MPI_ERR_BAD_FILE:
 		return "MPI_ERR_BAD_FILE";
+	case MPI_ERR_ARG:
+		return "MPI_ERR_ARG";
 	default:
 		return "another class";
 	}
@@ -72,9 +75,75 @@ static void expect_message(const char *what, int rc, const char *needle)
 	}
 }
 
+/* ... and does not say what it should not (a handle for a path). */
+static void expect_no_message(const char *what, int rc, const char *needle)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len;
+
+	if (rc == MPI_SUCCESS)
+		return;
+	MPI_Error_string(rc, msg, &len);
+	if (strstr(msg, needle) != NULL) {
+		printf("rank %d: %s: message \"%s\" mentions \"%s\"\n", rank, what, msg,
+		       needle);
+		errs++;
+	}
+}
+
+/* An open whose cluster config (hint rpfs_config) cannot be read fails on
+ * every rank with MPI_ERR_IO, the service failing: not with the class of
+ * the config's errno (MPI_ERR_NO_SUCH_FILE would blame the data file). The
+ * message names the config and the cause. Runs before anything else: the
+ * process's rpfs client is made at the first open that succeeds. */
+static void expect_bad_config(const char *what, const char *file, const char *config,
+			      const char *cause)
+{
+	MPI_Info info;
+	MPI_File fh;
+	int rc;
+
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "rpfs_config", config);
+	rc = MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDONLY, info, &fh);
+	MPI_Info_free(&info);
+	expect(what, rc, MPI_ERR_IO);
+	expect_message(what, rc, config);
+	expect_message(what, rc, cause);
+	if (rc == MPI_SUCCESS)
+		MPI_File_close(&fh);
+}
+
+/* A file removed while open: MPI_File_get_size fails on every rank (its
+ * datafiles are gone) and every rank's message names the file's path,
+ * not its handle: ranks other than 0 open from broadcast attributes. */
+static void expect_path_everywhere(const char *gone)
+{
+	const char *what = "size of a file removed while open";
+	MPI_Offset size;
+	MPI_File fh;
+	int rc;
+
+	rc = MPI_File_open(MPI_COMM_WORLD, gone, MPI_MODE_CREATE | MPI_MODE_RDWR,
+			   MPI_INFO_NULL, &fh);
+	expect("create of a file to remove while open", rc, MPI_SUCCESS);
+	if (rc != MPI_SUCCESS)
+		return;
+	if (rank == 0 && MPI_File_delete(gone, MPI_INFO_NULL) != MPI_SUCCESS) {
+		printf("rank 0: %s: the delete failed\n", what);
+		errs++;
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	rc = MPI_File_get_size(fh, &size);
+	expect(what, rc, MPI_ERR_IO);
+	expect_message(what, rc, strrchr(gone, '/'));
+	expect_no_message(what, rc, "handle 0x");
+	MPI_File_close(&fh);
+}
+
 int main(int argc, char **argv)
 {
-	char missing[512], existing[512], ro[512];
+	char missing[512], existing[512], ro[512], gone[512];
 	MPI_File fh;
 	int rc, total, buf = 42;
 	MPI_Status st;
@@ -89,6 +158,13 @@ int main(int argc, char **argv)
 	snprintf(missing, sizeof(missing), "%s.missing", argv[1]);
 	snprintf(existing, sizeof(existing), "%s.exists", argv[1]);
 	snprintf(ro, sizeof(ro), "%s.ro", argv[1]);
+	snprintf(gone, sizeof(gone), "%s.gone", argv[1]);
+
+	/* a cluster config that is missing, or a directory */
+	expect_bad_config("open with a missing cluster config", existing,
+			  "/nonexistent-rpfs-dir/rpfs.conf", "No such file or directory");
+	expect_bad_config("open with a directory as cluster config", existing, "/proc",
+			  "Is a directory");
 
 	/* opening a file that does not exist */
 	if (rank == 0)
@@ -151,6 +227,9 @@ int main(int argc, char **argv)
 		MPI_File_close(&fh);
 	rc = MPI_File_open(MPI_COMM_WORLD, ro, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
 	expect("open after delete-on-close", rc, MPI_ERR_NO_SUCH_FILE);
+
+	/* every rank's message names the file */
+	expect_path_everywhere(gone);
 
 	if (rank == 0)
 		MPI_File_delete(existing, MPI_INFO_NULL);

@@ -93,10 +93,10 @@ suite_cluster_up 3
 echo "servers: RPFS_CONFIG=$RPFS_CONFIG"
 "$RPFS_CLI" mkdir /t >/dev/null 2>&1 || true
 
-# mpi_errors deletes all three of its files (BASE.missing twice, BASE.ro by
-# delete-on-close); mpi_hints and mpi_sizes delete their file at the end.
+# mpi_errors deletes all four of its files (BASE.missing twice, BASE.ro by
+# delete-on-close, BASE.gone while open); mpi_hints and mpi_sizes delete their file at the end.
 for np in $NPS; do
-    run "error classes" $np "" "/t/err.$np.missing /t/err.$np.exists /t/err.$np.ro" \
+    run "error classes" $np "" "/t/err.$np.missing /t/err.$np.exists /t/err.$np.ro /t/err.$np.gone" \
         "$BIN/mpi_errors" rpfs:/t/err.$np
 done
 for np in $NPS; do

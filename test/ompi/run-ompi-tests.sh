@@ -244,7 +244,7 @@ xfail_check() { # NAME LOG NP PROGRAM ARGS...
 
 # ---- rpfs's MPI tests (test/mpi), as test/mpi/run-mpi-tests.sh runs them ----
 for np in 1 2 4; do
-    run "error classes" $np "" "/t/err.$np.missing /t/err.$np.exists /t/err.$np.ro" \
+    run "error classes" $np "" "/t/err.$np.missing /t/err.$np.exists /t/err.$np.ro /t/err.$np.gone" \
         "$BIN/mpi_errors" rpfs:/t/err.$np
 done
 for np in 1 2 4; do

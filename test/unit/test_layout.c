@@ -1,24 +1,36 @@
-/* Striping math specification (layout.h): the offset mapping against an
- * independent oracle that deals stripes out one by one, the splitting of
- * extents into per-stripe pieces, the datafile-size <-> logical-size round
- * trip used by stat and truncate, and the layouts layout_check() refuses. */
+/* Layout specification (layout.h), through the table of kinds: the stripe
+ * kind's offset mapping against an independent oracle that deals stripes
+ * out one by one, the splitting of extents into per-stripe pieces, the
+ * datafile-size <-> logical-size round trip used by stat and truncate, the
+ * layouts layout_check() refuses, and the kinds it refuses (those without
+ * math yet, unknown ones) with the reason it gives. */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "layout.h"
 
 #define LSEED 12345u
 
+/* A layout of the stripe kind ("none"). */
+#define STRIPED(su, count, first, n)                                                     \
+	{                                                                                \
+		.stripe_unit = (su), .stripe_count = (count), .first_server = (first),   \
+		.nservers = (n), .kind = RPFS_LAYOUT_STRIPE                              \
+	}
+
 /* Layouts every mapping test runs over: small and large stripe units, every
  * count from 1 to 5, slot 0 not always on server 0. */
 static const struct rpfs_layout layouts[] = {
-	{1, 1, 0, 1},	    {1, 3, 2, 4},	{1, 5, 4, 5},	    {4096, 1, 3, 4},
-	{4096, 2, 1, 3},    {4096, 4, 0, 4},	{4096, 5, 6, 8},    {1 << 20, 1, 0, 1},
-	{1 << 20, 2, 1, 2}, {1 << 20, 3, 5, 7}, {1 << 20, 5, 2, 5}, {65536, 4, 9, 16},
-	{3000, 3, 1, 3}, /* not a power of two */
+	STRIPED(1, 1, 0, 1),	   STRIPED(1, 3, 2, 4),	      STRIPED(1, 5, 4, 5),
+	STRIPED(4096, 1, 3, 4),	   STRIPED(4096, 2, 1, 3),    STRIPED(4096, 4, 0, 4),
+	STRIPED(4096, 5, 6, 8),	   STRIPED(1 << 20, 1, 0, 1), STRIPED(1 << 20, 2, 1, 2),
+	STRIPED(1 << 20, 3, 5, 7), STRIPED(1 << 20, 5, 2, 5), STRIPED(65536, 4, 9, 16),
+	STRIPED(3000, 3, 1, 3), /* not a power of two */
 };
 #define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
@@ -126,7 +138,7 @@ END_TEST
 
 START_TEST(logical_saturates_instead_of_wrapping)
 {
-	struct rpfs_layout l = {1 << 20, 4, 0, 4};
+	struct rpfs_layout l = STRIPED(1 << 20, 4, 0, 4);
 
 	ck_assert_uint_eq(layout_logical(&l, 3, UINT64_MAX), UINT64_MAX);
 	ck_assert_uint_eq(layout_logical(&l, 1, UINT64_MAX / 2), UINT64_MAX);
@@ -135,7 +147,7 @@ END_TEST
 
 START_TEST(server_wraps_from_first_server)
 {
-	struct rpfs_layout l = {4096, 3, 3, 4};
+	struct rpfs_layout l = STRIPED(4096, 3, 3, 4);
 
 	ck_assert_uint_eq(layout_server(&l, 0), 3);
 	ck_assert_uint_eq(layout_server(&l, 1), 0);
@@ -145,7 +157,7 @@ END_TEST
 
 START_TEST(server_does_not_overflow_with_large_indexes)
 {
-	struct rpfs_layout l = {4096, 2, UINT32_MAX - 1, UINT32_MAX};
+	struct rpfs_layout l = STRIPED(4096, 2, UINT32_MAX - 1, UINT32_MAX);
 
 	ck_assert_uint_eq(layout_server(&l, 0), UINT32_MAX - 1);
 	ck_assert_uint_eq(layout_server(&l, 1), 0);
@@ -215,7 +227,7 @@ END_TEST
 
 START_TEST(split_stops_at_max_and_reports_done)
 {
-	const struct rpfs_layout l = {4096, 3, 0, 3};
+	const struct rpfs_layout l = STRIPED(4096, 3, 0, 3);
 	struct rpfs_piece p[4];
 	uint64_t off = 1000, len = 10 * 4096, pos = 0, done;
 	size_t n;
@@ -237,7 +249,7 @@ END_TEST
 
 START_TEST(split_of_an_extent_past_two_to_the_64_stops_short)
 {
-	const struct rpfs_layout l = {4096, 2, 0, 2};
+	const struct rpfs_layout l = STRIPED(4096, 2, 0, 2);
 	struct rpfs_piece p[8];
 	uint64_t done;
 	size_t n;
@@ -276,7 +288,7 @@ END_TEST
 /* local_size counts the bytes of [0, size) the oracle puts on the slot. */
 START_TEST(local_size_counts_the_bytes_on_the_slot)
 {
-	const struct rpfs_layout l = {3, 3, 1, 4};
+	const struct rpfs_layout l = STRIPED(3, 3, 1, 4);
 
 	for (uint64_t size = 0; size < 60; size++) {
 		uint64_t count[3] = {0};
@@ -304,7 +316,7 @@ END_TEST
 
 START_TEST(file_size_takes_the_furthest_byte_of_a_sparse_file)
 {
-	const struct rpfs_layout l = {4096, 3, 0, 3};
+	const struct rpfs_layout l = STRIPED(4096, 3, 0, 3);
 	/* Only slot 1 has data: one byte at datafile offset 4096 (row 1). */
 	uint64_t sizes[3] = {0, 4097, 0};
 
@@ -324,16 +336,119 @@ END_TEST
 START_TEST(check_rejects_unusable_layouts)
 {
 	static const struct rpfs_layout bad[] = {
-		{0, 1, 0, 1},	 /* stripe unit 0 */
-		{4096, 0, 0, 1}, /* count 0 */
-		{4096, 3, 0, 2}, /* count > nservers */
-		{4096, 1, 2, 2}, /* first_server >= nservers */
-		{4096, 1, 0, 0}, /* no servers */
+		STRIPED(0, 1, 0, 1),	/* stripe unit 0 */
+		STRIPED(4096, 0, 0, 1), /* count 0 */
+		STRIPED(4096, 3, 0, 2), /* count > nservers */
+		STRIPED(4096, 1, 2, 2), /* first_server >= nservers */
+		STRIPED(4096, 1, 0, 0), /* no servers */
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_int_eq(layout_check(&bad[i]), -EINVAL);
 	ck_assert_int_eq(layout_check(NULL), -EINVAL);
+}
+END_TEST
+
+/* ---- kinds ---------------------------------------------------------------- */
+
+START_TEST(check_refuses_kinds_not_supported_yet)
+{
+	struct rpfs_layout mirror = STRIPED(4096, 2, 0, 4), ec = STRIPED(4096, 3, 0, 4);
+	char why[160];
+
+	mirror.kind = RPFS_LAYOUT_MIRROR;
+	mirror.copies = 2;
+	ec.kind = RPFS_LAYOUT_EC;
+	ec.data_cells = 2;
+	ec.parity_cells = 1;
+	ck_assert_int_eq(layout_check(&mirror), -EOPNOTSUPP);
+	ck_assert_str_eq(layout_problem(&mirror, why, sizeof(why)),
+			 "layout kind mirror is not supported yet");
+	ck_assert_int_eq(layout_check(&ec), -EOPNOTSUPP);
+	ck_assert_str_eq(layout_problem(&ec, why, sizeof(why)),
+			 "layout kind ec is not supported yet");
+	ck_assert(!layout_kind_supported(RPFS_LAYOUT_MIRROR));
+	ck_assert(!layout_kind_supported(RPFS_LAYOUT_EC));
+}
+END_TEST
+
+START_TEST(check_refuses_unknown_kinds)
+{
+	static const uint32_t unknown[] = {RPFS_LAYOUT_KINDS, 77, UINT32_MAX};
+	char why[160];
+
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		struct rpfs_layout l = STRIPED(4096, 1, 0, 1);
+
+		l.kind = unknown[i];
+		ck_assert_int_eq(layout_check(&l), -EOPNOTSUPP);
+		ck_assert_msg(
+			strstr(layout_problem(&l, why, sizeof(why)), "unknown kind"),
+			"%s", why);
+		ck_assert(!layout_kind_supported(unknown[i]));
+		ck_assert_str_eq(layout_kind_name(unknown[i]), "unknown");
+	}
+}
+END_TEST
+
+START_TEST(check_refuses_redundancy_parameters_on_a_stripe_layout)
+{
+	for (int field = 0; field < 4; field++) {
+		struct rpfs_layout l = STRIPED(4096, 2, 0, 2);
+		char why[160];
+
+		l.copies = field == 0;
+		l.data_cells = field == 1;
+		l.parity_cells = field == 2;
+		l.cell_size = field == 3 ? 4096 : 0;
+		ck_assert_int_eq(layout_check(&l), -EINVAL);
+		ck_assert_msg(strstr(layout_problem(&l, why, sizeof(why)), "redundancy"),
+			      "%s", why);
+	}
+}
+END_TEST
+
+START_TEST(problem_of_a_usable_layout_is_empty)
+{
+	char why[160] = "x";
+
+	for (size_t i = 0; i < NLAYOUTS; i++)
+		ck_assert_str_eq(layout_problem(&layouts[i], why, sizeof(why)), "");
+}
+END_TEST
+
+START_TEST(kinds_have_their_names)
+{
+	ck_assert_str_eq(layout_kind_name(RPFS_LAYOUT_STRIPE), "none");
+	ck_assert_str_eq(layout_kind_name(RPFS_LAYOUT_MIRROR), "mirror");
+	ck_assert_str_eq(layout_kind_name(RPFS_LAYOUT_EC), "ec");
+	ck_assert(layout_kind_supported(RPFS_LAYOUT_STRIPE));
+}
+END_TEST
+
+START_TEST(a_stripe_layout_uses_count_slots_all_holding_data)
+{
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		const struct rpfs_layout *l = &layouts[i];
+
+		ck_assert_uint_eq(layout_slots(l), l->stripe_count);
+		for (uint32_t s = 0; s < l->stripe_count; s++)
+			ck_assert(layout_slot_has_data(l, s));
+		ck_assert(!layout_slot_has_data(l, l->stripe_count));
+	}
+}
+END_TEST
+
+/* A caller that skipped layout_check is stopped, never served striping
+ * math for a file whose bytes lie elsewhere. */
+START_TEST(math_on_a_kind_without_math_stops_the_program)
+{
+	struct rpfs_layout l = STRIPED(4096, 2, 0, 2);
+	struct rpfs_piece p[4];
+
+	l.kind = RPFS_LAYOUT_MIRROR;
+	l.copies = 2;
+	layout_split(&l, 0, 8192, p, 4, NULL);
 }
 END_TEST
 
@@ -370,6 +485,17 @@ static Suite *layout_suite(void)
 	tc = tcase_create("check");
 	tcase_add_test(tc, check_accepts_good_layouts);
 	tcase_add_test(tc, check_rejects_unusable_layouts);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("kinds");
+	tcase_add_test(tc, check_refuses_kinds_not_supported_yet);
+	tcase_add_test(tc, check_refuses_unknown_kinds);
+	tcase_add_test(tc, check_refuses_redundancy_parameters_on_a_stripe_layout);
+	tcase_add_test(tc, problem_of_a_usable_layout_is_empty);
+	tcase_add_test(tc, kinds_have_their_names);
+	tcase_add_test(tc, a_stripe_layout_uses_count_slots_all_holding_data);
+	tcase_add_test_raise_signal(tc, math_on_a_kind_without_math_stops_the_program,
+				    SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -298,6 +298,74 @@ START_TEST(search_reply_round_trips_and_refuses_bad_input)
 }
 END_TEST
 
+START_TEST(meta_handles_round_trips)
+{
+	uint64_t h[RPC_HANDLES_MAX + 1];
+	int n;
+
+	for (uint32_t i = 0; i <= RPC_HANDLES_MAX; i++)
+		h[i] = (1ull << 48) | (0x1000 + i);
+	n = rpc_enc_meta_handles(buf, BUFSZ, h, 3);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 8 + 3 * 8);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_META_HANDLES);
+	ck_assert_uint_eq(req.nhandles, 3);
+	ck_assert_uint_eq(rpc_req_handle(&req, 0), h[0]);
+	ck_assert_uint_eq(rpc_req_handle(&req, 2), h[2]);
+	ck_assert_ptr_null(req.path);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	n = rpc_enc_meta_handles(buf, BUFSZ, h, RPC_HANDLES_MAX);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(rpc_req_handle(&req, RPC_HANDLES_MAX - 1),
+			  h[RPC_HANDLES_MAX - 1]);
+	/* None, too many, or more than the body holds: refused either way. */
+	ck_assert_int_eq(rpc_enc_meta_handles(buf, BUFSZ, h, 0), -EINVAL);
+	ck_assert_int_eq(rpc_enc_meta_handles(buf, BUFSZ, h, RPC_HANDLES_MAX + 1),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_meta_handles(buf, 30, h, 3), -E2BIG);
+	n = rpc_enc_meta_handles(buf, BUFSZ, h, 2);
+	buf[8] = 3;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[8] = 0;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[8] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO); /* a handle too many */
+	buf[8] = 2;
+	buf[12] = 1; /* the pad */
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[12] = 0;
+	buf[2] = 1; /* flags */
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[2] = 0;
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_str_eq(rpc_op_name(RPC_META_HANDLES), "meta_handles");
+}
+END_TEST
+
+START_TEST(handle_states_reply_round_trips_and_refuses_bad_input)
+{
+	uint8_t st[4] = {RPC_HS_FILE, RPC_HS_GONE, RPC_HS_CREATING, RPC_HS_DAMAGED};
+	uint8_t back[RPC_HANDLES_MAX], b[8 + RPC_HANDLES_MAX];
+	int n = rpc_enc_handle_states(b, sizeof(b), st, 4);
+
+	ck_assert_int_eq(n, 8);
+	ck_assert_int_eq(rpc_dec_handle_states(b, (size_t)n, back, 4), 0);
+	ck_assert_mem_eq(back, st, 4);
+	/* Not the count asked, cut short, longer, an unknown state. */
+	ck_assert_int_eq(rpc_dec_handle_states(b, (size_t)n, back, 3), -EPROTO);
+	ck_assert_int_eq(rpc_dec_handle_states(b, (size_t)n - 1, back, 4), -EPROTO);
+	ck_assert_int_eq(rpc_dec_handle_states(b, (size_t)n + 1, back, 4), -EPROTO);
+	b[7] = 0;
+	ck_assert_int_eq(rpc_dec_handle_states(b, (size_t)n, back, 4), -EPROTO);
+	b[7] = RPC_HS_DAMAGED + 1;
+	ck_assert_int_eq(rpc_dec_handle_states(b, (size_t)n, back, 4), -EPROTO);
+	ck_assert_int_eq(rpc_enc_handle_states(b, 7, st, 4), -E2BIG);
+	ck_assert_int_eq(rpc_enc_handle_states(b, sizeof(b), back, RPC_HANDLES_MAX + 1),
+			 -EINVAL);
+}
+END_TEST
+
 START_TEST(setstripe_round_trips)
 {
 	int n = rpc_enc_setstripe(buf, BUFSZ, "/d", 65536, 2);
@@ -739,6 +807,7 @@ START_TEST(op_numbers_never_change)
 	ck_assert_uint_eq(RPC_STATFS_META, 21);
 	ck_assert_uint_eq(RPC_RENAME, 22);
 	ck_assert_uint_eq(RPC_SEARCH, 23);
+	ck_assert_uint_eq(RPC_META_HANDLES, 24);
 	ck_assert_uint_eq(RPC_IO_WRITE, 40);
 	ck_assert_uint_eq(RPC_IO_STATFS, 46);
 	ck_assert_uint_eq(RPC_IO_CREATE, 48);
@@ -813,6 +882,7 @@ START_TEST(ops_a_client_names_by_handle_need_a_capability)
 	ck_assert_int_eq(rpc_op_desc(RPC_GETATTR)->access, RPC_ACCESS_RENEW);
 	ck_assert_int_eq(rpc_op_desc(RPC_SEARCH)->access, RPC_ACCESS_PEERS);
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_CREATE)->access, RPC_ACCESS_PEERS);
+	ck_assert_int_eq(rpc_op_desc(RPC_META_HANDLES)->access, RPC_ACCESS_PEERS);
 }
 END_TEST
 
@@ -936,18 +1006,21 @@ END_TEST
 
 START_TEST(attr_with_bad_type_or_layout_is_refused)
 {
-	struct rpc_attr a = {
-		.handle = 1, .type = RPC_TYPE_FILE, .mode = 0644, .layout = {0, 1, 0, 1}};
+	struct rpc_attr a = {.handle = 1,
+			     .type = RPC_TYPE_FILE,
+			     .mode = 0644,
+			     .layout = {.stripe_count = 1, .nservers = 1}};
 	struct rpc_attr b;
 
 	rpc_enc_attr(buf, &a);
 	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), -EPROTO);
-	a.layout = (struct rpfs_layout){4096, 1, 0, 1};
+	a.layout = (struct rpfs_layout){
+		.stripe_unit = 4096, .stripe_count = 1, .nservers = 1};
 	a.type = 7;
 	rpc_enc_attr(buf, &a);
 	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), -EPROTO);
 	a.type = RPC_TYPE_DIR;
-	a.layout = (struct rpfs_layout){0, 0, 0, 0};
+	a.layout = (struct rpfs_layout){0};
 	rpc_enc_attr(buf, &a);
 	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), 0);
 }
@@ -1098,6 +1171,12 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 		ck_assert_uint_le(r->want, 7);
 		ck_assert_uint_le(r->ngroups, RPC_GROUPS_MAX);
 		break;
+	case RPC_BODY_HANDLES:
+		ck_assert_uint_ge(r->nhandles, 1);
+		ck_assert_uint_le(r->nhandles, RPC_HANDLES_MAX);
+		ck_assert_uint_eq(len, RPC_PREAMBLE + 8 + 8 * (size_t)r->nhandles);
+		ck_assert_ptr_null(r->path);
+		break;
 	case RPC_BODY_LOCK:
 		ck_assert_uint_gt(r->len, 0);
 		ck_assert_uint_le(r->len, UINT64_MAX - r->off);
@@ -1123,9 +1202,10 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 static size_t fz_valid(uint8_t *b)
 {
 	struct rpc_seg s[4] = {{0, 1}, {100, 50}, {1 << 20, 4096}, {7, 7}};
+	uint64_t h[3] = {1, 2ull << 48, UINT64_MAX};
 	int n;
 
-	switch (fz_next() % 9) {
+	switch (fz_next() % 10) {
 	case 0:
 		n = rpc_enc_create(b, BUFSZ, "/dir/file", 0644, 1, 2, RPC_CREATE_EXCL,
 				   65536, 2, 1);
@@ -1151,6 +1231,9 @@ static size_t fz_valid(uint8_t *b)
 		break;
 	case 7:
 		n = rpc_enc_truncate(b, BUFSZ, 1, NULL, 2);
+		break;
+	case 8:
+		n = rpc_enc_meta_handles(b, BUFSZ, h, 3);
 		break;
 	default:
 		n = rpc_enc_path_op(b, BUFSZ, RPC_LOOKUP, 0, "/l/o/o/k");
@@ -1245,6 +1328,7 @@ START_TEST(random_reply_bodies_never_crash_the_decoders)
 	struct rpc_attr a;
 	struct rpc_statfs s;
 	struct rpc_io_size isz;
+	uint8_t st[16];
 	uint32_t n, more;
 	uint64_t v;
 
@@ -1270,6 +1354,10 @@ START_TEST(random_reply_bodies_never_crash_the_decoders)
 		rpc_dec_statfs(b, len, &s);
 		rpc_dec_io_size(b, len, &isz);
 		rpc_dec_u64(b, len, &v);
+		if (rpc_dec_handle_states(b, len, st, b[0] % 16) == 0)
+			for (uint32_t k = 0; k < b[0] % 16u; k++)
+				ck_assert(st[k] >= RPC_HS_FILE &&
+					  st[k] <= RPC_HS_DAMAGED);
 	}
 }
 END_TEST
@@ -1290,6 +1378,8 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, setstripe_round_trips);
 	tcase_add_test(tc, search_round_trips);
 	tcase_add_test(tc, search_reply_round_trips_and_refuses_bad_input);
+	tcase_add_test(tc, meta_handles_round_trips);
+	tcase_add_test(tc, handle_states_reply_round_trips_and_refuses_bad_input);
 	tcase_add_test(tc, handle_ops_round_trip);
 	tcase_add_test(tc, fetch_add_round_trips);
 	tcase_add_test(tc, lock_round_trips);

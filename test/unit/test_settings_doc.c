@@ -1,9 +1,9 @@
-/* The README's table of transport settings is the program's: the lines
- * between its two markers must be exactly what `rpfs settings --markdown`
- * prints (xp_settings_markdown, from the table in params.c), so a setting
- * added, renamed or given another default cannot leave the README behind.
- * The check itself is tested on changed copies of the README, so that it
- * cannot pass by finding nothing to compare. */
+/* The table of transport settings in docs/settings.md is the program's: the
+ * lines between its two markers must be exactly what `rpfs settings
+ * --markdown` prints (xp_settings_markdown, from the table in params.c), so
+ * a setting added, renamed or given another default cannot leave the
+ * document behind. The check itself is tested on changed copies of the
+ * document, so that it cannot pass by finding nothing to compare. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +11,8 @@
 
 #include "params.h"
 
-#ifndef RPFS_README
-#error "build with -DRPFS_README=path/to/README.md"
+#ifndef RPFS_SETTINGS_DOC
+#error "build with -DRPFS_SETTINGS_DOC=path/to/docs/settings.md"
 #endif
 
 #define TABLE_START "<!-- The table below is `rpfs settings --markdown`"
@@ -42,11 +42,11 @@ static char *program_table(void)
 	return text;
 }
 
-/* The table lines of readme: after the start marker's comment closes, up
+/* The table lines of doc: after the start marker's comment closes, up
  * to the end marker, blank lines dropped. NULL without both markers. */
-static char *readme_table(const char *readme)
+static char *doc_table(const char *doc)
 {
-	const char *start = strstr(readme, TABLE_START), *end;
+	const char *start = strstr(doc, TABLE_START), *end;
 	char *out, *o;
 
 	if (!start || !(start = strstr(start, "-->")) ||
@@ -69,11 +69,11 @@ static char *readme_table(const char *readme)
 	return out;
 }
 
-/* 0 when readme holds the program's table; else -1 and why names the first
+/* 0 when doc holds the program's table; else -1 and why names the first
  * line that differs. */
-static int table_check(const char *readme, char *why, size_t whylen)
+static int table_check(const char *doc, char *why, size_t whylen)
 {
-	char *want = program_table(), *have = readme_table(readme);
+	char *want = program_table(), *have = doc_table(doc);
 	const char *w = want, *h = have;
 	int line = 1, ret = 0;
 
@@ -104,75 +104,73 @@ static int table_check(const char *readme, char *why, size_t whylen)
 	return ret;
 }
 
-/* A copy of the README with the first "from" in the table replaced. */
-static char *readme_with(const char *from, const char *to)
+/* A copy of the document with the first "from" in the table replaced. */
+static char *doc_with(const char *from, const char *to)
 {
-	char *readme = read_file(RPFS_README);
-	char *table = strstr(readme, TABLE_START), *at, *out;
+	char *doc = read_file(RPFS_SETTINGS_DOC);
+	char *table = strstr(doc, TABLE_START), *at, *out;
 
 	ck_assert_ptr_nonnull(table);
 	at = strstr(table, from);
 	ck_assert_ptr_nonnull(at);
-	out = malloc(strlen(readme) + strlen(to) + 1);
+	out = malloc(strlen(doc) + strlen(to) + 1);
 	ck_assert_ptr_nonnull(out);
-	sprintf(out, "%.*s%s%s", (int)(at - readme), readme, to, at + strlen(from));
-	free(readme);
+	sprintf(out, "%.*s%s%s", (int)(at - doc), doc, to, at + strlen(from));
+	free(doc);
 	return out;
 }
 
-static void expect_mismatch(char *readme, const char *what)
+static void expect_mismatch(char *doc, const char *what)
 {
 	char why[1024] = "";
 
-	ck_assert_msg(table_check(readme, why, sizeof(why)) == -1, "%s not noticed",
-		      what);
+	ck_assert_msg(table_check(doc, why, sizeof(why)) == -1, "%s not noticed", what);
 	ck_assert_msg(why[0], "%s: no reason", what);
-	free(readme);
+	free(doc);
 }
 
-START_TEST(readme_table_is_what_rpfs_settings_prints)
+START_TEST(doc_table_is_what_rpfs_settings_prints)
 {
-	char *readme = read_file(RPFS_README);
+	char *doc = read_file(RPFS_SETTINGS_DOC);
 	char why[1024] = "";
 
-	ck_assert_msg(table_check(readme, why, sizeof(why)) == 0,
+	ck_assert_msg(table_check(doc, why, sizeof(why)) == 0,
 		      "%s: %s\n(regenerate the table with `rpfs settings --markdown`)",
-		      RPFS_README, why);
-	free(readme);
+		      RPFS_SETTINGS_DOC, why);
+	free(doc);
 }
 END_TEST
 
 START_TEST(check_notices_a_changed_default)
 {
-	expect_mismatch(readme_with("| `4K` |", "| `8K` |"), "a changed default");
+	expect_mismatch(doc_with("| `4K` |", "| `8K` |"), "a changed default");
 }
 END_TEST
 
 START_TEST(check_notices_a_missing_setting)
 {
-	char *readme = read_file(RPFS_README);
-	char *row = strstr(readme, "| `spin_us` |"), *nl;
+	char *doc = read_file(RPFS_SETTINGS_DOC);
+	char *row = strstr(doc, "| `spin_us` |"), *nl;
 
 	ck_assert_ptr_nonnull(row);
 	nl = strchr(row, '\n');
 	memmove(row, nl + 1, strlen(nl + 1) + 1);
-	expect_mismatch(readme, "a missing row");
+	expect_mismatch(doc, "a missing row");
 }
 END_TEST
 
 START_TEST(check_notices_an_extra_setting)
 {
 	expect_mismatch(
-		readme_with(
-			TABLE_END,
-			"| `old_key` | size | `1` | 1 .. 2 | no | gone |\n" TABLE_END),
+		doc_with(TABLE_END,
+			 "| `old_key` | size | `1` | 1 .. 2 | no | gone |\n" TABLE_END),
 		"an extra row");
 }
 END_TEST
 
 START_TEST(check_notices_a_missing_table)
 {
-	expect_mismatch(readme_with(TABLE_END, "<!-- end -->"), "a missing end marker");
+	expect_mismatch(doc_with(TABLE_END, "<!-- end -->"), "a missing end marker");
 }
 END_TEST
 
@@ -202,11 +200,11 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("settings_doc");
-	TCase *tc = tcase_create("readme");
+	TCase *tc = tcase_create("doc");
 	SRunner *sr;
 	int failed;
 
-	tcase_add_test(tc, readme_table_is_what_rpfs_settings_prints);
+	tcase_add_test(tc, doc_table_is_what_rpfs_settings_prints);
 	tcase_add_test(tc, check_notices_a_changed_default);
 	tcase_add_test(tc, check_notices_a_missing_setting);
 	tcase_add_test(tc, check_notices_an_extra_setting);

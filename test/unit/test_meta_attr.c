@@ -1,0 +1,457 @@
+/* The stored form of a namespace entry (server/meta_attr.h) and the store
+ * formats that hold it (server/meta_record.h): entries round-trip every
+ * field; an entry written before layouts had a kind (version 1) decodes
+ * as a stripe layout, and a store of them opens as it is; kinds without
+ * math, unknown kinds, unknown versions, short and damaged entries are
+ * refused with a reason, never read as something else. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "meta_attr.h"
+#include "meta_record.h"
+#include "wire.h"
+
+/* An entry of /dir/file exactly as rpfsd wrote it before layouts had a
+ * kind (version 1: "RPA1", the 80 bytes of that time's rpc_enc_attr, the
+ * path): handle 0x1000000000123, mode 0640, uid 1000, gid 100, stripe
+ * unit 64 KiB over 3 of 4 I/O servers from server 2. */
+static const uint8_t v1_entry[] = {
+	0x52, 0x50, 0x41, 0x31, 0x23, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
+	0x01, 0x00, 0x00, 0x00, 0xa0, 0x01, 0x00, 0x00, 0xe8, 0x03, 0x00, 0x00,
+	0x64, 0x00, 0x00, 0x00, 0x15, 0xcd, 0x85, 0x3d, 0xfe, 0x9c, 0x97, 0x17,
+	0x00, 0xca, 0xc4, 0x71, 0xfe, 0x9c, 0x97, 0x17, 0x00, 0x94, 0x5f, 0xad,
+	0xfe, 0x9c, 0x97, 0x17, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x03, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0xca, 0xc4, 0x71, 0xfe, 0x9c, 0x97, 0x17,
+	0x2f, 0x64, 0x69, 0x72, 0x2f, 0x66, 0x69, 0x6c, 0x65,
+};
+
+static uint8_t buf[META_ATTR_SIZE + RPC_PATH_MAX + 64];
+
+static struct rpc_attr file_attr(void)
+{
+	struct rpc_attr a = {0};
+
+	a.handle = 0x0002000000000abcull;
+	a.type = RPC_TYPE_FILE;
+	a.mode = 0600;
+	a.uid = 4242;
+	a.gid = 77;
+	a.atime = -5; /* before the epoch: signed */
+	a.mtime = 1700000000123456789ll;
+	a.ctime = 1700000000999999999ll;
+	a.times_set = 1700000000000000001ll;
+	a.layout.stripe_unit = 3000;
+	a.layout.stripe_count = 5;
+	a.layout.first_server = 7;
+	a.layout.nservers = 8;
+	return a;
+}
+
+static void expect_same(const struct rpc_attr *a, const struct rpc_attr *b)
+{
+	ck_assert_uint_eq(a->handle, b->handle);
+	ck_assert_uint_eq(a->type, b->type);
+	ck_assert_uint_eq(a->mode, b->mode);
+	ck_assert_uint_eq(a->uid, b->uid);
+	ck_assert_uint_eq(a->gid, b->gid);
+	ck_assert_int_eq(a->atime, b->atime);
+	ck_assert_int_eq(a->mtime, b->mtime);
+	ck_assert_int_eq(a->ctime, b->ctime);
+	ck_assert_int_eq(a->times_set, b->times_set);
+	ck_assert_uint_eq(a->layout.kind, b->layout.kind);
+	ck_assert_uint_eq(a->layout.stripe_unit, b->layout.stripe_unit);
+	ck_assert_uint_eq(a->layout.stripe_count, b->layout.stripe_count);
+	ck_assert_uint_eq(a->layout.first_server, b->layout.first_server);
+	ck_assert_uint_eq(a->layout.nservers, b->layout.nservers);
+	ck_assert_uint_eq(a->layout.copies, b->layout.copies);
+	ck_assert_uint_eq(a->layout.data_cells, b->layout.data_cells);
+	ck_assert_uint_eq(a->layout.parity_cells, b->layout.parity_cells);
+	ck_assert_uint_eq(a->layout.cell_size, b->layout.cell_size);
+}
+
+/* Encode a with path, decode it: the result, with *out and the reason. */
+static int round_trip(const struct rpc_attr *a, const char *path, struct rpc_attr *out,
+		      char *why, size_t whylen)
+{
+	size_t plen = strlen(path), got;
+	const char *p;
+	int ret;
+
+	meta_attr_enc(buf, a, path, plen);
+	ret = meta_attr_dec(buf, meta_attr_size(plen), out, &p, &got, why, whylen);
+	if (!ret) {
+		ck_assert_uint_eq(got, plen);
+		ck_assert(!memcmp(p, path, plen));
+	}
+	return ret;
+}
+
+/* ---- round trips ----------------------------------------------------------- */
+
+START_TEST(a_file_round_trips_every_field)
+{
+	struct rpc_attr a = file_attr(), b;
+	char why[200];
+
+	ck_assert_int_eq(round_trip(&a, "/a/file", &b, why, sizeof(why)), 0);
+	expect_same(&a, &b);
+	ck_assert_str_eq(why, "");
+	ck_assert_uint_eq(get32(buf), META_ATTR_V2);
+	ck_assert_uint_eq(meta_attr_size(7), META_ATTR_SIZE + 7);
+}
+END_TEST
+
+START_TEST(a_directory_round_trips_its_default_layout)
+{
+	struct rpc_attr a = file_attr(), b;
+
+	a.type = RPC_TYPE_DIR;
+	/* No default (the cluster's): zeros, which a file could not have. */
+	a.layout = (struct rpfs_layout){0};
+	ck_assert_int_eq(round_trip(&a, "/d", &b, NULL, 0), 0);
+	expect_same(&a, &b);
+	/* A default set with rpfs setstripe. */
+	a.layout.stripe_unit = 65536;
+	a.layout.stripe_count = 2;
+	ck_assert_int_eq(round_trip(&a, "/d", &b, NULL, 0), 0);
+	expect_same(&a, &b);
+}
+END_TEST
+
+START_TEST(an_entry_written_before_kinds_decodes_as_a_stripe_layout)
+{
+	struct rpc_attr a;
+	const char *path;
+	size_t plen;
+	char why[200];
+
+	memset(&a, 0xee, sizeof(a));
+	ck_assert_int_eq(meta_attr_dec(v1_entry, sizeof(v1_entry), &a, &path, &plen, why,
+				       sizeof(why)),
+			 0);
+	ck_assert_uint_eq(a.handle, 0x0001000000000123ull);
+	ck_assert_uint_eq(a.type, RPC_TYPE_FILE);
+	ck_assert_uint_eq(a.mode, 0640);
+	ck_assert_uint_eq(a.uid, 1000);
+	ck_assert_uint_eq(a.gid, 100);
+	ck_assert_int_eq(a.atime, 1700000000123456789ll);
+	ck_assert_int_eq(a.mtime, 1700000001000000000ll);
+	ck_assert_int_eq(a.ctime, 1700000002000000000ll);
+	ck_assert_int_eq(a.times_set, 1700000001000000000ll);
+	ck_assert_uint_eq(a.layout.kind, RPFS_LAYOUT_STRIPE);
+	ck_assert_uint_eq(a.layout.stripe_unit, 65536);
+	ck_assert_uint_eq(a.layout.stripe_count, 3);
+	ck_assert_uint_eq(a.layout.first_server, 2);
+	ck_assert_uint_eq(a.layout.nservers, 4);
+	ck_assert_uint_eq(a.layout.copies + a.layout.data_cells + a.layout.parity_cells,
+			  0);
+	ck_assert_uint_eq(a.layout.cell_size, 0);
+	ck_assert_uint_eq(a.cap.rights, 0);
+	ck_assert_uint_eq(plen, 9);
+	ck_assert(!memcmp(path, "/dir/file", 9));
+}
+END_TEST
+
+START_TEST(the_path_of_either_version_is_found_without_decoding)
+{
+	struct rpc_attr a = file_attr();
+	size_t plen = 0;
+	const char *p = meta_attr_path(v1_entry, sizeof(v1_entry), &plen);
+
+	ck_assert_ptr_eq(p, (const char *)v1_entry + META_ATTR_V1_SIZE);
+	ck_assert_uint_eq(plen, 9);
+	/* Whatever the attributes hold (here a type no entry has). */
+	a.type = 99;
+	meta_attr_enc(buf, &a, "/x/y", 4);
+	p = meta_attr_path(buf, meta_attr_size(4), &plen);
+	ck_assert_ptr_eq(p, (const char *)buf + META_ATTR_SIZE);
+	ck_assert_uint_eq(plen, 4);
+	/* None: no path, or a version it can't place. */
+	ck_assert_ptr_null(meta_attr_path(buf, META_ATTR_SIZE, &plen));
+	put32(buf, 0x33415052u);
+	ck_assert_ptr_null(meta_attr_path(buf, meta_attr_size(4), &plen));
+}
+END_TEST
+
+/* ---- refused ------------------------------------------------------------------ */
+
+START_TEST(a_layout_of_a_kind_not_supported_yet_is_refused)
+{
+	static const struct {
+		uint32_t kind, copies, k, p;
+		const char *name;
+	} kinds[] = {
+		{RPFS_LAYOUT_MIRROR, 2, 0, 0, "mirror"},
+		{RPFS_LAYOUT_EC, 0, 4, 2, "ec"},
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct rpc_attr a = file_attr(), b;
+		char why[200];
+
+		a.layout.kind = kinds[i].kind;
+		a.layout.copies = kinds[i].copies;
+		a.layout.data_cells = kinds[i].k;
+		a.layout.parity_cells = kinds[i].p;
+		ck_assert_int_eq(round_trip(&a, "/f", &b, why, sizeof(why)), -EOPNOTSUPP);
+		ck_assert_msg(strstr(why, kinds[i].name) &&
+				      strstr(why, "not supported yet"),
+			      "%s", why);
+		/* Nor as a directory's default for new files. */
+		a.type = RPC_TYPE_DIR;
+		ck_assert_int_eq(round_trip(&a, "/d", &b, why, sizeof(why)), -EOPNOTSUPP);
+		ck_assert_msg(strstr(why, kinds[i].name), "%s", why);
+	}
+}
+END_TEST
+
+START_TEST(an_unknown_kind_is_refused)
+{
+	struct rpc_attr a = file_attr(), b;
+	char why[200];
+
+	a.layout.kind = RPFS_LAYOUT_KINDS;
+	ck_assert_int_eq(round_trip(&a, "/f", &b, why, sizeof(why)), -EOPNOTSUPP);
+	ck_assert_msg(strstr(why, "unknown kind"), "%s", why);
+	a.layout.kind = UINT32_MAX;
+	ck_assert_int_eq(round_trip(&a, "/f", &b, why, sizeof(why)), -EOPNOTSUPP);
+}
+END_TEST
+
+START_TEST(an_unknown_version_is_refused)
+{
+	struct rpc_attr a = file_attr(), b;
+	const char *p;
+	size_t plen;
+	char why[200];
+
+	meta_attr_enc(buf, &a, "/f", 2);
+	put32(buf, 0x33415052u); /* "RPA3" */
+	ck_assert_int_eq(
+		meta_attr_dec(buf, meta_attr_size(2), &b, &p, &plen, why, sizeof(why)),
+		-EPROTONOSUPPORT);
+	ck_assert_msg(strstr(why, "unknown version"), "%s", why);
+}
+END_TEST
+
+START_TEST(a_short_entry_is_refused)
+{
+	struct rpc_attr a = file_attr(), b;
+	const char *p;
+	size_t plen;
+
+	meta_attr_enc(buf, &a, "/f", 2);
+	/* Every length up to the attributes alone (no path). */
+	for (size_t n = 0; n <= META_ATTR_SIZE; n++)
+		ck_assert_int_eq(meta_attr_dec(buf, n, &b, &p, &plen, NULL, 0), -EPROTO);
+	for (size_t n = 4; n <= META_ATTR_V1_SIZE; n++)
+		ck_assert_int_eq(meta_attr_dec(v1_entry, n, &b, &p, &plen, NULL, 0),
+				 -EPROTO);
+}
+END_TEST
+
+START_TEST(a_path_longer_than_a_path_can_be_is_refused)
+{
+	struct rpc_attr a = file_attr(), b;
+	static char path[RPC_PATH_MAX + 2];
+	const char *p;
+	size_t plen;
+
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	meta_attr_enc(buf, &a, path, RPC_PATH_MAX);
+	ck_assert_int_eq(
+		meta_attr_dec(buf, meta_attr_size(RPC_PATH_MAX), &b, &p, &plen, NULL, 0),
+		0);
+	meta_attr_enc(buf, &a, path, RPC_PATH_MAX + 1);
+	ck_assert_int_eq(meta_attr_dec(buf, meta_attr_size(RPC_PATH_MAX + 1), &b, &p,
+				       &plen, NULL, 0),
+			 -EPROTO);
+}
+END_TEST
+
+START_TEST(damaged_attributes_are_refused)
+{
+	struct rpc_attr a = file_attr(), b;
+	char why[200];
+
+	a.layout.stripe_unit = 0; /* a client would divide by it */
+	ck_assert_int_eq(round_trip(&a, "/f", &b, why, sizeof(why)), -EPROTO);
+	ck_assert_msg(strstr(why, "layout"), "%s", why);
+	a = file_attr();
+	a.layout.stripe_count = a.layout.nservers + 1;
+	ck_assert_int_eq(round_trip(&a, "/f", &b, NULL, 0), -EPROTO);
+	a = file_attr();
+	a.layout.copies = 2; /* a stripe layout has no copies */
+	ck_assert_int_eq(round_trip(&a, "/f", &b, NULL, 0), -EPROTO);
+	a = file_attr();
+	a.type = 7;
+	ck_assert_int_eq(round_trip(&a, "/f", &b, why, sizeof(why)), -EPROTO);
+	ck_assert_msg(strstr(why, "type"), "%s", why);
+}
+END_TEST
+
+/* ---- stores ------------------------------------------------------------------- */
+
+static char storedir[64];
+
+static void store_setup(void)
+{
+	strcpy(storedir, "/tmp/rpfs-test-meta-attr.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(storedir));
+}
+
+static void store_teardown(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/data.mdb", storedir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/lock.mdb", storedir);
+	unlink(path);
+	rmdir(storedir);
+}
+
+struct store {
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi ns, sys;
+};
+
+static void store_open(struct store *s, unsigned flags)
+{
+	ck_assert_int_eq(mdb_env_create(&s->env), 0);
+	ck_assert_int_eq(mdb_env_set_maxdbs(s->env, 4), 0);
+	ck_assert_int_eq(mdb_env_set_mapsize(s->env, 1ull << 24), 0);
+	ck_assert_int_eq(mdb_env_open(s->env, storedir, MDB_NOTLS, 0600), 0);
+	ck_assert_int_eq(mdb_txn_begin(s->env, NULL, flags, &s->txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(s->txn, "ns", MDB_CREATE, &s->ns), 0);
+	ck_assert_int_eq(mdb_dbi_open(s->txn, "sys", MDB_CREATE, &s->sys), 0);
+	ck_assert_int_eq(mdb_dbi_open(s->txn, "byhandle", MDB_CREATE, &(MDB_dbi){0}), 0);
+}
+
+static void store_close(struct store *s)
+{
+	ck_assert_int_eq(mdb_txn_commit(s->txn), 0);
+	mdb_env_close(s->env);
+}
+
+static const MDB_val entry_key = {4, "\0\0\0k"};
+
+/* A store as an rpfsd of format fmt left it: v1_entry under entry_key, a
+ * record (bare value for format 1), and its format record (none for 1). */
+static void make_store(uint32_t fmt)
+{
+	MDB_val fk = {sizeof(REC_FORMAT_KEY) - 1, REC_FORMAT_KEY};
+	MDB_val v = {sizeof(v1_entry), (void *)v1_entry}, fv;
+	uint8_t f[4];
+	struct store s;
+
+	store_open(&s, 0);
+	if (fmt == 1) {
+		ck_assert_int_eq(mdb_put(s.txn, s.ns, (MDB_val *)&entry_key, &v, 0), 0);
+	} else {
+		put32(f, fmt);
+		fv = (MDB_val){4, f};
+		ck_assert_int_eq(rec_put(s.txn, s.ns, REC_NS, &entry_key, &v, 0), 0);
+		ck_assert_int_eq(rec_put(s.txn, s.sys, REC_SYS, &fk, &fv, 0), 0);
+	}
+	store_close(&s);
+}
+
+/* The store's format, and its entry still v1_entry, byte for byte. */
+static int format_and_entry_kept(void)
+{
+	struct store s;
+	MDB_val v;
+	int fmt;
+
+	store_open(&s, MDB_RDONLY);
+	fmt = rec_store_format(s.txn, s.sys);
+	ck_assert_int_eq(rec_get(s.txn, s.ns, REC_NS, &entry_key, &v), 0);
+	ck_assert_uint_eq(v.mv_size, sizeof(v1_entry));
+	ck_assert(!memcmp(v.mv_data, v1_entry, sizeof(v1_entry)));
+	store_close(&s);
+	return fmt;
+}
+
+START_TEST(a_store_of_version_1_entries_opens_as_it_is)
+{
+	char why[512] = "";
+
+	make_store(REC_FORMAT_RPA1);
+	ck_assert_int_eq(rec_upgrade(storedir, why, sizeof(why)), 0);
+	/* Marked as one that may hold version 2 entries; its entry untouched. */
+	ck_assert_int_eq(format_and_entry_kept(), REC_FORMAT);
+	ck_assert_int_eq(rec_upgrade(storedir, why, sizeof(why)), 0);
+	ck_assert_int_eq(format_and_entry_kept(), REC_FORMAT);
+}
+END_TEST
+
+START_TEST(a_store_without_records_of_version_1_entries_is_upgraded)
+{
+	char why[512] = "";
+
+	make_store(1);
+	ck_assert_int_eq(rec_upgrade(storedir, why, sizeof(why)), 0);
+	ck_assert_int_eq(format_and_entry_kept(), REC_FORMAT);
+}
+END_TEST
+
+START_TEST(a_store_of_a_newer_format_is_refused)
+{
+	char why[512] = "";
+
+	make_store(REC_FORMAT + 1);
+	ck_assert_int_eq(rec_upgrade(storedir, why, sizeof(why)), -EPROTONOSUPPORT);
+	ck_assert_msg(strstr(why, "newer format") && strstr(why, storedir), "%s", why);
+}
+END_TEST
+
+static Suite *meta_attr_suite(void)
+{
+	Suite *s = suite_create("meta_attr");
+	TCase *tc = tcase_create("round trips");
+
+	tcase_add_test(tc, a_file_round_trips_every_field);
+	tcase_add_test(tc, a_directory_round_trips_its_default_layout);
+	tcase_add_test(tc, an_entry_written_before_kinds_decodes_as_a_stripe_layout);
+	tcase_add_test(tc, the_path_of_either_version_is_found_without_decoding);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("refused");
+	tcase_add_test(tc, a_layout_of_a_kind_not_supported_yet_is_refused);
+	tcase_add_test(tc, an_unknown_kind_is_refused);
+	tcase_add_test(tc, an_unknown_version_is_refused);
+	tcase_add_test(tc, a_short_entry_is_refused);
+	tcase_add_test(tc, a_path_longer_than_a_path_can_be_is_refused);
+	tcase_add_test(tc, damaged_attributes_are_refused);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stores");
+	tcase_add_checked_fixture(tc, store_setup, store_teardown);
+	tcase_add_test(tc, a_store_of_version_1_entries_opens_as_it_is);
+	tcase_add_test(tc, a_store_without_records_of_version_1_entries_is_upgraded);
+	tcase_add_test(tc, a_store_of_a_newer_format_is_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(meta_attr_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
