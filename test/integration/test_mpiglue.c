@@ -87,6 +87,23 @@ static void mpi_finalize(void)
 #include "rpfs_mpi.h"
 #include "testkit.h"
 
+/* The "client" tests' one-server cluster: started in each test's own
+ * process (a checked fixture), as the client is. */
+static struct cluster *cl;
+
+static void start_server(void)
+{
+	struct cl_opts o = {.nservers = 1};
+
+	cl = cl_start(&o);
+	ck_assert_msg(cl, "couldn't start a server (see stderr)");
+}
+
+static void stop_server(void)
+{
+	cl_destroy(cl);
+}
+
 /* ---- error classes ---------------------------------------------------------- */
 
 START_TEST(test_each_errno_has_the_mpi_error_class_that_names_it)
@@ -211,15 +228,12 @@ END_TEST
 
 START_TEST(test_a_read_past_the_known_size_counts_only_bytes_before_eof)
 {
-	struct cl_opts o = {.nservers = 1};
-	struct cluster *cl = cl_start(&o);
 	struct rpfs_seg across = {50, 100}, two[] = {{10, 10}, {90, 40}};
 	char buf[100] = {0};
 	uint64_t known = 0;
 	rpfs_client_t *c;
 	rpfs_file_t *f;
 
-	ck_assert_msg(cl, "couldn't start a server (see stderr)");
 	c = client(cl);
 	f = create(c, "/eof");
 	write_all(f, buf, 100, 0);
@@ -229,7 +243,6 @@ START_TEST(test_a_read_past_the_known_size_counts_only_bytes_before_eof)
 	ck_assert_uint_eq(rpfs_mpi_read_count(&known, f, two, 2, 50), 20);
 	rpfs_close(f);
 	rpfs_finalize(c);
-	cl_destroy(cl);
 }
 END_TEST
 
@@ -336,25 +349,20 @@ static void assert_ended(const char *config)
 	ck_assert_ptr_null(c);
 }
 
-static struct cluster *one_server(void)
+/* The process's client, made with the cluster's config. */
+static rpfs_client_t *made_client(void)
 {
-	struct cl_opts o = {.nservers = 1};
-	struct cluster *cl = cl_start(&o);
-
-	ck_assert_msg(cl, "couldn't start a server (see stderr)");
-	return cl;
-}
-
-START_TEST(test_the_first_call_makes_the_client_later_hints_are_ignored)
-{
-	struct cluster *cl = one_server();
 	rpfs_client_t *c = NULL;
 
 	ck_assert_int_eq(get_client(cl_config(cl), NULL, NULL, &c), 0);
 	ck_assert_ptr_nonnull(c);
-	assert_alive(cl_config(cl), c);
+	return c;
+}
+
+START_TEST(test_the_first_call_makes_the_client_later_hints_are_ignored)
+{
+	assert_alive(cl_config(cl), made_client());
 	ck_assert_int_eq(watches, 1); /* once, for the one client */
-	cl_destroy(cl);
 }
 END_TEST
 
@@ -373,19 +381,14 @@ END_TEST
 
 START_TEST(test_a_bad_hint_fails_the_client_with_a_message_naming_it)
 {
-	struct cluster *cl = one_server();
-	rpfs_client_t *c = NULL;
-
-	ck_assert_int_eq(get_client(cl_config(cl), "rpfs_timeout_ms", "soon", &c), -EIO);
+	assert_ended(cl_config(cl)); /* no client yet: this makes one */
 	ck_assert_msg(strstr(rpfs_errmsg(), "timeout_ms"),
 		      "message \"%s\" does not name the hint", rpfs_errmsg());
-	cl_destroy(cl);
 }
 END_TEST
 
 START_TEST(test_mpi_finalize_with_no_file_open_ends_the_client)
 {
-	struct cluster *cl = one_server();
 	struct hints h = {cl_config(cl), NULL, NULL};
 	struct rpfs_mpi_hints mh = {hint, &h, 256};
 	rpfs_client_t *c = NULL;
@@ -396,16 +399,13 @@ START_TEST(test_mpi_finalize_with_no_file_open_ends_the_client)
 	mpi_finalize();
 	ck_assert_int_eq(keyvals_freed, 1);
 	assert_ended(cl_config(cl));
-	cl_destroy(cl);
 }
 END_TEST
 
 START_TEST(test_open_files_keep_the_client_past_mpi_finalize_until_the_last_close)
 {
-	struct cluster *cl = one_server();
-	rpfs_client_t *c = NULL;
+	rpfs_client_t *c = made_client();
 
-	ck_assert_int_eq(get_client(cl_config(cl), NULL, NULL, &c), 0);
 	rpfs_mpi_file_opened();
 	rpfs_mpi_file_opened();
 	rpfs_mpi_finalize_begun();
@@ -414,21 +414,16 @@ START_TEST(test_open_files_keep_the_client_past_mpi_finalize_until_the_last_clos
 	assert_alive(cl_config(cl), c);
 	rpfs_mpi_file_closed();
 	assert_ended(cl_config(cl));
-	cl_destroy(cl);
 }
 END_TEST
 
 START_TEST(test_a_client_made_after_mpi_finalize_began_is_not_watched)
 {
-	struct cluster *cl = one_server();
-	rpfs_client_t *c = NULL;
-
-	ck_assert_int_eq(get_client(cl_config(cl), NULL, NULL, &c), 0);
+	made_client();
 	rpfs_mpi_finalize_begun();
 	/* a delete or open from a later MPI_COMM_SELF callback */
-	ck_assert_int_eq(get_client(cl_config(cl), NULL, NULL, &c), 0);
+	made_client();
 	ck_assert_int_eq(watches, 1);
-	cl_destroy(cl);
 }
 END_TEST
 
@@ -436,7 +431,6 @@ END_TEST
 
 START_TEST(test_a_write_only_open_may_read_too_and_create_honours_excl)
 {
-	struct cluster *cl = one_server();
 	unsigned wo = RPFS_MPI_WRONLY | RPFS_MPI_CREATE;
 	char in[16] = "written", out[16] = "";
 	rpfs_client_t *c = client(cl);
@@ -456,7 +450,6 @@ START_TEST(test_a_write_only_open_may_read_too_and_create_honours_excl)
 			 -ENOENT);
 	rpfs_close(f);
 	rpfs_finalize(c);
-	cl_destroy(cl);
 }
 END_TEST
 
@@ -481,6 +474,7 @@ static Suite *mpiglue_suite(void)
 	suite_add_tcase(s, rules);
 
 	tcase_set_timeout(client, 120);
+	tcase_add_checked_fixture(client, start_server, stop_server);
 	tcase_add_test(client,
 		       test_a_read_past_the_known_size_counts_only_bytes_before_eof);
 	tcase_add_test(client,
