@@ -59,9 +59,9 @@ const char *rpfs_ompi_path(const char *name);
 /* ---- errors (rpfs_ompi_error.c) ---------------------------------------- */
 
 /* An MPI error code of the class of rpfs_error (rpfs_mpi_err_class) whose
- * MPI_Error_string is "what: msg" (msg: librpfs' message naming the server and the cause;
- * NULL for this thread's rpfs_errmsg()). Falls back to the bare class if MPI cannot make
- * a new code. */
+ * MPI_Error_string is "what: msg" (msg: librpfs' message naming the server
+ * and the cause; NULL for this thread's rpfs_errmsg()). Falls back to the
+ * bare class if MPI cannot make a new code. */
 int rpfs_ompi_err_code(int rpfs_error, const char *what, const char *msg);
 
 /* ---- one rank decides, everyone learns (rpfs_ompi_result.c) ------------- */
