@@ -9,7 +9,9 @@
 # against librpfs.
 #
 # Usage: scripts/build-mpich.sh [--print-key] [RPFS_PREFIX]
-#   RPFS_PREFIX   where rpfs is installed (lib/librpfs.so, include/rpfs.h);
+#   RPFS_PREFIX   where rpfs is installed (lib/librpfs.so, include/rpfs.h
+#                 and include/rpfs_mpi.h, the MPI glue the driver shares
+#                 with the Open MPI components);
 #                 also taken from the environment variable RPFS_PREFIX.
 #   --print-key   print the cache key of this input and exit (no build)
 # Environment:
@@ -18,7 +20,7 @@
 #
 # The installed prefix is ${RPFS_CACHE}/mpich-<key>, where <key> hashes the
 # content of what goes into the build: the patch, the driver sources, the
-# installed rpfs.h, the configure flags and this script. No path into the
+# installed rpfs.h and rpfs_mpi.h, the configure flags and this script. No path into the
 # clone is part of it (the driver compiles against the rpfs install, not
 # the clone), so every clone of the same commit shares one MPICH. An
 # existing complete prefix for the key is reused as is.
@@ -52,7 +54,9 @@ RPFS_LIBDIR="$RPFS_PREFIX/lib"
 [ -e "$RPFS_LIBDIR/librpfs.so" ] || die "no $RPFS_LIBDIR/librpfs.so: build and install rpfs first (./configure --prefix=$RPFS_PREFIX && make install)"
 [ -e "$RPFS_LIBDIR/librpfs-common.so" ] || die "no $RPFS_LIBDIR/librpfs-common.so in the rpfs prefix"
 RPFS_INCDIR="$RPFS_PREFIX/include"
-[ -f "$RPFS_INCDIR/rpfs.h" ] || die "no $RPFS_INCDIR/rpfs.h: install rpfs (make install) into $RPFS_PREFIX"
+for h in rpfs.h rpfs_mpi.h; do
+    [ -f "$RPFS_INCDIR/$h" ] || die "no $RPFS_INCDIR/$h: install rpfs (make install) into $RPFS_PREFIX"
+done
 for f in adio/romio.patch adio/ad_rpfs/Makefile.mk adio/ad_rpfs/ad_rpfs.c; do
     [ -f "$REPO/$f" ] || die "missing $REPO/$f"
 done
@@ -99,9 +103,11 @@ ALL_FLAGS="$CONFIG_FLAGS|$CPPFLAGS_V|$LDFLAGS_V|$LIBS_V|$WRAP_LDFLAGS_V|$WRAP_LI
 # What forces a fresh configure: flags, the patch, the driver's Makefile.mk.
 CONF_KEY=$( { echo "$ALL_FLAGS"; cat "$REPO/adio/romio.patch" "$REPO/adio/ad_rpfs/Makefile.mk"; } |
     sha256sum | cut -c1-16)
-# What names an installed prefix: all of the above, the driver, the rpfs.h
-# it compiles against, this script. Contents only, never the clone's path.
-KEY=$( { echo "$ALL_FLAGS"; cat "$REPO/adio/romio.patch" "$SCRIPT" "$RPFS_INCDIR/rpfs.h";
+# What names an installed prefix: all of the above, the driver, the rpfs
+# headers it compiles against (rpfs_mpi.h has inline functions), this
+# script. Contents only, never the clone's path.
+KEY=$( { echo "$ALL_FLAGS"; cat "$REPO/adio/romio.patch" "$SCRIPT" "$RPFS_INCDIR/rpfs.h" \
+    "$RPFS_INCDIR/rpfs_mpi.h";
     for f in $(cd "$REPO/adio/ad_rpfs" && ls | LC_ALL=C sort); do
         echo "== $f"; cat "$REPO/adio/ad_rpfs/$f"; done; } | sha256sum | cut -c1-16)
 

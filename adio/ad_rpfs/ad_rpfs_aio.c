@@ -8,8 +8,8 @@
  * overlaps the program's computation; MPI_Wait's loop over the poll
  * function sleeps in librpfs rather than spin (see the poll function).
  * The strided variants build the same single list as the blocking path
- * (ad_rpfs_io_list.c); librpfs copies the lists, so only the file list of
- * a read is kept, for the end-of-file count.
+ * (ad_rpfs_io_list.c); librpfs copies the lists, so only a read's list is
+ * kept, for the end-of-file count.
  *
  * The data moves while the program computes without calling MPI: librpfs'
  * progress thread serves the transfer and its replies (client/request.c).
@@ -54,10 +54,11 @@ typedef struct ADIOI_RPFS_aio {
 	int error_code;	       /* result: MPI error code */
 	struct rpfs_seg *segs; /* reads: file pieces, for the EOF count */
 	int nsegs;
-	struct rpfs_seg one;
-	double last_poll;  /* MPI_Wtime of the last poll that found it unfinished */
-	double loop_start; /* of the polls that came back to back */
-	double nap_max;	   /* POLL_NAP_MAX or, with MPI_THREAD_MULTIPLE, _MT */
+	struct rpfs_seg one;  /* segs of a contiguous read */
+	ADIOI_RPFS_list list; /* segs of a strided read: its list, kept */
+	double last_poll;     /* MPI_Wtime of the last poll that found it unfinished */
+	double loop_start;    /* of the polls that came back to back */
+	double nap_max;	      /* POLL_NAP_MAX or, with MPI_THREAD_MULTIPLE, _MT */
 } ADIOI_RPFS_aio;
 
 static MPIX_Grequest_class ADIOI_RPFS_greq_class = 0;
@@ -78,8 +79,13 @@ static void finish(ADIOI_RPFS_aio *a, ssize_t ret)
 	} else {
 		a->nbytes = ret;
 		a->error_code = MPI_SUCCESS;
-		if (a->dir == ADIOI_RPFS_READ && ret > 0)
-			a->nbytes = ADIOI_RPFS_Read_count(a->fd, a->segs, a->nsegs, ret);
+		if (a->dir == ADIOI_RPFS_READ && ret > 0) {
+			ADIOI_RPFS_fs *fs = a->fd->fs_ptr;
+
+			a->nbytes = (ADIO_Offset)rpfs_mpi_read_count(
+				&fs->known_size, fs->file, a->segs, a->nsegs,
+				(uint64_t)ret);
+		}
 	}
 	MPI_Grequest_complete(a->greq);
 }
@@ -159,8 +165,7 @@ static int ADIOI_RPFS_aio_free_fn(void *extra_state)
 
 	if (!a->done && a->req != NULL)
 		rpfs_wait(a->req);
-	if (a->segs != NULL && a->segs != &a->one)
-		ADIOI_Free(a->segs);
+	rpfs_mpi_list_free(&a->list);
 	ADIOI_Free(a);
 	return MPI_SUCCESS;
 }
@@ -268,9 +273,13 @@ static void istrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		return;
 	}
 
-	ADIOI_RPFS_Build_list(fd, buf, count, datatype, file_ptr_type, offset, &l);
+	ret = ADIOI_RPFS_Build_list(fd, buf, count, datatype, file_ptr_type, offset, &l);
+	if (ret < 0) {
+		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, "file view", "");
+		return;
+	}
 	if (l.bytes == 0) {
-		ADIOI_RPFS_Free_list(&l);
+		rpfs_mpi_list_free(&l);
 		MPIO_Completed_request_create(&fd, 0, error_code, request);
 		return;
 	}
@@ -286,21 +295,21 @@ static void istrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 			myname, __LINE__, ret,
 			dir == ADIOI_RPFS_READ ? "rpfs_ireadv" : "rpfs_iwritev", NULL);
 		ADIOI_Free(a);
-		ADIOI_RPFS_Free_list(&l);
+		rpfs_mpi_list_free(&l);
 		return;
 	}
+	if (file_ptr_type == ADIO_INDIVIDUAL && l.nfile > 0)
+		fd->fp_ind = (ADIO_Offset)l.end;
 	if (dir == ADIOI_RPFS_READ) {
-		a->segs = l.file; /* kept for the end-of-file count */
-		a->nsegs = l.nfile;
-		l.file = NULL;
+		a->list = l; /* kept for the end-of-file count */
+		a->segs = a->list.file;
+		a->nsegs = a->list.nfile;
 	} else {
 		fd->dirty_write = 1;
+		rpfs_mpi_list_free(&l);
 	}
 	make_request(a, request);
-	if (file_ptr_type == ADIO_INDIVIDUAL && l.nfile > 0)
-		fd->fp_ind = l.file_end;
 	fd->fp_sys_posn = -1;
-	ADIOI_RPFS_Free_list(&l);
 	*error_code = MPI_SUCCESS;
 }
 

@@ -2,8 +2,8 @@
  * is on the servers already (no client cache), MPI_File_sync makes it
  * durable, and ROMIO's close does any delete-on-close from one rank. The
  * close of the last file ends the client once MPI_Finalize has begun
- * (ad_rpfs_open.c): a file closed from a delete callback on MPI_COMM_SELF
- * still has it. */
+ * (rpfs_mpi_file_closed): a file closed from a delete callback on
+ * MPI_COMM_SELF still has it. */
 #include "ad_rpfs.h"
 
 void ADIOI_RPFS_Close(ADIO_File fd, int *error_code)
@@ -14,7 +14,7 @@ void ADIOI_RPFS_Close(ADIO_File fd, int *error_code)
 		rpfs_close(fs->file);
 		ADIOI_Free(fs);
 		fd->fs_ptr = NULL;
-		ADIOI_RPFS_File_closed();
+		rpfs_mpi_file_closed();
 	}
 	fd->fd_sys = -1;
 	*error_code = MPI_SUCCESS;

@@ -5,15 +5,16 @@
 void ADIOI_RPFS_Delete(const char *filename, int *error_code)
 {
 	static char myname[] = "ADIOI_RPFS_DELETE";
+	rpfs_client_t *client;
 	char *path;
 	int ret;
 
-	if (ADIOI_RPFS_Init(NULL, error_code) < 0)
+	if (ADIOI_RPFS_Init(NULL, &client, error_code) < 0)
 		return;
 	path = ADIOI_RPFS_Path(myname, filename, error_code);
 	if (path == NULL)
 		return;
-	ret = rpfs_remove(ADIOI_RPFS_client, path);
+	ret = rpfs_remove(client, path);
 	if (ret < 0)
 		*error_code = ADIOI_RPFS_Err(myname, __LINE__, ret, path, NULL);
 	else

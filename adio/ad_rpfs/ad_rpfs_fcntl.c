@@ -22,7 +22,7 @@ void ADIOI_RPFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *e
 						     "rpfs_getsize", NULL);
 			return;
 		}
-		fs->known_size = (ADIO_Offset)size;
+		rpfs_mpi_size_is(&fs->known_size, size);
 		fcntl_struct->fsize = (ADIO_Offset)size;
 		break;
 
@@ -35,7 +35,7 @@ void ADIOI_RPFS_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *e
 						     NULL);
 			return;
 		}
-		ADIOI_RPFS_Wrote(fd, fcntl_struct->diskspace);
+		rpfs_mpi_size_reaches(&fs->known_size, (uint64_t)fcntl_struct->diskspace);
 		break;
 
 	case ADIO_FCNTL_SET_ATOMICITY:

@@ -11,100 +11,57 @@
 
 #include <errno.h>
 
-/* Append a piece, merging with the previous one when they touch. */
-static void add_mem(ADIOI_RPFS_list *l, int *cap, char *base, ADIO_Offset len)
-{
-	if (len <= 0)
-		return;
-	if (l->nmem > 0) {
-		struct iovec *last = &l->mem[l->nmem - 1];
-		if ((char *)last->iov_base + last->iov_len == base) {
-			last->iov_len += (size_t)len;
-			return;
-		}
-	}
-	if (l->nmem == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		l->mem = l->mem ? ADIOI_Realloc(l->mem, *cap * sizeof(*l->mem))
-				: ADIOI_Malloc(*cap * sizeof(*l->mem));
-	}
-	l->mem[l->nmem].iov_base = base;
-	l->mem[l->nmem].iov_len = (size_t)len;
-	l->nmem++;
-}
-
-static void add_seg(ADIOI_RPFS_list *l, int *cap, ADIO_Offset off, ADIO_Offset len)
-{
-	if (len <= 0)
-		return;
-	if (l->nfile > 0) {
-		struct rpfs_seg *last = &l->file[l->nfile - 1];
-		if ((ADIO_Offset)(last->off + last->len) == off) {
-			last->len += (uint64_t)len;
-			goto out;
-		}
-	}
-	if (l->nfile == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		l->file = l->file ? ADIOI_Realloc(l->file, *cap * sizeof(*l->file))
-				  : ADIOI_Malloc(*cap * sizeof(*l->file));
-	}
-	l->file[l->nfile].off = (uint64_t)off;
-	l->file[l->nfile].len = (uint64_t)len;
-	l->nfile++;
-out:
-	if (off + len > l->file_end)
-		l->file_end = off + len;
-}
-
-static void build_mem(const void *buf, int count, MPI_Datatype datatype,
-		      ADIOI_RPFS_list *l)
+/* The memory pieces (neighbours merged by rpfs_mpi_add_mem). Returns 0 or
+ * -ENOMEM. */
+static int build_mem(const void *buf, int count, MPI_Datatype datatype,
+		     ADIOI_RPFS_list *l)
 {
 	ADIOI_Flatlist_node *flat;
 	MPI_Aint lb, extent, true_lb, true_extent;
-	int contig, cap = 0;
+	int contig, ret = 0;
 
 	ADIOI_Datatype_iscontig(datatype, &contig);
 	if (contig) {
 		MPI_Type_get_true_extent(datatype, &true_lb, &true_extent);
-		add_mem(l, &cap, (char *)buf + true_lb, l->bytes);
-		return;
+		return rpfs_mpi_add_mem(l, (char *)buf + true_lb, l->bytes);
 	}
 	MPI_Type_get_extent(datatype, &lb, &extent);
 	flat = ADIOI_Flatten_and_find(datatype);
-	for (int i = 0; i < count; i++)
-		for (MPI_Count j = 0; j < flat->count; j++)
-			add_mem(l, &cap,
-				(char *)buf + (ADIO_Offset)i * extent + flat->indices[j],
-				flat->blocklens[j]);
+	for (int i = 0; i < count && ret == 0; i++)
+		for (MPI_Count j = 0; j < flat->count && ret == 0; j++)
+			ret = rpfs_mpi_add_mem(l,
+					       (char *)buf + (ADIO_Offset)i * extent +
+						       flat->indices[j],
+					       (uint64_t)flat->blocklens[j]);
+	return ret;
 }
 
 /* The file pieces of the next l->bytes bytes of the view, from the
- * explicit offset (in etypes) or the individual file pointer. */
-static void build_file(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
-		       ADIOI_RPFS_list *l)
+ * explicit offset (in etypes) or the individual file pointer. Returns 0 or
+ * -ENOMEM. */
+static int build_file(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
+		      ADIOI_RPFS_list *l)
 {
 	ADIOI_Flatlist_node *flat;
 	MPI_Count ftsize;
 	MPI_Aint lb, fext;
-	ADIO_Offset tile, pos, intra = 0, left = l->bytes;
+	ADIO_Offset tile, pos, intra = 0, left = (ADIO_Offset)l->bytes;
 	MPI_Count j = 0;
-	int contig, cap = 0;
+	int contig, ret = 0;
 
 	ADIOI_Datatype_iscontig(fd->filetype, &contig);
 	if (contig) {
 		ADIO_Offset off = (file_ptr_type == ADIO_EXPLICIT_OFFSET)
 					  ? fd->disp + fd->etype_size * offset
 					  : fd->fp_ind;
-		add_seg(l, &cap, off, l->bytes);
-		return;
+		return rpfs_mpi_add_seg(l, (uint64_t)off, l->bytes);
 	}
 
 	flat = ADIOI_Flatten_and_find(fd->filetype);
 	MPI_Type_size_x(fd->filetype, &ftsize);
 	MPI_Type_get_extent(fd->filetype, &lb, &fext);
 	if (ftsize == 0)
-		return;
+		return 0;
 
 	if (file_ptr_type == ADIO_EXPLICIT_OFFSET) {
 		/* offset counts etypes of data: skip whole filetypes, then blocks */
@@ -137,7 +94,7 @@ static void build_file(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
 		}
 	}
 
-	while (left > 0) {
+	while (left > 0 && ret == 0) {
 		if (j == flat->count) {
 			j = 0;
 			tile++;
@@ -146,83 +103,37 @@ static void build_file(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
 		if (n > left)
 			n = left;
 		if (n > 0) {
-			add_seg(l, &cap,
-				fd->disp + tile * fext + flat->indices[j] + intra, n);
+			ret = rpfs_mpi_add_seg(l,
+					       (uint64_t)(fd->disp + tile * fext +
+							  flat->indices[j] + intra),
+					       (uint64_t)n);
 			left -= n;
 		}
 		intra = 0;
 		j++;
 	}
+	return ret;
 }
 
 int ADIOI_RPFS_Build_list(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
 			  int file_ptr_type, ADIO_Offset offset, ADIOI_RPFS_list *list)
 {
 	MPI_Count size;
+	int ret;
 
-	memset(list, 0, sizeof(*list));
+	rpfs_mpi_list_init(list, 0,
+			   file_ptr_type == ADIO_EXPLICIT_OFFSET ? 0
+								 : (uint64_t)fd->fp_ind);
 	MPI_Type_size_x(datatype, &size);
-	list->bytes = size * (ADIO_Offset)count;
-	list->file_end = (file_ptr_type == ADIO_EXPLICIT_OFFSET) ? 0 : fd->fp_ind;
+	list->bytes = (uint64_t)(size * (ADIO_Offset)count);
 	if (list->bytes == 0)
 		return 0;
-	build_mem(buf, count, datatype, list);
-	build_file(fd, file_ptr_type, offset, list);
-	return 0;
-}
-
-void ADIOI_RPFS_Free_list(ADIOI_RPFS_list *list)
-{
-	/* ADIOI_Free aborts on NULL */
-	if (list->mem != NULL)
-		ADIOI_Free(list->mem);
-	if (list->file != NULL)
-		ADIOI_Free(list->file);
-	list->mem = NULL;
-	list->file = NULL;
-}
-
-void ADIOI_RPFS_Wrote(ADIO_File fd, ADIO_Offset end)
-{
-	ADIOI_RPFS_fs *fs = fd->fs_ptr;
-
-	if (end > fs->known_size)
-		fs->known_size = end;
-}
-
-void ADIOI_RPFS_Write_done(ADIO_File fd, ADIO_Offset end, ADIO_Offset bytes,
-			   ADIO_Offset ret)
-{
-	if (bytes > 0 && ret == bytes)
-		ADIOI_RPFS_Wrote(fd, end);
-}
-
-ADIO_Offset ADIOI_RPFS_Read_count(ADIO_File fd, const struct rpfs_seg *segs, int nsegs,
-				  ADIO_Offset moved)
-{
-	ADIOI_RPFS_fs *fs = fd->fs_ptr;
-	ADIO_Offset end = 0, count = 0;
-	uint64_t size;
-
-	for (int i = 0; i < nsegs; i++)
-		if ((ADIO_Offset)(segs[i].off + segs[i].len) > end)
-			end = (ADIO_Offset)(segs[i].off + segs[i].len);
-	if (end <= fs->known_size)
-		return moved;
-	/* the read reaches past what we know: ask once */
-	if (rpfs_getsize(fs->file, &size) < 0)
-		return moved;
-	fs->known_size = (ADIO_Offset)size;
-	if (end <= fs->known_size)
-		return moved;
-	for (int i = 0; i < nsegs; i++) {
-		ADIO_Offset e = (ADIO_Offset)(segs[i].off + segs[i].len);
-		if (e > fs->known_size)
-			e = fs->known_size;
-		if (e > (ADIO_Offset)segs[i].off)
-			count += e - (ADIO_Offset)segs[i].off;
-	}
-	return count < moved ? count : moved;
+	ret = build_mem(buf, count, datatype, list);
+	if (ret == 0)
+		ret = build_file(fd, file_ptr_type, offset, list);
+	if (ret < 0)
+		rpfs_mpi_list_free(list);
+	return ret;
 }
 
 /* Atomic mode: hold the whole accessed range for the call. */
@@ -232,8 +143,7 @@ static int lock_range(ADIO_File fd, const ADIOI_RPFS_list *l, int exclusive)
 
 	if (!fd->atomicity || l->nfile == 0)
 		return 0;
-	return rpfs_lock(fs->file, l->file[0].off,
-			 (uint64_t)(l->file_end - l->file[0].off), exclusive);
+	return rpfs_lock(fs->file, l->first, l->end - l->first, exclusive);
 }
 
 static void unlock_range(ADIO_File fd, const ADIOI_RPFS_list *l)
@@ -241,8 +151,7 @@ static void unlock_range(ADIO_File fd, const ADIOI_RPFS_list *l)
 	ADIOI_RPFS_fs *fs = fd->fs_ptr;
 
 	if (fd->atomicity && l->nfile > 0)
-		rpfs_unlock(fs->file, l->file[0].off,
-			    (uint64_t)(l->file_end - l->file[0].off));
+		rpfs_unlock(fs->file, l->first, l->end - l->first);
 }
 
 static void strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -258,7 +167,11 @@ static void strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	ssize_t ret = 0;
 	int lret;
 
-	ADIOI_RPFS_Build_list(fd, buf, count, datatype, file_ptr_type, offset, &l);
+	lret = ADIOI_RPFS_Build_list(fd, buf, count, datatype, file_ptr_type, offset, &l);
+	if (lret < 0) {
+		*error_code = ADIOI_RPFS_Err(myname, __LINE__, lret, "file view", "");
+		return;
+	}
 	if (l.bytes > 0) {
 		lret = lock_range(fd, &l, dir == ADIOI_RPFS_WRITE);
 		if (lret < 0) {
@@ -283,20 +196,21 @@ static void strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	nbytes = ret;
 	if (dir == ADIOI_RPFS_WRITE) {
 		fd->dirty_write = 1;
-		/* l.file_end of an empty list is the file pointer */
-		ADIOI_RPFS_Write_done(fd, l.file_end, l.bytes, ret);
+		/* l.end of an empty list is the file pointer */
+		rpfs_mpi_wrote(&fs->known_size, l.end, l.bytes, ret);
 	} else if (status != MPI_STATUS_IGNORE && nbytes > 0) {
-		nbytes = ADIOI_RPFS_Read_count(fd, l.file, l.nfile, nbytes);
+		nbytes = (ADIO_Offset)rpfs_mpi_read_count(
+			&fs->known_size, fs->file, l.file, l.nfile, (uint64_t)nbytes);
 	}
 	if (file_ptr_type == ADIO_INDIVIDUAL && l.nfile > 0)
-		fd->fp_ind = l.file_end;
+		fd->fp_ind = (ADIO_Offset)l.end;
 	fd->fp_sys_posn = -1;
 #ifdef HAVE_STATUS_SET_BYTES
 	MPIR_Status_set_bytes(status, datatype, nbytes);
 #endif
 	*error_code = MPI_SUCCESS;
 out:
-	ADIOI_RPFS_Free_list(&l);
+	rpfs_mpi_list_free(&l);
 }
 
 void ADIOI_RPFS_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

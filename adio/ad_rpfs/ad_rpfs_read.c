@@ -2,7 +2,7 @@
  *
  * librpfs reads holes and bytes past the end as zeros; MPI wants the count
  * of bytes before the end of file in the status, so a read that reaches
- * past the size this process knows asks the size (ADIOI_RPFS_Read_count). */
+ * past the size this process knows asks the size (rpfs_mpi_read_count). */
 #include "ad_rpfs.h"
 
 void ADIOI_RPFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -35,7 +35,8 @@ void ADIOI_RPFS_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype data
 	if (status != MPI_STATUS_IGNORE && nread > 0) {
 		seg.off = (uint64_t)off;
 		seg.len = (uint64_t)nread;
-		nread = ADIOI_RPFS_Read_count(fd, &seg, 1, nread);
+		nread = (ADIO_Offset)rpfs_mpi_read_count(&fs->known_size, fs->file, &seg,
+							 1, (uint64_t)nread);
 	}
 #ifdef HAVE_STATUS_SET_BYTES
 	MPIR_Status_set_bytes(status, datatype, nread);

@@ -26,6 +26,6 @@ void ADIOI_RPFS_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
 					     res.msg);
 		return;
 	}
-	fs->known_size = size;
+	rpfs_mpi_size_is(&fs->known_size, (uint64_t)size);
 	*error_code = MPI_SUCCESS;
 }

@@ -25,7 +25,7 @@ void ADIOI_RPFS_WriteContig(ADIO_File fd, const void *buf, int count,
 		return;
 	}
 	fd->dirty_write = 1;
-	ADIOI_RPFS_Write_done(fd, off + len, len, ret);
+	rpfs_mpi_wrote(&fs->known_size, (uint64_t)(off + len), (uint64_t)len, ret);
 
 	if (file_ptr_type == ADIO_INDIVIDUAL)
 		fd->fp_ind = off + ret;

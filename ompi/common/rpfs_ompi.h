@@ -6,8 +6,10 @@
  * state below on fh->f_fs_ptr; the fbtl moves data with it and the sharedfp
  * component uses its handle for the shared file pointer. The helpers here
  * are compiled into each object (a convenience library with hidden
- * visibility), so none of them holds state: the one process-wide object,
- * the rpfs client, lives in the fs component alone. */
+ * visibility), so none of them holds state. What they share with the
+ * ROMIO driver (the process's client and its lifetime, open rights, the
+ * size a read trusts, the lists of list I/O, error classes) is librpfs's
+ * MPI glue, rpfs_mpi.h. */
 #ifndef RPFS_OMPI_H
 #define RPFS_OMPI_H
 
@@ -16,6 +18,7 @@
 #include "ompi/mca/common/ompio/common_ompio.h"
 
 #include <rpfs.h>
+#include <rpfs_mpi.h>
 #include <stdint.h>
 
 /* The names rpfs claims, matched case-insensitively as ROMIO does. */
@@ -36,7 +39,8 @@ struct rpfs_ompi_file {
 	rpfs_file_t *file;
 	struct rpfs_stat st; /* attributes as opened: the layout */
 	/* A lower bound of the file size, so a read that ends within it needs
-	 * no size query for its count; grown by writes, set by set_size. */
+	 * no size query for its count (rpfs_mpi_read_count); grown by whole
+	 * writes, set by set_size and get_size. */
 	uint64_t known_size;
 	int dirty; /* this process wrote since the last sync */
 };
@@ -54,16 +58,10 @@ const char *rpfs_ompi_path(const char *name);
 
 /* ---- errors (rpfs_ompi_error.c) ---------------------------------------- */
 
-/* The MPI error class of a librpfs error (a negative errno). */
-int rpfs_ompi_err_class(int rpfs_error);
-/* The error to report a failed rpfs_init as: -EIO (MPI_ERR_IO), whatever
- * the config's errno, or -ENOMEM. */
-int rpfs_ompi_init_error(int rpfs_error);
-
-/* An MPI error code of that class whose MPI_Error_string is "what: msg"
- * (msg: librpfs' message naming the server and the cause; NULL for this
- * thread's rpfs_errmsg()). Falls back to the bare class if MPI cannot make
- * a new code. */
+/* An MPI error code of the class of rpfs_error (rpfs_mpi_err_class) whose
+ * MPI_Error_string is "what: msg" (msg: librpfs' message naming the server
+ * and the cause; NULL for this thread's rpfs_errmsg()). Falls back to the
+ * bare class if MPI cannot make a new code. */
 int rpfs_ompi_err_code(int rpfs_error, const char *what, const char *msg);
 
 /* ---- one rank decides, everyone learns (rpfs_ompi_result.c) ------------- */
@@ -86,19 +84,16 @@ void rpfs_ompi_result_set(struct rpfs_ompi_result *r, int err);
 int rpfs_ompi_result_bcast(ompi_communicator_t *comm, int root,
 			   struct rpfs_ompi_result *r, const char *what);
 
-/* ---- data (rpfs_ompi_size.c) ------------------------------------------- */
+/* ---- data ---------------------------------------------------------------- */
 
-/* After a write of bytes bytes ending at end that wrote written bytes:
- * grow the known size only if every byte was written (a write of nothing
- * or a short one says nothing of the size, and read counts trust it); the
- * file is dirty (for sync) either way. */
-void rpfs_ompi_wrote(struct rpfs_ompi_file *f, uint64_t end, size_t bytes,
-		     size_t written);
-
-/* The bytes of a read of segs (moved bytes in all) that lie before the end
- * of file, as MPI counts them; asks the servers only when the read reaches
- * past the known size. */
-size_t rpfs_ompi_read_count(struct rpfs_ompi_file *f, const struct rpfs_seg *segs,
-			    int nsegs, size_t moved);
+/* After a write of bytes bytes ending at end whose result is result (bytes
+ * written or a negative errno): only a whole write raises the known size
+ * (rpfs_mpi_wrote); the file is dirty (for sync) either way. */
+static inline void rpfs_ompi_wrote(struct rpfs_ompi_file *f, uint64_t end, uint64_t bytes,
+				   int64_t result)
+{
+	rpfs_mpi_wrote(&f->known_size, end, bytes, result);
+	__atomic_store_n(&f->dirty, 1, __ATOMIC_RELAXED);
+}
 
 #endif /* RPFS_OMPI_H */

@@ -19,22 +19,14 @@ extern OMPI_MODULE_DECLSPEC mca_fbtl_base_component_2_0_0_t mca_fbtl_rpfs_compon
 /* Direction of a transfer. */
 enum fbtl_rpfs_dir { FBTL_RPFS_READ, FBTL_RPFS_WRITE };
 
-/* fh->f_io_array as librpfs lists (fbtl_rpfs_list.c). */
-struct fbtl_rpfs_list {
-	struct iovec *mem;
-	int nmem;
-	struct rpfs_seg *file;
-	int nfile;
-	size_t bytes;	     /* total in each list */
-	uint64_t first, end; /* the file range touched: [first, end) */
-};
-int fbtl_rpfs_list_build(ompio_file_t *fh, struct fbtl_rpfs_list *l);
-void fbtl_rpfs_list_free(struct fbtl_rpfs_list *l);
+/* fh->f_io_array as librpfs lists (fbtl_rpfs_list.c): 0, or -ENOMEM with
+ * nothing to free; else free with rpfs_mpi_list_free. */
+int fbtl_rpfs_list_build(ompio_file_t *fh, struct rpfs_mpi_list *l);
 
 /* One blocking transfer of a built list, in atomic mode under a lock of
  * its range (fbtl_rpfs_blocking.c). Returns MPI's byte count or a negative
  * errno (rpfs_errmsg() says why). */
-ssize_t fbtl_rpfs_transfer(ompio_file_t *fh, const struct fbtl_rpfs_list *l,
+ssize_t fbtl_rpfs_transfer(ompio_file_t *fh, const struct rpfs_mpi_list *l,
 			   enum fbtl_rpfs_dir dir);
 /* Report a failed transfer: OMPIO 4.1 keeps only the sign of the fbtl's
  * return for independent I/O, so the message is printed here. */

@@ -9,7 +9,7 @@
 
 #include "opal/util/output.h"
 
-ssize_t fbtl_rpfs_transfer(ompio_file_t *fh, const struct fbtl_rpfs_list *l,
+ssize_t fbtl_rpfs_transfer(ompio_file_t *fh, const struct rpfs_mpi_list *l,
 			   enum fbtl_rpfs_dir dir)
 {
 	struct rpfs_ompi_file *f = rpfs_ompi_file_of(fh);
@@ -34,10 +34,11 @@ ssize_t fbtl_rpfs_transfer(ompio_file_t *fh, const struct fbtl_rpfs_list *l,
 	if (n < 0)
 		return n;
 	if (dir == FBTL_RPFS_WRITE) {
-		rpfs_ompi_wrote(f, l->end, l->bytes, (size_t)n);
+		rpfs_ompi_wrote(f, l->end, l->bytes, n);
 		return n;
 	}
-	return (ssize_t)rpfs_ompi_read_count(f, l->file, l->nfile, (size_t)n);
+	return (ssize_t)rpfs_mpi_read_count(&f->known_size, f->file, l->file, l->nfile,
+					    (uint64_t)n);
 }
 
 void fbtl_rpfs_report(ompio_file_t *fh, enum fbtl_rpfs_dir dir)
@@ -49,13 +50,13 @@ void fbtl_rpfs_report(ompio_file_t *fh, enum fbtl_rpfs_dir dir)
 
 static ssize_t blocking(ompio_file_t *fh, enum fbtl_rpfs_dir dir)
 {
-	struct fbtl_rpfs_list l;
+	struct rpfs_mpi_list l;
 	ssize_t n;
 
 	if (fbtl_rpfs_list_build(fh, &l) < 0)
 		return OMPI_ERR_OUT_OF_RESOURCE;
 	n = fbtl_rpfs_transfer(fh, &l, dir);
-	fbtl_rpfs_list_free(&l);
+	rpfs_mpi_list_free(&l);
 	if (n < 0) {
 		fbtl_rpfs_report(fh, dir);
 		return OMPI_ERROR;

@@ -57,7 +57,7 @@ static ssize_t complete_now(mca_ompio_request_t *req, enum fbtl_rpfs_dir dir, ss
 	return req->req_ompi.req_status.MPI_ERROR;
 }
 
-static struct fbtl_rpfs_ireq *ireq_new(ompio_file_t *fh, const struct fbtl_rpfs_list *l,
+static struct fbtl_rpfs_ireq *ireq_new(ompio_file_t *fh, const struct rpfs_mpi_list *l,
 				       enum fbtl_rpfs_dir dir)
 {
 	int nsegs = dir == FBTL_RPFS_READ ? l->nfile : 0;
@@ -77,7 +77,7 @@ static struct fbtl_rpfs_ireq *ireq_new(ompio_file_t *fh, const struct fbtl_rpfs_
 	return r;
 }
 
-static ssize_t post(ompio_file_t *fh, const struct fbtl_rpfs_list *l,
+static ssize_t post(ompio_file_t *fh, const struct rpfs_mpi_list *l,
 		    mca_ompio_request_t *req, enum fbtl_rpfs_dir dir)
 {
 	struct rpfs_ompi_file *f = rpfs_ompi_file_of(fh);
@@ -107,13 +107,13 @@ static ssize_t nonblocking(ompio_file_t *fh, ompi_request_t *request,
 			   enum fbtl_rpfs_dir dir)
 {
 	mca_ompio_request_t *req = (mca_ompio_request_t *)request;
-	struct fbtl_rpfs_list l;
+	struct rpfs_mpi_list l;
 	ssize_t ret;
 
 	if (fbtl_rpfs_list_build(fh, &l) < 0)
 		return complete_now(req, dir, -ENOMEM);
 	ret = post(fh, &l, req, dir);
-	fbtl_rpfs_list_free(&l);
+	rpfs_mpi_list_free(&l);
 	return ret;
 }
 
@@ -143,9 +143,10 @@ bool fbtl_rpfs_progress(mca_ompio_request_t *req)
 	r->req = NULL; /* rpfs_test freed it */
 	n = ret < 0 ? ret : bytes;
 	if (n >= 0 && r->dir == FBTL_RPFS_WRITE)
-		rpfs_ompi_wrote(r->f, r->end, r->bytes, (size_t)n);
+		rpfs_ompi_wrote(r->f, r->end, r->bytes, n);
 	else if (n > 0)
-		n = (ssize_t)rpfs_ompi_read_count(r->f, r->segs, r->nsegs, (size_t)n);
+		n = (ssize_t)rpfs_mpi_read_count(&r->f->known_size, r->f->file, r->segs,
+						 r->nsegs, (uint64_t)n);
 	set_status(req, r->dir, n);
 	return true;
 }

@@ -21,25 +21,22 @@ extern OMPI_MODULE_DECLSPEC mca_fs_base_component_2_0_0_t mca_fs_rpfs_component;
  * made: the fs and fbtl are rpfs's own). */
 #define MCA_FS_RPFS_FSTYPE LUSTRE
 
-/* The process's client (fs_rpfs_client.c): made at the first open or
- * delete, with transport hints from info (may be NULL); finalized once
- * MPI_COMM_SELF is freed in MPI_Finalize and no file is open. Returns 0 or
- * a negative errno (rpfs_errmsg() says why): -EIO or -ENOMEM, whatever the
- * config's errno (rpfs_ompi_init_error). */
+/* The process's client (fs_rpfs_client.c, rpfs_mpi_client): made at the
+ * first open or delete, with transport hints from info (may be NULL);
+ * finalized once MPI_COMM_SELF is freed in MPI_Finalize and no file is open
+ * (rpfs_mpi_file_opened/closed count them). Returns 0 or a negative errno
+ * (rpfs_errmsg() says why): -EIO or -ENOMEM, whatever the config's errno. */
 int mca_fs_rpfs_client(opal_info_t *info, rpfs_client_t **client);
-/* A file of the client was opened / closed (after its rpfs_close): the
- * last close ends the client if MPI_Finalize has begun. */
-void mca_fs_rpfs_client_file_opened(void);
-void mca_fs_rpfs_client_file_closed(void);
 
 /* Layout hints (fs_rpfs_layout.c). */
 void mca_fs_rpfs_create_opts(opal_info_t *info, struct rpfs_create_opts *opts);
 void mca_fs_rpfs_report_layout(ompio_file_t *fh, const struct rpfs_stat *st);
 
 /* Delete-on-close (fs_rpfs_delete.c): the close removes the file once for
- * everyone, then OMPIO deletes the file by name on every rank; this makes
- * that second delete return the close's result instead of trying again. */
-void mca_fs_rpfs_deleted_on_close(const char *name, int code);
+ * everyone, then OMPIO deletes fh->f_fullfilename on every rank; this
+ * renames it after the close's result code, which that delete returns
+ * instead of trying again. Returns code, or OMPI_ERR_OUT_OF_RESOURCE. */
+int mca_fs_rpfs_name_closed(ompio_file_t *fh, int code);
 
 /* The module's slots. */
 int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename,

@@ -6,35 +6,38 @@
  *
  * Delete-on-close is collective: the fs close (fs_rpfs_open.c) has rank 0
  * remove the file and broadcasts the result; then OMPIO, after the close,
- * deletes the file by name on every rank. That delete must not remove the
- * file again (every rank but one would fail): the close leaves its result
- * here for the calling thread, and the delete of that name returns it. */
+ * deletes fh->f_fullfilename on every rank and returns what that delete
+ * returns. That delete must not remove the file again (every rank but one
+ * would fail), so the close renames the handle after its outcome, a name
+ * no program passes (it starts with a control character after the rpfs:
+ * prefix), and the delete of such a name returns that outcome: the result
+ * travels in the call it is for, not in state beside it. */
+#define _GNU_SOURCE
 #include "fs_rpfs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The close's result, for the delete that OMPIO makes right after it in
- * the same thread: per thread, as threads may close files concurrently. */
-static _Thread_local char *closed_name;
-static _Thread_local int closed_code;
+#define CLOSED_NAME	RPFS_OMPI_PREFIX "\001closed, result "
+#define CLOSED_NAME_LEN (sizeof(CLOSED_NAME) - 1)
 
-void mca_fs_rpfs_deleted_on_close(const char *name, int code)
+int mca_fs_rpfs_name_closed(ompio_file_t *fh, int code)
 {
-	free(closed_name);
-	closed_name = strdup(name);
-	closed_code = code;
+	char *name;
+
+	if (asprintf(&name, CLOSED_NAME "%d", code) < 0)
+		return OMPI_ERR_OUT_OF_RESOURCE;
+	free(fh->f_fullfilename);
+	fh->f_fullfilename = name;
+	return code;
 }
 
-/* The close's result if filename is the file it deleted. */
-static int take_closed(const char *filename, int *code)
+/* The close's result if filename is a name mca_fs_rpfs_name_closed made. */
+static int closed_result(const char *filename, int *code)
 {
-	if (closed_name == NULL || strcmp(closed_name, filename) != 0)
-		return 0;
-	free(closed_name);
-	closed_name = NULL;
-	*code = closed_code;
-	return 1;
+	return strncmp(filename, CLOSED_NAME, CLOSED_NAME_LEN) == 0 &&
+	       sscanf(filename + CLOSED_NAME_LEN, "%d", code) == 1;
 }
 
 int mca_fs_rpfs_file_delete(char *filename, struct opal_info_t *info)
@@ -42,7 +45,7 @@ int mca_fs_rpfs_file_delete(char *filename, struct opal_info_t *info)
 	rpfs_client_t *client;
 	int ret;
 
-	if (take_closed(filename, &ret))
+	if (closed_result(filename, &ret))
 		return ret;
 	ret = mca_fs_rpfs_client(info, &client);
 	if (ret == 0)

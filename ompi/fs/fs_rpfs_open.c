@@ -10,18 +10,17 @@
  *
  * Close sends nothing (no client cache: the data is on the servers, and
  * MPI_File_sync makes it durable) except for MPI_MODE_DELETE_ON_CLOSE,
- * where rank 0 removes the file for everyone. Each open file keeps the
- * process's client (fs_rpfs_client.c), so a file closed during
- * MPI_Finalize (from a delete callback, or by Open MPI itself) has it. */
+ * where rank 0 removes the file for everyone and the delete OMPIO makes
+ * after the close returns that result (fs_rpfs_delete.c). Each open file
+ * keeps the process's client (rpfs_mpi_file_opened), so a file closed
+ * during MPI_Finalize (from a delete callback, or by Open MPI itself) has
+ * it. */
 #include "fs_rpfs.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* What rank 0 broadcasts. */
 struct open_result {
@@ -29,44 +28,17 @@ struct open_result {
 	struct rpfs_stat st;
 };
 
-static uint32_t create_mode(const ompio_file_t *fh)
-{
-	mode_t old_mask;
-
-	if (fh->f_perm != OMPIO_PERM_NULL)
-		return (uint32_t)fh->f_perm;
-	old_mask = umask(022);
-	umask(old_mask);
-	return (uint32_t)(0666 & ~old_mask);
-}
-
-/* The rights to open with: the servers check them against the mode
- * (-EACCES). A write-only file is opened for reading too where its mode
- * allows (collective writes may read the holes they write around); where it
- * does not, it is opened as asked. */
-static unsigned open_rights(int amode, bool widen)
-{
-	if (amode & MPI_MODE_RDONLY)
-		return RPFS_O_READ;
-	if ((amode & MPI_MODE_WRONLY) && !widen)
-		return RPFS_O_WRITE;
-	return RPFS_O_RDWR;
-}
-
+/* Create (with the layout hints) or open, with the rights of rpfs_mpi_open. */
 static int open_as(rpfs_client_t *client, const char *path, opal_info_t *info,
-		   const ompio_file_t *fh, bool widen, rpfs_file_t **file)
+		   const ompio_file_t *fh, rpfs_file_t **file)
 {
-	int amode = fh->f_amode;
-	unsigned rights = open_rights(amode, widen);
 	struct rpfs_create_opts opts;
 
-	if (amode & MPI_MODE_CREATE) {
+	if (fh->f_amode & MPI_MODE_CREATE)
 		mca_fs_rpfs_create_opts(info, &opts);
-		return rpfs_create(client, path, create_mode(fh),
-				   rights | ((amode & MPI_MODE_EXCL) ? RPFS_O_EXCL : 0),
-				   &opts, file);
-	}
-	return rpfs_open(client, path, rights, file);
+	return rpfs_mpi_open(client, path, rpfs_mpi_amode(fh->f_amode),
+			     fh->f_perm == OMPIO_PERM_NULL ? -1 : fh->f_perm, &opts,
+			     file);
 }
 
 /* Rank 0's half: create or look up. Returns the open file, or NULL with
@@ -83,9 +55,7 @@ static rpfs_file_t *lookup(const char *path, opal_info_t *info, const ompio_file
 	ret = mca_fs_rpfs_client(info, &client);
 	if (ret < 0)
 		goto fail;
-	ret = open_as(client, path, info, fh, true, &file);
-	if (ret == -EACCES && (fh->f_amode & MPI_MODE_WRONLY))
-		ret = open_as(client, path, info, fh, false, &file);
+	ret = open_as(client, path, info, fh, &file);
 	if (ret < 0)
 		goto fail;
 	rpfs_file_attr(file, &res->st);
@@ -134,20 +104,6 @@ static int agree(ompi_communicator_t *comm, int ret, const char *filename,
 	return rpfs_ompi_err_code(-EIO, filename, text);
 }
 
-/* MPI_MODE_DELETE_ON_CLOSE: OMPIO deletes the file after the fs close by
- * f_fullfilename, which it made as a local path (cwd + "/rpfs:/x") and so
- * would hand to ufs. Pointing it at the rpfs name sends that delete here. */
-static int route_delete_on_close(ompio_file_t *fh, const char *filename)
-{
-	char *name = strdup(filename);
-
-	if (name == NULL)
-		return OMPI_ERR_OUT_OF_RESOURCE;
-	free(fh->f_fullfilename);
-	fh->f_fullfilename = name;
-	return OMPI_SUCCESS;
-}
-
 int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename,
 			  int amode, struct opal_info_t *info, ompio_file_t *fh)
 {
@@ -188,10 +144,8 @@ int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename
 	f->file = file;
 	f->st = res.st;
 	fh->f_fs_ptr = f;
-	mca_fs_rpfs_client_file_opened();
+	rpfs_mpi_file_opened(); /* until mca_fs_rpfs_file_close */
 	mca_fs_rpfs_report_layout(fh, &res.st);
-	if (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE)
-		return route_delete_on_close(fh, filename);
 	return OMPI_SUCCESS;
 }
 
@@ -215,11 +169,11 @@ int mca_fs_rpfs_file_close(ompio_file_t *fh)
 			rpfs_ompi_result_set(&res, ret);
 		}
 		code = rpfs_ompi_result_bcast(fh->f_comm, 0, &res, fh->f_filename);
-		mca_fs_rpfs_deleted_on_close(fh->f_fullfilename, code);
+		code = mca_fs_rpfs_name_closed(fh, code);
 	}
 	rpfs_close(f->file);
 	free(f);
 	fh->f_fs_ptr = NULL;
-	mca_fs_rpfs_client_file_closed();
+	rpfs_mpi_file_closed();
 	return code;
 }

@@ -64,7 +64,7 @@ int mca_fs_rpfs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 	else
 		code = truncate_here(fh, (uint64_t)size);
 	if (code == MPI_SUCCESS)
-		__atomic_store_n(&f->known_size, (uint64_t)size, __ATOMIC_RELAXED);
+		rpfs_mpi_size_is(&f->known_size, (uint64_t)size);
 	return code;
 }
 
@@ -77,7 +77,7 @@ int mca_fs_rpfs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
 	ret = rpfs_getsize(f->file, &sz);
 	if (ret < 0)
 		return rpfs_ompi_err_code(ret, fh->f_filename, NULL);
-	__atomic_store_n(&f->known_size, sz, __ATOMIC_RELAXED);
+	rpfs_mpi_size_is(&f->known_size, sz);
 	*size = (OMPI_MPI_OFFSET_TYPE)sz;
 	return OMPI_SUCCESS;
 }
