@@ -101,7 +101,7 @@ int rpfsc_file_cap_renew(struct rpfs_file *f)
 	size_t rep_len;
 	int srv, len, ret;
 
-	srv = rpfsc_meta_srv(f->c, RPC_HANDLE_META(f->attr.handle));
+	srv = rpfsc_meta_srv(f->c, place_meta_of_handle(f->attr.handle));
 	pthread_mutex_lock(&f->cap_lock);
 	len = rpc_enc_getattr(body, sizeof(body), f->attr.handle,
 			      rights_flags(f->attr.cap.rights), &f->attr.cap);
@@ -210,7 +210,7 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 	ret = rpfsc_path_norm(path, norm);
 	if (ret)
 		return ret;
-	srv = rpfsc_meta_srv(c, rpfs_meta_for_path(&c->cfg, norm));
+	srv = rpfsc_meta_srv(c, place_meta_of_path(&c->cfg, norm));
 	if (!(flags & RPFS_O_RDWR))
 		flags |= RPFS_O_RDWR;
 	len = rpc_enc_create(body, sizeof(body), norm, mode & 07777, (uint32_t)geteuid(),
@@ -290,7 +290,7 @@ int rpfs_open_attr_path(rpfs_client_t *c, const struct rpfs_stat *st, const char
 	a.layout.first_server = st->first_server;
 	a.layout.nservers = c->cfg.nio;
 	rpc_dec_cap(st->cap, &a.cap);
-	if (RPC_HANDLE_META(a.handle) >= c->cfg.nmeta || rpfsc_attr_layout(c, &a)) {
+	if (place_meta_of_handle(a.handle) >= c->cfg.nmeta || rpfsc_attr_layout(c, &a)) {
 		rpfsc_err_set(
 			"%s: attributes don't fit this cluster (%u metadata, %u I/O servers)",
 			path ? path : what, c->cfg.nmeta, c->cfg.nio);
@@ -484,7 +484,7 @@ int rpfs_sync(rpfs_file_t *f)
 
 static int handle_meta(rpfs_file_t *f)
 {
-	return rpfsc_meta_srv(f->c, RPC_HANDLE_META(f->attr.handle));
+	return rpfsc_meta_srv(f->c, place_meta_of_handle(f->attr.handle));
 }
 
 int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old)

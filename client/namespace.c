@@ -1,5 +1,5 @@
 /* Namespace operations: requests on paths, sent to the metadata server that
- * owns the path (a hash of the normalized path, rpfs_meta_for_path), plus
+ * owns the path (a hash of the normalized path, place_meta_of_path, placement.h), plus
  * the cluster-wide ones: readdir (a directory's entries are spread over
  * every metadata server by the same hash, so every server is asked and the
  * answers merged), statfs and ping.
@@ -22,7 +22,7 @@ static int path_owner(struct rpfs_client *c, const char *path, char *norm, int *
 
 	if (ret)
 		return ret;
-	*srv = rpfsc_meta_srv(c, rpfs_meta_for_path(&c->cfg, norm));
+	*srv = rpfsc_meta_srv(c, place_meta_of_path(&c->cfg, norm));
 	return 0;
 }
 

@@ -16,7 +16,6 @@
  * Anything else is -EINVAL with a message naming the file, the line or
  * section and the cause. */
 #include "config.h"
-#include "hash.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -824,15 +823,6 @@ int rpfs_config_write(const struct rpfs_config *cfg, const char *path)
 out:
 	free(tmp);
 	return ret;
-}
-
-/* Every client and server must agree on the owner of a path: a hash that
- * is stable across builds and hosts (hash.h). */
-uint32_t rpfs_meta_for_path(const struct rpfs_config *cfg, const char *path)
-{
-	if (!cfg->nmeta)
-		return 0;
-	return (uint32_t)(rpfs_fnv1a64(path, strlen(path)) % cfg->nmeta);
 }
 
 int rpfs_config_key(const struct rpfs_config *cfg, struct auth_key *key, char *why,

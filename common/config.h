@@ -20,7 +20,7 @@
  * Servers are ordered by their ids, or by their order in the file when
  * they have none: the n-th server with role io is I/O server n (layouts
  * name I/O servers by this index), the n-th with role meta is metadata
- * server n (paths hash onto this index). With ids, moving sections around
+ * server n (paths hash onto this index, placement.h). With ids, moving sections around
  * in the file changes nothing; each server's storage records its name and
  * indexes (server/identity.c), so a config that would give a server other
  * indexes (renumbered, a server inserted before it) is refused at start. Clients find the
@@ -104,8 +104,5 @@ void rpfs_config_new_id(struct rpfs_config *cfg);
 void rpfs_hex(const uint8_t *b, size_t len, char *out);
 /* Write a config file (used by `rpfs up`). Returns 0 or -errno. */
 int rpfs_config_write(const struct rpfs_config *cfg, const char *path);
-
-/* Metadata server index owning a path: a hash of the normalized path. */
-uint32_t rpfs_meta_for_path(const struct rpfs_config *cfg, const char *path);
 
 #endif

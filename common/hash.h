@@ -1,6 +1,6 @@
 /* FNV-1a, 64 bits: stable across builds and hosts, which is what matters
  * where every client and server must agree (the owner of a path,
- * rpfs_meta_for_path) or a store must read back what it wrote (the
+ * place_meta_of_path) or a store must read back what it wrote (the
  * metadata store's keys, server/meta.h). Not for untrusted-keyed tables. */
 #ifndef RPFS_HASH_H
 #define RPFS_HASH_H

@@ -16,13 +16,14 @@
  *                       RPC_WANT_*; LOCK/UNLOCK: RPC_LOCK_*
  *   4   4    reserved  written as 0, ignored by the decoder
  *
- * followed by the op's fields, in this order (path and name strings are
+ * followed by the fields of the op's body shape (its column in the table
+ * of operations, rpc_ops.h), in this order (path and name strings are
  * "str": u16 length then that many bytes, no NUL):
  *
- *   op                          fields after the preamble               bytes
- *   PING STATS STATFS_META      (none; trailing bytes are ignored)      0
- *   IO_STATFS
- *   RMDIR LOOKUP REMOVE         path str                                2+p
+ *   shape: its ops              fields after the preamble               bytes
+ *   NONE: PING STATS            (none; trailing bytes are ignored)      0
+ *     STATFS_META IO_STATFS
+ *   PATH: RMDIR LOOKUP REMOVE   path str                                2+p
  *   MKDIR                       path str, mode u32, uid u32, gid u32    2+p+12
  *   CREATE                      path str, mode u32, uid u32, gid u32,   2+p+28
  *                               stripe_unit u64, stripe_count u32,
@@ -34,28 +35,28 @@
  *   READDIR                     path str, cookie str (0..NAME_MAX,      2+p+2+c+4
  *                               "" = from the start), max u32
  *   RENAME                      path str, to str                        4+p+t
- *   GETATTR IO_SIZE IO_SYNC     handle u64, cap                         40
- *   IO_REMOVE
+ *   HANDLE: GETATTR IO_SIZE     handle u64, cap                         40
+ *     IO_SYNC IO_REMOVE
  *   FETCH_ADD                   handle u64, cap, delta i64              48
- *   LOCK UNLOCK                 handle u64, cap, off u64, len u64,      64
+ *   LOCK: LOCK UNLOCK           handle u64, cap, off u64, len u64,      64
  *                               owner u64
- *   IO_TRUNCATE                 handle u64, cap, size u64               48
- *   IO_WRITE IO_READ            handle u64, cap, nseg u32, slot u32     48+16*nseg
+ *   TRUNCATE: IO_TRUNCATE       handle u64, cap, size u64               48
+ *   IO: IO_WRITE IO_READ        handle u64, cap, nseg u32, slot u32     48+16*nseg
  *                               (stripe slot + 1, 0 = not said),
  *                               nseg x { off u64, len u64 }
  *   IO_CREATE                   handle u64, nonce u64 (not 0), slot     24
  *                               u32 (as IO_WRITE's), pad u32 (0)
- *   IO_PROBE                    meta u32, pad u32 (0)                   8
+ *   PROBE: IO_PROBE             meta u32, pad u32 (0)                   8
  *   SEARCH                      path str, want u32, uid u32, gid u32,   2+p+16
  *                               ngroups u32 (<= RPC_GROUPS_MAX),        +4*ng
  *                               ngroups x gid u32
- *   META_HANDLES                count u32 (1..RPC_HANDLES_MAX), pad     8+8*count
+ *   HANDLES: META_HANDLES       count u32 (1..RPC_HANDLES_MAX), pad     8+8*count
  *                               u32 (0), count x handle u64
  *
  *   cap (32 bytes, the capability for the handle, rpc.h): expiry i64,
  *   rights u32, lifetime_s u32, mac 16 bytes
  *
- * Apart from the three bodyless ops, a body must end exactly after its last
+ * Apart from the bodyless ops (shape NONE), a body must end exactly after its last
  * field: trailing bytes are -EPROTO (they would mean the peers disagree on
  * the format). Write data travels beside the body in the transport call.
  *
@@ -89,18 +90,55 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define RPC_LOCK_FLAGS (RPC_LOCK_EXCL | RPC_LOCK_WAIT)
 #define RPC_SET_ALL    (RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)
 
-/* ---- encoding ---------------------------------------------------------- */
+/* ---- the table of operations (rpc_ops.h) --------------------------------- */
+
+static const struct rpc_op_desc op_descs[] = {
+#define RPC_OP_DESC(NAME, code, nm, rt, bd, fl, acc, rn, handler)                        \
+	[code] = {.name = nm,                                                            \
+		  .flags = fl,                                                           \
+		  .route = rt,                                                           \
+		  .body = bd,                                                            \
+		  .access = acc,                                                         \
+		  .runs = rn},
+	RPC_OPS(RPC_OP_DESC)
+#undef RPC_OP_DESC
+};
+
+const struct rpc_op_desc *rpc_op_desc(uint16_t op)
+{
+	if (op >= sizeof(op_descs) / sizeof(op_descs[0]) || !op_descs[op].name)
+		return NULL;
+	return &op_descs[op];
+}
+
+const char *rpc_op_name(uint16_t op)
+{
+	const struct rpc_op_desc *d = rpc_op_desc(op);
+
+	return d ? d->name : NULL;
+}
 
 int rpc_is_io_op(uint16_t op)
 {
-	return (op >= RPC_IO_WRITE && op <= RPC_IO_STATFS) || op == RPC_IO_CREATE ||
-	       op == RPC_IO_PROBE;
+	const struct rpc_op_desc *d = rpc_op_desc(op);
+
+	return d && d->route == RPC_TO_IO;
 }
+
+static bool has_body(uint16_t op, enum rpc_body body)
+{
+	const struct rpc_op_desc *d = rpc_op_desc(op);
+
+	return d && d->body == body;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
 
 /* A write cursor: once something does not fit, every later put is dropped
  * and the encoder returns -E2BIG at the end, so encoders need one check. */
@@ -212,21 +250,20 @@ static int path_errno(const char *path)
 	return -EINVAL;
 }
 
-static int is_bodyless_op(uint16_t op)
+static bool is_bodyless_op(uint16_t op)
 {
-	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
-	       op == RPC_STATS;
+	return has_body(op, RPC_BODY_NONE);
 }
 
-static int is_handle_op(uint16_t op)
+static bool is_handle_op(uint16_t op)
 {
-	return op == RPC_GETATTR || op == RPC_IO_SIZE || op == RPC_IO_SYNC ||
-	       op == RPC_IO_REMOVE;
+	return has_body(op, RPC_BODY_HANDLE);
 }
 
-/* Also encodes the bodyless ops (PING, STATFS_META, IO_STATFS): path must be
- * NULL for them. For the ops that only carry a path (RMDIR, LOOKUP, REMOVE)
- * path is required. */
+/* Also encodes the bodyless ops (body RPC_BODY_NONE: PING, STATS,
+ * STATFS_META, IO_STATFS): path must be NULL for them. For the ops that
+ * only carry a path (RPC_BODY_PATH: RMDIR, LOOKUP, REMOVE) path is
+ * required. */
 int rpc_enc_path_op(void *buf, size_t cap, uint16_t op, uint16_t flags, const char *path)
 {
 	struct wr w;
@@ -236,7 +273,7 @@ int rpc_enc_path_op(void *buf, size_t cap, uint16_t op, uint16_t flags, const ch
 		wr_preamble(&w, buf, cap_clamp(cap), op, flags);
 		return wr_end(&w);
 	}
-	if (op != RPC_RMDIR && op != RPC_LOOKUP && op != RPC_REMOVE)
+	if (!has_body(op, RPC_BODY_PATH))
 		return -EINVAL;
 	ret = path_errno(path);
 	if (ret)
@@ -620,6 +657,13 @@ static size_t rd_str(struct rd *r, char *dst, size_t max)
 	return n;
 }
 
+/* ---- request decoding, one function per body shape (rpc_ops.h) ---------- */
+
+/* Each reads its shape's fields after the preamble into r and returns 0 or
+ * the error of a field's value; a short body is left in rd->err. */
+typedef int (*dec_fn)(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		      uint32_t maxseg);
+
 /* The handle and the capability that follows it. */
 static void dec_handle(struct rd *rd, struct rpc_req *r)
 {
@@ -639,7 +683,116 @@ static void dec_path(struct rd *rd, struct rpc_req *r)
 	r->path = r->path_buf;
 }
 
-static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32_t maxseg)
+static int body_none(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		     uint32_t maxseg)
+{
+	return 0;
+}
+
+static int body_path(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		     uint32_t maxseg)
+{
+	dec_path(rd, r);
+	return 0;
+}
+
+static int body_mkdir(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		      uint32_t maxseg)
+{
+	dec_path(rd, r);
+	r->mode = rd_u32(rd);
+	r->uid = rd_u32(rd);
+	r->gid = rd_u32(rd);
+	return 0;
+}
+
+static int body_create(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		       uint32_t maxseg)
+{
+	body_mkdir(rd, r, segs, maxseg);
+	r->stripe_unit = rd_u64(rd);
+	r->stripe_count = rd_u32(rd);
+	r->first_server = (int32_t)rd_u32(rd);
+	return !rd->err && r->first_server < -1 ? -EPROTO : 0;
+}
+
+static int body_setattr(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+			uint32_t maxseg)
+{
+	dec_path(rd, r);
+	r->mask = rd_u32(rd);
+	r->mode = rd_u32(rd);
+	r->uid = rd_u32(rd);
+	r->gid = rd_u32(rd);
+	r->atime = (int64_t)rd_u64(rd);
+	r->mtime = (int64_t)rd_u64(rd);
+	if (r->mask != RPC_SET_LAYOUT)
+		return !rd->err && (r->mask & ~RPC_SET_ALL) ? -EPROTO : 0;
+	/* A directory's default layout, and nothing else. */
+	r->stripe_unit = rd_u64(rd);
+	r->stripe_count = rd_u32(rd);
+	if (!rd->err && (r->mode || r->uid || r->gid || r->atime || r->mtime))
+		return -EPROTO;
+	return 0;
+}
+
+static int body_readdir(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+			uint32_t maxseg)
+{
+	size_t n;
+
+	dec_path(rd, r);
+	n = rd_str(rd, r->cookie, RPC_NAME_MAX);
+	r->max = rd_u32(rd);
+	return !rd->err && n && !name_ok(r->cookie, n) ? -EPROTO : 0;
+}
+
+static int body_rename(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		       uint32_t maxseg)
+{
+	dec_path(rd, r);
+	rd_str(rd, r->to_buf, RPC_PATH_MAX);
+	if (!rd->err && !rpc_path_ok(r->to_buf))
+		rd->err = -EPROTO;
+	r->to = r->to_buf;
+	return 0;
+}
+
+static int body_handle(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		       uint32_t maxseg)
+{
+	dec_handle(rd, r);
+	return 0;
+}
+
+static int body_fetch_add(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+			  uint32_t maxseg)
+{
+	dec_handle(rd, r);
+	r->delta = (int64_t)rd_u64(rd);
+	return 0;
+}
+
+static int body_lock(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		     uint32_t maxseg)
+{
+	dec_handle(rd, r);
+	r->off = rd_u64(rd);
+	r->len = rd_u64(rd);
+	r->owner = rd_u64(rd);
+	return !rd->err && (!r->len || r->len > UINT64_MAX - r->off) ? -EPROTO : 0;
+}
+
+static int body_truncate(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+			 uint32_t maxseg)
+{
+	dec_handle(rd, r);
+	r->size = rd_u64(rd);
+	return 0;
+}
+
+static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		   uint32_t maxseg)
 {
 	size_t left;
 
@@ -664,21 +817,100 @@ static int dec_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs, uint32
 	return rd->err;
 }
 
+/* Between servers only: no capability. */
+static int body_io_create(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+			  uint32_t maxseg)
+{
+	r->handle = rd_u64(rd);
+	r->nonce = rd_u64(rd);
+	r->slot = slot_dec(rd_u32(rd));
+	return !rd->err && (!r->nonce || rd_u32(rd)) ? -EPROTO : 0;
+}
+
+static int body_probe(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		      uint32_t maxseg)
+{
+	r->meta = rd_u32(rd);
+	return rd_u32(rd) && !rd->err ? -EPROTO : 0;
+}
+
+static int body_search(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		       uint32_t maxseg)
+{
+	dec_path(rd, r);
+	r->want = rd_u32(rd);
+	r->uid = rd_u32(rd);
+	r->gid = rd_u32(rd);
+	r->ngroups = rd_u32(rd);
+	if (!rd->err && ((r->want & ~7u) || r->ngroups > RPC_GROUPS_MAX))
+		return -EPROTO;
+	for (uint32_t i = 0; i < r->ngroups; i++)
+		r->groups[i] = rd_u32(rd);
+	return 0;
+}
+
+/* Between servers only. */
+static int body_handles(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+			uint32_t maxseg)
+{
+	r->nhandles = rd_u32(rd);
+	if (!rd->err && (rd_u32(rd) || !r->nhandles || r->nhandles > RPC_HANDLES_MAX))
+		return -EPROTO;
+	r->handles = rd_take(rd, 8 * (size_t)r->nhandles);
+	return 0;
+}
+
+static const dec_fn decoders[] = {
+	[RPC_BODY_NONE] = body_none,	       [RPC_BODY_PATH] = body_path,
+	[RPC_BODY_MKDIR] = body_mkdir,	       [RPC_BODY_CREATE] = body_create,
+	[RPC_BODY_SETATTR] = body_setattr,     [RPC_BODY_READDIR] = body_readdir,
+	[RPC_BODY_RENAME] = body_rename,       [RPC_BODY_HANDLE] = body_handle,
+	[RPC_BODY_FETCH_ADD] = body_fetch_add, [RPC_BODY_LOCK] = body_lock,
+	[RPC_BODY_TRUNCATE] = body_truncate,   [RPC_BODY_IO] = body_io,
+	[RPC_BODY_IO_CREATE] = body_io_create, [RPC_BODY_PROBE] = body_probe,
+	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
+};
+
+/* The fields of the preamble, and the defaults of those a body may not
+ * carry (path "" and no "to", first_server -1, no slot). */
+static void dec_start(struct rpc_req *r, const uint8_t *pre)
+{
+	memset(r, 0, offsetof(struct rpc_req, path_buf));
+	memset(&r->mode, 0, sizeof(*r) - offsetof(struct rpc_req, mode));
+	r->path_buf[0] = '\0';
+	r->to = NULL;
+	r->to_buf[0] = '\0';
+	r->first_server = -1;
+	r->slot = RPC_SLOT_ANY;
+	if (pre) {
+		r->op = get16(pre);
+		r->flags = get16(pre + 2);
+	}
+}
+
+uint32_t rpc_req_max_segs(const void *buf, size_t len)
+{
+	const struct rpc_op_desc *d = len >= 2 ? rpc_op_desc(get16(buf)) : NULL;
+
+	return d && d->body == RPC_BODY_IO ? rpc_io_max_segs(len) : 0;
+}
+
 /* On success (0) the request satisfies:
- *   - op is one of enum rpc_op;
+ *   - op is one of enum rpc_op, its flags only those its line of the table
+ *     accepts (rpc_ops.h): CREATE RPC_CREATE_EXCL | RPC_WANT_*; LOOKUP,
+ *     GETATTR RPC_WANT_*; LOCK/UNLOCK RPC_LOCK_*; SEARCH, META_HANDLES none;
  *   - path ops: r->path == r->path_buf and rpc_path_ok(r->path);
  *   - READDIR: r->cookie is "" or a valid entry name;
  *   - RENAME: also r->to == r->to_buf and rpc_path_ok(r->to);
- *   - CREATE: flags only RPC_CREATE_EXCL | RPC_WANT_*, first_server >= -1;
- *   - LOOKUP, GETATTR: flags only RPC_WANT_*;
+ *   - CREATE: first_server >= -1;
  *   - SETATTR: mask only RPC_SET_MODE|OWNER|TIMES, or RPC_SET_LAYOUT alone
  *     (mode, uid, gid and times 0; stripe_unit and stripe_count read);
- *   - LOCK/UNLOCK: flags only RPC_LOCK_*, len > 0, off + len <= UINT64_MAX;
+ *   - LOCK/UNLOCK: len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
  *   - IO_CREATE: nonce != 0;
  *   - SEARCH: want only mode bits (0..7), ngroups <= RPC_GROUPS_MAX;
- *   - META_HANDLES: flags 0, 1 <= nhandles <= RPC_HANDLES_MAX, r->handles
+ *   - META_HANDLES: 1 <= nhandles <= RPC_HANDLES_MAX, r->handles
  *     points at them in buf (rpc_req_handle reads them);
  *   - the body had no bytes beyond its last field (bodyless ops excepted).
  * Errors: -EPROTO for a malformed body; -E2BIG for a well-formed IO request
@@ -688,154 +920,19 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 		   uint32_t maxseg)
 {
 	struct rd rd = {buf, len, 0, 0};
-	const uint8_t *pre;
-	int ret = 0;
+	const uint8_t *pre = rd_take(&rd, RPC_PREAMBLE);
+	const struct rpc_op_desc *d;
+	int ret;
 
-	memset(r, 0, offsetof(struct rpc_req, path_buf));
-	memset(&r->mode, 0, sizeof(*r) - offsetof(struct rpc_req, mode));
-	r->path_buf[0] = '\0';
-	r->to = NULL;
-	r->to_buf[0] = '\0';
-	r->first_server = -1;
-	r->slot = RPC_SLOT_ANY;
-	pre = rd_take(&rd, RPC_PREAMBLE);
+	dec_start(r, pre);
 	if (!pre)
 		return -EPROTO;
-	r->op = get16(pre);
-	r->flags = get16(pre + 2);
-
-	switch (r->op) {
-	case RPC_PING:
-	case RPC_STATS:
-	case RPC_STATFS_META:
-	case RPC_IO_STATFS:
-		return 0;
-	case RPC_LOOKUP:
-		if (r->flags & ~RPC_WANT_RIGHTS)
-			return -EPROTO;
-		/* fall through */
-	case RPC_RMDIR:
-	case RPC_REMOVE:
-		dec_path(&rd, r);
-		break;
-	case RPC_MKDIR:
-		dec_path(&rd, r);
-		r->mode = rd_u32(&rd);
-		r->uid = rd_u32(&rd);
-		r->gid = rd_u32(&rd);
-		break;
-	case RPC_CREATE:
-		dec_path(&rd, r);
-		r->mode = rd_u32(&rd);
-		r->uid = rd_u32(&rd);
-		r->gid = rd_u32(&rd);
-		r->stripe_unit = rd_u64(&rd);
-		r->stripe_count = rd_u32(&rd);
-		r->first_server = (int32_t)rd_u32(&rd);
-		if (!rd.err && ((r->flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)) ||
-				r->first_server < -1))
-			ret = -EPROTO;
-		break;
-	case RPC_SETATTR:
-		dec_path(&rd, r);
-		r->mask = rd_u32(&rd);
-		r->mode = rd_u32(&rd);
-		r->uid = rd_u32(&rd);
-		r->gid = rd_u32(&rd);
-		r->atime = (int64_t)rd_u64(&rd);
-		r->mtime = (int64_t)rd_u64(&rd);
-		if (r->mask == RPC_SET_LAYOUT) {
-			r->stripe_unit = rd_u64(&rd);
-			r->stripe_count = rd_u32(&rd);
-			if (!rd.err &&
-			    (r->mode || r->uid || r->gid || r->atime || r->mtime))
-				ret = -EPROTO;
-		} else if (!rd.err && (r->mask & ~RPC_SET_ALL)) {
-			ret = -EPROTO;
-		}
-		break;
-	case RPC_READDIR: {
-		size_t n;
-
-		dec_path(&rd, r);
-		n = rd_str(&rd, r->cookie, RPC_NAME_MAX);
-		r->max = rd_u32(&rd);
-		if (!rd.err && n && !name_ok(r->cookie, n))
-			ret = -EPROTO;
-		break;
-	}
-	case RPC_RENAME:
-		dec_path(&rd, r);
-		rd_str(&rd, r->to_buf, RPC_PATH_MAX);
-		if (!rd.err && !rpc_path_ok(r->to_buf))
-			rd.err = -EPROTO;
-		r->to = r->to_buf;
-		break;
-	case RPC_GETATTR:
-		if (r->flags & ~RPC_WANT_RIGHTS)
-			return -EPROTO;
-		/* fall through */
-	case RPC_IO_SIZE:
-	case RPC_IO_SYNC:
-	case RPC_IO_REMOVE:
-		dec_handle(&rd, r);
-		break;
-	case RPC_FETCH_ADD:
-		dec_handle(&rd, r);
-		r->delta = (int64_t)rd_u64(&rd);
-		break;
-	case RPC_LOCK:
-	case RPC_UNLOCK:
-		dec_handle(&rd, r);
-		r->off = rd_u64(&rd);
-		r->len = rd_u64(&rd);
-		r->owner = rd_u64(&rd);
-		if (!rd.err && ((r->flags & ~RPC_LOCK_FLAGS) || !r->len ||
-				r->len > UINT64_MAX - r->off))
-			ret = -EPROTO;
-		break;
-	case RPC_IO_TRUNCATE:
-		dec_handle(&rd, r);
-		r->size = rd_u64(&rd);
-		break;
-	case RPC_IO_WRITE:
-	case RPC_IO_READ:
-		ret = dec_io(&rd, r, segs, maxseg);
-		break;
-	case RPC_IO_CREATE: /* between servers only: no capability */
-		r->handle = rd_u64(&rd);
-		r->nonce = rd_u64(&rd);
-		r->slot = slot_dec(rd_u32(&rd));
-		if (!rd.err && (!r->nonce || rd_u32(&rd)))
-			ret = -EPROTO;
-		break;
-	case RPC_IO_PROBE:
-		r->meta = rd_u32(&rd);
-		if (rd_u32(&rd) && !rd.err)
-			ret = -EPROTO;
-		break;
-	case RPC_SEARCH:
-		dec_path(&rd, r);
-		r->want = rd_u32(&rd);
-		r->uid = rd_u32(&rd);
-		r->gid = rd_u32(&rd);
-		r->ngroups = rd_u32(&rd);
-		if (!rd.err &&
-		    (r->flags || (r->want & ~7u) || r->ngroups > RPC_GROUPS_MAX))
-			return -EPROTO;
-		for (uint32_t i = 0; i < r->ngroups; i++)
-			r->groups[i] = rd_u32(&rd);
-		break;
-	case RPC_META_HANDLES:
-		r->nhandles = rd_u32(&rd);
-		if (!rd.err && (r->flags || rd_u32(&rd) || !r->nhandles ||
-				r->nhandles > RPC_HANDLES_MAX))
-			return -EPROTO;
-		r->handles = rd_take(&rd, 8 * (size_t)r->nhandles);
-		break;
-	default:
+	d = rpc_op_desc(r->op);
+	if (!d || (r->flags & ~d->flags))
 		return -EPROTO;
-	}
+	ret = decoders[d->body](&rd, r, segs, maxseg);
+	if (d->body == RPC_BODY_NONE)
+		return 0;
 	if (!ret)
 		ret = rd.err;
 	if (!ret && rd.pos != rd.len)
@@ -1195,38 +1292,4 @@ int rpc_dec_stats(const void *buf, size_t len, struct rpc_stat *s, uint32_t max,
 		return -EPROTO;
 	*n = count;
 	return 0;
-}
-
-const char *rpc_op_name(uint16_t op)
-{
-	static const char *const names[] = {
-		[RPC_PING] = "ping",
-		[RPC_STATS] = "stats",
-		[RPC_MKDIR] = "mkdir",
-		[RPC_RMDIR] = "rmdir",
-		[RPC_CREATE] = "create",
-		[RPC_LOOKUP] = "lookup",
-		[RPC_GETATTR] = "getattr",
-		[RPC_SETATTR] = "setattr",
-		[RPC_REMOVE] = "remove",
-		[RPC_READDIR] = "readdir",
-		[RPC_FETCH_ADD] = "fetch_add",
-		[RPC_LOCK] = "lock",
-		[RPC_UNLOCK] = "unlock",
-		[RPC_STATFS_META] = "statfs_meta",
-		[RPC_RENAME] = "rename",
-		[RPC_IO_WRITE] = "io_write",
-		[RPC_IO_READ] = "io_read",
-		[RPC_IO_SIZE] = "io_size",
-		[RPC_IO_TRUNCATE] = "io_truncate",
-		[RPC_IO_SYNC] = "io_sync",
-		[RPC_IO_REMOVE] = "io_remove",
-		[RPC_IO_STATFS] = "io_statfs",
-		[RPC_IO_CREATE] = "io_create",
-		[RPC_IO_PROBE] = "io_probe",
-		[RPC_SEARCH] = "search",
-		[RPC_META_HANDLES] = "meta_handles",
-	};
-
-	return op < sizeof(names) / sizeof(names[0]) ? names[op] : NULL;
 }

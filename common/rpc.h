@@ -9,7 +9,8 @@
  * body (the server then replies -EPROTO; it never trusts a count).
  *
  * Handles: 64-bit, the owning metadata server's index in the top 16 bits,
- * so any server or client finds the owner of a handle without asking.
+ * so any server or client finds the owner of a handle without asking
+ * (placement.h).
  * Paths: absolute, normalized ("/a/b", no "//", ".", ".." or trailing "/"),
  * at most RPC_PATH_MAX bytes; servers reject anything else. */
 #ifndef RPFS_RPC_H
@@ -19,46 +20,32 @@
 #include <stdint.h>
 
 #include "layout.h"
+#include "placement.h"
+#include "rpc_ops.h"
 
-#define RPC_PREAMBLE	   8
-#define RPC_PATH_MAX	   4095
-#define RPC_NAME_MAX	   255
-#define RPC_HANDLE_META(h) ((uint32_t)((h) >> 48))
+#define RPC_PREAMBLE 8
+#define RPC_PATH_MAX 4095
+#define RPC_NAME_MAX 255
 
+/* The ops, their numbers and everything else about them: rpc_ops.h. */
 enum rpc_op {
-	RPC_PING = 1,
-	RPC_STATS = 2, /* any server: its storage and counters (rpc_stat list) */
-	/* metadata server */
-	RPC_MKDIR = 10,
-	RPC_RMDIR = 11,
-	RPC_CREATE = 12,
-	RPC_LOOKUP = 13,
-	RPC_GETATTR = 14, /* by handle */
-	RPC_SETATTR = 15,
-	RPC_REMOVE = 16, /* the metadata server removes the datafiles itself */
-	RPC_READDIR = 17,
-	RPC_FETCH_ADD = 18, /* shared file pointer: atomic fetch-and-add */
-	RPC_LOCK = 19,	    /* byte-range lock (atomic mode) */
-	RPC_UNLOCK = 20,
-	RPC_STATFS_META = 21,
-	RPC_RENAME = 22, /* path -> to, on the metadata server owning both */
-	RPC_SEARCH = 23, /* between metadata servers: may an identity search a path */
-	RPC_META_HANDLES =
-		24, /* between servers: what the owner knows of these handles */
-	/* I/O server */
-	RPC_IO_WRITE = 40, /* list of datafile segments; data in the call */
-	RPC_IO_READ = 41,
-	RPC_IO_SIZE = 42,
-	RPC_IO_TRUNCATE = 43,
-	RPC_IO_SYNC = 44,
-	RPC_IO_REMOVE = 45,
-	RPC_IO_STATFS = 46,
-	/* 47 stays unused (tests rely on it being unknown) */
-	RPC_IO_CREATE = 48, /* the datafile of a new file, exclusively */
-	RPC_IO_PROBE = 49,  /* which handles of a metadata server have datafiles */
+#define RPC_OP_ENUM(NAME, code, ...) RPC_##NAME = code,
+	RPC_OPS(RPC_OP_ENUM)
+#undef RPC_OP_ENUM
 };
 
-/* Every op an I/O server serves (server/dispatch.c routes by this). */
+/* An op's line of the table (rpc_ops.h) but its handler. */
+struct rpc_op_desc {
+	const char *name;
+	uint16_t flags; /* the preamble flags it accepts */
+	enum rpc_route route;
+	enum rpc_body body;
+	enum rpc_access access;
+	enum rpc_runs runs;
+};
+/* The description of op, NULL for a code no op has. */
+const struct rpc_op_desc *rpc_op_desc(uint16_t op);
+/* Every op an I/O server serves (route RPC_TO_IO). */
 int rpc_is_io_op(uint16_t op);
 
 /* Reply statuses of the I/O ops for storage that is not what it should be:
@@ -242,6 +229,9 @@ uint64_t rpc_req_handle(const struct rpc_req *r, uint32_t i);
 /* Segments that fit an I/O request body of cap bytes. */
 uint32_t rpc_io_max_segs(size_t cap);
 
+/* The room for segments that decoding the request body buf needs: as many
+ * as fit the body for an op whose body has segments, else 0. */
+uint32_t rpc_req_max_segs(const void *buf, size_t len);
 /* Decode a request body. segs/maxseg: room for IO segments. -EPROTO on any
  * inconsistency (unknown op, short body, bad path, count beyond the body). */
 int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_seg *segs,

@@ -108,39 +108,19 @@ int access_check_cap(struct srv *s, uint64_t handle, const struct rpc_cap *c,
 	return 0;
 }
 
-/* What a client's request needs from its capability: rights, or -1 when no
- * capability is enough (servers only), or -2 when the op names no handle. */
-static int needed_rights(uint16_t op)
-{
-	switch (op) {
-	case RPC_IO_READ:
-		return RPC_CAP_READ;
-	case RPC_IO_WRITE:
-	case RPC_IO_TRUNCATE:
-		return RPC_CAP_WRITE;
-	case RPC_GETATTR: /* renewal: rights are checked against the mode */
-	case RPC_IO_SIZE:
-	case RPC_IO_SYNC:
-	case RPC_FETCH_ADD:
-	case RPC_LOCK:
-	case RPC_UNLOCK:
-		return 0;
-	case RPC_IO_REMOVE:
-	case RPC_IO_CREATE:
-	case RPC_IO_PROBE:
-	case RPC_SEARCH: /* tells what modes forbid: for servers' eyes only */
-	case RPC_META_HANDLES:
-		return -1;
-	default:
-		return -2;
-	}
-}
+/* The capability rights each access of the table of operations needs. */
+static const uint32_t rights_needed[] = {
+	[RPC_ACCESS_HANDLE] = 0,
+	[RPC_ACCESS_RENEW] = 0,
+	[RPC_ACCESS_READ] = RPC_CAP_READ,
+	[RPC_ACCESS_WRITE] = RPC_CAP_WRITE,
+};
 
 int access_check_request(struct srv_op *op)
 {
 	const struct srv_client *who = ident_of(op->conn);
 	const struct rpc_req *q = &op->q;
-	int need = needed_rights(q->op);
+	enum rpc_access need = op->desc->access;
 	int ret;
 
 	/* Every accepted connection has said who it is (identity.c); one
@@ -150,15 +130,16 @@ int access_check_request(struct srv_op *op)
 			 xp_conn_peer(op->conn));
 		return -EACCES;
 	}
-	if (need == -2 || who->peer)
+	if (need == RPC_ACCESS_FREE || who->peer)
 		return 0;
-	if (need == -1) {
+	if (need == RPC_ACCESS_PEERS) {
 		log_warn("rpfsd: op %u from %s is for servers only: refused", q->op,
 			 xp_conn_peer(op->conn));
 		return -EPERM;
 	}
-	ret = access_check_cap(op->s, q->handle, &q->cap, (uint32_t)need,
-			       q->op == RPC_GETATTR);
+	/* A renewal: rights are then checked against the mode. */
+	ret = access_check_cap(op->s, q->handle, &q->cap, rights_needed[need],
+			       need == RPC_ACCESS_RENEW);
 	if (ret == -EACCES)
 		log_info("rpfsd: op %u on handle %#llx from %s: no valid capability",
 			 q->op, (unsigned long long)q->handle, xp_conn_peer(op->conn));

@@ -54,9 +54,8 @@
 #include "store.h"
 #include "wire.h"
 
-#define CHK_HANDLE_MASK ((1ull << 48) - 1)
-#define CHK_MAP_SIZE	(1ull << 30)
-#define CHK_BATCH	256
+#define CHK_MAP_SIZE (1ull << 30)
+#define CHK_BATCH    256
 
 struct chk {
 	struct srv *s;
@@ -270,12 +269,13 @@ static uint64_t check_ns(struct chk *c, MDB_txn *txn)
 				"%s: %s (handle %#" PRIx64
 				") is stored under another path's key: unreachable",
 				c->metadir, path, a.handle);
-		if (RPC_HANDLE_META(a.handle) != me)
+		if (place_meta_of_handle(a.handle) != me)
 			problem(c, false,
 				"%s: %s has handle %#" PRIx64 " of metadata server %u",
-				c->metadir, path, a.handle, RPC_HANDLE_META(a.handle));
-		else if ((a.handle & CHK_HANDLE_MASK) > max)
-			max = a.handle & CHK_HANDLE_MASK;
+				c->metadir, path, a.handle,
+				place_meta_of_handle(a.handle));
+		else if (place_serial(a.handle) > max)
+			max = place_serial(a.handle);
 		add_handle(c, a.handle);
 		be64(hk, a.handle);
 		rc = mdb_get(txn, c->byh, &hkv, &hv);
@@ -674,7 +674,7 @@ struct found {
 static bool own_handle(const struct chk *c, uint64_t h)
 {
 	return (c->s->me->roles & RPFS_ROLE_META) &&
-	       RPC_HANDLE_META(h) == (uint32_t)c->s->me->meta_index;
+	       place_meta_of_handle(h) == (uint32_t)c->s->me->meta_index;
 }
 
 /* The datafile of h belongs to no file, and no create can make it one:
@@ -718,7 +718,7 @@ static void check_orphan(struct chk *c, int dirfd, uint64_t h)
 {
 	if (!c->meta_ok || !own_handle(c, h) || store_has(c, h))
 		return;
-	if ((h & CHK_HANDLE_MASK) >= c->next)
+	if (place_serial(h) >= c->next)
 		never_handed_out(c, h, "");
 	else
 		orphan(c, dirfd, h, "");
@@ -728,7 +728,7 @@ static void check_orphan(struct chk *c, int dirfd, uint64_t h)
  * none: m could not be asked, counted by the caller). */
 static void remote_state(struct chk *c, int dirfd, uint64_t h, uint8_t state)
 {
-	uint32_t m = RPC_HANDLE_META(h);
+	uint32_t m = place_meta_of_handle(h);
 	char whose[128], dpath[1200];
 
 	snprintf(whose, sizeof(whose), " of metadata server %s",
@@ -789,7 +789,7 @@ static void check_remote_orphans(struct chk *c, int dirfd, const struct found *v
 
 		if (!v[i].data || own_handle(c, v[i].h))
 			continue;
-		if (RPC_HANDLE_META(v[i].h) < nmeta) {
+		if (place_meta_of_handle(v[i].h) < nmeta) {
 			h[k++] = v[i].h;
 			continue;
 		}
@@ -797,14 +797,14 @@ static void check_remote_orphans(struct chk *c, int dirfd, const struct found *v
 		problem(c, false,
 			"%s: datafile of handle %#" PRIx64
 			" of metadata server index %u, which this cluster's config does not have (another cluster's? left alone)",
-			dpath, v[i].h, RPC_HANDLE_META(v[i].h));
+			dpath, v[i].h, place_meta_of_handle(v[i].h));
 	}
 	orphans_ask(c->s, h, k, state, why);
 	for (size_t i = 0; i < k; i++) {
 		if (state[i])
 			remote_state(c, dirfd, h[i], state[i]);
 		else
-			unknown[RPC_HANDLE_META(h[i])]++;
+			unknown[place_meta_of_handle(h[i])]++;
 	}
 	for (uint32_t m = 0; m < nmeta; m++)
 		if (unknown[m])

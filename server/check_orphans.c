@@ -1,10 +1,10 @@
 /* rpfsd --check: is a datafile of this server an orphan? Only the
  * metadata server that owns its handle can say, and a handle names its
- * owner (RPC_HANDLE_META), so the check of a stopped I/O server asks each
+ * owner (placement.h), so the check of a stopped I/O server asks each
  * owner while it runs: one META_HANDLES request per RPC_HANDLES_MAX
  * handles, over the cluster's own connections (peer.c, with the cluster
  * key, as the server itself would talk to it). The owner answers from its
- * store and its creates in progress (meta.c, serve_handles): a handle no
+ * store and its creates in progress (meta.c, serve_meta_handles): a handle no
  * entry has and no running create may still take is GONE, and its
  * datafiles belong to nothing, now or later (this server is stopped and
  * locked by the check, so no create can add a datafile meanwhile).
@@ -76,7 +76,7 @@ static void ask_owner(struct srv *s, uint32_t m, const uint64_t *h, size_t n,
 	uint32_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (RPC_HANDLE_META(h[i]) != m)
+		if (place_meta_of_handle(h[i]) != m)
 			continue;
 		if ((int)s->cfg.meta[m] == s->self) {
 			*why = owner_why(s, m, "is this server",
@@ -109,7 +109,7 @@ void orphans_ask(struct srv *s, const uint64_t *h, size_t n, uint8_t *state, cha
 	if (ret) {
 		for (uint32_t m = 0; m < s->cfg.nmeta; m++)
 			for (size_t i = 0; i < n && !why[m]; i++)
-				if (RPC_HANDLE_META(h[i]) == m)
+				if (place_meta_of_handle(h[i]) == m)
 					why[m] = owner_why(s, m, "could not be asked",
 							   msg[0] ? msg : strerror(-ret));
 		return;

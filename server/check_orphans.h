@@ -8,7 +8,7 @@
 
 struct srv;
 
-/* For h[0..n), each of a metadata server of the config (RPC_HANDLE_META(h)
+/* For h[0..n), each of a metadata server of the config (place_meta_of_handle(h)
  * < cfg.nmeta) other than this one: state[i] gets what its owner says (enum
  * rpc_handle_state), or 0 when its owner could not tell; then why[m] (one
  * per metadata server, NULL on entry) is a malloc'ed line naming owner m

@@ -5,10 +5,14 @@
  * epoll when nothing happens (an idle server uses no CPU), runs the request
  * handler below for every arrival and runs what workers hand back through
  * xp_fabric_post. The handler decodes the body (rpc_decode_req: a malformed
- * body gets -EPROTO, never a guess), answers PING at once, serves the
- * in-memory lock and counter ops in place, and gives everything else to the
- * request manager (sched.c) or, for I/O, to io.c, which chooses between a
- * worker job and a pipelined bulk transfer. */
+ * body gets -EPROTO, never a guess) and takes the op's line of the table of
+ * operations (rpc_ops.h): a server without the op's role refuses it, the
+ * capability is checked for what the op needs (access.c), and the op's
+ * handler runs where its line says: PING at once, the in-memory lock and
+ * counter ops, SEARCH and META_HANDLES here, inline on the progress thread,
+ * the others on a worker through the request manager (sched.c), and the
+ * data ops in io.c, which chooses between a worker job and a pipelined bulk
+ * transfer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +29,55 @@ static void reply_now(struct xp_req *r, int status)
 		log_dbg("rpfsd: reply failed: %s", strerror(-ret));
 }
 
-static bool is_meta_op(uint16_t op)
+/* Every op's handler, from the table of operations (rpc_ops.h). */
+static int (*const handlers[])(struct srv_op *op) = {
+#define SRV_HANDLER(NAME, code, nm, route, body, flags, access, runs, handler)           \
+	[code] = handler,
+	RPC_OPS(SRV_HANDLER)
+#undef SRV_HANDLER
+};
+
+/* Every op is counted by its code (struct srv_stats). */
+#define SRV_COUNTED(NAME, code, ...)                                                     \
+	_Static_assert(code < SRV_STAT_OPS, "RPC_" #NAME " has no request counter");
+RPC_OPS(SRV_COUNTED)
+#undef SRV_COUNTED
+
+/* The worker job of an op that runs on a worker, by its route: metadata ops
+ * are checked for the path's owner and the search permission of their
+ * paths first (meta_run), I/O ops add the detail of damaged data (io_run). */
+static void (*const run_on_worker[])(struct sched_job *job) = {
+	[RPC_TO_ANY] = srv_op_run,	[RPC_TO_PATH_META] = meta_run,
+	[RPC_TO_EVERY_META] = meta_run, [RPC_TO_HANDLE_META] = meta_run,
+	[RPC_TO_ANY_META] = meta_run,	[RPC_TO_IO] = io_run,
+};
+
+/* Does this server have the role that serves route? */
+static bool serves(const struct srv *s, enum rpc_route route)
 {
-	return (op >= RPC_MKDIR && op <= RPC_STATFS_META) || op == RPC_RENAME ||
-	       op == RPC_SEARCH || op == RPC_META_HANDLES;
+	if (route == RPC_TO_ANY)
+		return true;
+	return route == RPC_TO_IO ? s->io != NULL : s->meta != NULL;
 }
 
-static bool is_io_op(uint16_t op)
+/* Run a decoded op's handler where the table says; but for the ops that run
+ * at once, the server's role, the identity and the capability were checked. */
+static void run(struct srv_op *op)
 {
-	return rpc_is_io_op(op);
+	switch (op->desc->runs) {
+	case RPC_RUNS_AT_ONCE:
+	case RPC_RUNS_ON_PROGRESS:
+		op->status = op->handler(op);
+		srv_op_finish(op);
+		break;
+	case RPC_RUNS_STREAMED:
+		io_dispatch(op);
+		break;
+	case RPC_RUNS_ON_WORKER:
+		op->job.run = run_on_worker[op->desc->route];
+		sched_submit(op);
+		break;
+	}
 }
 
 static void handle(struct xp_req *r, void *arg)
@@ -51,15 +95,8 @@ static void handle(struct xp_req *r, void *arg)
 	}
 	body = xp_req_body(r, &blen);
 	op = calloc(1, sizeof(*op));
-	/* Room for segments only for I/O requests (op: first u16, LE). */
-	maxseg = 0;
-	if (blen >= 2) {
-		const uint8_t *b = body;
-		uint16_t code = (uint16_t)(b[0] | b[1] << 8);
-
-		if (code == RPC_IO_WRITE || code == RPC_IO_READ)
-			maxseg = rpc_io_max_segs(blen);
-	}
+	/* Room for segments only for the ops whose body has them. */
+	maxseg = rpc_req_max_segs(body, blen);
 	if (op && maxseg)
 		op->segs = calloc(maxseg, sizeof(*op->segs));
 	if (!op || (maxseg && !op->segs)) {
@@ -80,14 +117,16 @@ static void handle(struct xp_req *r, void *arg)
 		srv_op_finish(op);
 		return;
 	}
+	/* A decoded op is in the table. */
+	op->desc = rpc_op_desc(op->q.op);
+	op->handler = handlers[op->q.op];
 	if (op->q.op < SRV_STAT_OPS)
 		SRV_COUNT(s, req[op->q.op]);
-	if (op->q.op == RPC_PING) {
-		srv_op_finish(op);
+	if (op->desc->runs == RPC_RUNS_AT_ONCE) {
+		run(op);
 		return;
 	}
-	if ((is_meta_op(op->q.op) && !s->meta) || (is_io_op(op->q.op) && !s->io) ||
-	    (!is_meta_op(op->q.op) && !is_io_op(op->q.op) && op->q.op != RPC_STATS)) {
+	if (!serves(s, op->desc->route)) {
 		/* A client that picked the wrong server: say so, don't guess. */
 		op->status = -EOPNOTSUPP;
 		srv_op_finish(op);
@@ -105,18 +144,7 @@ static void handle(struct xp_req *r, void *arg)
 		srv_op_finish(op);
 		return;
 	}
-	if (op->q.op == RPC_STATS) {
-		op->job.run = stats_run;
-		sched_submit(op);
-	} else if (is_io_op(op->q.op)) {
-		io_dispatch(op);
-	} else if (meta_is_fast(op->q.op)) {
-		meta_fast(op);
-		srv_op_finish(op);
-	} else {
-		op->job.run = meta_run;
-		sched_submit(op);
-	}
+	run(op);
 }
 
 static void conn_event(struct xp_conn *c, int up, void *arg)

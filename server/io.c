@@ -304,7 +304,7 @@ int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p)
 		uint64_t h;
 		int kind = csum_parse_name(de->d_name, &h);
 
-		if (kind < 0 || RPC_HANDLE_META(h) != meta)
+		if (kind < 0 || place_meta_of_handle(h) != meta)
 			continue;
 		p->count += kind == 0;
 		if (h > p->max_handle)
@@ -530,7 +530,7 @@ static void bulk_start(struct srv_op *op)
 	}
 }
 
-static int do_size(struct srv_op *op)
+int serve_io_size(struct srv_op *op)
 {
 	struct iosrv *io = op->s->io;
 	struct rpc_io_size rs = {0, 0, 0};
@@ -576,7 +576,7 @@ static int do_size(struct srv_op *op)
 	return 0;
 }
 
-static int do_truncate(struct srv_op *op)
+int serve_io_truncate(struct srv_op *op)
 {
 	struct iosrv *io = op->s->io;
 	struct fdent *e;
@@ -597,7 +597,7 @@ static int do_truncate(struct srv_op *op)
 	return ret;
 }
 
-static int do_sync(struct srv_op *op)
+int serve_io_sync(struct srv_op *op)
 {
 	struct iosrv *io = op->s->io;
 	struct fdent *e;
@@ -622,7 +622,7 @@ static int do_sync(struct srv_op *op)
 	return ret;
 }
 
-static int do_probe(struct srv_op *op)
+int serve_io_probe(struct srv_op *op)
 {
 	struct rpc_probe p;
 	int ret = io_probe(op->s, op->q.meta, &p);
@@ -634,7 +634,7 @@ static int do_probe(struct srv_op *op)
 	return 0;
 }
 
-static int do_statfs(struct srv_op *op)
+int serve_io_statfs(struct srv_op *op)
 {
 	struct rpc_statfs sf;
 	int ret = srv_storage(op->s->io->dir, &sf);
@@ -647,47 +647,36 @@ static int do_statfs(struct srv_op *op)
 	return 0;
 }
 
+int serve_io_write(struct srv_op *op)
+{
+	return stream_io(op, true, (char *)xp_req_wr_data(op->r), 0, op->total);
+}
+
+int serve_io_read(struct srv_op *op)
+{
+	int ret = stream_io(op, false, xp_req_rd_buf(op->r), 0, op->total);
+
+	if (!ret)
+		op->rd_len = op->total;
+	return ret;
+}
+
+int serve_io_remove(struct srv_op *op)
+{
+	return io_remove_handle(op->s, op->q.handle);
+}
+
+int serve_io_create(struct srv_op *op)
+{
+	return io_create_handle(op->s, op->q.handle, op->q.nonce, op->q.slot);
+}
+
 /* Worker: one whole request. */
-static void io_run(struct sched_job *job)
+void io_run(struct sched_job *job)
 {
 	struct srv_op *op = (struct srv_op *)job;
-	int ret;
 
-	switch (op->q.op) {
-	case RPC_IO_WRITE:
-		ret = stream_io(op, true, (char *)xp_req_wr_data(op->r), 0, op->total);
-		break;
-	case RPC_IO_READ:
-		ret = stream_io(op, false, xp_req_rd_buf(op->r), 0, op->total);
-		if (!ret)
-			op->rd_len = op->total;
-		break;
-	case RPC_IO_SIZE:
-		ret = do_size(op);
-		break;
-	case RPC_IO_TRUNCATE:
-		ret = do_truncate(op);
-		break;
-	case RPC_IO_SYNC:
-		ret = do_sync(op);
-		break;
-	case RPC_IO_REMOVE:
-		ret = io_remove_handle(op->s, op->q.handle);
-		break;
-	case RPC_IO_STATFS:
-		ret = do_statfs(op);
-		break;
-	case RPC_IO_CREATE:
-		ret = io_create_handle(op->s, op->q.handle, op->q.nonce, op->q.slot);
-		break;
-	case RPC_IO_PROBE:
-		ret = do_probe(op);
-		break;
-	default:
-		ret = -EOPNOTSUPP;
-		break;
-	}
-	op->status = ret;
+	op->status = op->handler(op);
 	set_detail(op);
 	srv_op_complete(op);
 }
@@ -737,10 +726,6 @@ void io_dispatch(struct srv_op *op)
 	int ret;
 
 	op->job.run = io_run;
-	if (op->q.op != RPC_IO_WRITE && op->q.op != RPC_IO_READ) {
-		sched_submit(op);
-		return;
-	}
 	ret = check_segs(op);
 	if (ret) {
 		log_dbg("rpfsd: rejecting I/O request from %s: %s",

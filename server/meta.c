@@ -2,7 +2,7 @@
  * and fetch-and-add counters.
  *
  * Paths are spread over the metadata servers by a hash of the whole path
- * (rpfs_meta_for_path), so a directory's children may live on every
+ * (place_meta_of_path), so a directory's children may live on every
  * metadata server: each server answers READDIR with the children it holds
  * and the client merges; RMDIR asks the other metadata servers whether they
  * hold a child; CREATE and MKDIR ask the owner of the parent whether it is
@@ -11,7 +11,7 @@
  * op runs, and meta_search_local answers for the ancestors held here.
  * "/" always exists and is nobody's entry.
  * RENAME is served by the owner of the source, in one transaction, when
- * the target and every entry it moves are its own (do_rename).
+ * the target and every entry it moves are its own (serve_rename).
  *
  * LMDB (DIR/meta), three databases:
  *   ns        key = rpfs_fnv1a64(parent path) (8 bytes, big-endian) + name,
@@ -29,7 +29,7 @@
  * Every value is a record (meta_record.c): a header with a checksum over
  * its key and payload, checked on every read; a damaged record is
  * -EBADMSG, logged with the path it was read for.
- * Handles are (metadata server index << 48) | counter, so any server or
+ * Handles are (metadata server index << 48) | counter (placement.h), so any server or
  * client knows a handle's owner, and they are never reused: a file's
  * datafiles are made (IO_CREATE, exclusively, on every I/O server of its
  * layout at once) before its entry is stored, and an I/O server that
@@ -42,7 +42,7 @@
  * reported by rpfsd --check), never an entry without them. So does a
  * create cut short by a crash; the check of an I/O server asks which of
  * its handles no entry and no create in progress has (META_HANDLES,
- * serve_handles). LMDB syncs each commit: a reply means the change is on
+ * serve_meta_handles). LMDB syncs each commit: a reply means the change is on
  * disk.
  *
  * Locks and counters live in memory (a restart loses them with the
@@ -72,7 +72,6 @@
 
 #define META_MAP_SIZE	     (1ull << 30)
 #define META_HASH	     1024
-#define META_HANDLE_MASK     ((1ull << 48) - 1)
 #define META_DIRENTS_MAX     1024
 #define META_HANDLE_BATCH    64
 #define META_CREATE_TRIES    4
@@ -327,7 +326,7 @@ static int reserve_handles(struct meta *m, uint64_t min)
 		n = min;
 	if (!ret && !n)
 		n = 1;
-	if (!ret && n > META_HANDLE_MASK - META_HANDLE_BATCH)
+	if (!ret && n > PLACE_SERIAL_MAX - META_HANDLE_BATCH)
 		ret = -ENOSPC;
 	if (!ret) {
 		put_le(buf, n + META_HANDLE_BATCH, 8);
@@ -374,7 +373,7 @@ static int alloc_handle(struct srv *s, uint64_t *out)
 	if (m->h_next == m->h_limit)
 		ret = reserve_handles(m, 0);
 	if (!ret)
-		*out = ((uint64_t)m->index << 48) | m->h_next++;
+		*out = place_handle(m->index, m->h_next++);
 	pthread_mutex_unlock(&m->hlock);
 	return ret;
 }
@@ -384,7 +383,7 @@ static int skip_handles(struct meta *m, uint64_t past)
 {
 	int ret = 0;
 
-	past &= META_HANDLE_MASK;
+	past = place_serial(past);
 	pthread_mutex_lock(&m->hlock);
 	if (m->h_next <= past)
 		ret = reserve_handles(m, past + 1);
@@ -396,13 +395,13 @@ static int skip_handles(struct meta *m, uint64_t past)
 
 static bool owns(struct srv *s, const char *path)
 {
-	return rpfs_meta_for_path(&s->cfg, path) == s->meta->index;
+	return place_meta_of_path(&s->cfg, path) == s->meta->index;
 }
 
 static void root_attr(struct srv *s, struct rpc_attr *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->handle = (uint64_t)rpfs_meta_for_path(&s->cfg, "/") << 48;
+	a->handle = place_handle(place_meta_of_path(&s->cfg, "/"), 0);
 	a->type = RPC_TYPE_DIR;
 	/* Like /tmp: anyone may create, only owners remove (access.c). */
 	a->mode = 01777;
@@ -528,7 +527,7 @@ static int path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 {
 	uint8_t body[RPC_PATH_MAX + 64], rep[SRV_REPLY_CAP];
 	struct xp_call call = {0};
-	uint32_t owner = rpfs_meta_for_path(&s->cfg, path);
+	uint32_t owner = place_meta_of_path(&s->cfg, path);
 	int ret;
 
 	if (!strcmp(path, "/") || owner == s->meta->index) {
@@ -580,6 +579,7 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	 * directory's default (rpfs setstripe), which wins over the cluster's. */
 	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
 	uint32_t sc = q->stripe_count ? q->stripe_count : pa->layout.stripe_count;
+	int ret;
 
 	if (!nio) {
 		log_warn("rpfsd: can't create %s: the cluster has no I/O servers",
@@ -590,14 +590,11 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	l->stripe_count = sc ? sc : s->cfg.stripe_count;
 	if (!l->stripe_count || l->stripe_count > nio)
 		l->stripe_count = nio;
-	if (q->first_server >= 0) {
-		if ((uint32_t)q->first_server >= nio)
-			return -EINVAL;
-		l->first_server = (uint32_t)q->first_server;
-	} else {
-		/* Consecutive files start on consecutive servers. */
-		l->first_server = (uint32_t)((handle & META_HANDLE_MASK) % nio);
-	}
+	/* No server is known to be down yet (placement.h). */
+	ret = place_first_io(nio, l->stripe_count, handle, q->first_server, NULL,
+			     &l->first_server);
+	if (ret)
+		return ret;
 	l->nservers = nio;
 	return layout_check(l);
 }
@@ -925,7 +922,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	return reply_open(op, &a, true);
 }
 
-static int do_lookup(struct srv_op *op)
+int serve_lookup(struct srv_op *op)
 {
 	struct rpc_attr a;
 	int ret = local_lookup(op->s, op->q.path, &a);
@@ -933,7 +930,7 @@ static int do_lookup(struct srv_op *op)
 	return ret ? ret : reply_open(op, &a, false);
 }
 
-static int do_getattr(struct srv_op *op)
+int serve_getattr(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -944,9 +941,9 @@ static int do_getattr(struct srv_op *op)
 	MDB_txn *txn;
 	int ret;
 
-	if (RPC_HANDLE_META(op->q.handle) != m->index)
+	if (place_meta_of_handle(op->q.handle) != m->index)
 		return -EREMOTE;
-	if (!(op->q.handle & META_HANDLE_MASK)) {
+	if (!place_serial(op->q.handle)) {
 		root_attr(s, &a);
 		return a.handle == op->q.handle ? reply_attr(op, &a) : -ENOENT;
 	}
@@ -1014,7 +1011,7 @@ static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_att
 	return 0;
 }
 
-static int do_setattr(struct srv_op *op)
+int serve_setattr(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	const struct rpc_req *q = &op->q;
@@ -1074,7 +1071,7 @@ static int may_remove(struct srv_op *op, const struct rpc_attr *a)
 	return ret ? ret : access_dir_change(who, &pa, a);
 }
 
-static int do_remove(struct srv_op *op)
+int serve_remove(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	struct rpc_attr a;
@@ -1192,7 +1189,7 @@ static int remote_has_child(struct srv *s, const char *dir)
 	return 0;
 }
 
-static int do_rmdir(struct srv_op *op)
+int serve_rmdir(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -1413,7 +1410,7 @@ static int rename_target(struct meta *m, MDB_txn *txn, const struct rpc_attr *a,
  * cluster of several metadata servers a subtree is spread over all of
  * them and its new paths hash elsewhere, so only an empty directory can be
  * renamed there (-EXDEV otherwise: `rpfs mv` then copies and removes). */
-static int do_rename(struct srv_op *op)
+int serve_rename(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -1481,7 +1478,7 @@ static int do_rename(struct srv_op *op)
 /* The direct children this server holds, sorted by name, after the cookie.
  * A non-owner answers too (children of one directory live everywhere); the
  * owner also checks that the directory exists. */
-static int do_readdir(struct srv_op *op)
+int serve_readdir(struct srv_op *op)
 {
 	struct srv *s = op->s;
 	struct meta *m = s->meta;
@@ -1576,7 +1573,7 @@ out:
 	return ret;
 }
 
-static int do_statfs(struct srv_op *op)
+int serve_statfs_meta(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	struct rpc_statfs sf;
@@ -1636,7 +1633,7 @@ static void create_end(struct meta *m, struct creating *c)
  * counter are read first, the store after, so a create that ends in
  * between has committed (FILE) or failed (GONE, its datafiles orphans
  * indeed). On the progress thread: reads only, never behind a worker. */
-static int serve_handles(struct srv_op *op)
+int serve_meta_handles(struct srv_op *op)
 {
 	struct meta *m = op->s->meta;
 	uint64_t floor = UINT64_MAX, next;
@@ -1653,12 +1650,12 @@ static int serve_handles(struct srv_op *op)
 	if (!ret && !next)
 		ret = stored_next(m, txn, &next);
 	for (uint32_t i = 0; !ret && i < op->q.nhandles; i++) {
-		uint64_t h = rpc_req_handle(&op->q, i), c = h & META_HANDLE_MASK;
+		uint64_t h = rpc_req_handle(&op->q, i), c = place_serial(h);
 		uint8_t hk[8];
 		MDB_val k = {8, hk}, v;
 		int rc;
 
-		if (RPC_HANDLE_META(h) != m->index) {
+		if (place_meta_of_handle(h) != m->index) {
 			st[i] = RPC_HS_NOT_MINE;
 			continue;
 		}
@@ -1690,83 +1687,47 @@ static int serve_handles(struct srv_op *op)
 	return 0;
 }
 
+int serve_mkdir(struct srv_op *op)
+{
+	return do_mkdir_create(op, true);
+}
+
+/* A create is in progress from before its handle is taken until its entry
+ * commits or it gave up: META_HANDLES tells it from an orphan. */
+int serve_create(struct srv_op *op)
+{
+	struct creating in;
+	int ret;
+
+	create_begin(op->s->meta, &in);
+	ret = do_mkdir_create(op, false);
+	create_end(op->s->meta, &in);
+	return ret;
+}
+
 void meta_run(struct sched_job *job)
 {
 	struct srv_op *op = (struct srv_op *)job;
-	uint16_t code = op->q.op;
-	int ret;
+	enum rpc_route route = op->desc->route;
+	bool path_ok = op->q.path && rpc_path_ok(op->q.path);
+	int ret = 0;
 
 	/* Path ops must reach the path's owner; READDIR goes to everyone. */
-	if (code != RPC_READDIR && code != RPC_GETATTR && code != RPC_STATFS_META &&
-	    (!op->q.path || !rpc_path_ok(op->q.path) || !owns(op->s, op->q.path))) {
-		op->status = op->q.path && rpc_path_ok(op->q.path) ? -EREMOTE : -EINVAL;
-		srv_op_complete(op);
-		return;
-	}
-	if (code == RPC_READDIR && (!op->q.path || !rpc_path_ok(op->q.path))) {
-		op->status = -EINVAL;
-		srv_op_complete(op);
-		return;
-	}
+	if (route == RPC_TO_PATH_META && (!path_ok || !owns(op->s, op->q.path)))
+		ret = path_ok ? -EREMOTE : -EINVAL;
+	else if (route == RPC_TO_EVERY_META && !path_ok)
+		ret = -EINVAL;
 	/* Search permission on every ancestor, before anything else says
 	 * whether a name exists (search.c). */
-	ret = search_request(op);
-	if (ret) {
-		op->status = ret;
-		srv_op_complete(op);
-		return;
-	}
-	switch (code) {
-	case RPC_MKDIR:
-		ret = do_mkdir_create(op, true);
-		break;
-	case RPC_CREATE: {
-		struct creating in;
-
-		create_begin(op->s->meta, &in);
-		ret = do_mkdir_create(op, false);
-		create_end(op->s->meta, &in);
-		break;
-	}
-	case RPC_RMDIR:
-		ret = do_rmdir(op);
-		break;
-	case RPC_LOOKUP:
-		ret = do_lookup(op);
-		break;
-	case RPC_GETATTR:
-		ret = do_getattr(op);
-		break;
-	case RPC_SETATTR:
-		ret = do_setattr(op);
-		break;
-	case RPC_REMOVE:
-		ret = do_remove(op);
-		break;
-	case RPC_READDIR:
-		ret = do_readdir(op);
-		break;
-	case RPC_STATFS_META:
-		ret = do_statfs(op);
-		break;
-	case RPC_RENAME:
-		ret = do_rename(op);
-		break;
-	default:
-		ret = -EOPNOTSUPP;
-		break;
-	}
+	if (!ret)
+		ret = search_request(op);
+	if (!ret)
+		ret = op->handler(op);
 	op->status = ret;
 	srv_op_complete(op);
 }
 
 /* ---- counters and locks (progress thread) --------------------------------------- */
-
-bool meta_is_fast(uint16_t op)
-{
-	return op == RPC_FETCH_ADD || op == RPC_LOCK || op == RPC_UNLOCK ||
-	       op == RPC_SEARCH || op == RPC_META_HANDLES;
-}
 
 /* Under m->lock. */
 static struct hent *hent_find(struct meta *m, uint64_t handle, bool create)
@@ -1822,7 +1783,7 @@ static int handle_known(struct meta *m, uint64_t handle)
 	MDB_txn *txn;
 	int ret;
 
-	if (RPC_HANDLE_META(handle) != m->index)
+	if (place_meta_of_handle(handle) != m->index)
 		return -EREMOTE;
 	put_be64(hk, handle);
 	ret = txn_begin(m, true, &txn);
@@ -1900,47 +1861,42 @@ static int do_unlock(struct srv_op *op, struct hent *e)
 	return -EINVAL;
 }
 
-void meta_fast(struct srv_op *op)
+/* fn on the in-memory state of the handle the op names, a handle of this
+ * server's that the store knows (made if create). */
+static int with_hent(struct srv_op *op, bool create,
+		     int (*fn)(struct srv_op *op, struct hent *e))
 {
 	struct meta *m = op->s->meta;
 	struct hent *e;
-	int ret;
+	int ret = handle_known(m, op->q.handle);
 
-	if (op->q.op == RPC_SEARCH) {
-		/* A few LMDB reads: served here, never behind workers that
-		 * may be waiting on the server that asks. */
-		op->status = search_serve(op);
-		return;
-	}
-	if (op->q.op == RPC_META_HANDLES) {
-		op->status = serve_handles(op);
-		return;
-	}
-	ret = handle_known(m, op->q.handle);
-	if (ret) {
-		op->status = ret;
-		return;
-	}
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&m->lock);
-	e = hent_find(m, op->q.handle, op->q.op != RPC_UNLOCK);
+	e = hent_find(m, op->q.handle, create);
 	if (!e) {
-		ret = op->q.op == RPC_UNLOCK ? -EINVAL : -ENOMEM;
+		ret = create ? -ENOMEM : -EINVAL;
 	} else {
-		switch (op->q.op) {
-		case RPC_FETCH_ADD:
-			ret = do_fetch_add(op, e);
-			break;
-		case RPC_LOCK:
-			ret = do_lock(op, e);
-			break;
-		default:
-			ret = do_unlock(op, e);
-			break;
-		}
+		ret = fn(op, e);
 		hent_maybe_free(m, e);
 	}
 	pthread_mutex_unlock(&m->lock);
-	op->status = ret;
+	return ret;
+}
+
+int serve_fetch_add(struct srv_op *op)
+{
+	return with_hent(op, true, do_fetch_add);
+}
+
+int serve_lock(struct srv_op *op)
+{
+	return with_hent(op, true, do_lock);
+}
+
+int serve_unlock(struct srv_op *op)
+{
+	return with_hent(op, false, do_unlock);
 }
 
 void meta_conn_down(struct srv *s, struct xp_conn *c)

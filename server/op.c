@@ -1,4 +1,5 @@
-/* An op's end: its reply, and the hand-back from the worker that ran it.
+/* An op's end: its reply, and the hand-back from the worker that ran it;
+ * the ops of no role (PING; STATS is in stats.c).
  *
  * An op (struct srv_op) is one request from decoding (dispatch.c) to its
  * reply. Whoever finishes it on the progress thread calls srv_op_finish;
@@ -68,4 +69,19 @@ void srv_op_complete(struct srv_op *op)
 			strerror(-ret));
 		srv_op_finish(op);
 	}
+}
+
+void srv_op_run(struct sched_job *job)
+{
+	struct srv_op *op = (struct srv_op *)job;
+
+	op->status = op->handler(op);
+	srv_op_complete(op);
+}
+
+/* PING: answered on arrival, with nothing (a client's liveness check). */
+int serve_ping(struct srv_op *op)
+{
+	(void)op;
+	return 0;
 }

@@ -2,7 +2,7 @@
  * asks, in a namespace hashed over several metadata servers.
  *
  * The entry of /a/b/c lives on the metadata server its full path hashes to
- * (rpfs_meta_for_path); /a and /a/b usually live on others. A client that
+ * (place_meta_of_path); /a and /a/b usually live on others. A client that
  * is not root reaches /a/b/c only if it may search (x) /a and /a/b, so the
  * server serving a request that names a path asks, at once, each other
  * metadata server that holds one of its ancestors: one SEARCH per server,
@@ -103,7 +103,7 @@ static void remote_owners(struct srv *s, const struct search_path *p, uint32_t *
 		if (i == len && !p->want)
 			break;
 		pre[i] = 0; /* pre is this component's path for a moment */
-		m = rpfs_meta_for_path(&s->cfg, pre);
+		m = place_meta_of_path(&s->cfg, pre);
 		pre[i] = p->path[i];
 		if ((int)m != s->me->meta_index && m < s->cfg.nmeta && !first[m])
 			first[m] = depth;
@@ -293,7 +293,9 @@ int search_request(struct srv_op *op)
 	}
 }
 
-int search_serve(struct srv_op *op)
+/* Progress thread (a few LMDB reads: never behind workers that may be
+ * waiting on the server that asks). */
+int serve_search(struct srv_op *op)
 {
 	struct srv_client who = {.peer = false, .uid = op->q.uid, .gid = op->q.gid};
 	struct rpc_search_rep r;

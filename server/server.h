@@ -2,9 +2,11 @@
  *
  *   main.c       command line, config, storage directory, signals, shutdown
  *   dispatch.c   the server fabric and its progress thread; decodes each
- *                request, checks its capability (access.c) and routes it
- *                (PING at once, lock and counter ops on the progress
- *                thread, everything else to sched.c or io.c)
+ *                request, checks its capability (access.c) and runs its
+ *                handler where the table of operations says (rpc_ops.h:
+ *                PING at once, lock, counter, SEARCH and META_HANDLES
+ *                ops on the progress thread, everything else on workers,
+ *                sched.c, or as a bulk transfer, io.c)
  *   op.c         an op's end: its reply, the hand-back from workers
  *   sched.c      the request manager: worker threads for blocking work,
  *                per-connection FIFO queues served round-robin, a cap on
@@ -125,14 +127,27 @@ struct srv_op {
 	uint64_t total;
 	struct io_write *io_wr; /* io.c: IO_WRITE's chunks (io_write_free) */
 
-	struct rpc_req q; /* decoded body (q.path points into q) */
+	struct rpc_req q;		   /* decoded body (q.path points into q) */
+	const struct rpc_op_desc *desc;	   /* q.op's line of the table (rpc_ops.h) */
+	int (*handler)(struct srv_op *op); /* and its handler */
 	uint8_t rep[SRV_REPLY_CAP];
 };
+
+/* The handler of every op, from the table of operations (rpc_ops.h): each
+ * fills op->rep and op->rep_len and returns the reply status, on the thread
+ * the table says. Each is defined by the file of its role (meta.c, io.c,
+ * search.c, stats.c, op.c). */
+#define SRV_HANDLER_DECL(NAME, code, nm, route, body, flags, access, runs, handler)      \
+	int handler(struct srv_op *op);
+RPC_OPS(SRV_HANDLER_DECL)
+#undef SRV_HANDLER_DECL
 
 /* dispatch.c */
 int srv_progress_start(struct srv *s);
 void srv_progress_stop(struct srv *s);
 /* op.c */
+/* Worker: an op of route RPC_TO_ANY, its handler and its reply. */
+void srv_op_run(struct sched_job *job);
 /* Reply and free the op: on the progress thread only. */
 void srv_op_finish(struct srv_op *op);
 /* From a worker: hand the op back to the progress thread to be finished. */
@@ -166,10 +181,8 @@ void sched_conn_down(struct srv *s, struct xp_conn *c);
 size_t meta_ns_key(const char *path, uint8_t *k);
 int meta_open(struct srv *s);
 void meta_close(struct srv *s);
-bool meta_is_fast(uint16_t op);
-/* Progress thread: FETCH_ADD, LOCK, UNLOCK (in memory, never blocking). */
-void meta_fast(struct srv_op *op);
-/* Worker: every other metadata op. */
+/* Worker: a metadata op, once its path was found to be this server's (the
+ * route RPC_TO_PATH_META) and the client may search its ancestors. */
 void meta_run(struct sched_job *job);
 void meta_conn_down(struct srv *s, struct xp_conn *c);
 struct srv_client;
@@ -191,8 +204,11 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 /* io.c */
 int io_open(struct srv *s);
 void io_close(struct srv *s);
-/* Progress thread: start an I/O op (bulk pipeline or worker job). */
+/* Progress thread: start an IO_WRITE or IO_READ (RPC_RUNS_STREAMED): a
+ * worker job for data that came inline, else a bulk pipeline. */
 void io_dispatch(struct srv_op *op);
+/* Worker: an I/O op, and the detail of damaged data in its reply. */
+void io_run(struct sched_job *job);
 /* Worker: remove the datafile of handle (for a local REMOVE). */
 int io_remove_handle(struct srv *s, uint64_t handle);
 /* Worker: make the datafile of a new file (IO_CREATE, or a local CREATE):
@@ -203,8 +219,8 @@ int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 /* Free what io.c keeps for a write request (op.c, with the op). */
 void io_write_free(struct srv_op *op);
 
-/* stats.c: RPC_STATS, on a worker (statvfs and the stores' counts). */
-void stats_run(struct sched_job *job);
+/* stats.c: RPC_STATS (serve_stats) runs on a worker (statvfs and the
+ * stores' counts). */
 /* The file system holding dir: sizes and its fsid (a hash of this host's
  * boot id and the device: equal for every server whose storage is on that
  * file system, on any host); objects 0. */
@@ -286,8 +302,7 @@ int search_paths(struct srv *s, const struct srv_client *who, const char *const 
  * also reads the directory; RENAME both paths); 0 for root, the servers
  * and requests naming no path. */
 int search_request(struct srv_op *op);
-/* Progress thread: answer another metadata server's SEARCH. */
-int search_serve(struct srv_op *op);
+/* serve_search, on the progress thread: another metadata server's SEARCH. */
 
 /* At start: the storage directory is this server's of this cluster (or
  * new, then it becomes so). 0, or -ESTALE with the reason on stderr. */

@@ -137,9 +137,8 @@ static void counters(struct srv *s, struct stat_list *l)
 	put(l, "conns.refused", xs.conn_refused);
 }
 
-void stats_run(struct sched_job *job)
+int serve_stats(struct srv_op *op)
 {
-	struct srv_op *op = (struct srv_op *)job;
 	struct stat_list l = {.n = 0};
 	int ret;
 
@@ -158,6 +157,5 @@ void stats_run(struct sched_job *job)
 			ret = 0;
 		}
 	}
-	op->status = ret;
-	srv_op_complete(op);
+	return ret;
 }

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "fuzz.h"
+#include "placement.h"
 
 static int memfd = -1;
 static char mempath[64];
@@ -123,7 +124,7 @@ static void check_config(const struct rpfs_config *cfg)
 	for (uint32_t k = 0; k < cfg->nmeta; k++)
 		FUZZ_CHECK(cfg->meta[k] < cfg->nservers);
 	FUZZ_CHECK(xp_params_check(&cfg->xport, why, sizeof(why)) == 0);
-	FUZZ_CHECK(rpfs_meta_for_path(cfg, "/a/b") < cfg->nmeta);
+	FUZZ_CHECK(place_meta_of_path(cfg, "/a/b") < cfg->nmeta);
 }
 
 /* Written and loaded again: the same cluster. */

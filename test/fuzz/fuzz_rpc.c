@@ -2,13 +2,14 @@
  *
  * Requests: the input is a request body as rpfsd's progress thread hands it
  * to rpc_decode_req, with room for segments sized the way server/dispatch.c
- * sizes it (rpc_io_max_segs of the body for IO_WRITE and IO_READ, none for
- * other ops), in an allocation of exactly that many segments. A second
- * decode offers room for fewer segments than a list I/O request carries,
- * which must be -E2BIG without a write past that room. An accepted request
- * satisfies every invariant rpc.c lists for rpc_decode_req, and encodes
- * back through the rpc_enc_* encoders to the very bytes it came from (the
- * reserved preamble word and, for ops that have none, the flags aside):
+ * sizes it (rpc_req_max_segs: rpc_io_max_segs of the body for IO_WRITE and
+ * IO_READ, none for other ops), in an allocation of exactly that many
+ * segments. A second decode offers room for fewer segments than a list I/O
+ * request carries, which must be -E2BIG without a write past that room. An
+ * accepted request satisfies every invariant rpc.c lists for
+ * rpc_decode_req, and encodes back through the rpc_enc_* encoders to the
+ * very bytes it came from (the reserved preamble word and, for ops that
+ * have none, the flags aside):
  * the decoder read every field where the encoders put it and took nothing
  * more than the body.
  *
@@ -25,62 +26,57 @@
 
 static uint8_t again[BODY_MAX + 64];
 
-/* The request encoded again from what was decoded; -1 for an op the
- * decoder should not have accepted. */
+/* The request encoded again from what was decoded, by its body's shape
+ * (rpc_ops.h); -1 for an op the decoder should not have accepted. */
 static int reencode(const struct rpc_req *r, size_t cap)
 {
-	switch (r->op) {
-	case RPC_PING:
-	case RPC_STATS:
-	case RPC_STATFS_META:
-	case RPC_IO_STATFS:
+	const struct rpc_op_desc *d = rpc_op_desc(r->op);
+
+	if (!d)
+		return -1;
+	switch (d->body) {
+	case RPC_BODY_NONE:
 		return rpc_enc_path_op(again, cap, r->op, r->flags, NULL);
-	case RPC_RMDIR:
-	case RPC_LOOKUP:
-	case RPC_REMOVE:
+	case RPC_BODY_PATH:
 		return rpc_enc_path_op(again, cap, r->op, r->flags, r->path);
-	case RPC_MKDIR:
+	case RPC_BODY_MKDIR:
 		return rpc_enc_mkdir(again, cap, r->path, r->mode, r->uid, r->gid);
-	case RPC_CREATE:
+	case RPC_BODY_CREATE:
 		return rpc_enc_create(again, cap, r->path, r->mode, r->uid, r->gid,
 				      r->flags, r->stripe_unit, r->stripe_count,
 				      r->first_server);
-	case RPC_SETATTR:
+	case RPC_BODY_SETATTR:
 		if (r->mask == RPC_SET_LAYOUT)
 			return rpc_enc_setstripe(again, cap, r->path, r->stripe_unit,
 						 r->stripe_count);
 		return rpc_enc_setattr(again, cap, r->path, r->mask, r->mode, r->uid,
 				       r->gid, r->atime, r->mtime);
-	case RPC_READDIR:
+	case RPC_BODY_READDIR:
 		return rpc_enc_readdir(again, cap, r->path, r->cookie, r->max);
-	case RPC_RENAME:
+	case RPC_BODY_RENAME:
 		return rpc_enc_rename(again, cap, r->path, r->to);
-	case RPC_GETATTR:
-		return rpc_enc_getattr(again, cap, r->handle, r->flags, &r->cap);
-	case RPC_IO_SIZE:
-	case RPC_IO_SYNC:
-	case RPC_IO_REMOVE:
+	case RPC_BODY_HANDLE:
+		if (r->op == RPC_GETATTR)
+			return rpc_enc_getattr(again, cap, r->handle, r->flags, &r->cap);
 		return rpc_enc_handle_op(again, cap, r->op, r->handle, &r->cap);
-	case RPC_FETCH_ADD:
+	case RPC_BODY_FETCH_ADD:
 		return rpc_enc_fetch_add(again, cap, r->handle, &r->cap, r->delta);
-	case RPC_LOCK:
-	case RPC_UNLOCK:
+	case RPC_BODY_LOCK:
 		return rpc_enc_lock(again, cap, r->op, r->flags, r->handle, &r->cap,
 				    r->off, r->len, r->owner);
-	case RPC_IO_TRUNCATE:
+	case RPC_BODY_TRUNCATE:
 		return rpc_enc_truncate(again, cap, r->handle, &r->cap, r->size);
-	case RPC_IO_WRITE:
-	case RPC_IO_READ:
+	case RPC_BODY_IO:
 		return rpc_enc_io_slot(again, cap, r->op, r->handle, &r->cap, r->segs,
 				       r->nseg, r->slot);
-	case RPC_IO_CREATE:
+	case RPC_BODY_IO_CREATE:
 		return rpc_enc_io_create(again, cap, r->handle, r->nonce, r->slot);
-	case RPC_IO_PROBE:
+	case RPC_BODY_PROBE:
 		return rpc_enc_io_probe(again, cap, r->meta);
-	case RPC_SEARCH:
+	case RPC_BODY_SEARCH:
 		return rpc_enc_search(again, cap, r->path, r->want, r->uid, r->gid,
 				      r->groups, r->ngroups);
-	case RPC_META_HANDLES: {
+	case RPC_BODY_HANDLES: {
 		uint64_t h[RPC_HANDLES_MAX];
 
 		if (r->nhandles > RPC_HANDLES_MAX)
@@ -89,26 +85,26 @@ static int reencode(const struct rpc_req *r, size_t cap)
 			h[i] = rpc_req_handle(r, i);
 		return rpc_enc_meta_handles(again, cap, h, r->nhandles);
 	}
-	default:
-		/* An op rpc_decode_req accepts that this target does not know:
-		 * a new op needs its encoder here too. */
-		fprintf(stderr, "fuzz_rpc: op %u accepted but not re-encoded here\n",
-			r->op);
-		return -1;
 	}
+	/* A new body shape needs its encoder here too. */
+	fprintf(stderr, "fuzz_rpc: op %u accepted but not re-encoded here\n", r->op);
+	return -1;
 }
 
+/* The ops whose encoders carry the flags (the others write 0). */
 static int has_flags(uint16_t op)
 {
-	return op == RPC_CREATE || op == RPC_LOCK || op == RPC_UNLOCK || op == RPC_PING ||
-	       op == RPC_STATS || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
-	       op == RPC_RMDIR || op == RPC_LOOKUP || op == RPC_REMOVE;
+	const struct rpc_op_desc *d = rpc_op_desc(op);
+
+	return d && (d->body == RPC_BODY_NONE || d->body == RPC_BODY_PATH ||
+		     d->body == RPC_BODY_CREATE || d->body == RPC_BODY_LOCK);
 }
 
 static int is_bodyless(uint16_t op)
 {
-	return op == RPC_PING || op == RPC_STATFS_META || op == RPC_IO_STATFS ||
-	       op == RPC_STATS;
+	const struct rpc_op_desc *d = rpc_op_desc(op);
+
+	return d && d->body == RPC_BODY_NONE;
 }
 
 static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
@@ -160,6 +156,11 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 	case RPC_IO_CREATE:
 		FUZZ_CHECK(r->nonce != 0);
 		break;
+	case RPC_META_HANDLES:
+		FUZZ_CHECK(!r->flags && r->nhandles >= 1 &&
+			   r->nhandles <= RPC_HANDLES_MAX);
+		FUZZ_CHECK(r->handles == data + RPC_PREAMBLE + 8);
+		break;
 	default:
 		break;
 	}
@@ -186,12 +187,7 @@ static void requests(const uint8_t *data, size_t size)
 	int ret;
 
 	/* As server/dispatch.c: room only for I/O requests, sized by the body. */
-	if (size >= 2) {
-		uint16_t code = (uint16_t)(data[0] | data[1] << 8);
-
-		if (code == RPC_IO_WRITE || code == RPC_IO_READ)
-			maxseg = rpc_io_max_segs(size);
-	}
+	maxseg = rpc_req_max_segs(data, size);
 	if (maxseg)
 		segs = malloc(maxseg * sizeof(*segs));
 	ret = rpc_decode_req(data, size, &r, segs, maxseg);

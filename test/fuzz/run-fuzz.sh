@@ -90,7 +90,7 @@ sources() {
 	msg) echo "proto.c" ;;
 	handshake) echo "proto.c hello.c config.c params.c cpulist.c auth.c log.c" ;;
 	rpc) echo "rpc.c layout.c layout_stripe.c" ;;
-	config) echo "config.c params.c cpulist.c auth.c log.c" ;;
+	config) echo "config.c placement.c params.c cpulist.c auth.c log.c" ;;
 	meta_attr) echo "../server/meta_attr.c layout.c layout_stripe.c" ;;
 	gen) echo "proto.c hello.c rpc.c layout.c layout_stripe.c config.c params.c cpulist.c auth.c log.c ../server/meta_attr.c" ;;
 	esac

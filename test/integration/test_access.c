@@ -418,7 +418,7 @@ static int nmeta_of(int i)
 	return i ? 3 : 1;
 }
 
-/* The metadata server of path, as rpfs_meta_for_path (common/config.c)
+/* The metadata server of path, as place_meta_of_path (common/placement.c)
  * computes it: tests pick names that put a path apart from its ancestors,
  * or two paths of a rename on the same server (a rename between servers is
  * -EXDEV, not what is tested). */

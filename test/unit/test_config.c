@@ -3,8 +3,8 @@
  * is -EINVAL with a message naming the file, the place and the cause; a
  * written file loads back identically, every setting of the table
  * included; RPFS_CONFIG is honoured, and without it /etc/rpfs then
- * ~/.rpfs (faked); server ids order the servers; paths hash
- * onto metadata servers stably. Check forks each test, so environment
+ * ~/.rpfs (faked); server ids order the servers (which metadata server
+ * owns a path: test_placement.c). Check forks each test, so environment
  * changes stay inside it. */
 #include <check.h>
 #include <errno.h>
@@ -558,34 +558,6 @@ START_TEST(find_accepts_name_or_section_name)
 }
 END_TEST
 
-START_TEST(meta_for_path_is_stable_and_in_range)
-{
-	struct rpfs_config cfg;
-	char why[256] = "", p[64];
-	unsigned hits[3] = {0};
-
-	clear_rpfs_env();
-	ck_assert_msg(load_text(sample, &cfg, why, sizeof(why)) == 0, "%s", why);
-	for (int i = 0; i < 3000; i++) {
-		uint32_t m;
-
-		snprintf(p, sizeof(p), "/dir/file.%d", i);
-		m = rpfs_meta_for_path(&cfg, p);
-		ck_assert_uint_lt(m, cfg.nmeta);
-		ck_assert_uint_eq(rpfs_meta_for_path(&cfg, p), m);
-		hits[m]++;
-	}
-	/* FNV-1a spreads names: every server gets a fair share. */
-	for (int m = 0; m < 3; m++)
-		ck_assert_uint_gt(hits[m], 700);
-	/* Fixed values: the hash must never change between versions, or
-	 * existing files would be looked up on the wrong server.
-	 * FNV-1a 64 of "/" is 0xaf63a24c860189fe; % 3 = 0. */
-	ck_assert_uint_eq(rpfs_meta_for_path(&cfg, "/"), 0xaf63a24c860189feull % 3);
-	rpfs_config_free(&cfg);
-}
-END_TEST
-
 /* ---- the search when no path is named --------------------------------- */
 
 /* A fake HOME and system directory, each with or without a config. */
@@ -805,7 +777,6 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, rpfs_config_variable_names_the_file);
 	tcase_add_test(tc, explicit_path_wins_over_rpfs_config);
 	tcase_add_test(tc, find_accepts_name_or_section_name);
-	tcase_add_test(tc, meta_for_path_is_stable_and_in_range);
 	tcase_add_test(tc, search_takes_rpfs_config_first);
 	tcase_add_test(tc, search_takes_the_system_config_before_home);
 	tcase_add_test(tc, search_takes_home_without_a_system_config);

@@ -2,9 +2,11 @@
  * through the decoder; the decoder refuses truncated and overlong bodies,
  * bad paths, counts beyond the body and unknown ops; and random or mutated
  * bodies never crash it, while whatever it accepts satisfies the invariants
- * the server relies on (see rpc_decode_req() in rpc.c). */
+ * the server relies on (see rpc_decode_req() in rpc.c); and the table of
+ * operations (rpc_ops.h) describes every op once, consistently. */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,7 +428,7 @@ START_TEST(handle_ops_round_trip)
 		ck_assert_int_eq(decode(buf, (size_t)n), 0);
 		ck_assert_uint_eq(req.op, ops[i]);
 		ck_assert_uint_eq(req.handle, 0x0003000000000042ull);
-		ck_assert_uint_eq(RPC_HANDLE_META(req.handle), 3);
+		ck_assert_uint_eq(place_meta_of_handle(req.handle), 3);
 		ck_assert_ptr_null(req.path);
 		assert_prefixes_refused(buf, (size_t)n);
 		assert_trailing_byte_refused((size_t)n);
@@ -778,6 +780,147 @@ START_TEST(unknown_flag_and_mask_bits_are_refused)
 }
 END_TEST
 
+/* ---- the table of operations (rpc_ops.h) -------------------------------- */
+
+/* Every op of the protocol: the table's, so that a new op is checked too. */
+static const uint16_t all_ops[] = {
+#define OP_CODE(NAME, ...) RPC_##NAME,
+	RPC_OPS(OP_CODE)
+#undef OP_CODE
+};
+#define NOPS (sizeof(all_ops) / sizeof(all_ops[0]))
+
+static bool is_listed(uint32_t code)
+{
+	for (size_t i = 0; i < NOPS; i++)
+		if (all_ops[i] == code)
+			return true;
+	return false;
+}
+
+START_TEST(op_numbers_never_change)
+{
+	/* The wire's numbers: a change would make old peers misread. */
+	ck_assert_uint_eq(RPC_PING, 1);
+	ck_assert_uint_eq(RPC_STATS, 2);
+	ck_assert_uint_eq(RPC_MKDIR, 10);
+	ck_assert_uint_eq(RPC_STATFS_META, 21);
+	ck_assert_uint_eq(RPC_RENAME, 22);
+	ck_assert_uint_eq(RPC_SEARCH, 23);
+	ck_assert_uint_eq(RPC_META_HANDLES, 24);
+	ck_assert_uint_eq(RPC_IO_WRITE, 40);
+	ck_assert_uint_eq(RPC_IO_STATFS, 46);
+	ck_assert_uint_eq(RPC_IO_CREATE, 48);
+	ck_assert_uint_eq(RPC_IO_PROBE, 49);
+}
+END_TEST
+
+START_TEST(every_op_and_only_ops_have_a_description)
+{
+	for (uint32_t code = 0; code <= UINT16_MAX; code++) {
+		const struct rpc_op_desc *d = rpc_op_desc((uint16_t)code);
+
+		ck_assert_msg(!d == !is_listed(code), "op %u", code);
+		ck_assert(!rpc_op_name((uint16_t)code) == !d);
+	}
+	ck_assert_ptr_null(rpc_op_desc(47));
+}
+END_TEST
+
+START_TEST(op_names_are_unique_counter_names)
+{
+	for (size_t i = 0; i < NOPS; i++) {
+		const char *n = rpc_op_name(all_ops[i]);
+
+		ck_assert(n && *n && strlen(n) <= 40);
+		ck_assert_uint_eq(strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_"),
+				  strlen(n));
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(n, rpc_op_name(all_ops[j]));
+	}
+	ck_assert_str_eq(rpc_op_name(RPC_STATFS_META), "statfs_meta");
+	ck_assert_str_eq(rpc_op_name(RPC_IO_PROBE), "io_probe");
+}
+END_TEST
+
+START_TEST(io_ops_are_those_routed_to_io_servers)
+{
+	for (size_t i = 0; i < NOPS; i++) {
+		const struct rpc_op_desc *d = rpc_op_desc(all_ops[i]);
+
+		ck_assert_int_eq(rpc_is_io_op(all_ops[i]), d->route == RPC_TO_IO);
+		/* Data streams only to I/O servers, and only with segments. */
+		if (d->runs == RPC_RUNS_STREAMED)
+			ck_assert(d->route == RPC_TO_IO && d->body == RPC_BODY_IO);
+	}
+	ck_assert(rpc_is_io_op(RPC_IO_CREATE) && rpc_is_io_op(RPC_IO_PROBE));
+	ck_assert(!rpc_is_io_op(RPC_CREATE) && !rpc_is_io_op(RPC_SEARCH));
+	ck_assert(!rpc_is_io_op(47));
+}
+END_TEST
+
+START_TEST(ops_a_client_names_by_handle_need_a_capability)
+{
+	for (size_t i = 0; i < NOPS; i++) {
+		const struct rpc_op_desc *d = rpc_op_desc(all_ops[i]);
+		bool by_handle = d->body == RPC_BODY_HANDLE || d->body == RPC_BODY_IO ||
+				 d->body == RPC_BODY_LOCK ||
+				 d->body == RPC_BODY_FETCH_ADD ||
+				 d->body == RPC_BODY_TRUNCATE;
+
+		/* A handle alone is worth nothing (server/access.c). */
+		if (by_handle)
+			ck_assert_msg(d->access != RPC_ACCESS_FREE, "%s", d->name);
+		else
+			ck_assert_msg(d->access == RPC_ACCESS_FREE ||
+					      d->access == RPC_ACCESS_PEERS,
+				      "%s", d->name);
+	}
+	ck_assert_int_eq(rpc_op_desc(RPC_IO_WRITE)->access, RPC_ACCESS_WRITE);
+	ck_assert_int_eq(rpc_op_desc(RPC_IO_TRUNCATE)->access, RPC_ACCESS_WRITE);
+	ck_assert_int_eq(rpc_op_desc(RPC_IO_READ)->access, RPC_ACCESS_READ);
+	ck_assert_int_eq(rpc_op_desc(RPC_GETATTR)->access, RPC_ACCESS_RENEW);
+	ck_assert_int_eq(rpc_op_desc(RPC_SEARCH)->access, RPC_ACCESS_PEERS);
+	ck_assert_int_eq(rpc_op_desc(RPC_IO_CREATE)->access, RPC_ACCESS_PEERS);
+	ck_assert_int_eq(rpc_op_desc(RPC_META_HANDLES)->access, RPC_ACCESS_PEERS);
+}
+END_TEST
+
+START_TEST(generic_encoders_take_every_op_of_their_shape)
+{
+	for (size_t i = 0; i < NOPS; i++) {
+		const struct rpc_op_desc *d = rpc_op_desc(all_ops[i]);
+		int p = rpc_enc_path_op(buf, BUFSZ, all_ops[i], 0, "/a/b");
+		int none = rpc_enc_path_op(buf, BUFSZ, all_ops[i], 0, NULL);
+		int h = rpc_enc_handle_op(buf, BUFSZ, all_ops[i], 5, NULL);
+
+		ck_assert_int_eq(p > 0, d->body == RPC_BODY_PATH);
+		ck_assert_int_eq(none > 0, d->body == RPC_BODY_NONE);
+		ck_assert_int_eq(h > 0,
+				 d->body == RPC_BODY_HANDLE || d->body == RPC_BODY_NONE);
+		if (p > 0) {
+			ck_assert_int_eq(decode(buf, (size_t)p), 0);
+			ck_assert_str_eq(req.path, "/a/b");
+		}
+	}
+}
+END_TEST
+
+START_TEST(room_for_segments_only_where_the_body_has_them)
+{
+	struct rpc_seg in[3] = {{0, 10}, {100, 10}, {50, 1}};
+	int n = rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 9, NULL, in, 3);
+
+	ck_assert_uint_eq(rpc_req_max_segs(buf, (size_t)n), 3);
+	ck_assert_uint_eq(rpc_req_max_segs(buf, BUFSZ), rpc_io_max_segs(BUFSZ));
+	ck_assert_uint_eq(rpc_req_max_segs(buf, 1), 0);
+	n = rpc_enc_handle_op(buf, BUFSZ, RPC_IO_SIZE, 9, NULL);
+	ck_assert_uint_eq(rpc_req_max_segs(buf, BUFSZ), 0);
+	buf[0] = 47;
+	ck_assert_uint_eq(rpc_req_max_segs(buf, BUFSZ), 0);
+}
+END_TEST
+
 /* ---- replies ------------------------------------------------------------ */
 
 START_TEST(attr_round_trips)
@@ -990,34 +1133,25 @@ static uint32_t fz_next(void)
 	return (uint32_t)((fz_state * 0x2545f4914f6cdd1dull) >> 32);
 }
 
-static const uint16_t fz_ops[] = {
-	RPC_PING,	  RPC_MKDIR,	   RPC_RMDIR,	    RPC_CREATE,	   RPC_LOOKUP,
-	RPC_GETATTR,	  RPC_SETATTR,	   RPC_REMOVE,	    RPC_READDIR,   RPC_FETCH_ADD,
-	RPC_LOCK,	  RPC_UNLOCK,	   RPC_STATFS_META, RPC_IO_WRITE,  RPC_IO_READ,
-	RPC_IO_SIZE,	  RPC_IO_TRUNCATE, RPC_IO_SYNC,	    RPC_IO_REMOVE, RPC_IO_STATFS,
-	RPC_IO_CREATE,	  RPC_IO_PROBE,	   RPC_RENAME,	    RPC_STATS,	   RPC_SEARCH,
-	RPC_META_HANDLES,
-};
-#define NFZ_OPS (sizeof(fz_ops) / sizeof(fz_ops[0]))
+/* The ops random bodies start with: every op of the table. */
+#define fz_ops	all_ops
+#define NFZ_OPS NOPS
 
 /* What the server may rely on after a successful decode. */
 static void assert_invariants(const struct rpc_req *r, size_t len)
 {
-	int known = 0;
+	const struct rpc_op_desc *d = rpc_op_desc(r->op);
 
-	for (size_t i = 0; i < NFZ_OPS; i++)
-		known |= r->op == fz_ops[i];
-	ck_assert(known);
+	ck_assert_ptr_nonnull(d);
+	ck_assert(!(r->flags & ~d->flags));
 	ck_assert_uint_ge(len, RPC_PREAMBLE);
-	switch (r->op) {
-	case RPC_MKDIR:
-	case RPC_RMDIR:
-	case RPC_CREATE:
-	case RPC_LOOKUP:
-	case RPC_SETATTR:
-	case RPC_REMOVE:
-	case RPC_READDIR:
-	case RPC_RENAME:
+	switch (d->body) {
+	case RPC_BODY_PATH:
+	case RPC_BODY_MKDIR:
+	case RPC_BODY_CREATE:
+	case RPC_BODY_SETATTR:
+	case RPC_BODY_READDIR:
+	case RPC_BODY_RENAME:
 		ck_assert_ptr_eq(r->path, r->path_buf);
 		ck_assert(r->op != RPC_RENAME || rpc_path_ok(r->to));
 		ck_assert(rpc_path_ok(r->path));
@@ -1032,25 +1166,23 @@ static void assert_invariants(const struct rpc_req *r, size_t len)
 		ck_assert(r->mask == RPC_SET_LAYOUT ||
 			  !(r->mask & ~(RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)));
 		break;
-	case RPC_SEARCH:
+	case RPC_BODY_SEARCH:
 		ck_assert(rpc_path_ok(r->path));
 		ck_assert_uint_le(r->want, 7);
 		ck_assert_uint_le(r->ngroups, RPC_GROUPS_MAX);
 		break;
-	case RPC_META_HANDLES:
+	case RPC_BODY_HANDLES:
 		ck_assert_uint_ge(r->nhandles, 1);
 		ck_assert_uint_le(r->nhandles, RPC_HANDLES_MAX);
 		ck_assert_uint_eq(len, RPC_PREAMBLE + 8 + 8 * (size_t)r->nhandles);
 		ck_assert_ptr_null(r->path);
 		break;
-	case RPC_LOCK:
-	case RPC_UNLOCK:
+	case RPC_BODY_LOCK:
 		ck_assert_uint_gt(r->len, 0);
 		ck_assert_uint_le(r->len, UINT64_MAX - r->off);
 		ck_assert(!(r->flags & ~(RPC_LOCK_EXCL | RPC_LOCK_WAIT)));
 		break;
-	case RPC_IO_WRITE:
-	case RPC_IO_READ:
+	case RPC_BODY_IO:
 		ck_assert_uint_le(r->nseg, MAXSEG);
 		ck_assert_uint_eq(len, RPC_PREAMBLE + 16 + RPC_CAP_SIZE +
 					       (size_t)r->nseg * RPC_SEG_SIZE);
@@ -1267,6 +1399,16 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, io_empty_or_wrapping_segment_is_refused);
 	tcase_add_test(tc, unknown_op_is_refused);
 	tcase_add_test(tc, unknown_flag_and_mask_bits_are_refused);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("table of operations");
+	tcase_add_test(tc, op_numbers_never_change);
+	tcase_add_test(tc, every_op_and_only_ops_have_a_description);
+	tcase_add_test(tc, op_names_are_unique_counter_names);
+	tcase_add_test(tc, io_ops_are_those_routed_to_io_servers);
+	tcase_add_test(tc, ops_a_client_names_by_handle_need_a_capability);
+	tcase_add_test(tc, generic_encoders_take_every_op_of_their_shape);
+	tcase_add_test(tc, room_for_segments_only_where_the_body_has_them);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("replies");
