@@ -64,6 +64,12 @@ refused() {
 # the cluster's identity: id, key and the whole config
 ident() { md5sum "$D/rpfs.conf" "$D/cluster.key" | cut -d' ' -f1 | tr '\n' ' '; }
 port0() { sed -n '/\[server.0\]/,/^$/s/^port = //p' "$D/rpfs.conf"; }
+# a command that succeeds within 10 s: a server answers pings (so `rpfs up`
+# returns) a little before its log says it is ready
+eventually() {
+	for _ in $(seq 50); do "$@" && return 0; sleep 0.2; done
+	"$@"
+}
 # lines of server logs that are warnings or errors, and their absence
 warnings() { grep -hE '^[^ ]+ [^ ]+ (warn|error):' "$@"; }
 no_warnings() { ! warnings "$@"; }
@@ -76,7 +82,7 @@ unset RPFS_LOG
 export RPFS_CONFIG="$D/rpfs.conf"
 check "a fresh rpfs up logs no warnings" no_warnings "$D"/rpfsd.*.log
 check "rpfsd logs under its own name, ISO 8601 time with ms and offset" \
-	grep -qE '^rpfsd\[[0-9]+\] [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} info: rpfsd 0 ready on' \
+	eventually grep -qE '^rpfsd\[[0-9]+\] [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} info: rpfsd 0 ready on' \
 	"$D/rpfsd.0.log"
 check "every server log line has that form" sh -c "! grep -vhE \
 	'^rpfsd\[[0-9]+\] [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} (error|warn|info|debug): ' \
@@ -89,7 +95,7 @@ chmod 600 "$TMP/other.key"
 sed "s|key_file = .*|key_file = $TMP/other.key|" "$D/rpfs.conf" >"$TMP/otherkey.conf"
 refused "a client with another key is refused" "did not accept our cluster key" \
 	"$RPFS" --config "$TMP/otherkey.conf" ls /
-check "the refusal in the server's log names the client's address" grep -qE \
+check "the refusal in the server's log names the client's address" eventually grep -qE \
 	"^rpfsd\[[0-9]+\] [^ ]+ warn: refused a connection request from $ADDR:[0-9]+: the client does not hold the cluster key" \
 	"$D/rpfsd.0.log"
 
