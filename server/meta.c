@@ -110,7 +110,7 @@ struct meta {
 
 /* ---- encoding helpers ------------------------------------------------------ */
 
-static void put_be64(uint8_t *p, uint64_t v)
+static void meta_put_be64(uint8_t *p, uint64_t v)
 {
 	for (int i = 7; i >= 0; i--, v >>= 8)
 		p[i] = (uint8_t)v;
@@ -132,7 +132,7 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 }
 
 /* Length of the parent part of a normalized path ("/a/b" -> 2, "/a" -> 1). */
-static size_t parent_len(const char *path)
+static size_t meta_parent_len(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
@@ -147,18 +147,18 @@ struct nskey {
 
 size_t meta_ns_key(const char *path, uint8_t *k)
 {
-	size_t plen = parent_len(path);
+	size_t plen = meta_parent_len(path);
 	const char *name = path + (plen == 1 ? 1 : plen + 1);
 	size_t nlen = strlen(name);
 
 	if (!nlen || nlen > RPC_NAME_MAX)
 		return 0;
-	put_be64(k, rpfs_fnv1a64(path, plen));
+	meta_put_be64(k, rpfs_fnv1a64(path, plen));
 	memcpy(k + 8, name, nlen);
 	return 8 + nlen;
 }
 
-static int make_key(const char *path, struct nskey *k)
+static int meta_make_key(const char *path, struct nskey *k)
 {
 	k->v.mv_data = k->b;
 	k->v.mv_size = meta_ns_key(path, k->b);
@@ -166,12 +166,12 @@ static int make_key(const char *path, struct nskey *k)
 }
 
 /* The key range prefix of dir's children. */
-static void dir_prefix(const char *dir, uint8_t out[8])
+static void meta_dir_prefix(const char *dir, uint8_t out[8])
 {
-	put_be64(out, rpfs_fnv1a64(dir, strlen(dir)));
+	meta_put_be64(out, rpfs_fnv1a64(dir, strlen(dir)));
 }
 
-static int lmdb_err(int rc, const char *what)
+static int meta_lmdb_err(int rc, const char *what)
 {
 	switch (rc) {
 	case 0:
@@ -209,7 +209,7 @@ static int val_decode(const MDB_val *v, const char *path, struct rpc_attr *a)
 }
 
 /* A record that failed its checksum, read for what. */
-static int damaged(const struct meta *m, const char *what)
+static int meta_damaged(const struct meta *m, const char *what)
 {
 	log_err("rpfsd: the metadata record of %s in %s is damaged (checksum mismatch): refused; rpfsd --check lists the damage",
 		what, m->dir);
@@ -217,84 +217,86 @@ static int damaged(const struct meta *m, const char *what)
 }
 
 /* A damaged record met listing the directory dir. */
-static int damaged_in(const struct meta *m, const char *dir)
+static int meta_damaged_in(const struct meta *m, const char *dir)
 {
 	char what[RPC_PATH_MAX + 32];
 
 	snprintf(what, sizeof(what), "an entry of directory %s", dir);
-	return damaged(m, what);
+	return meta_damaged(m, what);
 }
 
-static int get_entry(struct meta *m, MDB_txn *txn, const char *path, struct rpc_attr *a)
+static int meta_get_entry(struct meta *m, MDB_txn *txn, const char *path,
+			  struct rpc_attr *a)
 {
 	struct nskey k;
 	MDB_val v;
-	int rc, ret = make_key(path, &k);
+	int rc, ret = meta_make_key(path, &k);
 
 	if (ret)
 		return ret;
 	rc = rec_get(txn, m->ns, REC_NS, &k.v, &v);
 	if (rc == REC_DAMAGED)
-		return damaged(m, path);
-	ret = lmdb_err(rc, "lookup");
+		return meta_damaged(m, path);
+	ret = meta_lmdb_err(rc, "lookup");
 	return ret ? ret : val_decode(&v, path, a);
 }
 
-static int put_entry(struct meta *m, MDB_txn *txn, const char *path,
-		     const struct rpc_attr *a, bool new_entry)
+static int meta_put_entry(struct meta *m, MDB_txn *txn, const char *path,
+			  const struct rpc_attr *a, bool new_entry)
 {
 	size_t plen = strlen(path), vlen = meta_attr_size(plen);
 	uint8_t hk[8];
 	struct nskey k;
 	MDB_val hv, pv;
 	void *room;
-	int ret = make_key(path, &k);
+	int ret = meta_make_key(path, &k);
 
 	if (ret)
 		return ret;
-	ret = lmdb_err(rec_reserve(txn, m->ns, &k.v, vlen, &room), "store");
+	ret = meta_lmdb_err(rec_reserve(txn, m->ns, &k.v, vlen, &room), "store");
 	if (ret)
 		return ret;
 	meta_attr_enc(room, a, path, plen);
 	rec_seal(REC_NS, &k.v, room, vlen);
 	if (!new_entry)
 		return 0;
-	put_be64(hk, a->handle);
+	meta_put_be64(hk, a->handle);
 	hv.mv_data = hk;
 	hv.mv_size = 8;
 	pv.mv_data = (void *)path;
 	pv.mv_size = plen;
-	return lmdb_err(rec_put(txn, m->byh, REC_BYHANDLE, &hv, &pv, 0), "store handle");
+	return meta_lmdb_err(rec_put(txn, m->byh, REC_BYHANDLE, &hv, &pv, 0),
+			     "store handle");
 }
 
-static int del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t handle)
+static int meta_del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t handle)
 {
 	uint8_t hk[8];
 	struct nskey k;
 	MDB_val hv;
-	int ret = make_key(path, &k);
+	int ret = meta_make_key(path, &k);
 
 	if (ret)
 		return ret;
-	ret = lmdb_err(mdb_del(txn, m->ns, &k.v, NULL), "delete");
+	ret = meta_lmdb_err(mdb_del(txn, m->ns, &k.v, NULL), "delete");
 	if (ret)
 		return ret;
-	put_be64(hk, handle);
+	meta_put_be64(hk, handle);
 	hv.mv_data = hk;
 	hv.mv_size = 8;
-	ret = lmdb_err(mdb_del(txn, m->byh, &hv, NULL), "delete handle");
+	ret = meta_lmdb_err(mdb_del(txn, m->byh, &hv, NULL), "delete handle");
 	return ret == -ENOENT ? 0 : ret;
 }
 
 static const char next_key[] = "next_handle";
 
 /* The stored counter: the first handle never handed out (0 if none). */
-static int stored_next(struct meta *m, MDB_txn *txn, uint64_t *n)
+static int meta_stored_next(struct meta *m, MDB_txn *txn, uint64_t *n)
 {
 	MDB_val k = {sizeof(next_key) - 1, (void *)next_key}, v;
 	int rc = rec_get(txn, m->sys, REC_SYS, &k, &v);
-	int ret = rc == REC_DAMAGED ? damaged(m, "the handle counter")
-				    : lmdb_err(rc, "handle counter");
+	int ret = rc == REC_DAMAGED ? meta_damaged(m, "the handle counter")
+				    : meta_lmdb_err(rc, "handle counter");
 
 	*n = 0;
 	if (ret == -ENOENT)
@@ -318,10 +320,10 @@ static int reserve_handles(struct meta *m, uint64_t min)
 	uint64_t n;
 	int ret;
 
-	ret = lmdb_err(mdb_txn_begin(m->env, NULL, 0, &txn), "begin transaction");
+	ret = meta_lmdb_err(mdb_txn_begin(m->env, NULL, 0, &txn), "begin transaction");
 	if (ret)
 		return ret;
-	ret = stored_next(m, txn, &n);
+	ret = meta_stored_next(m, txn, &n);
 	if (!ret && n < min)
 		n = min;
 	if (!ret && !n)
@@ -332,14 +334,14 @@ static int reserve_handles(struct meta *m, uint64_t min)
 		put_le(buf, n + META_HANDLE_BATCH, 8);
 		v.mv_data = buf;
 		v.mv_size = 8;
-		ret = lmdb_err(rec_put(txn, m->sys, REC_SYS, &k, &v, 0),
-			       "handle counter");
+		ret = meta_lmdb_err(rec_put(txn, m->sys, REC_SYS, &k, &v, 0),
+				    "handle counter");
 	}
 	if (ret) {
 		mdb_txn_abort(txn);
 		return ret;
 	}
-	ret = lmdb_err(mdb_txn_commit(txn), "commit");
+	ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
 	if (!ret) {
 		m->h_next = n;
 		m->h_limit = n + META_HANDLE_BATCH;
@@ -362,7 +364,7 @@ static int store_ready(struct srv *s)
 	return st > 0 ? 0 : st < 0 ? -ESHUTDOWN : -EAGAIN;
 }
 
-static int alloc_handle(struct srv *s, uint64_t *out)
+static int meta_alloc_handle(struct srv *s, uint64_t *out)
 {
 	struct meta *m = s->meta;
 	int ret = store_ready(s);
@@ -379,7 +381,7 @@ static int alloc_handle(struct srv *s, uint64_t *out)
 }
 
 /* Hand out nothing at or below past again. */
-static int skip_handles(struct meta *m, uint64_t past)
+static int meta_skip_handles(struct meta *m, uint64_t past)
 {
 	int ret = 0;
 
@@ -393,7 +395,7 @@ static int skip_handles(struct meta *m, uint64_t past)
 
 /* ---- namespace helpers ------------------------------------------------------- */
 
-static bool owns(struct srv *s, const char *path)
+static bool meta_owns(struct srv *s, const char *path)
 {
 	return place_meta_of_path(&s->cfg, path) == s->meta->index;
 }
@@ -431,7 +433,7 @@ static unsigned wanted_bits(uint16_t flags)
 /* Answer an open (CREATE, LOOKUP, GETATTR) of a: a file's reply carries a
  * capability for the rights asked, after checking them against its mode
  * for the caller unless checked says the caller may (it just made it). */
-static int reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
+static int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 {
 	if (a->type != RPC_TYPE_FILE)
 		return reply_attr(op, a);
@@ -443,26 +445,26 @@ static int reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 	return 0;
 }
 
-static int txn_begin(struct meta *m, bool rdonly, MDB_txn **txn)
+static int meta_txn_begin(struct meta *m, bool rdonly, MDB_txn **txn)
 {
 	/* A write on a full disk must leave the reserve to removes. */
 	int ret = rdonly ? 0 : store_reserve(m->env, m->dir, false);
 
 	if (ret)
 		return ret;
-	return lmdb_err(mdb_txn_begin(m->env, NULL, rdonly ? MDB_RDONLY : 0, txn),
-			"begin transaction");
+	return meta_lmdb_err(mdb_txn_begin(m->env, NULL, rdonly ? MDB_RDONLY : 0, txn),
+			     "begin transaction");
 }
 
 /* A write transaction that frees space (REMOVE, RMDIR): it may use the
  * store's reserve, so a full disk can always be emptied (meta_reserve.c). */
-static int txn_begin_freeing(struct meta *m, MDB_txn **txn)
+static int meta_txn_begin_freeing(struct meta *m, MDB_txn **txn)
 {
 	store_reserve(m->env, m->dir, true);
-	return lmdb_err(mdb_txn_begin(m->env, NULL, 0, txn), "begin transaction");
+	return meta_lmdb_err(mdb_txn_begin(m->env, NULL, 0, txn), "begin transaction");
 }
 
-static int local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
+static int meta_local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
 {
 	MDB_txn *txn;
 	int ret;
@@ -471,10 +473,10 @@ static int local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
 		root_attr(s, a);
 		return 0;
 	}
-	ret = txn_begin(s->meta, true, &txn);
+	ret = meta_txn_begin(s->meta, true, &txn);
 	if (ret)
 		return ret;
-	ret = get_entry(s->meta, txn, path, a);
+	ret = meta_get_entry(s->meta, txn, path, a);
 	mdb_txn_abort(txn);
 	return ret;
 }
@@ -503,10 +505,10 @@ int meta_search_local(struct srv *s, const struct srv_client *who, const char *p
 		if (last && !want)
 			break;
 		pre[i] = 0; /* pre is this component's path for a moment */
-		if (owns(s, pre)) {
-			if (!txn && (ret = txn_begin(s->meta, true, &txn)))
+		if (meta_owns(s, pre)) {
+			if (!txn && (ret = meta_txn_begin(s->meta, true, &txn)))
 				return ret;
-			st = get_entry(s->meta, txn, pre, &a);
+			st = meta_get_entry(s->meta, txn, pre, &a);
 			st = search_entry(who, st, &a, last ? want : ACCESS_X);
 		}
 		pre[i] = path[i];
@@ -523,7 +525,7 @@ int meta_search_local(struct srv *s, const struct srv_client *who, const char *p
 
 /* The attributes of path, wherever it lives: here, or a LOOKUP to the
  * metadata server that owns it. */
-static int path_attr(struct srv *s, const char *path, struct rpc_attr *a)
+static int meta_path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 {
 	uint8_t body[RPC_PATH_MAX + 64], rep[SRV_REPLY_CAP];
 	struct xp_call call = {0};
@@ -531,7 +533,7 @@ static int path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 	int ret;
 
 	if (!strcmp(path, "/") || owner == s->meta->index) {
-		ret = local_lookup(s, path, a);
+		ret = meta_local_lookup(s, path, a);
 	} else {
 		if (owner >= s->cfg.nmeta)
 			return -EIO;
@@ -554,15 +556,15 @@ static int path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 
 /* The parent of path must exist and be a directory, wherever it lives;
  * *pa gets its attributes. */
-static int parent_attr(struct srv *s, const char *path, struct rpc_attr *pa)
+static int meta_parent_attr(struct srv *s, const char *path, struct rpc_attr *pa)
 {
 	char parent[RPC_PATH_MAX + 1];
-	size_t plen = parent_len(path);
+	size_t plen = meta_parent_len(path);
 	int ret;
 
 	memcpy(parent, path, plen);
 	parent[plen] = 0;
-	ret = path_attr(s, parent, pa);
+	ret = meta_path_attr(s, parent, pa);
 	if (ret)
 		return ret;
 	return pa->type == RPC_TYPE_DIR ? 0 : -ENOTDIR;
@@ -696,7 +698,8 @@ static const char *io_name(struct srv *s, const struct rpc_attr *a, uint32_t slo
 /* Remove the datafiles of a file (those of the slots where skip[slot] is
  * 0, if skip is given), all at once. An I/O server that is down keeps an
  * orphan datafile: logged, not fatal (the entry is gone). */
-static void remove_datafiles(struct srv *s, const struct rpc_attr *a, const int *skip)
+static void meta_remove_datafiles(struct srv *s, const struct rpc_attr *a,
+				  const int *skip)
 {
 	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
@@ -753,8 +756,8 @@ static uint64_t probe_one(struct srv *s, uint32_t io)
  * and *past to the largest handle it holds: try one beyond. Any other
  * failure is the first I/O server's that failed, its I/O index in *bad_io
  * (else -1). */
-static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
-			    uint64_t *past, int *bad_io)
+static int meta_create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
+				 uint64_t *past, int *bad_io)
 {
 	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
@@ -796,7 +799,7 @@ static int create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
 			}
 		}
 	}
-	remove_datafiles(s, a, st);
+	meta_remove_datafiles(s, a, st);
 out:
 	free(st);
 	free(down);
@@ -822,7 +825,7 @@ static int existing(struct srv_op *op, bool dir, struct rpc_attr *a)
 		return -EEXIST;
 	if (a->type != RPC_TYPE_FILE)
 		return -EISDIR;
-	return reply_open(op, a, false);
+	return meta_reply_open(op, a, false);
 }
 
 /* Owner of a new entry: the caller as its connection said (the uid and gid
@@ -855,10 +858,10 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 
 	if (!strcmp(q->path, "/"))
 		return dir ? -EEXIST : -EISDIR;
-	ret = parent_attr(s, q->path, &pa);
+	ret = meta_parent_attr(s, q->path, &pa);
 	if (ret)
 		return ret;
-	ret = local_lookup(s, q->path, &had);
+	ret = meta_local_lookup(s, q->path, &had);
 	if (!ret)
 		return existing(op, dir, &had);
 	if (ret != -ENOENT)
@@ -868,7 +871,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		return ret;
 	do {
 		memset(&a, 0, sizeof(a));
-		ret = alloc_handle(s, &a.handle);
+		ret = meta_alloc_handle(s, &a.handle);
 		if (ret)
 			return ret;
 		a.type = dir ? RPC_TYPE_DIR : RPC_TYPE_FILE;
@@ -885,8 +888,8 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		if (ret)
 			return ret;
 		/* Datafiles first: an entry never names missing ones. */
-		ret = create_datafiles(s, &a, &skip, &past, &bad_io);
-		if (skip && (ret = skip_handles(m, past)))
+		ret = meta_create_datafiles(s, &a, &skip, &past, &bad_io);
+		if (skip && (ret = meta_skip_handles(m, past)))
 			return ret;
 	} while (skip && ++tries < META_CREATE_TRIES);
 	if (skip) {
@@ -896,38 +899,38 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	}
 	if (ret)
 		return create_failed(op, ret, bad_io);
-	ret = txn_begin(m, false, &txn);
+	ret = meta_txn_begin(m, false, &txn);
 	if (!ret) {
-		ret = get_entry(m, txn, q->path, &had);
+		ret = meta_get_entry(m, txn, q->path, &had);
 		if (!ret) {
 			/* Another create of this path got there first. */
 			mdb_txn_abort(txn);
 			if (!dir)
-				remove_datafiles(s, &a, NULL);
+				meta_remove_datafiles(s, &a, NULL);
 			return existing(op, dir, &had);
 		}
 		if (ret == -ENOENT)
-			ret = put_entry(m, txn, q->path, &a, true);
+			ret = meta_put_entry(m, txn, q->path, &a, true);
 		if (ret)
 			mdb_txn_abort(txn);
 		else
-			ret = lmdb_err(mdb_txn_commit(txn), "commit");
+			ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
 	}
 	if (ret && !dir)
-		remove_datafiles(s, &a, NULL);
+		meta_remove_datafiles(s, &a, NULL);
 	if (ret)
 		return ret;
 	/* Its creator may use a new file as asked, whatever its mode (as
 	 * open(O_CREAT | O_RDWR, 0444) does). */
-	return reply_open(op, &a, true);
+	return meta_reply_open(op, &a, true);
 }
 
 int serve_lookup(struct srv_op *op)
 {
 	struct rpc_attr a;
-	int ret = local_lookup(op->s, op->q.path, &a);
+	int ret = meta_local_lookup(op->s, op->q.path, &a);
 
-	return ret ? ret : reply_open(op, &a, false);
+	return ret ? ret : meta_reply_open(op, &a, false);
 }
 
 int serve_getattr(struct srv_op *op)
@@ -947,8 +950,8 @@ int serve_getattr(struct srv_op *op)
 		root_attr(s, &a);
 		return a.handle == op->q.handle ? reply_attr(op, &a) : -ENOENT;
 	}
-	put_be64(hk, op->q.handle);
-	ret = txn_begin(m, true, &txn);
+	meta_put_be64(hk, op->q.handle);
+	ret = meta_txn_begin(m, true, &txn);
 	if (ret)
 		return ret;
 	ret = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
@@ -956,16 +959,16 @@ int serve_getattr(struct srv_op *op)
 		char what[64];
 
 		snprintf(what, sizeof(what), "handle %016" PRIx64, op->q.handle);
-		ret = damaged(m, what);
+		ret = meta_damaged(m, what);
 	} else {
-		ret = lmdb_err(ret, "handle lookup");
+		ret = meta_lmdb_err(ret, "handle lookup");
 	}
 	if (!ret && (v.mv_size == 0 || v.mv_size > RPC_PATH_MAX))
 		ret = -EIO;
 	if (!ret) {
 		memcpy(path, v.mv_data, v.mv_size);
 		path[v.mv_size] = 0;
-		ret = get_entry(m, txn, path, &a);
+		ret = meta_get_entry(m, txn, path, &a);
 	}
 	mdb_txn_abort(txn);
 	if (ret)
@@ -976,7 +979,7 @@ int serve_getattr(struct srv_op *op)
 	if (!access_is_super(ident_of(op->conn)) &&
 	    (wanted_rights(op->q.flags) & ~op->q.cap.rights))
 		return -EACCES;
-	return reply_open(op, &a, false);
+	return meta_reply_open(op, &a, false);
 }
 
 /* chmod: the owner or root. chown: root; the owner may only change the
@@ -1021,10 +1024,10 @@ int serve_setattr(struct srv_op *op)
 
 	if (!strcmp(q->path, "/"))
 		return -EPERM;
-	ret = txn_begin(m, false, &txn);
+	ret = meta_txn_begin(m, false, &txn);
 	if (ret)
 		return ret;
-	ret = get_entry(m, txn, q->path, &a);
+	ret = meta_get_entry(m, txn, q->path, &a);
 	if (!ret)
 		ret = may_setattr(ident_of(op->conn), q, &a);
 	if (ret)
@@ -1045,10 +1048,10 @@ int serve_setattr(struct srv_op *op)
 	/* Data written before no longer counts for mtime (client/attr.c). */
 	if (q->mask & RPC_SET_TIMES)
 		a.times_set = a.ctime;
-	ret = put_entry(m, txn, q->path, &a, false);
+	ret = meta_put_entry(m, txn, q->path, &a, false);
 	if (ret)
 		goto abort;
-	ret = lmdb_err(mdb_txn_commit(txn), "commit");
+	ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
 	return ret ? ret : reply_attr(op, &a);
 
 abort:
@@ -1056,7 +1059,7 @@ abort:
 	return ret;
 }
 
-static void drop_hent(struct meta *m, uint64_t handle);
+static void meta_drop_hent(struct meta *m, uint64_t handle);
 
 /* May the caller remove the entry at path (attributes a) from its parent? */
 static int may_remove(struct srv_op *op, const struct rpc_attr *a)
@@ -1067,7 +1070,7 @@ static int may_remove(struct srv_op *op, const struct rpc_attr *a)
 
 	if (access_is_super(who))
 		return 0;
-	ret = parent_attr(op->s, op->q.path, &pa);
+	ret = meta_parent_attr(op->s, op->q.path, &pa);
 	return ret ? ret : access_dir_change(who, &pa, a);
 }
 
@@ -1083,34 +1086,34 @@ int serve_remove(struct srv_op *op)
 	/* Checked before the write transaction: asking the parent's owner
 	 * must not hold LMDB's single writer. A rename of the parent in
 	 * between would at worst check the parent the entry just left. */
-	ret = local_lookup(op->s, op->q.path, &a);
+	ret = meta_local_lookup(op->s, op->q.path, &a);
 	if (!ret)
 		ret = may_remove(op, &a);
 	if (ret)
 		return ret;
-	ret = txn_begin_freeing(m, &txn);
+	ret = meta_txn_begin_freeing(m, &txn);
 	if (ret)
 		return ret;
-	ret = get_entry(m, txn, op->q.path, &a);
+	ret = meta_get_entry(m, txn, op->q.path, &a);
 	if (!ret && a.type == RPC_TYPE_DIR)
 		ret = -EISDIR;
 	if (!ret)
-		ret = del_entry(m, txn, op->q.path, a.handle);
+		ret = meta_del_entry(m, txn, op->q.path, a.handle);
 	if (ret) {
 		mdb_txn_abort(txn);
 		return ret;
 	}
-	ret = lmdb_err(mdb_txn_commit(txn), "commit");
+	ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
 	if (ret)
 		return ret;
-	drop_hent(m, a.handle);
-	remove_datafiles(op->s, &a, NULL);
+	meta_drop_hent(m, a.handle);
+	meta_remove_datafiles(op->s, &a, NULL);
 	return 0;
 }
 
 /* Is the entry stored in v a direct child of dir? Children of a directory
  * whose hash collides with dir's share the key range. */
-static bool is_child(const MDB_val *v, const char *dir)
+static bool meta_is_child(const MDB_val *v, const char *dir)
 {
 	size_t dlen = strlen(dir), base = dlen == 1 ? 1 : dlen + 1, plen;
 	const char *p = meta_attr_path(v->mv_data, v->mv_size, &plen);
@@ -1122,15 +1125,15 @@ static bool is_child(const MDB_val *v, const char *dir)
 }
 
 /* Does any local entry have dir as its parent? */
-static int local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
+static int meta_local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
 {
 	uint8_t prefix[8];
 	MDB_cursor *cur;
 	MDB_val k, v;
 	int rc, ret;
 
-	dir_prefix(dir, prefix);
-	ret = lmdb_err(mdb_cursor_open(txn, m->ns, &cur), "cursor");
+	meta_dir_prefix(dir, prefix);
+	ret = meta_lmdb_err(mdb_cursor_open(txn, m->ns, &cur), "cursor");
 	if (ret)
 		return ret;
 	k.mv_data = prefix;
@@ -1141,11 +1144,11 @@ static int local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
 		if (k.mv_size < 8 || memcmp(k.mv_data, prefix, 8))
 			break;
 		if (rec_check(REC_NS, &k, &v)) {
-			ret = damaged_in(m, dir);
+			ret = meta_damaged_in(m, dir);
 			break;
 		}
 		/* A colliding directory's child is not ours. */
-		if (is_child(&v, dir)) {
+		if (meta_is_child(&v, dir)) {
 			ret = 1;
 			break;
 		}
@@ -1155,7 +1158,7 @@ static int local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
 }
 
 /* Do the other metadata servers hold a child of dir? */
-static int remote_has_child(struct srv *s, const char *dir)
+static int meta_remote_has_child(struct srv *s, const char *dir)
 {
 	uint8_t body[RPC_PATH_MAX + 64], rep[SRV_REPLY_CAP];
 	struct rpc_dirent e;
@@ -1199,7 +1202,7 @@ int serve_rmdir(struct srv_op *op)
 
 	if (!strcmp(op->q.path, "/"))
 		return -EBUSY;
-	ret = local_lookup(s, op->q.path, &a);
+	ret = meta_local_lookup(s, op->q.path, &a);
 	if (ret)
 		return ret;
 	if (a.type != RPC_TYPE_DIR)
@@ -1207,27 +1210,27 @@ int serve_rmdir(struct srv_op *op)
 	ret = may_remove(op, &a);
 	if (ret)
 		return ret;
-	ret = remote_has_child(s, op->q.path);
+	ret = meta_remote_has_child(s, op->q.path);
 	if (ret)
 		return ret > 0 ? -ENOTEMPTY : ret;
-	ret = txn_begin_freeing(m, &txn);
+	ret = meta_txn_begin_freeing(m, &txn);
 	if (ret)
 		return ret;
-	ret = get_entry(m, txn, op->q.path, &a);
+	ret = meta_get_entry(m, txn, op->q.path, &a);
 	if (!ret && a.type != RPC_TYPE_DIR)
 		ret = -ENOTDIR;
 	if (!ret) {
-		ret = local_has_child(m, txn, op->q.path);
+		ret = meta_local_has_child(m, txn, op->q.path);
 		if (ret > 0)
 			ret = -ENOTEMPTY;
 	}
 	if (!ret)
-		ret = del_entry(m, txn, op->q.path, a.handle);
+		ret = meta_del_entry(m, txn, op->q.path, a.handle);
 	if (ret) {
 		mdb_txn_abort(txn);
 		return ret;
 	}
-	return lmdb_err(mdb_txn_commit(txn), "commit");
+	return meta_lmdb_err(mdb_txn_commit(txn), "commit");
 }
 
 /* ---- rename ----------------------------------------------------------------------- */
@@ -1276,8 +1279,8 @@ static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i
 	MDB_val k, v;
 	int rc, ret;
 
-	dir_prefix(l->e[i].path, prefix);
-	ret = lmdb_err(mdb_cursor_open(txn, m->ns, &cur), "cursor");
+	meta_dir_prefix(l->e[i].path, prefix);
+	ret = meta_lmdb_err(mdb_cursor_open(txn, m->ns, &cur), "cursor");
 	if (ret)
 		return ret;
 	k.mv_data = prefix;
@@ -1292,10 +1295,10 @@ static int mv_children(struct meta *m, MDB_txn *txn, struct mv_list *l, size_t i
 		if (k.mv_size < 8 || memcmp(k.mv_data, prefix, 8))
 			break;
 		if (rec_check(REC_NS, &k, &v)) {
-			ret = damaged(m, l->e[i].path);
+			ret = meta_damaged(m, l->e[i].path);
 			break;
 		}
-		if (!is_child(&v, l->e[i].path))
+		if (!meta_is_child(&v, l->e[i].path))
 			continue;
 		if (meta_attr_dec(v.mv_data, v.mv_size, &a, &ep, &elen, why,
 				  sizeof(why))) {
@@ -1324,15 +1327,15 @@ static int mv_apply(struct meta *m, MDB_txn *txn, struct mv_list *l, const char 
 	for (size_t i = 0; i < l->n; i++) {
 		if (tlen + strlen(l->e[i].path) - flen > RPC_PATH_MAX)
 			return -ENAMETOOLONG;
-		ret = make_key(l->e[i].path, &k);
+		ret = meta_make_key(l->e[i].path, &k);
 		if (!ret)
-			ret = lmdb_err(mdb_del(txn, m->ns, &k.v, NULL), "rename");
+			ret = meta_lmdb_err(mdb_del(txn, m->ns, &k.v, NULL), "rename");
 		if (ret)
 			return ret;
 	}
 	for (size_t i = 0; i < l->n; i++) {
 		snprintf(path, sizeof(path), "%s%s", to, l->e[i].path + flen);
-		ret = make_key(path, &k);
+		ret = meta_make_key(path, &k);
 		if (ret)
 			return ret;
 		/* Only a hash collision with an unrelated entry can be here. */
@@ -1341,7 +1344,7 @@ static int mv_apply(struct meta *m, MDB_txn *txn, struct mv_list *l, const char 
 				path);
 			return -EEXIST;
 		}
-		ret = put_entry(m, txn, path, &l->e[i].a, true);
+		ret = meta_put_entry(m, txn, path, &l->e[i].a, true);
 		if (ret)
 			return ret;
 	}
@@ -1359,11 +1362,11 @@ static int may_rename(struct srv_op *op, const struct rpc_attr *a,
 	struct rpc_attr pa;
 	int ret;
 
-	ret = parent_attr(op->s, op->q.to, &pa);
+	ret = meta_parent_attr(op->s, op->q.to, &pa);
 	if (!ret && !access_is_super(who))
 		ret = access_dir_change(who, &pa, t);
 	if (!ret && !access_is_super(who)) {
-		ret = parent_attr(op->s, op->q.path, &pa);
+		ret = meta_parent_attr(op->s, op->q.path, &pa);
 		if (!ret)
 			ret = access_dir_change(who, &pa, a);
 	}
@@ -1374,7 +1377,7 @@ static int may_rename(struct srv_op *op, const struct rpc_attr *a,
 	if (a->type == RPC_TYPE_DIR && t->type != RPC_TYPE_DIR)
 		return -ENOTDIR;
 	if (t->type == RPC_TYPE_DIR && op->s->cfg.nmeta > 1) {
-		ret = remote_has_child(op->s, op->q.to);
+		ret = meta_remote_has_child(op->s, op->q.to);
 		if (ret > 0)
 			ret = -ENOTEMPTY;
 	}
@@ -1386,7 +1389,7 @@ static int may_rename(struct srv_op *op, const struct rpc_attr *a,
 static int rename_target(struct meta *m, MDB_txn *txn, const struct rpc_attr *a,
 			 const char *to, struct rpc_attr *t, bool *had)
 {
-	int ret = get_entry(m, txn, to, t);
+	int ret = meta_get_entry(m, txn, to, t);
 
 	*had = !ret;
 	if (ret)
@@ -1396,11 +1399,11 @@ static int rename_target(struct meta *m, MDB_txn *txn, const struct rpc_attr *a,
 	if (a->type == RPC_TYPE_DIR && t->type != RPC_TYPE_DIR)
 		return -ENOTDIR;
 	if (t->type == RPC_TYPE_DIR) {
-		ret = local_has_child(m, txn, to);
+		ret = meta_local_has_child(m, txn, to);
 		if (ret)
 			return ret > 0 ? -ENOTEMPTY : ret;
 	}
-	return del_entry(m, txn, to, t->handle);
+	return meta_del_entry(m, txn, to, t->handle);
 }
 
 /* RENAME, on the owner of the source. Atomic in one LMDB transaction when
@@ -1424,30 +1427,30 @@ int serve_rename(struct srv_op *op)
 
 	if (!strcmp(from, "/") || !strcmp(to, "/"))
 		return -EBUSY;
-	ret = local_lookup(s, from, &a);
+	ret = meta_local_lookup(s, from, &a);
 	if (ret || !strcmp(from, to))
 		return ret;
 	/* Into itself; a file's path as a directory fails at its parent. */
 	if (a.type == RPC_TYPE_DIR && !strncmp(to, from, flen) && to[flen] == '/')
 		return -EINVAL;
-	ret = path_attr(s, to, &t);
+	ret = meta_path_attr(s, to, &t);
 	if (ret && ret != -ENOENT)
 		return ret;
 	/* Permissions first: a refusal does not depend on where paths live. */
 	ret = may_rename(op, &a, ret ? NULL : &t);
-	if (!ret && !owns(s, to))
+	if (!ret && !meta_owns(s, to))
 		ret = -EXDEV;
 	if (!ret && a.type == RPC_TYPE_DIR && multi) {
-		ret = remote_has_child(s, from);
+		ret = meta_remote_has_child(s, from);
 		if (ret > 0)
 			ret = -EXDEV;
 	}
 	if (ret)
 		return ret;
-	ret = txn_begin(m, false, &txn);
+	ret = meta_txn_begin(m, false, &txn);
 	if (ret)
 		return ret;
-	ret = get_entry(m, txn, from, &a);
+	ret = meta_get_entry(m, txn, from, &a);
 	if (!ret)
 		ret = rename_target(m, txn, &a, to, &t, &had);
 	if (!ret) {
@@ -1466,12 +1469,12 @@ int serve_rename(struct srv_op *op)
 		mdb_txn_abort(txn);
 		return ret;
 	}
-	ret = lmdb_err(mdb_txn_commit(txn), "commit");
+	ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
 	if (ret || !had || t.type != RPC_TYPE_FILE)
 		return ret;
 	/* The replaced file: gone from the namespace, its data goes too. */
-	drop_hent(m, t.handle);
-	remove_datafiles(s, &t, NULL);
+	meta_drop_hent(m, t.handle);
+	meta_remove_datafiles(s, &t, NULL);
 	return 0;
 }
 
@@ -1502,10 +1505,10 @@ int serve_readdir(struct srv_op *op)
 	 * must then exist (asking the servers that hold them, once per page:
 	 * listing is rare next to I/O); for root, the owner checks that it
 	 * exists. */
-	if (owns(s, dir) && access_is_super(ident_of(op->conn))) {
+	if (meta_owns(s, dir) && access_is_super(ident_of(op->conn))) {
 		struct rpc_attr a;
 
-		ret = path_attr(s, dir, &a);
+		ret = meta_path_attr(s, dir, &a);
 		if (ret)
 			return ret;
 		if (a.type != RPC_TYPE_DIR)
@@ -1514,13 +1517,13 @@ int serve_readdir(struct srv_op *op)
 	ents = calloc(want, sizeof(*ents));
 	if (!ents)
 		return -ENOMEM;
-	ret = txn_begin(m, true, &txn);
+	ret = meta_txn_begin(m, true, &txn);
 	if (ret)
 		goto out;
-	ret = lmdb_err(mdb_cursor_open(txn, m->ns, &cur), "cursor");
+	ret = meta_lmdb_err(mdb_cursor_open(txn, m->ns, &cur), "cursor");
 	if (ret)
 		goto abort;
-	dir_prefix(dir, kbuf);
+	meta_dir_prefix(dir, kbuf);
 	memcpy(kbuf + 8, op->q.cookie, clen);
 	k.mv_data = kbuf;
 	k.mv_size = 8 + clen;
@@ -1534,13 +1537,13 @@ int serve_readdir(struct srv_op *op)
 		if (k.mv_size < 9 || memcmp(k.mv_data, kbuf, 8))
 			break;
 		if (rec_check(REC_NS, &k, &v)) {
-			ret = damaged_in(m, dir);
+			ret = meta_damaged_in(m, dir);
 			break;
 		}
 		if (nlen == clen &&
 		    !memcmp((const char *)k.mv_data + 8, op->q.cookie, clen))
 			continue;
-		if (!is_child(&v, dir))
+		if (!meta_is_child(&v, dir))
 			continue;
 		if (n == want || used + 6 + nlen > SRV_REPLY_CAP) {
 			more = 1;
@@ -1584,10 +1587,10 @@ int serve_statfs_meta(struct srv_op *op)
 	ret = srv_storage(m->dir, &sf);
 	if (ret)
 		return ret;
-	ret = txn_begin(m, true, &txn);
+	ret = meta_txn_begin(m, true, &txn);
 	if (ret)
 		return ret;
-	ret = lmdb_err(mdb_stat(txn, m->ns, &st), "stat");
+	ret = meta_lmdb_err(mdb_stat(txn, m->ns, &st), "stat");
 	mdb_txn_abort(txn);
 	if (ret)
 		return ret;
@@ -1606,7 +1609,7 @@ struct creating {
 	struct creating *next;
 };
 
-static void create_begin(struct meta *m, struct creating *c)
+static void meta_create_begin(struct meta *m, struct creating *c)
 {
 	pthread_mutex_lock(&m->hlock);
 	c->floor = m->h_limit ? m->h_next : 0;
@@ -1615,7 +1618,7 @@ static void create_begin(struct meta *m, struct creating *c)
 	pthread_mutex_unlock(&m->hlock);
 }
 
-static void create_end(struct meta *m, struct creating *c)
+static void meta_create_end(struct meta *m, struct creating *c)
 {
 	pthread_mutex_lock(&m->hlock);
 	for (struct creating **pp = &m->creating; *pp; pp = &(*pp)->next)
@@ -1646,9 +1649,9 @@ int serve_meta_handles(struct srv_op *op)
 		floor = c->floor < floor ? c->floor : floor;
 	next = m->h_limit ? m->h_next : 0;
 	pthread_mutex_unlock(&m->hlock);
-	ret = txn_begin(m, true, &txn);
+	ret = meta_txn_begin(m, true, &txn);
 	if (!ret && !next)
-		ret = stored_next(m, txn, &next);
+		ret = meta_stored_next(m, txn, &next);
 	for (uint32_t i = 0; !ret && i < op->q.nhandles; i++) {
 		uint64_t h = rpc_req_handle(&op->q, i), c = place_serial(h);
 		uint8_t hk[8];
@@ -1667,13 +1670,13 @@ int serve_meta_handles(struct srv_op *op)
 			st[i] = RPC_HS_CREATING;
 			continue;
 		}
-		put_be64(hk, h);
+		meta_put_be64(hk, h);
 		rc = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
 		if (rc == REC_DAMAGED)
 			st[i] = RPC_HS_DAMAGED;
 		else if (rc == MDB_NOTFOUND)
 			st[i] = RPC_HS_GONE;
-		else if (!(ret = lmdb_err(rc, "handle lookup")))
+		else if (!(ret = meta_lmdb_err(rc, "handle lookup")))
 			st[i] = RPC_HS_FILE;
 	}
 	if (txn)
@@ -1699,9 +1702,9 @@ int serve_create(struct srv_op *op)
 	struct creating in;
 	int ret;
 
-	create_begin(op->s->meta, &in);
+	meta_create_begin(op->s->meta, &in);
 	ret = do_mkdir_create(op, false);
-	create_end(op->s->meta, &in);
+	meta_create_end(op->s->meta, &in);
 	return ret;
 }
 
@@ -1713,7 +1716,7 @@ void meta_run(struct sched_job *job)
 	int ret = 0;
 
 	/* Path ops must reach the path's owner; READDIR goes to everyone. */
-	if (route == RPC_TO_PATH_META && (!path_ok || !owns(op->s, op->q.path)))
+	if (route == RPC_TO_PATH_META && (!path_ok || !meta_owns(op->s, op->q.path)))
 		ret = path_ok ? -EREMOTE : -EINVAL;
 	else if (route == RPC_TO_EVERY_META && !path_ok)
 		ret = -EINVAL;
@@ -1755,7 +1758,7 @@ static void hent_maybe_free(struct meta *m, struct hent *e)
 	free(e);
 }
 
-static void drop_hent(struct meta *m, uint64_t handle)
+static void meta_drop_hent(struct meta *m, uint64_t handle)
 {
 	struct hent *e;
 
@@ -1785,8 +1788,8 @@ static int handle_known(struct meta *m, uint64_t handle)
 
 	if (place_meta_of_handle(handle) != m->index)
 		return -EREMOTE;
-	put_be64(hk, handle);
-	ret = txn_begin(m, true, &txn);
+	meta_put_be64(hk, handle);
+	ret = meta_txn_begin(m, true, &txn);
 	if (ret)
 		return ret;
 	ret = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
@@ -1795,9 +1798,9 @@ static int handle_known(struct meta *m, uint64_t handle)
 		char what[64];
 
 		snprintf(what, sizeof(what), "handle %016" PRIx64, handle);
-		return damaged(m, what);
+		return meta_damaged(m, what);
 	}
-	return lmdb_err(ret, "handle lookup");
+	return meta_lmdb_err(ret, "handle lookup");
 }
 
 static int do_fetch_add(struct srv_op *op, struct hent *e)
@@ -2039,9 +2042,9 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 	int held = 0, unknown = 0, ret;
 	MDB_txn *txn;
 
-	ret = txn_begin(m, true, &txn);
+	ret = meta_txn_begin(m, true, &txn);
 	if (!ret) {
-		ret = stored_next(m, txn, &next);
+		ret = meta_stored_next(m, txn, &next);
 		mdb_txn_abort(txn);
 	}
 	if (ret) {
@@ -2114,7 +2117,7 @@ int meta_check_store(struct srv *s, bool accept_empty, char *why, size_t whylen)
 			m->dir, held, unknown, max);
 	free(ps);
 	/* From now on the store is not empty: restarts need not ask again. */
-	ret = skip_handles(m, max);
+	ret = meta_skip_handles(m, max);
 	if (ret) {
 		snprintf(why, whylen, "couldn't store the handle counter in %s: %s",
 			 m->dir, strerror(-ret));
@@ -2218,11 +2221,11 @@ int meta_files(struct srv *s, uint64_t *n)
 {
 	MDB_stat st;
 	MDB_txn *txn;
-	int ret = txn_begin(s->meta, true, &txn);
+	int ret = meta_txn_begin(s->meta, true, &txn);
 
 	if (ret)
 		return ret;
-	ret = lmdb_err(mdb_stat(txn, s->meta->ns, &st), "stat");
+	ret = meta_lmdb_err(mdb_stat(txn, s->meta->ns, &st), "stat");
 	mdb_txn_abort(txn);
 	*n = ret ? 0 : st.ms_entries;
 	return ret;
