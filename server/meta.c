@@ -66,6 +66,7 @@
 #include "hashtab.h"
 #include "log.h"
 #include "meta_attr.h"
+#include "meta_priv.h"
 #include "meta_record.h"
 #include "server.h"
 #include "store.h"
@@ -77,44 +78,7 @@
 #define META_CREATE_TRIES    4
 #define META_STRIPE_UNIT_MAX (1ull << 32) /* a directory's default */
 
-struct lock {
-	uint64_t off, end; /* [off, end) */
-	uint64_t owner;
-	struct xp_conn *conn;
-	bool excl;
-	struct lock *next;
-};
-
-/* In-memory state of one handle: shared file pointer and locks. */
-struct hent {
-	struct hnode hn; /* in meta.hents; key: the handle */
-	uint64_t counter;
-	struct lock *locks;
-};
-
-struct meta {
-	MDB_env *env;
-	MDB_dbi ns, byh, sys;
-	uint32_t index; /* this server's metadata index */
-	char dir[1100];
-	pthread_mutex_t lock; /* hents: progress thread and REMOVE workers */
-	struct hashtab hents; /* handles with a counter or locks */
-	/* Handles reserved in the store and not handed out yet: [h_next,
-	 * h_limit), under hlock; none until the start-up check says the
-	 * store may hand out handles (store_state 1; -1: it may not). */
-	pthread_mutex_t hlock;
-	uint64_t h_next, h_limit;
-	atomic_int store_state;
-	struct creating *creating; /* creates in progress, under hlock */
-};
-
 /* ---- encoding helpers ------------------------------------------------------ */
-
-static void meta_put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
 
 static uint64_t get_le(const uint8_t *p, int n)
 {
@@ -131,167 +95,10 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 		p[i] = (uint8_t)v;
 }
 
-/* Length of the parent part of a normalized path ("/a/b" -> 2, "/a" -> 1). */
-static size_t meta_parent_len(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash == path ? 1 : (size_t)(slash - path);
-}
-
-/* ns key of a path: hash of the parent, then the name. */
-struct nskey {
-	uint8_t b[8 + RPC_NAME_MAX + 1];
-	MDB_val v;
-};
-
-size_t meta_ns_key(const char *path, uint8_t *k)
-{
-	size_t plen = meta_parent_len(path);
-	const char *name = path + (plen == 1 ? 1 : plen + 1);
-	size_t nlen = strlen(name);
-
-	if (!nlen || nlen > RPC_NAME_MAX)
-		return 0;
-	meta_put_be64(k, rpfs_fnv1a64(path, plen));
-	memcpy(k + 8, name, nlen);
-	return 8 + nlen;
-}
-
-static int meta_make_key(const char *path, struct nskey *k)
-{
-	k->v.mv_data = k->b;
-	k->v.mv_size = meta_ns_key(path, k->b);
-	return k->v.mv_size ? 0 : -ENAMETOOLONG;
-}
-
-/* The key range prefix of dir's children. */
-static void meta_dir_prefix(const char *dir, uint8_t out[8])
-{
-	meta_put_be64(out, rpfs_fnv1a64(dir, strlen(dir)));
-}
-
-static int meta_lmdb_err(int rc, const char *what)
-{
-	switch (rc) {
-	case 0:
-		return 0;
-	case MDB_NOTFOUND:
-		return -ENOENT;
-	case MDB_MAP_FULL:
-		log_warn("rpfsd: metadata database full during %s", what);
-		return -ENOSPC;
-	default:
-		if (rc > 0)
-			return -rc;
-		log_err("rpfsd: LMDB failed during %s: %s", what, mdb_strerror(rc));
-		return -EIO;
-	}
-}
-
-/* Decode an ns value; the stored path must be the one asked for. */
-static int val_decode(const MDB_val *v, const char *path, struct rpc_attr *a)
-{
-	size_t plen = strlen(path), slen;
-	const char *stored;
-	char why[200];
-
-	if (meta_attr_dec(v->mv_data, v->mv_size, a, &stored, &slen, why, sizeof(why))) {
-		log_err("rpfsd: corrupt metadata entry for %s: %s", path, why);
-		return -EIO;
-	}
-	if (slen != plen || memcmp(stored, path, plen)) {
-		log_err("rpfsd: hash collision between %s and %.*s: entry unusable", path,
-			(int)slen, stored);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* A record that failed its checksum, read for what. */
-static int meta_damaged(const struct meta *m, const char *what)
-{
-	log_err("rpfsd: the metadata record of %s in %s is damaged (checksum mismatch): refused; rpfsd --check lists the damage",
-		what, m->dir);
-	return -EBADMSG;
-}
-
-/* A damaged record met listing the directory dir. */
-static int meta_damaged_in(const struct meta *m, const char *dir)
-{
-	char what[RPC_PATH_MAX + 32];
-
-	snprintf(what, sizeof(what), "an entry of directory %s", dir);
-	return meta_damaged(m, what);
-}
-
-static int meta_get_entry(struct meta *m, MDB_txn *txn, const char *path,
-			  struct rpc_attr *a)
-{
-	struct nskey k;
-	MDB_val v;
-	int rc, ret = meta_make_key(path, &k);
-
-	if (ret)
-		return ret;
-	rc = rec_get(txn, m->ns, REC_NS, &k.v, &v);
-	if (rc == REC_DAMAGED)
-		return meta_damaged(m, path);
-	ret = meta_lmdb_err(rc, "lookup");
-	return ret ? ret : val_decode(&v, path, a);
-}
-
-static int meta_put_entry(struct meta *m, MDB_txn *txn, const char *path,
-			  const struct rpc_attr *a, bool new_entry)
-{
-	size_t plen = strlen(path), vlen = meta_attr_size(plen);
-	uint8_t hk[8];
-	struct nskey k;
-	MDB_val hv, pv;
-	void *room;
-	int ret = meta_make_key(path, &k);
-
-	if (ret)
-		return ret;
-	ret = meta_lmdb_err(rec_reserve(txn, m->ns, &k.v, vlen, &room), "store");
-	if (ret)
-		return ret;
-	meta_attr_enc(room, a, path, plen);
-	rec_seal(REC_NS, &k.v, room, vlen);
-	if (!new_entry)
-		return 0;
-	meta_put_be64(hk, a->handle);
-	hv.mv_data = hk;
-	hv.mv_size = 8;
-	pv.mv_data = (void *)path;
-	pv.mv_size = plen;
-	return meta_lmdb_err(rec_put(txn, m->byh, REC_BYHANDLE, &hv, &pv, 0),
-			     "store handle");
-}
-
-static int meta_del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t handle)
-{
-	uint8_t hk[8];
-	struct nskey k;
-	MDB_val hv;
-	int ret = meta_make_key(path, &k);
-
-	if (ret)
-		return ret;
-	ret = meta_lmdb_err(mdb_del(txn, m->ns, &k.v, NULL), "delete");
-	if (ret)
-		return ret;
-	meta_put_be64(hk, handle);
-	hv.mv_data = hk;
-	hv.mv_size = 8;
-	ret = meta_lmdb_err(mdb_del(txn, m->byh, &hv, NULL), "delete handle");
-	return ret == -ENOENT ? 0 : ret;
-}
-
 static const char next_key[] = "next_handle";
 
 /* The stored counter: the first handle never handed out (0 if none). */
-static int meta_stored_next(struct meta *m, MDB_txn *txn, uint64_t *n)
+int meta_stored_next(struct meta *m, MDB_txn *txn, uint64_t *n)
 {
 	MDB_val k = {sizeof(next_key) - 1, (void *)next_key}, v;
 	int rc = rec_get(txn, m->sys, REC_SYS, &k, &v);
@@ -364,7 +171,7 @@ static int store_ready(struct srv *s)
 	return st > 0 ? 0 : st < 0 ? -ESHUTDOWN : -EAGAIN;
 }
 
-static int meta_alloc_handle(struct srv *s, uint64_t *out)
+int meta_alloc_handle(struct srv *s, uint64_t *out)
 {
 	struct meta *m = s->meta;
 	int ret = store_ready(s);
@@ -381,7 +188,7 @@ static int meta_alloc_handle(struct srv *s, uint64_t *out)
 }
 
 /* Hand out nothing at or below past again. */
-static int meta_skip_handles(struct meta *m, uint64_t past)
+int meta_skip_handles(struct meta *m, uint64_t past)
 {
 	int ret = 0;
 
@@ -395,7 +202,7 @@ static int meta_skip_handles(struct meta *m, uint64_t past)
 
 /* ---- namespace helpers ------------------------------------------------------- */
 
-static bool meta_owns(struct srv *s, const char *path)
+bool meta_owns(struct srv *s, const char *path)
 {
 	return place_meta_of_path(&s->cfg, path) == s->meta->index;
 }
@@ -433,7 +240,7 @@ static unsigned wanted_bits(uint16_t flags)
 /* Answer an open (CREATE, LOOKUP, GETATTR) of a: a file's reply carries a
  * capability for the rights asked, after checking them against its mode
  * for the caller unless checked says the caller may (it just made it). */
-static int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
+int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 {
 	if (a->type != RPC_TYPE_FILE)
 		return reply_attr(op, a);
@@ -445,26 +252,7 @@ static int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 	return 0;
 }
 
-static int meta_txn_begin(struct meta *m, bool rdonly, MDB_txn **txn)
-{
-	/* A write on a full disk must leave the reserve to removes. */
-	int ret = rdonly ? 0 : store_reserve(m->env, m->dir, false);
-
-	if (ret)
-		return ret;
-	return meta_lmdb_err(mdb_txn_begin(m->env, NULL, rdonly ? MDB_RDONLY : 0, txn),
-			     "begin transaction");
-}
-
-/* A write transaction that frees space (REMOVE, RMDIR): it may use the
- * store's reserve, so a full disk can always be emptied (meta_reserve.c). */
-static int meta_txn_begin_freeing(struct meta *m, MDB_txn **txn)
-{
-	store_reserve(m->env, m->dir, true);
-	return meta_lmdb_err(mdb_txn_begin(m->env, NULL, 0, txn), "begin transaction");
-}
-
-static int meta_local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
+int meta_local_lookup(struct srv *s, const char *path, struct rpc_attr *a)
 {
 	MDB_txn *txn;
 	int ret;
@@ -525,7 +313,7 @@ int meta_search_local(struct srv *s, const struct srv_client *who, const char *p
 
 /* The attributes of path, wherever it lives: here, or a LOOKUP to the
  * metadata server that owns it. */
-static int meta_path_attr(struct srv *s, const char *path, struct rpc_attr *a)
+int meta_path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 {
 	uint8_t body[RPC_PATH_MAX + 64], rep[SRV_REPLY_CAP];
 	struct xp_call call = {0};
@@ -556,7 +344,7 @@ static int meta_path_attr(struct srv *s, const char *path, struct rpc_attr *a)
 
 /* The parent of path must exist and be a directory, wherever it lives;
  * *pa gets its attributes. */
-static int meta_parent_attr(struct srv *s, const char *path, struct rpc_attr *pa)
+int meta_parent_attr(struct srv *s, const char *path, struct rpc_attr *pa)
 {
 	char parent[RPC_PATH_MAX + 1];
 	size_t plen = meta_parent_len(path);
@@ -698,8 +486,7 @@ static const char *io_name(struct srv *s, const struct rpc_attr *a, uint32_t slo
 /* Remove the datafiles of a file (those of the slots where skip[slot] is
  * 0, if skip is given), all at once. An I/O server that is down keeps an
  * orphan datafile: logged, not fatal (the entry is gone). */
-static void meta_remove_datafiles(struct srv *s, const struct rpc_attr *a,
-				  const int *skip)
+void meta_remove_datafiles(struct srv *s, const struct rpc_attr *a, const int *skip)
 {
 	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
@@ -756,8 +543,8 @@ static uint64_t probe_one(struct srv *s, uint32_t io)
  * and *past to the largest handle it holds: try one beyond. Any other
  * failure is the first I/O server's that failed, its I/O index in *bad_io
  * (else -1). */
-static int meta_create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
-				 uint64_t *past, int *bad_io)
+int meta_create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
+			  uint64_t *past, int *bad_io)
 {
 	uint32_t n = layout_slots(&a->layout);
 	int *st = calloc(n, sizeof(*st));
@@ -1059,8 +846,6 @@ abort:
 	return ret;
 }
 
-static void meta_drop_hent(struct meta *m, uint64_t handle);
-
 /* May the caller remove the entry at path (attributes a) from its parent? */
 static int may_remove(struct srv_op *op, const struct rpc_attr *a)
 {
@@ -1111,21 +896,8 @@ int serve_remove(struct srv_op *op)
 	return 0;
 }
 
-/* Is the entry stored in v a direct child of dir? Children of a directory
- * whose hash collides with dir's share the key range. */
-static bool meta_is_child(const MDB_val *v, const char *dir)
-{
-	size_t dlen = strlen(dir), base = dlen == 1 ? 1 : dlen + 1, plen;
-	const char *p = meta_attr_path(v->mv_data, v->mv_size, &plen);
-
-	if (!p)
-		return false;
-	return plen > base && !memcmp(p, dir, dlen) && p[base - 1] == '/' &&
-	       !memchr(p + base, '/', plen - base);
-}
-
 /* Does any local entry have dir as its parent? */
-static int meta_local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
+int meta_local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
 {
 	uint8_t prefix[8];
 	MDB_cursor *cur;
@@ -1158,7 +930,7 @@ static int meta_local_has_child(struct meta *m, MDB_txn *txn, const char *dir)
 }
 
 /* Do the other metadata servers hold a child of dir? */
-static int meta_remote_has_child(struct srv *s, const char *dir)
+int meta_remote_has_child(struct srv *s, const char *dir)
 {
 	uint8_t body[RPC_PATH_MAX + 64], rep[SRV_REPLY_CAP];
 	struct rpc_dirent e;
@@ -1602,14 +1374,7 @@ int serve_statfs_meta(struct srv_op *op)
 
 /* ---- creates in progress, and what this server knows of handles ------------- */
 
-/* A create in progress: every handle it takes is at or above floor (the
- * counter when it began; 0 if nothing was reserved yet, which covers all). */
-struct creating {
-	uint64_t floor;
-	struct creating *next;
-};
-
-static void meta_create_begin(struct meta *m, struct creating *c)
+void meta_create_begin(struct meta *m, struct creating *c)
 {
 	pthread_mutex_lock(&m->hlock);
 	c->floor = m->h_limit ? m->h_next : 0;
@@ -1618,7 +1383,7 @@ static void meta_create_begin(struct meta *m, struct creating *c)
 	pthread_mutex_unlock(&m->hlock);
 }
 
-static void meta_create_end(struct meta *m, struct creating *c)
+void meta_create_end(struct meta *m, struct creating *c)
 {
 	pthread_mutex_lock(&m->hlock);
 	for (struct creating **pp = &m->creating; *pp; pp = &(*pp)->next)
@@ -1758,7 +1523,7 @@ static void hent_maybe_free(struct meta *m, struct hent *e)
 	free(e);
 }
 
-static void meta_drop_hent(struct meta *m, uint64_t handle)
+void meta_drop_hent(struct meta *m, uint64_t handle)
 {
 	struct hent *e;
 
