@@ -107,7 +107,9 @@ int meta_stored_next(struct meta *m, MDB_txn *txn, uint64_t *n);
 int meta_alloc_handle(struct srv *s, uint64_t *out);
 /* Hand out nothing at or below past again. */
 int meta_skip_handles(struct meta *m, uint64_t past);
-/* A create in progress (serve_create), known to META_HANDLES. */
+/* A create in progress (serve_create), known to META_HANDLES: every handle
+ * it takes is at or above floor (the counter when it began; 0 if nothing was
+ * reserved yet, which covers all). */
 struct creating {
 	uint64_t floor;
 	struct creating *next;
