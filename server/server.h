@@ -12,7 +12,9 @@
  *                per-connection FIFO queues served round-robin, a cap on
  *                the bulk pipelines each connection may have running
  *   meta.c       role meta: namespace and attributes in LMDB, byte-range
- *                locks, fetch-and-add counters
+ *                locks, fetch-and-add counters; its life cycle and
+ *                meta_run, its concerns in meta_*.c (meta_priv.h says
+ *                which file does what)
  *   io.c         role io: one datafile per handle, pread/pwrite, pipelined
  *                bulk transfers
  *   csum.c       a CRC32C per datafile block, bound to its place, checked on
@@ -135,8 +137,8 @@ struct srv_op {
 
 /* The handler of every op, from the table of operations (rpc_ops.h): each
  * fills op->rep and op->rep_len and returns the reply status, on the thread
- * the table says. Each is defined by the file of its role (meta.c, io.c,
- * search.c, stats.c, op.c). */
+ * the table says. Each is defined by the file of its role and concern
+ * (meta_*.c, io.c, search.c, stats.c, op.c). */
 #define SRV_HANDLER_DECL(NAME, code, nm, route, body, flags, access, runs, handler)      \
 	int handler(struct srv_op *op);
 RPC_OPS(SRV_HANDLER_DECL)
