@@ -13,7 +13,7 @@
  *
  * A version's crc is the CRC32C of the whole block, bytes past the end of
  * the datafile counted as zeros, XORed with a 32-bit mix of the block's
- * place, (handle, slot, k) (csum_bind). A block moved within its datafile,
+ * place, (handle, slot, k) (datafile_bind). A block moved within its datafile,
  * or into another file's, or a datafile given to another handle or slot,
  * no longer matches (but for a 2^-32 chance, as for any damage). Its end
  * (1..4096) is how many bytes of the block the datafile must hold, so a
@@ -34,7 +34,7 @@
  * A write stores the new versions as pend first, then the data, then makes
  * them cur: a server killed in between leaves every block matching one of
  * the two, so only a torn block is ever reported. Writes lock their block
- * range (csum_file.held), so writers of the same block, even from different
+ * range (datafile.held), so writers of the same block, even from different
  * requests and clients, take turns and a block's bytes and its entry always
  * change together; a partial block is read, checked and merged under that
  * lock (read-modify-write), and a damaged one is refused rather than given
@@ -69,10 +69,10 @@ struct csum_ent {
 	struct csum_ver cur, pend;
 };
 
-struct csum_range;
+struct datafile_range;
 
 /* One datafile and its checksums, shared by the requests on that handle. */
-struct csum_file {
+struct datafile {
 	uint64_t handle;
 	int dirfd;    /* DIR/data, not owned */
 	int fd;	      /* datafile */
@@ -84,19 +84,19 @@ struct csum_file {
 	uint64_t extent;      /* the size the last truncate gave (version 2) */
 	pthread_mutex_t lock; /* held, cfd */
 	pthread_cond_t cond;
-	struct csum_range *held;   /* block ranges being written */
-	atomic_uint_fast64_t wgen; /* writes and truncates begun */
+	struct datafile_range *held; /* block ranges being written */
+	atomic_uint_fast64_t wgen;   /* writes and truncates begun */
 };
 
 /* Standard CRC32C (iSCSI) of len bytes, from ISA-L. */
 uint32_t csum_crc(const void *buf, uint64_t len);
 
 /* What block k's crcs are XORed with: its place (0 for version 1). */
-uint32_t csum_bind(const struct csum_file *f, uint64_t k);
+uint32_t datafile_bind(const struct datafile *f, uint64_t k);
 
 /* Entry (de)coding and the check of one block: bytes holds CSUM_BLOCK bytes
  * (zeros past the datafile's end), avail of them are in the datafile, bind
- * is csum_bind of its place. csum_match returns which version matched: 1
+ * is datafile_bind of its place. csum_match returns which version matched: 1
  * cur (or a hole), 2 pend, 0 none. */
 void csum_ent_dec(const uint8_t *p, struct csum_ent *e);
 void csum_ent_enc(uint8_t *p, const struct csum_ent *e);
@@ -110,7 +110,7 @@ bool csum_ent_empty(const struct csum_ent *e);
  * (f's). */
 void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce, uint32_t slot);
 int csum_hdr_check(const uint8_t *hdr, size_t len, uint64_t handle, uint64_t *nonce);
-int csum_hdr_dec(const uint8_t *hdr, size_t len, struct csum_file *f);
+int csum_hdr_dec(const uint8_t *hdr, size_t len, struct datafile *f);
 
 /* Names: "<16 hex>" and "<16 hex>.sum"; csum_parse_name tells which a
  * directory entry is (0 datafile, 1 checksum file, -1 neither). */
@@ -120,55 +120,57 @@ int csum_parse_name(const char *name, uint64_t *handle);
 
 /* Open handle's datafile (O_RDWR) and its checksum file in dirfd. -ENOENT
  * if the datafile does not exist. */
-int csum_open(struct csum_file *f, int dirfd, uint64_t handle);
-void csum_close(struct csum_file *f);
+int datafile_open(struct datafile *f, int dirfd, uint64_t handle);
+void datafile_close(struct datafile *f);
 /* Make the checksum file (header with nonce and slot, the file's stripe
  * slot this datafile holds) and the datafile, both exclusively, and sync
  * the directory. A pair this nonce made before is success (a retried
  * create); anything else there is -EEXIST, and a failure leaves nothing
  * behind. */
-int csum_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot);
+int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot);
 
 /* Data: verified read (bytes past the datafile's end read as zeros, if no
  * checksum says they should be there) and checksummed write. */
-int csum_read(struct csum_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *bad);
-int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
-	       uint64_t *bad);
+int datafile_read(struct datafile *f, void *buf, uint64_t len, uint64_t off,
+		  uint64_t *bad);
+int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+		   uint64_t *bad);
 /* ftruncate with the checksums of the cut block redone (its old bytes are
  * checked first) and those of dropped blocks removed. */
-int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad);
+int datafile_truncate(struct datafile *f, uint64_t size, uint64_t *bad);
 /* The datafile's size, checked against its checksums (-EBADMSG if the
  * datafile is shorter than the last block's end, or longer than what the
  * checksums cover: *bad is where the uncovered bytes start). */
-int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad);
+int datafile_size(struct datafile *f, uint64_t *size, uint64_t *bad);
 /* Where the bytes the checksums cover end (UINT64_MAX for version 1). */
-int csum_covered(struct csum_file *f, uint64_t *end);
+int datafile_covered(struct datafile *f, uint64_t *end);
 /* Record size as the extent (what a truncate does; also --accept-damaged). */
-int csum_set_extent(struct csum_file *f, uint64_t size);
-int csum_sync(struct csum_file *f);
+int datafile_set_extent(struct datafile *f, uint64_t size);
+int datafile_sync(struct datafile *f);
 
 /* A write request that fails part way (ENOSPC after some of its chunks or
  * pages) must leave the datafile no longer than it was, or the size would
  * count bytes no reply acknowledged, and no checksum entries past that.
- * csum_mark, before the request's first csum_write, notes the sizes of
- * both files and whether anyone else was writing; csum_undo_growth, after
- * its last (writes: its csum_write calls), cuts both back to those sizes
+ * datafile_mark, before the request's first datafile_write, notes the sizes of
+ * both files and whether anyone else was writing; datafile_undo_growth, after
+ * its last (writes: its datafile_write calls), cuts both back to those sizes
  * if no other write or truncate began meanwhile, and else leaves them:
  * bytes past the old end may then be someone else's. */
-struct csum_mark {
+struct datafile_mark {
 	uint64_t size, csize, ino, gen;
 	bool alone, known;
 };
-void csum_mark(struct csum_file *f, struct csum_mark *m);
-void csum_undo_growth(struct csum_file *f, const struct csum_mark *m, uint64_t writes);
+void datafile_mark(struct datafile *f, struct datafile_mark *m);
+void datafile_undo_growth(struct datafile *f, const struct datafile_mark *m,
+			  uint64_t writes);
 
 /* Entries [b0, b0 + n) into e (missing ones read as empty). */
-int csum_read_ents(struct csum_file *f, uint64_t b0, uint64_t n, struct csum_ent *e);
-int csum_write_ents(struct csum_file *f, uint64_t b0, uint64_t n,
-		    const struct csum_ent *e);
+int datafile_read_ents(struct datafile *f, uint64_t b0, uint64_t n, struct csum_ent *e);
+int datafile_write_ents(struct datafile *f, uint64_t b0, uint64_t n,
+			const struct csum_ent *e);
 /* Block k's bytes (zero-filled past the end) and how many are in the file. */
-int csum_read_block(struct csum_file *f, uint64_t k, void *bytes, uint32_t *avail);
+int datafile_read_block(struct datafile *f, uint64_t k, void *bytes, uint32_t *avail);
 /* Make the checksum file if there is none (under f->lock). */
-int csum_ensure_sumfile(struct csum_file *f);
+int datafile_ensure_sumfile(struct datafile *f);
 
 #endif
