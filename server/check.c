@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "check_orphans.h"
-#include "csum.h"
+#include "datafile.h"
 #include "meta_attr.h"
 #include "meta_record.h"
 #include "server.h"
@@ -507,7 +507,7 @@ static void run_add(struct chk *c, struct run *r, const char *dpath, uint64_t k,
 	*r = (struct run){k, k, why, fixed, true};
 }
 
-/* Bytes past what the checksums cover (csum.h): one line, and with
+/* Bytes past what the checksums cover (blocksum.h): one line, and with
  * --accept-damaged the extent grows over them (their blocks get
  * checksums in check_blocks). Returns whether the blocks there are to be
  * checked. */

@@ -1,7 +1,7 @@
 /* rpfsd role io: datafiles, list I/O and the pipelined bulk path.
  *
  * Each file handle has one datafile, DIR/data/<16 hex digits of the
- * handle>, and beside it its block checksums, DIR/data/<...>.sum (csum.h):
+ * handle>, and beside it its block checksums, DIR/data/<...>.sum (blocksum.h):
  * the names are made from the number alone, so no request can name a path
  * outside the storage directory. A datafile is made when its file is
  * created (IO_CREATE, sent by the metadata server), never by a write: a
@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "csum.h"
+#include "datafile.h"
 #include "hashtab.h"
 #include "list.h"
 #include "log.h"

@@ -17,8 +17,10 @@
  *                which file does what)
  *   io.c         role io: one datafile per handle, pread/pwrite, pipelined
  *                bulk transfers
- *   csum.c       a CRC32C per datafile block, bound to its place, checked on
- *                every read
+ *   datafile.c   the datafile store: every byte io.c moves to or from a
+ *                datafile, checked against its checksums on every read
+ *   blocksum.c   the checksum math: a CRC32C per datafile block, bound to
+ *                its place; the checksum file's format
  *   meta_record.c  a checksum in every metadata record, bound to its key;
  *                the upgrade of an old store
  *   meta_attr.c  the stored form of a namespace entry (versioned, apart
@@ -30,8 +32,9 @@
  *   access.c     who may do what: modes, owners, capabilities
  *   search.c     search permission on every ancestor of a path, asked of
  *                the metadata servers that hold them (SEARCH)
- *   store.c      the storage directory: its lock and the metadata store's
- *                validation
+ *   store.c      the metadata store (LMDB) checked before it is mapped, and
+ *                the storage directory's lock (not the datafiles: those are
+ *                datafile.c's)
  *   check.c      rpfsd --check: the storage checked (and repaired) offline
  *   check_orphans.c  --check asks the metadata servers which of this
  *                server's datafiles belong to no file (META_HANDLES)

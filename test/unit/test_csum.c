@@ -1,5 +1,5 @@
-/* The datafile checksums of rpfsd (server/csum.c), on files in a temporary
- * directory, without a server:
+/* The datafile checksums of rpfsd (server/blocksum.c, server/datafile.c), on
+ * files in a temporary directory, without a server:
  *   - CRC32C is the standard one; entries and headers encode and decode;
  *   - which bytes match a block's entry: its current or its pending
  *     version, zeros for a hole, never a datafile shorter than the entry
@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "csum.h"
+#include "datafile.h"
 #include "rpc.h"
 
 #define B CSUM_BLOCK
