@@ -18,9 +18,10 @@
  * server however scattered the access). Small requests (inline and fast
  * paths) already have their data in a message buffer, so one worker job
  * does all of the writes or reads. Bulk requests go through
- * xp_req_pipeline: each chunk of the stream is mapped onto the segments and
- * stored or loaded by a worker while the transport moves the next chunk,
- * so network and disk overlap (double buffering). Every failure reaches the
+ * xp_req_pipeline, which sched.c runs: each chunk of the stream is mapped
+ * onto the segments and stored or loaded by a worker (bulk_chunk) while
+ * the transport moves the next chunk, so network and disk overlap (double
+ * buffering). Every failure reaches the
  * client as an errno in the reply status. */
 #include <dirent.h>
 #include <errno.h>
@@ -77,13 +78,6 @@ struct io_write {
 	unsigned inflight;
 	int err; /* the first failure */
 	bool marked, undone;
-};
-
-/* A bulk chunk handed to a worker. */
-struct chunk_job {
-	struct sched_job job;
-	struct srv_op *op;
-	struct xp_chunk *ch;
 };
 
 /* ---- descriptor cache ------------------------------------------------------ */
@@ -326,18 +320,6 @@ static void note_bad(struct srv_op *op, uint64_t off)
 		;
 }
 
-/* A damaged-data reply names the datafile offset (rpc.h). */
-static void set_detail(struct srv_op *op)
-{
-	uint64_t bad = atomic_load(&op->bad_plus1);
-
-	if (op->status == -EBADMSG && bad) {
-		rpc_enc_u64(op->rep, bad - 1);
-		op->rep_len = 8;
-		op->rep_on_error = true;
-	}
-}
-
 /* A chunk of write request op is about to write to f: -errno if an
  * earlier one failed (its error), else counted in flight. */
 static int write_enter(struct srv_op *op, struct datafile *f)
@@ -478,56 +460,11 @@ out:
 
 /* ---- requests ------------------------------------------------------------------ */
 
-static void chunk_run(struct sched_job *job)
+/* Worker: a chunk of a bulk request, stored or loaded (sched.c hands it
+ * over from the transport's pipeline and tells the transport it is done). */
+static int bulk_chunk(struct srv_op *op, struct xp_chunk *ch)
 {
-	struct chunk_job *cj = (struct chunk_job *)job;
-	struct xp_chunk *ch = cj->ch;
-	int ret;
-
-	ret = stream_io(cj->op, cj->op->q.op == RPC_IO_WRITE, ch->buf, ch->off, ch->len);
-	free(cj);
-	xp_chunk_done(ch, ret);
-}
-
-/* Progress thread: the pipeline has a chunk for storage. */
-static void chunk_io(struct xp_chunk *ch, void *ctx)
-{
-	struct srv_op *op = ctx;
-	struct chunk_job *cj = malloc(sizeof(*cj));
-
-	if (!cj) {
-		xp_chunk_done(ch, -ENOMEM);
-		return;
-	}
-	cj->job.run = chunk_run;
-	cj->op = op;
-	cj->ch = ch;
-	sched_submit_urgent(op, &cj->job);
-}
-
-static void pipe_finish(struct xp_req *r, int status, void *ctx)
-{
-	struct srv_op *op = ctx;
-
-	(void)r;
-	op->status = status;
-	if (!status && op->q.op == RPC_IO_READ)
-		op->rd_len = op->total;
-	set_detail(op);
-	sched_bulk_done(op);
-	srv_op_finish(op);
-}
-
-static void bulk_start(struct srv_op *op)
-{
-	int ret = xp_req_pipeline(op->r, chunk_io, pipe_finish, op);
-
-	if (ret) {
-		/* Not started: the request is still ours to answer. */
-		op->status = ret;
-		sched_bulk_done(op);
-		srv_op_finish(op);
-	}
+	return stream_io(op, op->q.op == RPC_IO_WRITE, ch->buf, ch->off, ch->len);
 }
 
 int serve_io_size(struct srv_op *op)
@@ -677,7 +614,6 @@ void io_run(struct sched_job *job)
 	struct srv_op *op = (struct srv_op *)job;
 
 	op->status = op->handler(op);
-	set_detail(op);
 	srv_op_complete(op);
 }
 
@@ -739,10 +675,15 @@ void io_dispatch(struct srv_op *op)
 		return;
 	}
 	if (op->q.op == RPC_IO_WRITE ? xp_req_wr_data(op->r) != NULL
-				     : xp_req_rd_buf(op->r) != NULL)
+				     : xp_req_rd_buf(op->r) != NULL) {
 		sched_submit(op);
-	else
-		sched_bulk(op, bulk_start);
+		return;
+	}
+	/* A read that succeeds produces every byte asked for (a failed op
+	 * answers with none, srv_op_finish). */
+	if (op->q.op == RPC_IO_READ)
+		op->rd_len = op->total;
+	sched_bulk(op, bulk_chunk);
 }
 
 /* ---- life cycle ------------------------------------------------------------------ */

@@ -10,7 +10,8 @@
  *   op.c         an op's end: its reply, the hand-back from workers
  *   sched.c      the request manager: worker threads for blocking work,
  *                per-connection FIFO queues served round-robin, a cap on
- *                the bulk pipelines each connection may have running
+ *                the bulk pipelines each connection may have running, and
+ *                those pipelines run, each chunk straight to a worker
  *   meta.c       role meta: namespace and attributes in LMDB, byte-range
  *                locks, fetch-and-add counters; its life cycle and
  *                meta_run, its concerns in meta_*.c (meta_priv.h says
@@ -104,6 +105,12 @@ struct srv {
 	struct srv_stats stats;
 };
 
+struct srv_op;
+struct xp_chunk;
+/* Worker: one chunk of a bulk request's data stream, stored or loaded;
+ * returns 0 or a negative errno. */
+typedef int (*sched_chunk_fn)(struct srv_op *op, struct xp_chunk *ch);
+
 /* A job for a worker thread. */
 struct sched_job {
 	struct sched_job *next;
@@ -117,8 +124,8 @@ struct srv_op {
 	struct xp_req *r;
 	struct xp_conn *conn;
 	struct sched_conn *sc;
-	struct srv_op *bulk_next; /* sched.c: waiting for a bulk slot */
-	void (*bulk_start)(struct srv_op *op);
+	struct srv_op *bulk_next;  /* sched.c: waiting for a bulk slot */
+	sched_chunk_fn bulk_chunk; /* sched.c: what a worker does with a chunk */
 
 	atomic_uint_least64_t bad_plus1; /* io.c: damaged datafile offset + 1 */
 	int status;			 /* reply status */
@@ -166,10 +173,12 @@ void sched_submit(struct srv_op *op);
 /* Any thread: run job for op's connection, ahead of its waiting requests
  * (bulk chunks belong to requests already started). */
 void sched_submit_urgent(struct srv_op *op, struct sched_job *job);
-/* Progress thread: start op->bulk_start now, or once the connection has
- * fewer than its cap of running pipelines; sched_bulk_done when it ends. */
-void sched_bulk(struct srv_op *op, void (*start)(struct srv_op *op));
-void sched_bulk_done(struct srv_op *op);
+/* Progress thread: run op as a bulk pipeline (xp_req_pipeline) now, or
+ * once the connection has fewer than its cap of running pipelines. The
+ * pipeline's chunks go straight from the transport to a worker that runs
+ * chunk on each and tells the transport it is done; the pipeline's end
+ * finishes op (srv_op_finish). */
+void sched_bulk(struct srv_op *op, sched_chunk_fn chunk);
 /* Progress thread: the connection record (created on first use), and its
  * release when an op ends or the connection goes down. */
 struct sched_conn *sched_conn_get(struct srv *s, struct xp_conn *c);
