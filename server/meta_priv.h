@@ -8,9 +8,9 @@
  *                     errors as errnos, transactions
  *   meta_handles.c    handles: the stored counter, its reserve, the creates
  *                     in progress, META_HANDLES
- *   meta_ns.c         namespace ops that read: LOOKUP, GETATTR, SETATTR,
- *                     READDIR, STATFS; an entry's attributes wherever it
- *                     lives; the replies that open a file
+ *   meta_ns.c         namespace ops on entries in place: LOOKUP, GETATTR,
+ *                     SETATTR, READDIR, STATFS; an entry's attributes
+ *                     wherever it lives; the replies that open a file
  *   meta_create.c     CREATE and MKDIR
  *   meta_remove.c     REMOVE and RMDIR, and whether a directory has children
  *   meta_rename.c     RENAME
