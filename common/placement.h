@@ -13,7 +13,7 @@
  *                             finds the owner of a handle without asking.
  *   handle making             (metadata server index << 48) | serial, the
  *                             serial from a counter of that server's store
- *                             that only grows (server/meta.c reserves it).
+ *                             that only grows (reserved by meta_handles.c).
  *   a new file's I/O servers  slot 0 on I/O server first, the others round
  *                             robin after it (layout_server); first follows
  *                             the serial, so consecutive files start on

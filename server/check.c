@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "check_orphans.h"
-#include "csum.h"
+#include "datafile.h"
 #include "meta_attr.h"
 #include "meta_record.h"
 #include "server.h"
@@ -507,18 +507,18 @@ static void run_add(struct chk *c, struct run *r, const char *dpath, uint64_t k,
 	*r = (struct run){k, k, why, fixed, true};
 }
 
-/* Bytes past what the checksums cover (csum.h): one line, and with
+/* Bytes past what the checksums cover (blocksum.h): one line, and with
  * --accept-damaged the extent grows over them (their blocks get
  * checksums in check_blocks). Returns whether the blocks there are to be
  * checked. */
-static bool check_extent(struct chk *c, struct csum_file *f, const char *dpath,
+static bool check_extent(struct chk *c, struct datafile *f, const char *dpath,
 			 uint64_t size, uint64_t covered)
 {
 	bool accept = repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED), fixed;
 
 	if (size <= covered)
 		return true;
-	fixed = accept && !csum_set_extent(f, size);
+	fixed = accept && !datafile_set_extent(f, size);
 	problem(c, fixed,
 		"%s: bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64
 		" bytes) are covered by no checksum: the datafile is longer than its checksums (extended behind rpfsd's back?)%s",
@@ -528,7 +528,7 @@ static bool check_extent(struct chk *c, struct csum_file *f, const char *dpath,
 }
 
 /* Check (and perhaps repair) every block of one datafile. */
-static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
+static void check_blocks(struct chk *c, struct datafile *f, const char *dpath)
 {
 	struct csum_ent e[CHK_BATCH];
 	char blk[CSUM_BLOCK];
@@ -537,7 +537,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 	uint64_t nb, ne = 0, covered;
 	bool beyond;
 
-	if (fstat(f->fd, &st) || csum_covered(f, &covered))
+	if (fstat(f->fd, &st) || datafile_covered(f, &covered))
 		return;
 	beyond = check_extent(c, f, dpath, (uint64_t)st.st_size, covered);
 	if (f->cfd >= 0 && !fstat(f->cfd, &sst) && (uint64_t)sst.st_size > CSUM_HDR)
@@ -549,7 +549,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 		uint64_t n = nb - b0 < CHK_BATCH ? nb - b0 : CHK_BATCH;
 		bool dirty = false;
 
-		if (csum_read_ents(f, b0, n, e))
+		if (datafile_read_ents(f, b0, n, e))
 			break;
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t k = b0 + i;
@@ -557,14 +557,14 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 			bool fixed = false;
 			int m;
 
-			if (csum_read_block(f, k, blk, &avail))
+			if (datafile_read_block(f, k, blk, &avail))
 				goto out;
 			if (!avail && csum_ent_empty(&e[i]))
 				continue;
 			/* Reported by check_extent, not block by block. */
 			if (!beyond && csum_ent_empty(&e[i]) && k * CSUM_BLOCK >= covered)
 				continue;
-			m = csum_match(&e[i], blk, avail, csum_bind(f, k));
+			m = csum_match(&e[i], blk, avail, datafile_bind(f, k));
 			if (m == 1 && !e[i].pend.end)
 				continue;
 			if (m) {
@@ -582,7 +582,7 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 			}
 			if (repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED)) {
 				e[i].cur.crc =
-					csum_crc(blk, CSUM_BLOCK) ^ csum_bind(f, k);
+					csum_crc(blk, CSUM_BLOCK) ^ datafile_bind(f, k);
 				e[i].cur.end = avail;
 				if (!avail)
 					e[i].cur.crc = 0;
@@ -591,8 +591,8 @@ static void check_blocks(struct chk *c, struct csum_file *f, const char *dpath)
 			}
 			run_add(c, &run, dpath, k, why_bad(&e[i], avail), fixed);
 		}
-		if (dirty && (f->cfd >= 0 || !csum_ensure_sumfile(f)) &&
-		    csum_write_ents(f, b0, n, e))
+		if (dirty && (f->cfd >= 0 || !datafile_ensure_sumfile(f)) &&
+		    datafile_write_ents(f, b0, n, e))
 			printf("%s: couldn't write the repaired checksums\n", dpath);
 	}
 out:
@@ -600,7 +600,7 @@ out:
 }
 
 /* Redo the checksum file of a datafile from its data (--accept-damaged). */
-static int rechecksum(struct csum_file *f)
+static int rechecksum(struct datafile *f)
 {
 	char name[40];
 	uint8_t hdr[CSUM_HDR];
@@ -628,7 +628,7 @@ static int rechecksum(struct csum_file *f)
 static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum)
 {
 	char dpath[1200], spath[1200];
-	struct csum_file f;
+	struct datafile f;
 	bool accept = repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED);
 	int ret;
 
@@ -641,7 +641,7 @@ static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum
 			repair(c) ? " (removing them)" : "");
 		return;
 	}
-	ret = csum_open(&f, dirfd, h);
+	ret = datafile_open(&f, dirfd, h);
 	if (ret) {
 		problem(c, false, "%s: can't open: %s", dpath, strerror(-ret));
 		return;
@@ -654,13 +654,13 @@ static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum
 			    : "no checksum file",
 			fixed ? " (made anew from the data as it is)" : "");
 		if (!fixed) {
-			csum_close(&f);
+			datafile_close(&f);
 			return;
 		}
 		/* Every block now has no checksum: accept them one by one. */
 	}
 	check_blocks(c, &f, dpath);
-	csum_close(&f);
+	datafile_close(&f);
 }
 
 /* A handle's files in the data directory (scan). */
@@ -892,16 +892,16 @@ static struct found *scan(struct chk *c, int dirfd, size_t *count)
 static void check_slot(struct chk *c, int dirfd, uint64_t h, uint32_t slot,
 		       const char *path)
 {
-	struct csum_file f;
+	struct datafile f;
 
-	if (csum_open(&f, dirfd, h))
+	if (datafile_open(&f, dirfd, h))
 		return; /* check_pair reports it */
 	if (!f.bad_hdr && f.slot != CSUM_SLOT_ANY && f.slot != slot)
 		problem(c, false,
 			"%s/%016" PRIx64
 			": holds stripe slot %u of %s, whose layout puts slot %u here (the layout disagrees with the datafiles: reads fail)",
 			c->datadir, h, f.slot, path, slot);
-	csum_close(&f);
+	datafile_close(&f);
 }
 
 static void check_missing(struct chk *c, int dirfd, const struct found *v, size_t n)

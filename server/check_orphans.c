@@ -4,8 +4,8 @@
  * owner while it runs: one META_HANDLES request per RPC_HANDLES_MAX
  * handles, over the cluster's own connections (peer.c, with the cluster
  * key, as the server itself would talk to it). The owner answers from its
- * store and its creates in progress (meta.c, serve_meta_handles): a handle no
- * entry has and no running create may still take is GONE, and its
+ * store and its creates in progress (meta_handles.c, serve_meta_handles):
+ * a handle no entry has and no running create may still take is GONE, and its
  * datafiles belong to nothing, now or later (this server is stopped and
  * locked by the check, so no create can add a datafile meanwhile).
  *

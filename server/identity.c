@@ -14,7 +14,7 @@
  * (common/hello.h). A client whose cluster id, server list (fingerprint)
  * or target server differs from this server's config is refused with an
  * answer naming the difference; an accepted one is remembered with its
- * credentials (uid, gid, groups) for the permission checks of meta.c, for
+ * credentials (uid, gid, groups) for the permission checks of role meta, for
  * as long as its connection lives. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* rpfsd role io: datafiles, list I/O and the pipelined bulk path.
  *
  * Each file handle has one datafile, DIR/data/<16 hex digits of the
- * handle>, and beside it its block checksums, DIR/data/<...>.sum (csum.h):
+ * handle>, and beside it its block checksums, DIR/data/<...>.sum (blocksum.h):
  * the names are made from the number alone, so no request can name a path
  * outside the storage directory. A datafile is made when its file is
  * created (IO_CREATE, sent by the metadata server), never by a write: a
@@ -18,9 +18,10 @@
  * server however scattered the access). Small requests (inline and fast
  * paths) already have their data in a message buffer, so one worker job
  * does all of the writes or reads. Bulk requests go through
- * xp_req_pipeline: each chunk of the stream is mapped onto the segments and
- * stored or loaded by a worker while the transport moves the next chunk,
- * so network and disk overlap (double buffering). Every failure reaches the
+ * xp_req_pipeline, which sched.c runs: each chunk of the stream is mapped
+ * onto the segments and stored or loaded by a worker (bulk_chunk) while
+ * the transport moves the next chunk, so network and disk overlap (double
+ * buffering). Every failure reaches the
  * client as an errno in the reply status. */
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "csum.h"
+#include "datafile.h"
 #include "hashtab.h"
 #include "list.h"
 #include "log.h"
@@ -45,7 +46,7 @@
 struct fdent {
 	struct hnode hn;      /* in iosrv.fds; key: the handle */
 	struct list_node lru; /* in iosrv.lru */
-	struct csum_file cf;  /* the datafile and its checksums */
+	struct datafile cf;   /* the datafile and its checksums */
 	/* When a write or truncate last changed it (ns, CLOCK_REALTIME): the
 	 * kernel stamps files with a clock that lags by up to a tick, and a
 	 * write just after a utimes must look later than it (IO_SIZE). */
@@ -66,24 +67,17 @@ struct iosrv {
 };
 
 /* A write request's record of its chunks, so that a failed write leaves
- * the datafile as long as it was (csum_undo_growth): the sizes before its
- * first chunk, its chunks in flight, the csum_write calls they made. Once
+ * the datafile as long as it was (datafile_undo_growth): the sizes before its
+ * first chunk, its chunks in flight, the datafile_write calls they made. Once
  * one chunk fails the later ones write nothing, and the last one out
  * undoes the growth. */
 struct io_write {
 	pthread_mutex_t lock;
-	struct csum_mark mark;
+	struct datafile_mark mark;
 	uint64_t writes;
 	unsigned inflight;
 	int err; /* the first failure */
 	bool marked, undone;
-};
-
-/* A bulk chunk handed to a worker. */
-struct chunk_job {
-	struct sched_job job;
-	struct srv_op *op;
-	struct xp_chunk *ch;
 };
 
 /* ---- descriptor cache ------------------------------------------------------ */
@@ -115,7 +109,7 @@ static void evict(struct iosrv *io)
 		 * next sync through a fresh descriptor; sync it now. */
 		if (e->cf.cfd_created)
 			fsync(io->dirfd);
-		csum_close(&e->cf);
+		datafile_close(&e->cf);
 		free(e);
 		io->nopen--;
 	}
@@ -161,7 +155,7 @@ static void fd_put(struct iosrv *io, struct fdent *e);
 static int fd_get(struct iosrv *io, uint64_t handle, struct fdent **out)
 {
 	struct fdent *e = cache_hit(io, handle);
-	struct csum_file cf;
+	struct datafile cf;
 	int ret;
 
 	if (e && unlinked(e)) {
@@ -181,7 +175,7 @@ static int fd_get(struct iosrv *io, uint64_t handle, struct fdent **out)
 	}
 	atomic_fetch_add_explicit(&io->fd_misses, 1, memory_order_relaxed);
 	/* Open outside the lock: other handles' I/O need not wait for it. */
-	ret = csum_open(&cf, io->dirfd, handle);
+	ret = datafile_open(&cf, io->dirfd, handle);
 	if (ret == -ENOENT)
 		return -ESTALE;
 	if (ret) {
@@ -193,12 +187,12 @@ static int fd_get(struct iosrv *io, uint64_t handle, struct fdent **out)
 	e = lookup(io, handle);
 	if (e) {
 		/* Another worker opened it meanwhile: share theirs. */
-		csum_close(&cf);
+		datafile_close(&cf);
 	} else {
 		e = calloc(1, sizeof(*e));
 		if (!e) {
 			pthread_mutex_unlock(&io->lock);
-			csum_close(&cf);
+			datafile_close(&cf);
 			return -ENOMEM;
 		}
 		e->cf = cf;
@@ -218,7 +212,7 @@ static void fd_put(struct iosrv *io, struct fdent *e)
 {
 	pthread_mutex_lock(&io->lock);
 	if (--e->refs == 0 && e->detached) {
-		csum_close(&e->cf);
+		datafile_close(&e->cf);
 		free(e);
 	} else {
 		evict(io);
@@ -238,7 +232,7 @@ int io_remove_handle(struct srv *s, uint64_t handle)
 	if (e) {
 		detach(io, e);
 		if (!e->refs) {
-			csum_close(&e->cf);
+			datafile_close(&e->cf);
 			free(e);
 		}
 	}
@@ -268,7 +262,7 @@ int io_remove_handle(struct srv *s, uint64_t handle)
 int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot)
 {
 	struct iosrv *io = s->io;
-	int ret = csum_create(io->dirfd, handle, nonce, slot);
+	int ret = datafile_create(io->dirfd, handle, nonce, slot);
 
 	if (!ret)
 		atomic_fetch_add(&io->nfiles, 1);
@@ -326,21 +320,9 @@ static void note_bad(struct srv_op *op, uint64_t off)
 		;
 }
 
-/* A damaged-data reply names the datafile offset (rpc.h). */
-static void set_detail(struct srv_op *op)
-{
-	uint64_t bad = atomic_load(&op->bad_plus1);
-
-	if (op->status == -EBADMSG && bad) {
-		rpc_enc_u64(op->rep, bad - 1);
-		op->rep_len = 8;
-		op->rep_on_error = true;
-	}
-}
-
 /* A chunk of write request op is about to write to f: -errno if an
  * earlier one failed (its error), else counted in flight. */
-static int write_enter(struct srv_op *op, struct csum_file *f)
+static int write_enter(struct srv_op *op, struct datafile *f)
 {
 	struct io_write *w = op->io_wr;
 	int ret;
@@ -350,15 +332,15 @@ static int write_enter(struct srv_op *op, struct csum_file *f)
 	if (!ret) {
 		w->inflight++;
 		if (!w->marked)
-			csum_mark(f, &w->mark);
+			datafile_mark(f, &w->mark);
 		w->marked = true;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return ret;
 }
 
-/* The chunk made writes csum_write calls and ended with ret. */
-static void write_leave(struct srv_op *op, struct csum_file *f, uint64_t writes, int ret)
+/* The chunk made writes datafile_write calls and ended with ret. */
+static void write_leave(struct srv_op *op, struct datafile *f, uint64_t writes, int ret)
 {
 	struct io_write *w = op->io_wr;
 	bool undo;
@@ -372,7 +354,7 @@ static void write_leave(struct srv_op *op, struct csum_file *f, uint64_t writes,
 	w->undone |= undo;
 	pthread_mutex_unlock(&w->lock);
 	if (undo)
-		csum_undo_growth(f, &w->mark, w->writes);
+		datafile_undo_growth(f, &w->mark, w->writes);
 }
 
 void io_write_free(struct srv_op *op)
@@ -442,8 +424,8 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		if (!sg->len)
 			continue;
 		writes += write;
-		ret = write ? csum_write(&e->cf, buf, n, sg->off + skip, &bad)
-			    : csum_read(&e->cf, buf, n, sg->off + skip, &bad);
+		ret = write ? datafile_write(&e->cf, buf, n, sg->off + skip, &bad)
+			    : datafile_read(&e->cf, buf, n, sg->off + skip, &bad);
 		if (ret)
 			break;
 		buf += n;
@@ -478,56 +460,11 @@ out:
 
 /* ---- requests ------------------------------------------------------------------ */
 
-static void chunk_run(struct sched_job *job)
+/* Worker: a chunk of a bulk request, stored or loaded (sched.c hands it
+ * over from the transport's pipeline and tells the transport it is done). */
+static int bulk_chunk(struct srv_op *op, struct xp_chunk *ch)
 {
-	struct chunk_job *cj = (struct chunk_job *)job;
-	struct xp_chunk *ch = cj->ch;
-	int ret;
-
-	ret = stream_io(cj->op, cj->op->q.op == RPC_IO_WRITE, ch->buf, ch->off, ch->len);
-	free(cj);
-	xp_chunk_done(ch, ret);
-}
-
-/* Progress thread: the pipeline has a chunk for storage. */
-static void chunk_io(struct xp_chunk *ch, void *ctx)
-{
-	struct srv_op *op = ctx;
-	struct chunk_job *cj = malloc(sizeof(*cj));
-
-	if (!cj) {
-		xp_chunk_done(ch, -ENOMEM);
-		return;
-	}
-	cj->job.run = chunk_run;
-	cj->op = op;
-	cj->ch = ch;
-	sched_submit_urgent(op, &cj->job);
-}
-
-static void pipe_finish(struct xp_req *r, int status, void *ctx)
-{
-	struct srv_op *op = ctx;
-
-	(void)r;
-	op->status = status;
-	if (!status && op->q.op == RPC_IO_READ)
-		op->rd_len = op->total;
-	set_detail(op);
-	sched_bulk_done(op);
-	srv_op_finish(op);
-}
-
-static void bulk_start(struct srv_op *op)
-{
-	int ret = xp_req_pipeline(op->r, chunk_io, pipe_finish, op);
-
-	if (ret) {
-		/* Not started: the request is still ours to answer. */
-		op->status = ret;
-		sched_bulk_done(op);
-		srv_op_finish(op);
-	}
+	return stream_io(op, op->q.op == RPC_IO_WRITE, ch->buf, ch->off, ch->len);
 }
 
 int serve_io_size(struct srv_op *op)
@@ -544,7 +481,7 @@ int serve_io_size(struct srv_op *op)
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = csum_size(&e->cf, &rs.size, &bad);
+	ret = datafile_size(&e->cf, &rs.size, &bad);
 	foreign = e->cf.bad_hdr;
 	/* Data writes and truncates change the times here, never on the
 	 * metadata server: stat folds them in. */
@@ -588,7 +525,7 @@ int serve_io_truncate(struct srv_op *op)
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = csum_truncate(&e->cf, op->q.size, &bad);
+	ret = datafile_truncate(&e->cf, op->q.size, &bad);
 	if (!ret)
 		atomic_store(&e->changed, srv_now_ns());
 	fd_put(io, e);
@@ -607,7 +544,7 @@ int serve_io_sync(struct srv_op *op)
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = csum_sync(&e->cf);
+	ret = datafile_sync(&e->cf);
 	pthread_mutex_lock(&io->lock);
 	created = e->cf.cfd_created;
 	e->cf.cfd_created = false;
@@ -677,7 +614,6 @@ void io_run(struct sched_job *job)
 	struct srv_op *op = (struct srv_op *)job;
 
 	op->status = op->handler(op);
-	set_detail(op);
 	srv_op_complete(op);
 }
 
@@ -739,10 +675,15 @@ void io_dispatch(struct srv_op *op)
 		return;
 	}
 	if (op->q.op == RPC_IO_WRITE ? xp_req_wr_data(op->r) != NULL
-				     : xp_req_rd_buf(op->r) != NULL)
+				     : xp_req_rd_buf(op->r) != NULL) {
 		sched_submit(op);
-	else
-		sched_bulk(op, bulk_start);
+		return;
+	}
+	/* A read that succeeds produces every byte asked for (a failed op
+	 * answers with none, srv_op_finish). */
+	if (op->q.op == RPC_IO_READ)
+		op->rd_len = op->total;
+	sched_bulk(op, bulk_chunk);
 }
 
 /* ---- life cycle ------------------------------------------------------------------ */
@@ -817,13 +758,13 @@ void io_close(struct srv *s)
 	/* Clean shutdown: what was written is on disk before we say goodbye. */
 	list_foreach_safe(&io->lru, n, next) {
 		struct fdent *e = list_entry(n, struct fdent, lru);
-		int ret = csum_sync(&e->cf);
+		int ret = datafile_sync(&e->cf);
 
 		if (ret)
 			log_warn("rpfsd: sync of datafile %016" PRIx64 " failed: %s",
 				 e->hn.key, strerror(-ret));
 		created |= e->cf.cfd_created;
-		csum_close(&e->cf);
+		datafile_close(&e->cf);
 		free(e);
 	}
 	if (created)

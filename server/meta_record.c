@@ -4,7 +4,7 @@
  * into one of records at start-up.
  *
  * The sum is ISA-L's crc32_iscsi (CRC32C, the CPU's crc32 instruction where
- * there is one), already linked for the data checksums (csum.c): a few
+ * there is one), already linked for the data checksums (blocksum.c): a few
  * nanoseconds for a record of a hundred bytes, on every metadata read. A
  * cryptographic hash (libsodium's) would buy nothing here: the store is
  * guarded against damage, not against someone who can write it. */

@@ -34,10 +34,24 @@ static void op_free(struct srv_op *op)
 	atomic_fetch_sub(&s->live_ops, 1);
 }
 
+/* A damaged-data reply names the datafile offset (rpc.h) that io.c noted
+ * in bad_plus1, whichever path (one job or a bulk pipeline) the op took. */
+static void set_detail(struct srv_op *op)
+{
+	uint64_t bad = atomic_load(&op->bad_plus1);
+
+	if (op->status == -EBADMSG && bad) {
+		rpc_enc_u64(op->rep, bad - 1);
+		op->rep_len = 8;
+		op->rep_on_error = true;
+	}
+}
+
 void srv_op_finish(struct srv_op *op)
 {
 	int ret;
 
+	set_detail(op);
 	/* A failed op answers with no data; its body only if it set one on
 	 * purpose (the detail of a damaged read: rpc.h). */
 	if (op->status) {

@@ -14,7 +14,10 @@
  * Bulk pipelines take buffers from the transport's shared pool; each
  * connection may run at most RPFS_SERVER_BULK_PER_CONN (default 2) at once
  * and the rest wait, in order, so one client streaming gigabytes cannot
- * take the whole pool.
+ * take the whole pool. A pipeline is run here from start to end: the role
+ * gives its chunk function once (sched_bulk), each chunk goes from the
+ * transport to a worker that runs it and tells the transport it is done,
+ * and the pipeline's end answers the request.
  *
  * The connection records are created, counted and freed on the progress
  * thread only (one reference per live op); the queues are shared with the
@@ -228,28 +231,48 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ---- bulk pipelines (progress thread) -------------------------------------- */
+/* ---- bulk pipelines -------------------------------------------------------- */
 
-void sched_bulk(struct srv_op *op, void (*start)(struct srv_op *op))
+/* A bulk chunk handed to a worker. */
+struct chunk_job {
+	struct sched_job job;
+	struct srv_op *op;
+	struct xp_chunk *ch;
+};
+
+/* Worker: the op's chunk function, then the transport hears the result. */
+static void chunk_run(struct sched_job *job)
 {
-	struct sched_conn *sc = op->sc;
+	struct chunk_job *cj = (struct chunk_job *)job;
+	struct xp_chunk *ch = cj->ch;
+	int ret = cj->op->bulk_chunk(cj->op, ch);
 
-	op->bulk_start = start;
-	if (sc->active_bulk < op->s->sched->bulk_cap) {
-		sc->active_bulk++;
-		start(op);
-		return;
-	}
-	SRV_COUNT(op->s, bulk_waits);
-	op->bulk_next = NULL;
-	if (sc->bulk_tail)
-		sc->bulk_tail->bulk_next = op;
-	else
-		sc->bulk_head = op;
-	sc->bulk_tail = op;
+	free(cj);
+	xp_chunk_done(ch, ret);
 }
 
-void sched_bulk_done(struct srv_op *op)
+/* Progress thread: the pipeline has a chunk for storage; it goes ahead of
+ * the connection's waiting requests (sched_submit_urgent). */
+static void chunk_ready(struct xp_chunk *ch, void *ctx)
+{
+	struct srv_op *op = ctx;
+	struct chunk_job *cj = malloc(sizeof(*cj));
+
+	if (!cj) {
+		xp_chunk_done(ch, -ENOMEM);
+		return;
+	}
+	cj->job.run = chunk_run;
+	cj->op = op;
+	cj->ch = ch;
+	sched_submit_urgent(op, &cj->job);
+}
+
+static void bulk_start(struct srv_op *op);
+
+/* Progress thread: op's pipeline ended; the next waiting one of its
+ * connection starts. */
+static void bulk_done(struct srv_op *op)
 {
 	struct sched_conn *sc = op->sc;
 	struct srv_op *next = sc->bulk_head;
@@ -261,7 +284,49 @@ void sched_bulk_done(struct srv_op *op)
 	if (!sc->bulk_head)
 		sc->bulk_tail = NULL;
 	sc->active_bulk++;
-	next->bulk_start(next);
+	bulk_start(next);
+}
+
+/* Progress thread: after the last chunk or the first error. */
+static void pipe_finish(struct xp_req *r, int status, void *ctx)
+{
+	struct srv_op *op = ctx;
+
+	(void)r;
+	op->status = status;
+	bulk_done(op);
+	srv_op_finish(op);
+}
+
+static void bulk_start(struct srv_op *op)
+{
+	int ret = xp_req_pipeline(op->r, chunk_ready, pipe_finish, op);
+
+	if (ret) {
+		/* Not started: the request is still ours to answer. */
+		op->status = ret;
+		bulk_done(op);
+		srv_op_finish(op);
+	}
+}
+
+void sched_bulk(struct srv_op *op, sched_chunk_fn chunk)
+{
+	struct sched_conn *sc = op->sc;
+
+	op->bulk_chunk = chunk;
+	if (sc->active_bulk < op->s->sched->bulk_cap) {
+		sc->active_bulk++;
+		bulk_start(op);
+		return;
+	}
+	SRV_COUNT(op->s, bulk_waits);
+	op->bulk_next = NULL;
+	if (sc->bulk_tail)
+		sc->bulk_tail->bulk_next = op;
+	else
+		sc->bulk_head = op;
+	sc->bulk_tail = op;
 }
 
 /* ---- life cycle ------------------------------------------------------------ */

@@ -10,13 +10,18 @@
  *   op.c         an op's end: its reply, the hand-back from workers
  *   sched.c      the request manager: worker threads for blocking work,
  *                per-connection FIFO queues served round-robin, a cap on
- *                the bulk pipelines each connection may have running
+ *                the bulk pipelines each connection may have running, and
+ *                those pipelines run, each chunk straight to a worker
  *   meta.c       role meta: namespace and attributes in LMDB, byte-range
- *                locks, fetch-and-add counters
+ *                locks, fetch-and-add counters; its life cycle and
+ *                meta_run, its concerns in meta_*.c (meta_priv.h says
+ *                which file does what)
  *   io.c         role io: one datafile per handle, pread/pwrite, pipelined
  *                bulk transfers
- *   csum.c       a CRC32C per datafile block, bound to its place, checked on
- *                every read
+ *   datafile.c   the datafile store: every byte io.c moves to or from a
+ *                datafile, checked against its checksums on every read
+ *   blocksum.c   the checksum math: a CRC32C per datafile block, bound to
+ *                its place; the checksum file's format
  *   meta_record.c  a checksum in every metadata record, bound to its key;
  *                the upgrade of an old store
  *   meta_attr.c  the stored form of a namespace entry (versioned, apart
@@ -28,8 +33,9 @@
  *   access.c     who may do what: modes, owners, capabilities
  *   search.c     search permission on every ancestor of a path, asked of
  *                the metadata servers that hold them (SEARCH)
- *   store.c      the storage directory: its lock and the metadata store's
- *                validation
+ *   store.c      the metadata store (LMDB) checked before it is mapped, and
+ *                the storage directory's lock (not the datafiles: those are
+ *                datafile.c's)
  *   check.c      rpfsd --check: the storage checked (and repaired) offline
  *   check_orphans.c  --check asks the metadata servers which of this
  *                server's datafiles belong to no file (META_HANDLES)
@@ -99,6 +105,12 @@ struct srv {
 	struct srv_stats stats;
 };
 
+struct srv_op;
+struct xp_chunk;
+/* Worker: one chunk of a bulk request's data stream, stored or loaded;
+ * returns 0 or a negative errno. */
+typedef int (*sched_chunk_fn)(struct srv_op *op, struct xp_chunk *ch);
+
 /* A job for a worker thread. */
 struct sched_job {
 	struct sched_job *next;
@@ -112,8 +124,8 @@ struct srv_op {
 	struct xp_req *r;
 	struct xp_conn *conn;
 	struct sched_conn *sc;
-	struct srv_op *bulk_next; /* sched.c: waiting for a bulk slot */
-	void (*bulk_start)(struct srv_op *op);
+	struct srv_op *bulk_next;  /* sched.c: waiting for a bulk slot */
+	sched_chunk_fn bulk_chunk; /* sched.c: what a worker does with a chunk */
 
 	atomic_uint_least64_t bad_plus1; /* io.c: damaged datafile offset + 1 */
 	int status;			 /* reply status */
@@ -135,8 +147,8 @@ struct srv_op {
 
 /* The handler of every op, from the table of operations (rpc_ops.h): each
  * fills op->rep and op->rep_len and returns the reply status, on the thread
- * the table says. Each is defined by the file of its role (meta.c, io.c,
- * search.c, stats.c, op.c). */
+ * the table says. Each is defined by the file of its role and concern
+ * (meta_*.c, io.c, search.c, stats.c, op.c). */
 #define SRV_HANDLER_DECL(NAME, code, nm, route, body, flags, access, runs, handler)      \
 	int handler(struct srv_op *op);
 RPC_OPS(SRV_HANDLER_DECL)
@@ -161,10 +173,12 @@ void sched_submit(struct srv_op *op);
 /* Any thread: run job for op's connection, ahead of its waiting requests
  * (bulk chunks belong to requests already started). */
 void sched_submit_urgent(struct srv_op *op, struct sched_job *job);
-/* Progress thread: start op->bulk_start now, or once the connection has
- * fewer than its cap of running pipelines; sched_bulk_done when it ends. */
-void sched_bulk(struct srv_op *op, void (*start)(struct srv_op *op));
-void sched_bulk_done(struct srv_op *op);
+/* Progress thread: run op as a bulk pipeline (xp_req_pipeline) now, or
+ * once the connection has fewer than its cap of running pipelines. The
+ * pipeline's chunks go straight from the transport to a worker that runs
+ * chunk on each and tells the transport it is done; the pipeline's end
+ * finishes op (srv_op_finish). */
+void sched_bulk(struct srv_op *op, sched_chunk_fn chunk);
 /* Progress thread: the connection record (created on first use), and its
  * release when an op ends or the connection goes down. */
 struct sched_conn *sched_conn_get(struct srv *s, struct xp_conn *c);

@@ -1,4 +1,6 @@
 /* rpfsd: is the metadata store (LMDB, DIR/meta) whole before we map it?
+ * And the storage directory's lock. ("store" is the metadata store here;
+ * the datafile store is datafile.c.)
  *
  * LMDB maps its file and trusts it: a page it reads past the end of a
  * truncated data.mdb is a SIGBUS, a garbled page can be a SIGSEGV, both

@@ -1,11 +1,11 @@
 /* A create that fails on an I/O server names that I/O server.
  *
  * The metadata server makes a new file's datafiles on its I/O servers
- * (server/meta.c, create_datafiles); when one of them cannot, the client
- * must hear which one (its index, config name and address) and why, not
- * "meta server 0: No space left on device" or "an I/O server it needed is
- * unreachable (its log names it)". Three servers, every file striped over
- * all three; server 2 is an I/O server only.
+ * (server/meta_datafiles.c, meta_create_datafiles); when one of them
+ * cannot, the client must hear which one (its index, config name and
+ * address) and why, not "meta server 0: No space left on device" or "an
+ * I/O server it needed is unreachable (its log names it)". Three servers,
+ * every file striped over all three; server 2 is an I/O server only.
  *
  * The full server gets a small tmpfs over its datafile directory, mounted
  * in a mount namespace of the test's own (needs root, as the cluster

@@ -1276,7 +1276,7 @@ END_TEST
 
 /* ---- data blocks bound to their place ------------------------------------------ */
 
-#define SUM_HDR 64 /* a checksum file's header, then 16 bytes per block (csum.h) */
+#define SUM_HDR 64 /* a checksum file's header, then 16 bytes per block (blocksum.h) */
 #define SUM_ENT 16
 
 /* The file's offset of datafile offset local of I/O server io. */

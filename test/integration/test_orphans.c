@@ -121,7 +121,7 @@ static void le(uint8_t *p, uint64_t v, int n)
 }
 
 /* What a create leaves on an I/O server once its IO_CREATE is done: the
- * checksum file's header (server/csum.h: magic, version 2, block size,
+ * checksum file's header (server/blocksum.h: magic, version 2, block size,
  * handle, the create's nonce, the stripe slot) and an empty datafile. */
 static void plant(struct cluster *cl, int i, uint64_t h, uint32_t slot)
 {

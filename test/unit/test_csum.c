@@ -1,5 +1,5 @@
-/* The datafile checksums of rpfsd (server/csum.c), on files in a temporary
- * directory, without a server:
+/* The datafile checksums of rpfsd (server/blocksum.c, server/datafile.c), on
+ * files in a temporary directory, without a server:
  *   - CRC32C is the standard one; entries and headers encode and decode;
  *   - which bytes match a block's entry: its current or its pending
  *     version, zeros for a hole, never a datafile shorter than the entry
@@ -16,8 +16,8 @@
  *
  * `test_csum --bench [MiB]` measures instead what the checksums cost the
  * storage step of a server: writes and reads of 1 MiB chunks (a bulk
- * transfer's) and of 4 KiB, plain pwrite/pread against csum_write/
- * csum_read, on tmpfs (/dev/shm) so that the disk is not what is measured;
+ * transfer's) and of 4 KiB, plain pwrite/pread against datafile_write/
+ * datafile_read, on tmpfs (/dev/shm) so that the disk is not what is measured;
  * best of 3, wall and CPU time (CPU time is what to compare on a busy
  * machine). */
 #ifndef _GNU_SOURCE
@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "csum.h"
+#include "datafile.h"
 #include "rpc.h"
 
 #define B CSUM_BLOCK
@@ -76,30 +76,30 @@ static void fill(void *buf, size_t len, unsigned seed)
 }
 
 /* A new datafile with its checksums, opened. */
-static void make(struct csum_file *f, uint64_t h)
+static void make(struct datafile *f, uint64_t h)
 {
-	ck_assert_int_eq(csum_create(dirfd_, h, 77, 0), 0);
-	ck_assert_int_eq(csum_open(f, dirfd_, h), 0);
+	ck_assert_int_eq(datafile_create(dirfd_, h, 77, 0), 0);
+	ck_assert_int_eq(datafile_open(f, dirfd_, h), 0);
 }
 
-static void put(struct csum_file *f, const void *buf, uint64_t len, uint64_t off)
+static void put(struct datafile *f, const void *buf, uint64_t len, uint64_t off)
 {
 	uint64_t bad = 0;
 
-	ck_assert_int_eq(csum_write(f, buf, len, off, &bad), 0);
+	ck_assert_int_eq(datafile_write(f, buf, len, off, &bad), 0);
 }
 
-static void get(struct csum_file *f, void *buf, uint64_t len, uint64_t off)
+static void get(struct datafile *f, void *buf, uint64_t len, uint64_t off)
 {
 	uint64_t bad = 0;
-	int ret = csum_read(f, buf, len, off, &bad);
+	int ret = datafile_read(f, buf, len, off, &bad);
 
 	ck_assert_msg(ret == 0, "read %llu at %llu: %s (bad %llu)",
 		      (unsigned long long)len, (unsigned long long)off, strerror(-ret),
 		      (unsigned long long)bad);
 }
 
-static void poke(struct csum_file *f, uint64_t off, unsigned char x)
+static void poke(struct datafile *f, uint64_t off, unsigned char x)
 {
 	unsigned char b;
 
@@ -202,7 +202,7 @@ END_TEST
 START_TEST(reads_return_writes_and_holes_read_as_zeros)
 {
 	static unsigned char buf[64 * B], back[64 * B], zero[64 * B];
-	struct csum_file f;
+	struct datafile f;
 
 	make(&f, 1);
 	fill(buf, sizeof(buf), 3);
@@ -225,14 +225,14 @@ START_TEST(reads_return_writes_and_holes_read_as_zeros)
 	get(&f, back, B, 20 * B);
 	for (int i = 0; i < 40; i++)
 		ck_assert_uint_eq(back[i * 100], buf[i]);
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
 START_TEST(damage_is_found_and_never_blessed)
 {
 	static unsigned char buf[16 * B], back[16 * B];
-	struct csum_file f;
+	struct datafile f;
 	uint64_t bad = 0;
 
 	make(&f, 2);
@@ -240,19 +240,19 @@ START_TEST(damage_is_found_and_never_blessed)
 	put(&f, buf, sizeof(buf), 0);
 	poke(&f, 5 * B + 300, 0x04);
 	/* Whole-file read: the damaged block's start. */
-	ck_assert_int_eq(csum_read(&f, back, sizeof(buf), 0, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, sizeof(buf), 0, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 5 * B);
 	/* Part of the block, after the bad byte: where the read starts. */
-	ck_assert_int_eq(csum_read(&f, back, 10, 5 * B + 1000, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, 10, 5 * B + 1000, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 5 * B + 1000);
 	/* Its neighbours read fine. */
 	get(&f, back, 5 * B, 0);
 	get(&f, back, 10 * B, 6 * B);
 	ck_assert(!memcmp(back, buf + 6 * B, 10 * B));
 	/* A partial write would keep the damaged bytes: refused. */
-	ck_assert_int_eq(csum_write(&f, buf, 10, 5 * B + 8, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_write(&f, buf, 10, 5 * B + 8, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 5 * B);
-	ck_assert_int_eq(csum_write(&f, buf, 10, 5 * B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_write(&f, buf, 10, 5 * B, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 5 * B + 10);
 	/* A whole-block write replaces it. */
 	put(&f, buf + 5 * B, B, 5 * B);
@@ -266,63 +266,63 @@ START_TEST(damage_is_found_and_never_blessed)
 		b ^= 1;
 		ck_assert(pwrite(f.cfd, &b, 1, CSUM_HDR + 3 * CSUM_ENT) == 1);
 	}
-	ck_assert_int_eq(csum_read(&f, back, B, 3 * B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, B, 3 * B, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 3 * B);
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
 START_TEST(a_datafile_cut_short_is_damage)
 {
 	static unsigned char buf[8 * B], back[8 * B];
-	struct csum_file f;
+	struct datafile f;
 	uint64_t bad = 0, size = 0;
 
 	make(&f, 3);
 	fill(buf, sizeof(buf), 5);
 	put(&f, buf, 7 * B + 10, 0);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 7 * B + 10);
 	/* Cut in the last block: the size is no longer believed. */
 	ck_assert(ftruncate(f.fd, 7 * B + 5) == 0);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 7 * B + 5);
-	ck_assert_int_eq(csum_read(&f, back, B, 7 * B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, B, 7 * B, &bad), -EBADMSG);
 	/* Cut at a block boundary: the blocks beyond are missing. */
 	ck_assert(ftruncate(f.fd, 4 * B) == 0);
-	ck_assert_int_eq(csum_read(&f, back, 2 * B, 4 * B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, 2 * B, 4 * B, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 4 * B);
 	get(&f, back, 4 * B, 0);
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
 START_TEST(truncate_keeps_checksums_right)
 {
 	static unsigned char buf[8 * B], back[8 * B], zero[8 * B];
-	struct csum_file f;
+	struct datafile f;
 	uint64_t bad = 0, size = 0;
 
 	make(&f, 4);
 	fill(buf, sizeof(buf), 6);
 	put(&f, buf, sizeof(buf), 0);
-	ck_assert_int_eq(csum_truncate(&f, 3 * B + 100, &bad), 0);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_int_eq(datafile_truncate(&f, 3 * B + 100, &bad), 0);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 3 * B + 100);
 	/* Grow again: zeros past the cut, in the cut block and beyond. */
-	ck_assert_int_eq(csum_truncate(&f, 6 * B, &bad), 0);
+	ck_assert_int_eq(datafile_truncate(&f, 6 * B, &bad), 0);
 	get(&f, back, 6 * B, 0);
 	ck_assert(!memcmp(back, buf, 3 * B + 100));
 	ck_assert(!memcmp(back + 3 * B + 100, zero, 3 * B - 100));
 	/* To nothing, then written again. */
-	ck_assert_int_eq(csum_truncate(&f, 0, &bad), 0);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_int_eq(datafile_truncate(&f, 0, &bad), 0);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 0);
 	put(&f, buf, 10, 2 * B);
 	get(&f, back, 3 * B, 0);
 	ck_assert(!memcmp(back, zero, 2 * B));
 	ck_assert(!memcmp(back + 2 * B, buf, 10));
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
@@ -331,8 +331,8 @@ END_TEST
 START_TEST(a_failed_write_leaves_the_sizes_it_found)
 {
 	static unsigned char buf[8 * B], back[8 * B];
-	struct csum_file f;
-	struct csum_mark m;
+	struct datafile f;
+	struct datafile_mark m;
 	uint64_t bad = 0, size = 0;
 	struct stat cst0, cst;
 
@@ -340,12 +340,12 @@ START_TEST(a_failed_write_leaves_the_sizes_it_found)
 	fill(buf, sizeof(buf), 9);
 	put(&f, buf, 3 * B + 100, 0);
 	ck_assert_int_eq(fstat(f.cfd, &cst0), 0);
-	csum_mark(&f, &m);
+	datafile_mark(&f, &m);
 	/* Two chunks of the request got through, then the disk was full. */
 	put(&f, buf + 3 * B + 100, B, 3 * B + 100);
 	put(&f, buf + 4 * B + 100, 2 * B, 4 * B + 100);
-	csum_undo_growth(&f, &m, 2);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	datafile_undo_growth(&f, &m, 2);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 3 * B + 100);
 	ck_assert_int_eq(fstat(f.cfd, &cst), 0);
 	ck_assert_int_eq(cst.st_size, cst0.st_size);
@@ -355,7 +355,7 @@ START_TEST(a_failed_write_leaves_the_sizes_it_found)
 	put(&f, buf, 8 * B, 0);
 	get(&f, back, 8 * B, 0);
 	ck_assert(!memcmp(back, buf, 8 * B));
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
@@ -364,69 +364,69 @@ END_TEST
 START_TEST(a_failed_write_never_cuts_another_writes_bytes)
 {
 	static unsigned char buf[6 * B], back[6 * B];
-	struct csum_file f;
-	struct csum_mark m;
+	struct datafile f;
+	struct datafile_mark m;
 	uint64_t bad = 0, size = 0;
 
 	make(&f, 9);
 	fill(buf, sizeof(buf), 10);
 	put(&f, buf, B, 0);
-	csum_mark(&f, &m);
+	datafile_mark(&f, &m);
 	put(&f, buf + B, B, B);		    /* the failed request's one chunk */
 	put(&f, buf + 2 * B, 4 * B, 2 * B); /* someone else's write */
-	csum_undo_growth(&f, &m, 1);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	datafile_undo_growth(&f, &m, 1);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 6 * B);
 	get(&f, back, 6 * B, 0);
 	ck_assert(!memcmp(back, buf, 6 * B));
 	/* Likewise a truncate. */
-	csum_mark(&f, &m);
+	datafile_mark(&f, &m);
 	put(&f, buf, B, 6 * B);
-	ck_assert_int_eq(csum_truncate(&f, 7 * B + 5, &bad), 0);
-	csum_undo_growth(&f, &m, 1);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_int_eq(datafile_truncate(&f, 7 * B + 5, &bad), 0);
+	datafile_undo_growth(&f, &m, 1);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 7 * B + 5);
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
 START_TEST(create_is_exclusive_and_retries_are_harmless)
 {
-	struct csum_file f;
+	struct datafile f;
 	char name[40];
 
-	ck_assert_int_eq(csum_create(dirfd_, 5, 1111, 0), 0);
+	ck_assert_int_eq(datafile_create(dirfd_, 5, 1111, 0), 0);
 	/* The same create again (a lost reply): fine. */
-	ck_assert_int_eq(csum_create(dirfd_, 5, 1111, 0), 0);
+	ck_assert_int_eq(datafile_create(dirfd_, 5, 1111, 0), 0);
 	/* Another create of the handle: refused. */
-	ck_assert_int_eq(csum_create(dirfd_, 5, 2222, 0), -EEXIST);
+	ck_assert_int_eq(datafile_create(dirfd_, 5, 2222, 0), -EEXIST);
 	/* A datafile left without checksums: refused, nothing added. */
 	csum_data_name(6, name, sizeof(name));
 	ck_assert(close(openat(dirfd_, name, O_CREAT | O_WRONLY, 0600)) == 0);
-	ck_assert_int_eq(csum_create(dirfd_, 6, 3333, 0), -EEXIST);
+	ck_assert_int_eq(datafile_create(dirfd_, 6, 3333, 0), -EEXIST);
 	csum_sum_name(6, name, sizeof(name));
 	ck_assert(faccessat(dirfd_, name, F_OK, 0) != 0);
 	/* No datafile: no file. */
-	ck_assert_int_eq(csum_open(&f, dirfd_, 7), -ENOENT);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 7), -ENOENT);
 }
 END_TEST
 
 START_TEST(a_lost_checksum_file_fails_the_data_not_the_holes)
 {
 	static unsigned char buf[4 * B], back[4 * B], zero[4 * B];
-	struct csum_file f;
+	struct datafile f;
 	char name[40];
 	uint64_t bad = 0;
 
 	make(&f, 8);
 	fill(buf, sizeof(buf), 7);
 	put(&f, buf, 2 * B, 0);
-	csum_close(&f);
+	datafile_close(&f);
 	csum_sum_name(8, name, sizeof(name));
 	ck_assert(unlinkat(dirfd_, name, 0) == 0);
-	ck_assert_int_eq(csum_open(&f, dirfd_, 8), 0);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 8), 0);
 	ck_assert_int_eq(f.cfd, -1);
-	ck_assert_int_eq(csum_read(&f, back, B, 0, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, B, 0, &bad), -EBADMSG);
 	get(&f, back, 2 * B, 2 * B);
 	ck_assert(!memcmp(back, zero, 2 * B));
 	/* A write makes a new checksum file; the rest stays unverified. */
@@ -434,15 +434,15 @@ START_TEST(a_lost_checksum_file_fails_the_data_not_the_holes)
 	ck_assert(f.cfd >= 0);
 	get(&f, back, B, 3 * B);
 	ck_assert(!memcmp(back, buf, B));
-	ck_assert_int_eq(csum_read(&f, back, B, B, &bad), -EBADMSG);
-	csum_close(&f);
+	ck_assert_int_eq(datafile_read(&f, back, B, B, &bad), -EBADMSG);
+	datafile_close(&f);
 }
 END_TEST
 
 START_TEST(a_write_cut_short_still_reads)
 {
 	static unsigned char old[2 * B], nw[2 * B], back[2 * B];
-	struct csum_file f;
+	struct datafile f;
 	struct csum_ent e[2];
 	uint64_t bad = 0;
 
@@ -451,12 +451,12 @@ START_TEST(a_write_cut_short_still_reads)
 	fill(nw, sizeof(nw), 9);
 	put(&f, old, sizeof(old), 0);
 	/* Killed after the pending versions were stored ... */
-	ck_assert_int_eq(csum_read_ents(&f, 0, 2, e), 0);
+	ck_assert_int_eq(datafile_read_ents(&f, 0, 2, e), 0);
 	for (int i = 0; i < 2; i++) {
-		e[i].pend.crc = csum_crc(nw + i * B, B) ^ csum_bind(&f, (uint64_t)i);
+		e[i].pend.crc = csum_crc(nw + i * B, B) ^ datafile_bind(&f, (uint64_t)i);
 		e[i].pend.end = B;
 	}
-	ck_assert_int_eq(csum_write_ents(&f, 0, 2, e), 0);
+	ck_assert_int_eq(datafile_write_ents(&f, 0, 2, e), 0);
 	get(&f, back, sizeof(back), 0);
 	ck_assert(!memcmp(back, old, sizeof(old)));
 	/* ... and with one block of the new data written. */
@@ -466,13 +466,13 @@ START_TEST(a_write_cut_short_still_reads)
 	ck_assert(!memcmp(back + B, old + B, B));
 	/* A block torn inside is damage. */
 	ck_assert(pwrite(f.fd, nw + B, 100, B) == 100);
-	ck_assert_int_eq(csum_read(&f, back, B, B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, B, B, &bad), -EBADMSG);
 	/* The next write of the block takes the version that matched. */
 	put(&f, nw + B, B, B);
 	put(&f, old, 10, 5);
 	get(&f, back, sizeof(back), 0);
 	ck_assert(!memcmp(back + 5, old, 10));
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
@@ -480,7 +480,7 @@ END_TEST
 
 /* Swap blocks a and b of a datafile and their checksum entries: each
  * block's bytes and entry still agree, only their places are exchanged. */
-static void swap_blocks(struct csum_file *f, uint64_t a, uint64_t b)
+static void swap_blocks(struct datafile *f, uint64_t a, uint64_t b)
 {
 	static unsigned char x[B], y[B];
 	struct csum_ent ea, eb;
@@ -489,53 +489,53 @@ static void swap_blocks(struct csum_file *f, uint64_t a, uint64_t b)
 	ck_assert(pread(f->fd, y, B, (off_t)(b * B)) == (ssize_t)B);
 	ck_assert(pwrite(f->fd, y, B, (off_t)(a * B)) == (ssize_t)B);
 	ck_assert(pwrite(f->fd, x, B, (off_t)(b * B)) == (ssize_t)B);
-	ck_assert_int_eq(csum_read_ents(f, a, 1, &ea), 0);
-	ck_assert_int_eq(csum_read_ents(f, b, 1, &eb), 0);
-	ck_assert_int_eq(csum_write_ents(f, a, 1, &eb), 0);
-	ck_assert_int_eq(csum_write_ents(f, b, 1, &ea), 0);
+	ck_assert_int_eq(datafile_read_ents(f, a, 1, &ea), 0);
+	ck_assert_int_eq(datafile_read_ents(f, b, 1, &eb), 0);
+	ck_assert_int_eq(datafile_write_ents(f, a, 1, &eb), 0);
+	ck_assert_int_eq(datafile_write_ents(f, b, 1, &ea), 0);
 }
 
 START_TEST(a_block_moved_with_its_checksum_is_damage)
 {
 	static unsigned char data[4 * B], back[4 * B];
-	struct csum_file f;
+	struct datafile f;
 	uint64_t bad = 0;
 
 	make(&f, 20);
 	fill(data, sizeof(data), 20);
 	put(&f, data, sizeof(data), 0);
 	swap_blocks(&f, 1, 2);
-	ck_assert_int_eq(csum_read(&f, back, sizeof(back), 0, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, sizeof(back), 0, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, B);
-	ck_assert_int_eq(csum_read(&f, back, B, 2 * B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, B, 2 * B, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 2 * B);
 	/* The blocks around them are fine. */
 	get(&f, back, B, 0);
 	get(&f, back, B, 3 * B);
 	ck_assert(!memcmp(back, data + 3 * B, B));
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
 START_TEST(checksums_are_bound_to_handle_and_slot)
 {
-	struct csum_file f = {.handle = 1, .slot = 0, .version = CSUM_VERSION};
-	struct csum_file g = f, h = f, v1 = f;
+	struct datafile f = {.handle = 1, .slot = 0, .version = CSUM_VERSION};
+	struct datafile g = f, h = f, v1 = f;
 
 	g.handle = 2;
 	h.slot = 1;
 	v1.version = 1;
-	ck_assert_uint_ne(csum_bind(&f, 0), csum_bind(&g, 0));
-	ck_assert_uint_ne(csum_bind(&f, 0), csum_bind(&h, 0));
-	ck_assert_uint_ne(csum_bind(&f, 0), csum_bind(&f, 1));
-	ck_assert_uint_ne(csum_bind(&f, 7), csum_bind(&f, 7 + (1ull << 31)));
+	ck_assert_uint_ne(datafile_bind(&f, 0), datafile_bind(&g, 0));
+	ck_assert_uint_ne(datafile_bind(&f, 0), datafile_bind(&h, 0));
+	ck_assert_uint_ne(datafile_bind(&f, 0), datafile_bind(&f, 1));
+	ck_assert_uint_ne(datafile_bind(&f, 7), datafile_bind(&f, 7 + (1ull << 31)));
 	/* Version 1 files: the bare CRC, as they were written. */
-	ck_assert_uint_eq(csum_bind(&v1, 5), 0);
+	ck_assert_uint_eq(datafile_bind(&v1, 5), 0);
 }
 END_TEST
 
 /* The datafile grown behind our back, as truncate -s +N would. */
-static void extend(struct csum_file *f, uint64_t by)
+static void extend(struct datafile *f, uint64_t by)
 {
 	struct stat st;
 
@@ -546,56 +546,56 @@ static void extend(struct csum_file *f, uint64_t by)
 START_TEST(bytes_no_checksum_covers_are_damage)
 {
 	static unsigned char data[3 * B + 100], back[2 * B];
-	struct csum_file f;
+	struct datafile f;
 	uint64_t size, bad = 0;
 
 	make(&f, 21);
 	fill(data, sizeof(data), 21);
 	put(&f, data, sizeof(data), 0);
 	extend(&f, 8 * B);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, sizeof(data));
-	ck_assert_int_eq(csum_read(&f, back, B, 5 * B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, B, 5 * B, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 5 * B);
 	/* From the last written block on: its bytes past its end are zeros
 	 * its checksum covers; the next block's are nobody's. */
-	ck_assert_int_eq(csum_read(&f, back, 2 * B, 3 * B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_read(&f, back, 2 * B, 3 * B, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 4 * B);
 	/* What the checksums cover reads. */
 	get(&f, back, B, 0);
 	ck_assert(!memcmp(back, data, B));
 	/* A truncate says what the file is again. */
-	ck_assert_int_eq(csum_truncate(&f, sizeof(data), &bad), 0);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_int_eq(datafile_truncate(&f, sizeof(data), &bad), 0);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, sizeof(data));
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
 START_TEST(a_file_grown_by_truncate_is_covered)
 {
 	static unsigned char data[B], back[4 * B], zero[4 * B];
-	struct csum_file f;
+	struct datafile f;
 	uint64_t size, bad = 0;
 
 	make(&f, 22);
 	fill(data, sizeof(data), 22);
 	put(&f, data, 100, 0);
-	ck_assert_int_eq(csum_truncate(&f, 20 * B + 5, &bad), 0);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_int_eq(datafile_truncate(&f, 20 * B + 5, &bad), 0);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 20 * B + 5);
 	get(&f, back, sizeof(back), 10 * B);
 	ck_assert(!memcmp(back, zero, sizeof(back)));
 	/* Reopened: the extent is in the checksum file. */
-	csum_close(&f);
-	ck_assert_int_eq(csum_open(&f, dirfd_, 22), 0);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	datafile_close(&f);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 22), 0);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, 20 * B + 5);
 	/* One byte more than that is not. */
 	extend(&f, 1);
-	ck_assert_int_eq(csum_size(&f, &size, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 20 * B + 5);
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
@@ -604,7 +604,7 @@ START_TEST(a_version_1_checksum_file_still_reads)
 	static unsigned char data[2 * B + 7], back[2 * B + 7];
 	uint8_t hdr[CSUM_HDR];
 	struct csum_ent e[3];
-	struct csum_file f;
+	struct datafile f;
 	uint64_t size, bad = 0;
 	int fd;
 
@@ -621,23 +621,23 @@ START_TEST(a_version_1_checksum_file_still_reads)
 		e[i].cur.end = n;
 		e[i].pend = (struct csum_ver){0, 0};
 	}
-	ck_assert_int_eq(csum_write_ents(&f, 0, 3, e), 0);
+	ck_assert_int_eq(datafile_write_ents(&f, 0, 3, e), 0);
 	csum_hdr_enc(hdr, 23, 77, 0);
 	hdr[8] = 1; /* version, little-endian */
 	memset(hdr + 32, 0, CSUM_HDR - 32);
 	fd = f.cfd;
 	ck_assert(pwrite(fd, hdr, CSUM_HDR, 0) == (ssize_t)CSUM_HDR);
-	csum_close(&f);
-	ck_assert_int_eq(csum_open(&f, dirfd_, 23), 0);
+	datafile_close(&f);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 23), 0);
 	ck_assert_uint_eq(f.version, 1);
 	get(&f, back, sizeof(back), 0);
 	ck_assert(!memcmp(back, data, sizeof(data)));
-	ck_assert_int_eq(csum_size(&f, &size, &bad), 0);
+	ck_assert_int_eq(datafile_size(&f, &size, &bad), 0);
 	ck_assert_uint_eq(size, sizeof(data));
 	/* And writes keep its format. */
 	put(&f, data, 10, B + 3);
 	get(&f, back, 20, B);
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
@@ -647,7 +647,7 @@ END_TEST
 #define TW_OPS	 3000
 
 struct tw {
-	struct csum_file *f;
+	struct datafile *f;
 	int id;
 	int errors;
 	volatile int *stop;
@@ -667,7 +667,7 @@ static void *tw_writer(void *arg)
 		len = 1 + (s >> 8) % (sizeof(buf) - 1);
 		s = s * 1103515245u + 12345u;
 		off = (s >> 8) % (TW_RANGE - len);
-		if (csum_write(t->f, buf, len, off, &bad))
+		if (datafile_write(t->f, buf, len, off, &bad))
 			t->errors++;
 	}
 	return NULL;
@@ -681,7 +681,7 @@ static void *tw_reader(void *arg)
 	while (!*t->stop) {
 		uint64_t bad;
 
-		if (csum_read(t->f, buf, TW_RANGE, 0, &bad))
+		if (datafile_read(t->f, buf, TW_RANGE, 0, &bad))
 			t->errors++;
 	}
 	return NULL;
@@ -691,7 +691,7 @@ START_TEST(threads_writing_the_same_blocks_keep_checksums_right)
 {
 	static unsigned char back[TW_RANGE];
 	volatile int stop = 0;
-	struct csum_file f;
+	struct datafile f;
 	struct tw t[5];
 	pthread_t thr[5];
 
@@ -715,12 +715,12 @@ START_TEST(threads_writing_the_same_blocks_keep_checksums_right)
 		struct csum_ent e;
 		uint32_t avail;
 
-		ck_assert_int_eq(csum_read_ents(&f, k, 1, &e), 0);
+		ck_assert_int_eq(datafile_read_ents(&f, k, 1, &e), 0);
 		ck_assert_uint_eq(e.pend.end, 0);
-		ck_assert_int_eq(csum_read_block(&f, k, blk, &avail), 0);
-		ck_assert_int_eq(csum_match(&e, blk, avail, csum_bind(&f, k)), 1);
+		ck_assert_int_eq(datafile_read_block(&f, k, blk, &avail), 0);
+		ck_assert_int_eq(csum_match(&e, blk, avail, datafile_bind(&f, k)), 1);
 	}
-	csum_close(&f);
+	datafile_close(&f);
 }
 END_TEST
 
@@ -820,7 +820,7 @@ static double cpu_s(void)
 
 /* One pass over total bytes in pieces of len: write (1) or read (0), plain
  * or checksummed. Best wall and CPU time of 3. */
-static void bench_one(struct csum_file *f, bool sums, bool wr, uint64_t total,
+static void bench_one(struct datafile *f, bool sums, bool wr, uint64_t total,
 		      uint64_t len, char *buf, double *wall, double *cpu)
 {
 	*wall = *cpu = 1e30;
@@ -829,8 +829,8 @@ static void bench_one(struct csum_file *f, bool sums, bool wr, uint64_t total,
 
 		for (uint64_t off = 0; off < total; off += len) {
 			uint64_t bad;
-			int ret = sums ? (wr ? csum_write(f, buf, len, off, &bad)
-					     : csum_read(f, buf, len, off, &bad))
+			int ret = sums ? (wr ? datafile_write(f, buf, len, off, &bad)
+					     : datafile_read(f, buf, len, off, &bad))
 				       : (wr ? (pwrite(f->fd, buf, len, (off_t)off) ==
 								(ssize_t)len
 							? 0
@@ -859,7 +859,7 @@ static int bench(uint64_t mib)
 	static const uint64_t lens[] = {1 << 20, 4096};
 	uint64_t total = mib << 20;
 	char *buf = malloc(1 << 20);
-	struct csum_file f;
+	struct datafile f;
 	uint64_t h = 100;
 
 	snprintf(dir, sizeof(dir), "/dev/shm/rpfs-csum-bench-XXXXXX");
@@ -877,8 +877,8 @@ static int bench(uint64_t mib)
 			double w[2], c[2];
 
 			for (int sums = 0; sums < 2; sums++) {
-				if (csum_create(dirfd_, ++h, 1, 0) ||
-				    csum_open(&f, dirfd_, h)) {
+				if (datafile_create(dirfd_, ++h, 1, 0) ||
+				    datafile_open(&f, dirfd_, h)) {
 					fprintf(stderr,
 						"bench: can't make a datafile in %s\n",
 						dir);
@@ -889,7 +889,7 @@ static int bench(uint64_t mib)
 						  &w[sums], &c[sums]);
 				bench_one(&f, sums, wr, t, lens[l], buf, &w[sums],
 					  &c[sums]);
-				csum_close(&f);
+				datafile_close(&f);
 			}
 			printf("%-8s %-6s %12.0f %12.0f %12.3f %12.3f %+9.2f\n",
 			       lens[l] == 4096 ? "4 KiB" : "1 MiB", wr ? "write" : "read",

@@ -1,178 +1,37 @@
-/* rpfsd: per-block CRC32C checksums of datafiles (see csum.h for the format
- * and the rules). Everything here works on one datafile at a time; io.c
- * keeps the open ones, rpfsd --check (check.c) walks them all.
- *
- * The CRC is ISA-L's crc32_iscsi (CRC32C with the hardware instruction
- * where the CPU has it), never one of ours. */
+/* rpfsd: the datafile store (see datafile.h for the rules): open, create,
+ * verified reads, checksummed writes, truncate, size, sync, and the undoing
+ * of a failed write's growth, on one datafile at a time; io.c keeps the
+ * open ones, rpfsd --check (check.c) walks them all. The checksum math and
+ * the checksum file's format are blocksum.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <isa-l/crc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "csum.h"
+#include "datafile.h"
 #include "wire.h"
 
-#define CSUM_MAGIC "RPFSSUM1"
-/* Header fields of version 2 (csum.h). */
-#define CSUM_HDR_SLOT	32
-#define CSUM_HDR_EXTENT 40
 /* Entries handled at once on the stack; longer ranges allocate. */
 #define CSUM_STACK_ENTS 64
 
-struct csum_range {
+struct datafile_range {
 	uint64_t b0, b1; /* blocks, inclusive */
-	struct csum_range *next;
+	struct datafile_range *next;
 };
 
-/* ---- block math ------------------------------------------------------------ */
+/* ---- place, header ---------------------------------------------------------- */
 
-uint32_t csum_crc(const void *buf, uint64_t len)
+uint32_t datafile_bind(const struct datafile *f, uint64_t k)
 {
-	uint32_t crc = 0xffffffffu;
-
-	/* crc32_iscsi takes an int length: feed it in pieces. */
-	while (len) {
-		int n = len > (1u << 30) ? 1 << 30 : (int)len;
-
-		crc = crc32_iscsi((unsigned char *)buf, n, crc);
-		buf = (const char *)buf + n;
-		len -= (uint64_t)n;
-	}
-	return crc ^ 0xffffffffu;
+	return f->version < 2 ? 0 : csum_place(f->handle, f->slot, k);
 }
 
-void csum_ent_dec(const uint8_t *p, struct csum_ent *e)
-{
-	e->cur.crc = get32(p);
-	e->cur.end = get32(p + 4);
-	e->pend.crc = get32(p + 8);
-	e->pend.end = get32(p + 12);
-}
-
-void csum_ent_enc(uint8_t *p, const struct csum_ent *e)
-{
-	put32(p, e->cur.crc);
-	put32(p + 4, e->cur.end);
-	put32(p + 8, e->pend.crc);
-	put32(p + 12, e->pend.end);
-}
-
-bool csum_ent_empty(const struct csum_ent *e)
-{
-	return !e->cur.end && !e->pend.end;
-}
-
-/* A block's place as 32 bits: handle, slot and block number mixed by
- * splitmix64's finalizer (a bijection of 64 bits: two places of one file
- * differ before the fold to 32). A few nanoseconds a block, against the
- * tens to thousands the block's own CRC takes. */
-uint32_t csum_bind(const struct csum_file *f, uint64_t k)
-{
-	uint64_t x;
-
-	if (f->version < 2)
-		return 0;
-	x = k * 0x9e3779b97f4a7c15ull ^ f->handle ^
-	    (uint64_t)f->slot * 0xc2b2ae3d27d4eb4full;
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return (uint32_t)(x ^ x >> 32);
-}
-
-static bool ver_match(const struct csum_ver *v, uint32_t crc, uint32_t avail)
-{
-	return v->end && v->end <= CSUM_BLOCK && avail >= v->end && crc == v->crc;
-}
-
-/* crc is the bare block's; a version's is bound to its place. A hole has
- * no place to be bound to: it is zeros. */
-static int match_crc(const struct csum_ent *e, uint32_t crc, uint32_t avail,
-		     uint32_t bind)
-{
-	if (e->cur.end ? ver_match(&e->cur, crc ^ bind, avail) : crc == CSUM_ZERO_CRC)
-		return 1;
-	return ver_match(&e->pend, crc ^ bind, avail) ? 2 : 0;
-}
-
-int csum_match(const struct csum_ent *e, const void *bytes, uint32_t avail, uint32_t bind)
-{
-	return match_crc(e, csum_crc(bytes, CSUM_BLOCK), avail, bind);
-}
-
-/* The version that matched (a hole is the empty version). */
-static struct csum_ver matched(const struct csum_ent *e, int m)
-{
-	struct csum_ver none = {0, 0};
-
-	return m == 2 ? e->pend : e->cur.end ? e->cur : none;
-}
-
-/* ---- names and header ------------------------------------------------------ */
-
-void csum_data_name(uint64_t handle, char *buf, size_t len)
-{
-	snprintf(buf, len, "%016" PRIx64, handle);
-}
-
-void csum_sum_name(uint64_t handle, char *buf, size_t len)
-{
-	snprintf(buf, len, "%016" PRIx64 CSUM_SUFFIX, handle);
-}
-
-int csum_parse_name(const char *name, uint64_t *handle)
-{
-	uint64_t h = 0;
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		char c = name[i];
-		int d = c >= '0' && c <= '9'   ? c - '0'
-			: c >= 'a' && c <= 'f' ? c - 'a' + 10
-					       : -1;
-
-		if (d < 0)
-			return -1;
-		h = h << 4 | (uint64_t)d;
-	}
-	*handle = h;
-	if (!name[16])
-		return 0;
-	return strcmp(name + 16, CSUM_SUFFIX) ? -1 : 1;
-}
-
-void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce, uint32_t slot)
-{
-	memset(hdr, 0, CSUM_HDR);
-	memcpy(hdr, CSUM_MAGIC, 8);
-	put32(hdr + 8, CSUM_VERSION);
-	put32(hdr + 12, CSUM_BLOCK);
-	put64(hdr + 16, handle);
-	put64(hdr + 24, nonce);
-	put32(hdr + CSUM_HDR_SLOT, slot);
-	put64(hdr + CSUM_HDR_EXTENT, 0);
-}
-
-int csum_hdr_check(const uint8_t *hdr, size_t len, uint64_t handle, uint64_t *nonce)
-{
-	uint32_t v = len >= CSUM_HDR ? get32(hdr + 8) : 0;
-
-	if (len < CSUM_HDR || memcmp(hdr, CSUM_MAGIC, 8) || v < 1 || v > CSUM_VERSION ||
-	    get32(hdr + 12) != CSUM_BLOCK || get64(hdr + 16) != handle)
-		return -EBADMSG;
-	if (nonce)
-		*nonce = get64(hdr + 24);
-	return 0;
-}
-
-int csum_hdr_dec(const uint8_t *hdr, size_t len, struct csum_file *f)
+/* The header read at open: its version, slot and extent become f's. */
+static int hdr_dec(const uint8_t *hdr, size_t len, struct datafile *f)
 {
 	int ret = csum_hdr_check(hdr, len, f->handle, NULL);
 
@@ -236,7 +95,7 @@ static uint32_t avail_of(uint64_t got, uint64_t start)
 	return got - start >= CSUM_BLOCK ? CSUM_BLOCK : (uint32_t)(got - start);
 }
 
-int csum_read_block(struct csum_file *f, uint64_t k, void *bytes, uint32_t *avail)
+int datafile_read_block(struct datafile *f, uint64_t k, void *bytes, uint32_t *avail)
 {
 	uint64_t got;
 	int ret = pread_avail(f->fd, bytes, CSUM_BLOCK, k * CSUM_BLOCK, &got);
@@ -245,7 +104,7 @@ int csum_read_block(struct csum_file *f, uint64_t k, void *bytes, uint32_t *avai
 	return ret;
 }
 
-int csum_read_ents(struct csum_file *f, uint64_t b0, uint64_t n, struct csum_ent *e)
+int datafile_read_ents(struct datafile *f, uint64_t b0, uint64_t n, struct csum_ent *e)
 {
 	uint8_t stackbuf[CSUM_STACK_ENTS * CSUM_ENT];
 	uint8_t *raw = n <= CSUM_STACK_ENTS ? stackbuf : malloc(n * CSUM_ENT);
@@ -266,8 +125,8 @@ int csum_read_ents(struct csum_file *f, uint64_t b0, uint64_t n, struct csum_ent
 	return ret;
 }
 
-int csum_write_ents(struct csum_file *f, uint64_t b0, uint64_t n,
-		    const struct csum_ent *e)
+int datafile_write_ents(struct datafile *f, uint64_t b0, uint64_t n,
+			const struct csum_ent *e)
 {
 	uint8_t stackbuf[CSUM_STACK_ENTS * CSUM_ENT] = {0};
 	uint8_t *raw = n <= CSUM_STACK_ENTS ? stackbuf : malloc(n * CSUM_ENT);
@@ -285,14 +144,14 @@ int csum_write_ents(struct csum_file *f, uint64_t b0, uint64_t n,
 
 /* ---- block range locks ------------------------------------------------------- */
 
-static void range_lock(struct csum_file *f, struct csum_range *r, uint64_t b0,
+static void range_lock(struct datafile *f, struct datafile_range *r, uint64_t b0,
 		       uint64_t b1)
 {
 	r->b0 = b0;
 	r->b1 = b1;
 	pthread_mutex_lock(&f->lock);
 	for (;;) {
-		struct csum_range *h;
+		struct datafile_range *h;
 
 		for (h = f->held; h; h = h->next)
 			if (h->b0 <= b1 && b0 <= h->b1)
@@ -306,10 +165,10 @@ static void range_lock(struct csum_file *f, struct csum_range *r, uint64_t b0,
 	pthread_mutex_unlock(&f->lock);
 }
 
-static void range_unlock(struct csum_file *f, struct csum_range *r)
+static void range_unlock(struct datafile *f, struct datafile_range *r)
 {
 	pthread_mutex_lock(&f->lock);
-	for (struct csum_range **pp = &f->held; *pp; pp = &(*pp)->next) {
+	for (struct datafile_range **pp = &f->held; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
 			*pp = r->next;
 			break;
@@ -321,7 +180,7 @@ static void range_unlock(struct csum_file *f, struct csum_range *r)
 
 /* ---- open, create, close ---------------------------------------------------- */
 
-static int open_sumfile(struct csum_file *f, int flags)
+static int open_sumfile(struct datafile *f, int flags)
 {
 	uint8_t hdr[CSUM_HDR];
 	char name[40];
@@ -345,11 +204,11 @@ static int open_sumfile(struct csum_file *f, int flags)
 		f->extent = 0;
 		return pwrite_full(f->cfd, hdr, CSUM_HDR, 0);
 	}
-	f->bad_hdr = csum_hdr_dec(hdr, got, f) != 0;
+	f->bad_hdr = hdr_dec(hdr, got, f) != 0;
 	return 0;
 }
 
-int csum_open(struct csum_file *f, int dirfd, uint64_t handle)
+int datafile_open(struct datafile *f, int dirfd, uint64_t handle)
 {
 	char name[40];
 	int ret;
@@ -377,7 +236,7 @@ int csum_open(struct csum_file *f, int dirfd, uint64_t handle)
 	return 0;
 }
 
-void csum_close(struct csum_file *f)
+void datafile_close(struct datafile *f)
 {
 	if (f->cfd >= 0)
 		close(f->cfd);
@@ -388,7 +247,7 @@ void csum_close(struct csum_file *f)
 	pthread_cond_destroy(&f->cond);
 }
 
-int csum_ensure_sumfile(struct csum_file *f)
+int datafile_ensure_sumfile(struct datafile *f)
 {
 	int ret = 0;
 
@@ -427,7 +286,7 @@ static bool ours(int dirfd, uint64_t handle, uint64_t nonce)
 	return true;
 }
 
-int csum_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot)
+int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot)
 {
 	uint8_t hdr[CSUM_HDR];
 	char sname[40], dname[40];
@@ -467,7 +326,7 @@ undo:
 
 /* ---- coverage ------------------------------------------------------------- */
 
-int csum_covered(struct csum_file *f, uint64_t *end)
+int datafile_covered(struct datafile *f, uint64_t *end)
 {
 	struct csum_ent e;
 	struct stat st;
@@ -482,7 +341,7 @@ int csum_covered(struct csum_file *f, uint64_t *end)
 	if ((uint64_t)st.st_size < CSUM_HDR + CSUM_ENT)
 		return 0;
 	n = ((uint64_t)st.st_size - CSUM_HDR) / CSUM_ENT;
-	ret = csum_read_ents(f, n - 1, 1, &e);
+	ret = datafile_read_ents(f, n - 1, 1, &e);
 	if (ret)
 		return ret;
 	last = (n - 1) * CSUM_BLOCK + (e.cur.end > e.pend.end ? e.cur.end : e.pend.end);
@@ -491,14 +350,14 @@ int csum_covered(struct csum_file *f, uint64_t *end)
 	return 0;
 }
 
-int csum_set_extent(struct csum_file *f, uint64_t size)
+int datafile_set_extent(struct datafile *f, uint64_t size)
 {
 	uint8_t ext[8];
 	int ret;
 
 	if (f->version < 2)
 		return 0;
-	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
+	if (f->cfd < 0 && (ret = datafile_ensure_sumfile(f)))
 		return ret;
 	put64(ext, size);
 	ret = pwrite_full(f->cfd, ext, sizeof(ext), CSUM_HDR_EXTENT);
@@ -510,11 +369,11 @@ int csum_set_extent(struct csum_file *f, uint64_t size)
 /* Block k has no checksum and avail bytes in the datafile: do they lie
  * beyond what the checksums cover (then *bad is where, at from or after)?
  * A hole inside the covered range is zeros, checked as such. */
-static int uncovered(struct csum_file *f, uint64_t k, uint32_t avail, uint64_t from,
+static int uncovered(struct datafile *f, uint64_t k, uint32_t avail, uint64_t from,
 		     uint64_t *bad)
 {
 	uint64_t end;
-	int ret = csum_covered(f, &end);
+	int ret = datafile_covered(f, &end);
 
 	if (ret)
 		return ret;
@@ -529,7 +388,7 @@ static int uncovered(struct csum_file *f, uint64_t k, uint32_t avail, uint64_t f
 /* Read [off, off + len) into buf and check every block it touches against
  * e[0..] (entries from block off / CSUM_BLOCK). Whole blocks are read
  * straight into buf, the partial ones at the edges through a block buffer. */
-static int read_checked(struct csum_file *f, char *buf, uint64_t len, uint64_t off,
+static int read_checked(struct datafile *f, char *buf, uint64_t len, uint64_t off,
 			const struct csum_ent *e, uint64_t *bad)
 {
 	uint64_t b0 = off / CSUM_BLOCK, end = off + len, k = b0;
@@ -550,7 +409,7 @@ static int read_checked(struct csum_file *f, char *buf, uint64_t len, uint64_t o
 			    (ret = uncovered(f, k, (uint32_t)got, from, bad)))
 				return ret;
 			if (!csum_match(&e[k - b0], blk, (uint32_t)got,
-					csum_bind(f, k))) {
+					datafile_bind(f, k))) {
 				*bad = from;
 				return -EBADMSG;
 			}
@@ -577,8 +436,7 @@ static int read_checked(struct csum_file *f, char *buf, uint64_t len, uint64_t o
 			if (csum_ent_empty(&e[j - b0]) &&
 			    (ret = uncovered(f, j, avail, j * CSUM_BLOCK, bad)))
 				return ret;
-			if (!match_crc(&e[j - b0], csum_crc(p, CSUM_BLOCK), avail,
-				       csum_bind(f, j))) {
+			if (!csum_match(&e[j - b0], p, avail, datafile_bind(f, j))) {
 				*bad = j * CSUM_BLOCK;
 				return -EBADMSG;
 			}
@@ -588,11 +446,12 @@ static int read_checked(struct csum_file *f, char *buf, uint64_t len, uint64_t o
 	return 0;
 }
 
-int csum_read(struct csum_file *f, void *buf, uint64_t len, uint64_t off, uint64_t *bad)
+int datafile_read(struct datafile *f, void *buf, uint64_t len, uint64_t off,
+		  uint64_t *bad)
 {
 	uint64_t b0 = off / CSUM_BLOCK, n;
 	struct csum_ent stack_e[CSUM_STACK_ENTS], *e;
-	struct csum_range r;
+	struct datafile_range r;
 	int ret;
 
 	if (!len)
@@ -605,13 +464,13 @@ int csum_read(struct csum_file *f, void *buf, uint64_t len, uint64_t off, uint64
 	e = n <= CSUM_STACK_ENTS ? stack_e : malloc(n * sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	ret = csum_read_ents(f, b0, n, e);
+	ret = datafile_read_ents(f, b0, n, e);
 	if (!ret)
 		ret = read_checked(f, buf, len, off, e, bad);
 	if (ret == -EBADMSG) {
 		/* Perhaps a write went by: look again with writers kept out. */
 		range_lock(f, &r, b0, b0 + n - 1);
-		ret = csum_read_ents(f, b0, n, e);
+		ret = datafile_read_ents(f, b0, n, e);
 		if (!ret)
 			ret = read_checked(f, buf, len, off, e, bad);
 		range_unlock(f, &r);
@@ -626,7 +485,7 @@ int csum_read(struct csum_file *f, void *buf, uint64_t len, uint64_t off, uint64
 /* The new version of block k for a write of [off, end), and in *pre the
  * version the entry keeps as cur while the data goes out. A partial block
  * is read and checked first. */
-static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_t off,
+static int new_version(struct datafile *f, uint64_t k, const char *buf, uint64_t off,
 		       uint64_t end, const struct csum_ent *old, struct csum_ver *nv,
 		       struct csum_ver *pre, uint64_t *bad)
 {
@@ -637,7 +496,7 @@ static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_
 	int m, ret;
 
 	if (from == bs && to == bs + CSUM_BLOCK) {
-		nv->crc = csum_crc(buf + (bs - off), CSUM_BLOCK) ^ csum_bind(f, k);
+		nv->crc = csum_crc(buf + (bs - off), CSUM_BLOCK) ^ datafile_bind(f, k);
 		nv->end = CSUM_BLOCK;
 		*pre = old->cur;
 		return 0;
@@ -645,7 +504,7 @@ static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_
 	ret = pread_avail(f->fd, blk, CSUM_BLOCK, bs, &got);
 	if (ret)
 		return ret;
-	m = csum_match(old, blk, (uint32_t)got, csum_bind(f, k));
+	m = csum_match(old, blk, (uint32_t)got, datafile_bind(f, k));
 	/* Bytes no checksum covers are not ours to merge with. */
 	if (csum_ent_empty(old) && got && (ret = uncovered(f, k, (uint32_t)got, bs, bad)))
 		return ret;
@@ -654,29 +513,29 @@ static int new_version(struct csum_file *f, uint64_t k, const char *buf, uint64_
 		*bad = from == bs ? to : bs;
 		return -EBADMSG;
 	}
-	*pre = matched(old, m);
+	*pre = csum_matched(old, m);
 	memcpy(blk + (from - bs), buf + (from - off), to - from);
-	nv->crc = csum_crc(blk, CSUM_BLOCK) ^ csum_bind(f, k);
+	nv->crc = csum_crc(blk, CSUM_BLOCK) ^ datafile_bind(f, k);
 	nv->end = (uint32_t)(to - bs) > pre->end ? (uint32_t)(to - bs) : pre->end;
 	return 0;
 }
 
-int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
-	       uint64_t *bad)
+int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+		   uint64_t *bad)
 {
 	uint64_t b0 = off / CSUM_BLOCK, n, end = off + len;
 	struct csum_ent stack_e[2 * CSUM_STACK_ENTS], *e;
-	struct csum_range r;
+	struct datafile_range r;
 	int ret;
 
-	atomic_fetch_add(&f->wgen, 1); /* even if it fails (csum_undo_growth) */
+	atomic_fetch_add(&f->wgen, 1); /* even if it fails (datafile_undo_growth) */
 	if (!len)
 		return 0;
 	if (f->bad_hdr) {
 		*bad = off;
 		return -EBADMSG;
 	}
-	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
+	if (f->cfd < 0 && (ret = datafile_ensure_sumfile(f)))
 		return ret;
 	n = (end - 1) / CSUM_BLOCK - b0 + 1;
 	/* e[0..n): the entries as they are, then as the write goes out;
@@ -685,7 +544,7 @@ int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
 	if (!e)
 		return -ENOMEM;
 	range_lock(f, &r, b0, b0 + n - 1);
-	ret = csum_read_ents(f, b0, n, e);
+	ret = datafile_read_ents(f, b0, n, e);
 	for (uint64_t i = 0; !ret && i < n; i++) {
 		struct csum_ver nv, pre;
 
@@ -696,11 +555,11 @@ int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
 		e[i].pend = nv;
 	}
 	if (!ret)
-		ret = csum_write_ents(f, b0, n, e);
+		ret = datafile_write_ents(f, b0, n, e);
 	if (!ret)
 		ret = pwrite_full(f->fd, buf, len, off);
 	if (!ret)
-		ret = csum_write_ents(f, b0, n, e + n);
+		ret = datafile_write_ents(f, b0, n, e + n);
 	range_unlock(f, &r);
 	if (e != stack_e)
 		free(e);
@@ -710,14 +569,14 @@ int csum_write(struct csum_file *f, const void *buf, uint64_t len, uint64_t off,
 /* ---- truncate, size, sync ------------------------------------------------------- */
 
 /* The truncate itself, with blocks [size / CSUM_BLOCK, end) locked. */
-static int truncate_locked(struct csum_file *f, uint64_t size, uint64_t *bad)
+static int truncate_locked(struct datafile *f, uint64_t size, uint64_t *bad)
 {
 	uint64_t k = size / CSUM_BLOCK, rem = size % CSUM_BLOCK, nents;
 	struct csum_ent e, done;
 	struct stat st;
 	int ret;
 
-	ret = csum_read_ents(f, k, 1, &e);
+	ret = datafile_read_ents(f, k, 1, &e);
 	if (!ret && rem && !csum_ent_empty(&e)) {
 		/* The cut block: what stays must be good; its new version has
 		 * zeros past the cut. */
@@ -725,30 +584,30 @@ static int truncate_locked(struct csum_file *f, uint64_t size, uint64_t *bad)
 		uint32_t avail;
 		int m;
 
-		ret = csum_read_block(f, k, blk, &avail);
-		m = ret ? 0 : csum_match(&e, blk, avail, csum_bind(f, k));
+		ret = datafile_read_block(f, k, blk, &avail);
+		m = ret ? 0 : csum_match(&e, blk, avail, datafile_bind(f, k));
 		if (!ret && !m) {
 			*bad = k * CSUM_BLOCK;
 			ret = -EBADMSG;
 		}
 		if (!ret) {
 			memset(blk + rem, 0, CSUM_BLOCK - rem);
-			done.cur.crc = csum_crc(blk, CSUM_BLOCK) ^ csum_bind(f, k);
+			done.cur.crc = csum_crc(blk, CSUM_BLOCK) ^ datafile_bind(f, k);
 			done.cur.end = (uint32_t)rem;
 			done.pend = (struct csum_ver){0, 0};
-			e.cur = matched(&e, m);
+			e.cur = csum_matched(&e, m);
 			e.pend = done.cur;
-			ret = csum_write_ents(f, k, 1, &e);
+			ret = datafile_write_ents(f, k, 1, &e);
 		}
 	}
 	/* The extent first: a crash after it leaves the datafile no longer
 	 * than what is covered (the old entries still cover a shrink). */
 	if (!ret)
-		ret = csum_set_extent(f, size);
+		ret = datafile_set_extent(f, size);
 	if (!ret && ftruncate(f->fd, (off_t)size))
 		ret = -errno;
 	if (!ret && rem && !csum_ent_empty(&e))
-		ret = csum_write_ents(f, k, 1, &done);
+		ret = datafile_write_ents(f, k, 1, &done);
 	/* Entries of blocks wholly past the end go; a longer file needs none. */
 	nents = (size + CSUM_BLOCK - 1) / CSUM_BLOCK;
 	if (!ret && !fstat(f->cfd, &st) &&
@@ -758,18 +617,18 @@ static int truncate_locked(struct csum_file *f, uint64_t size, uint64_t *bad)
 	return ret;
 }
 
-int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad)
+int datafile_truncate(struct datafile *f, uint64_t size, uint64_t *bad)
 {
-	struct csum_range r;
+	struct datafile_range r;
 	int ret;
 
 	if (f->bad_hdr) {
 		*bad = size;
 		return -EBADMSG;
 	}
-	if (f->cfd < 0 && (ret = csum_ensure_sumfile(f)))
+	if (f->cfd < 0 && (ret = datafile_ensure_sumfile(f)))
 		return ret;
-	/* A failed write must not undo what this sets (csum_undo_growth). */
+	/* A failed write must not undo what this sets (datafile_undo_growth). */
 	atomic_fetch_add(&f->wgen, 1);
 	range_lock(f, &r, size / CSUM_BLOCK, UINT64_MAX);
 	ret = truncate_locked(f, size, bad);
@@ -779,7 +638,7 @@ int csum_truncate(struct csum_file *f, uint64_t size, uint64_t *bad)
 
 /* ---- undoing a failed write's growth ---------------------------------------- */
 
-void csum_mark(struct csum_file *f, struct csum_mark *m)
+void datafile_mark(struct datafile *f, struct datafile_mark *m)
 {
 	struct stat st, cst;
 
@@ -796,9 +655,10 @@ void csum_mark(struct csum_file *f, struct csum_mark *m)
 /* Every writer is waited for and kept out while we look; only if no write
  * or truncate but the request's own ran since the mark (nothing else can
  * own a byte past the old end) is anything cut. */
-void csum_undo_growth(struct csum_file *f, const struct csum_mark *m, uint64_t writes)
+void datafile_undo_growth(struct datafile *f, const struct datafile_mark *m,
+			  uint64_t writes)
 {
-	struct csum_range r;
+	struct datafile_range r;
 	struct stat st, cst;
 	uint64_t bad = 0;
 
@@ -817,7 +677,7 @@ void csum_undo_growth(struct csum_file *f, const struct csum_mark *m, uint64_t w
 }
 
 /* Is the datafile (size) as long as its last checksummed block says? */
-static int check_tail(struct csum_file *f, uint64_t size, uint64_t *bad)
+static int check_tail(struct datafile *f, uint64_t size, uint64_t *bad)
 {
 	struct csum_ent e;
 	struct stat st;
@@ -831,7 +691,7 @@ static int check_tail(struct csum_file *f, uint64_t size, uint64_t *bad)
 	if ((uint64_t)st.st_size < CSUM_HDR + CSUM_ENT)
 		return 0;
 	k = ((uint64_t)st.st_size - CSUM_HDR) / CSUM_ENT - 1;
-	ret = csum_read_ents(f, k, 1, &e);
+	ret = datafile_read_ents(f, k, 1, &e);
 	if (ret || !e.cur.end)
 		return ret;
 	need = e.cur.end;
@@ -846,7 +706,7 @@ static int check_tail(struct csum_file *f, uint64_t size, uint64_t *bad)
 
 /* Is the datafile (size) neither shorter than its last checksummed block
  * says nor longer than its checksums cover? */
-static int check_size(struct csum_file *f, uint64_t size, uint64_t *bad)
+static int check_size(struct datafile *f, uint64_t size, uint64_t *bad)
 {
 	uint64_t end;
 	int ret;
@@ -859,7 +719,7 @@ static int check_size(struct csum_file *f, uint64_t size, uint64_t *bad)
 	ret = check_tail(f, size, bad);
 
 	if (!ret)
-		ret = csum_covered(f, &end);
+		ret = datafile_covered(f, &end);
 	if (!ret && size > end) {
 		*bad = end;
 		ret = -EBADMSG;
@@ -867,9 +727,9 @@ static int check_size(struct csum_file *f, uint64_t size, uint64_t *bad)
 	return ret;
 }
 
-int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad)
+int datafile_size(struct datafile *f, uint64_t *size, uint64_t *bad)
 {
-	struct csum_range r;
+	struct datafile_range r;
 	struct stat st;
 	int ret;
 
@@ -889,7 +749,7 @@ int csum_size(struct csum_file *f, uint64_t *size, uint64_t *bad)
 	return ret;
 }
 
-int csum_sync(struct csum_file *f)
+int datafile_sync(struct datafile *f)
 {
 	if (fdatasync(f->fd))
 		return -errno;

@@ -1,0 +1,182 @@
+/* Role meta's CREATE and MKDIR. The parent is asked of its owner (it may
+ * live on another metadata server); a file gets a new handle and layout,
+ * and its datafiles are made before its entry is stored (meta_datafiles.c),
+ * skipping handles an I/O server already holds. A create is known to be
+ * in progress (meta_handles.c) until its entry commits or it gives up. */
+#include <errno.h>
+#include <lmdb.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "layout.h"
+#include "log.h"
+#include "meta_priv.h"
+#include "placement.h"
+
+#define META_CREATE_TRIES 4
+
+/* The layout of a new file, from the request and the cluster's defaults. */
+static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_attr *pa,
+		      uint64_t handle, struct rpfs_layout *l)
+{
+	uint32_t nio = s->cfg.nio;
+	/* The request (MPI hints, rpfs_create_opts) wins over the parent
+	 * directory's default (rpfs setstripe), which wins over the cluster's. */
+	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
+	uint32_t sc = q->stripe_count ? q->stripe_count : pa->layout.stripe_count;
+	int ret;
+
+	if (!nio) {
+		log_warn("rpfsd: can't create %s: the cluster has no I/O servers",
+			 q->path);
+		return -ENOSPC;
+	}
+	l->stripe_unit = su ? su : s->cfg.stripe_unit;
+	l->stripe_count = sc ? sc : s->cfg.stripe_count;
+	if (!l->stripe_count || l->stripe_count > nio)
+		l->stripe_count = nio;
+	/* No server is known to be down yet (placement.h). */
+	ret = place_first_io(nio, l->stripe_count, handle, q->first_server, NULL,
+			     &l->first_server);
+	if (ret)
+		return ret;
+	l->nservers = nio;
+	return layout_check(l);
+}
+
+/* A failed CREATE's reply names the I/O server that failed (rpc.h). */
+static int create_failed(struct srv_op *op, int ret, int bad_io)
+{
+	if (bad_io >= 0) {
+		rpc_enc_u64(op->rep, (uint64_t)bad_io);
+		op->rep_len = 8;
+		op->rep_on_error = true;
+	}
+	return ret;
+}
+
+/* An existing entry answers a CREATE or MKDIR of its path: a CREATE
+ * without EXCL opens it. */
+static int existing(struct srv_op *op, bool dir, struct rpc_attr *a)
+{
+	if (dir || (op->q.flags & RPC_CREATE_EXCL))
+		return -EEXIST;
+	if (a->type != RPC_TYPE_FILE)
+		return -EISDIR;
+	return meta_reply_open(op, a, false);
+}
+
+/* Owner of a new entry: the caller as its connection said (the uid and gid
+ * in the request only count for root and the servers), the group of a
+ * set-group-ID directory as on BSD and Linux. */
+static void new_owner(const struct srv_op *op, const struct rpc_attr *pa,
+		      struct rpc_attr *a, bool dir)
+{
+	const struct srv_client *who = ident_of(op->conn);
+
+	a->uid = access_is_super(who) ? op->q.uid : who->uid;
+	a->gid = access_is_super(who) ? op->q.gid : who->gid;
+	if (pa->mode & S_ISGID) {
+		a->gid = pa->gid;
+		if (dir)
+			a->mode |= S_ISGID;
+	}
+}
+
+static int do_mkdir_create(struct srv_op *op, bool dir)
+{
+	struct srv *s = op->s;
+	struct meta *m = s->meta;
+	const struct rpc_req *q = &op->q;
+	struct rpc_attr a, had, pa;
+	MDB_txn *txn;
+	bool skip = false;
+	uint64_t past;
+	int ret, tries = 0, bad_io = -1;
+
+	if (!strcmp(q->path, "/"))
+		return dir ? -EEXIST : -EISDIR;
+	ret = meta_parent_attr(s, q->path, &pa);
+	if (ret)
+		return ret;
+	ret = meta_local_lookup(s, q->path, &had);
+	if (!ret)
+		return existing(op, dir, &had);
+	if (ret != -ENOENT)
+		return ret;
+	ret = access_dir_change(ident_of(op->conn), &pa, NULL);
+	if (ret)
+		return ret;
+	do {
+		memset(&a, 0, sizeof(a));
+		ret = meta_alloc_handle(s, &a.handle);
+		if (ret)
+			return ret;
+		a.type = dir ? RPC_TYPE_DIR : RPC_TYPE_FILE;
+		a.mode = q->mode & 07777;
+		new_owner(op, &pa, &a, dir);
+		a.atime = a.mtime = a.ctime = srv_now_ns();
+		if (dir) {
+			/* Subdirectories inherit the default layout. */
+			a.layout.stripe_unit = pa.layout.stripe_unit;
+			a.layout.stripe_count = pa.layout.stripe_count;
+			break;
+		}
+		ret = new_layout(s, q, &pa, a.handle, &a.layout);
+		if (ret)
+			return ret;
+		/* Datafiles first: an entry never names missing ones. */
+		ret = meta_create_datafiles(s, &a, &skip, &past, &bad_io);
+		if (skip && (ret = meta_skip_handles(m, past)))
+			return ret;
+	} while (skip && ++tries < META_CREATE_TRIES);
+	if (skip) {
+		log_err("rpfsd: can't create %s: %d handles in a row already have datafiles",
+			q->path, tries);
+		return -EIO;
+	}
+	if (ret)
+		return create_failed(op, ret, bad_io);
+	ret = meta_txn_begin(m, false, &txn);
+	if (!ret) {
+		ret = meta_get_entry(m, txn, q->path, &had);
+		if (!ret) {
+			/* Another create of this path got there first. */
+			mdb_txn_abort(txn);
+			if (!dir)
+				meta_remove_datafiles(s, &a, NULL);
+			return existing(op, dir, &had);
+		}
+		if (ret == -ENOENT)
+			ret = meta_put_entry(m, txn, q->path, &a, true);
+		if (ret)
+			mdb_txn_abort(txn);
+		else
+			ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
+	}
+	if (ret && !dir)
+		meta_remove_datafiles(s, &a, NULL);
+	if (ret)
+		return ret;
+	/* Its creator may use a new file as asked, whatever its mode (as
+	 * open(O_CREAT | O_RDWR, 0444) does). */
+	return meta_reply_open(op, &a, true);
+}
+
+int serve_mkdir(struct srv_op *op)
+{
+	return do_mkdir_create(op, true);
+}
+
+/* A create is in progress from before its handle is taken until its entry
+ * commits or it gave up: META_HANDLES tells it from an orphan. */
+int serve_create(struct srv_op *op)
+{
+	struct creating in;
+	int ret;
+
+	meta_create_begin(op->s->meta, &in);
+	ret = do_mkdir_create(op, false);
+	meta_create_end(op->s->meta, &in);
+	return ret;
+}
