@@ -467,8 +467,14 @@ int rpfs_getsize(rpfs_file_t *f, uint64_t *size)
 int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 {
 	struct rpc_attr a;
-	int ret = attr_now(f, &a);
+	int ret;
 
+	if (size > (uint64_t)INT64_MAX) {
+		rpfsc_err_set("%s: size %llu is past the largest file size (2^63 - 1)",
+			      f->path, (unsigned long long)size);
+		return -EFBIG;
+	}
+	ret = attr_now(f, &a);
 	return ret ? ret : per_slot(f->c, &a, f->path, RPC_IO_TRUNCATE, size, NULL);
 }
 

@@ -299,6 +299,16 @@ static int check_lists(struct rpfs_request *io, const struct iovec *mem, int nme
 		if (file[i].len > UINT64_MAX - file[i].off ||
 		    file[i].len > SSIZE_MAX - ft)
 			goto inval;
+		/* The largest file is 2^63 - 1 bytes, as for every Linux file
+		 * system; a striped datafile holds only part of an offset, so
+		 * its server cannot see this. */
+		if (file[i].len && file[i].off + file[i].len > (uint64_t)INT64_MAX) {
+			rpfsc_err_set("%s: bytes %llu to %llu are past the largest file "
+				      "offset (2^63 - 1)",
+				      io->f->path, (unsigned long long)file[i].off,
+				      (unsigned long long)(file[i].off + file[i].len));
+			return -EFBIG;
+		}
 		ft += file[i].len;
 	}
 	if (mt != ft) {

@@ -9,8 +9,9 @@
  * Usage: mpiexec -n N mpi_write_eof FILE [no-failed-nonblocking]
  * FILE gets 504 bytes (rank 0 writes them). Then, for each write path
  * (contiguous, strided, nonblocking, collective), every rank writes 0 bytes
- * past the end, or 80 bytes at 2^60 (which every file system refuses:
- * EFBIG), and reads 80 bytes at 1152. Each case prints one line, the same
+ * past the end, or 80 bytes ending at 2^63, one past the largest file
+ * offset (every file system refuses them: EINVAL or EFBIG; 2^60 is not
+ * enough, tmpfs and XFS take it), and reads 80 bytes at 1152. Each case prints one line, the same
  * from every file system:
  *   CASE: write ok|failed, read count N, size S
  * and on ufs: and rpfs: names the lines must be equal (the runners compare
@@ -26,7 +27,8 @@
 
 #define SIZE	504
 #define PAST	1744		      /* where the writes of nothing go */
-#define HUGE	((MPI_Offset)1 << 60) /* where the writes that fail go */
+/* where the writes that fail go: their last byte would be at 2^63 - 1 */
+#define HUGE	((MPI_Offset)(((unsigned long long)1 << 63) - LEN))
 #define READ_AT 1152
 #define LEN	80
 
@@ -141,19 +143,19 @@ static void writes_that_fail(int nonblocking)
 	int rc;
 
 	rc = MPI_File_write_at(fh, HUGE, buf, LEN, MPI_BYTE, &st);
-	report("write_at at 2^60 (fails)", rc);
+	report("write_at at 2^63-80 (fails)", rc);
 	rc = MPI_File_write_at(fh, HUGE, buf, 1, strided_mem, &st);
-	report("write_at of strided memory at 2^60 (fails)", rc);
+	report("write_at of strided memory at 2^63-80 (fails)", rc);
 	rc = MPI_File_write_at_all(fh, HUGE, buf, LEN, MPI_BYTE, &st);
-	report("write_at_all at 2^60 (fails)", rc);
+	report("write_at_all at 2^63-80 (fails)", rc);
 	if (!nonblocking)
 		return;
 	rc = waited(MPI_File_iwrite_at(fh, HUGE, buf, LEN, MPI_BYTE, &req), &req);
-	report("iwrite_at at 2^60 (fails)", rc);
+	report("iwrite_at at 2^63-80 (fails)", rc);
 	rc = waited(MPI_File_iwrite_at(fh, HUGE, buf, 1, strided_mem, &req), &req);
-	report("iwrite_at of strided memory at 2^60 (fails)", rc);
+	report("iwrite_at of strided memory at 2^63-80 (fails)", rc);
 	rc = waited(MPI_File_iwrite_at_all(fh, HUGE, buf, LEN, MPI_BYTE, &req), &req);
-	report("iwrite_at_all at 2^60 (fails)", rc);
+	report("iwrite_at_all at 2^63-80 (fails)", rc);
 }
 
 int main(int argc, char **argv)
