@@ -52,8 +52,11 @@ suite() { # NAME COMMAND...: run, keep the output, show the last lines
 export CK_DEFAULT_TIMEOUT=300
 cd "$B" || exit 2
 suite test_xport.log ./test/xport/test_xport
-suite test_fileservice.log ./test/integration/test_fileservice
-suite test_access.log ./test/integration/test_access
+# test_fileservice's namespace case and test_access (who may do what) are
+# decided in the servers' operation layer above the transport; trust.sh
+# runs the handshake that gives a connection its identity on verbs. They
+# run on tcp; under emulation they cost 8 of the stage's 45 minutes.
+suite test_fileservice.log env CK_EXCLUDE_CASE=namespace ./test/integration/test_fileservice
 # the integrity cases that bind records and blocks to their place (the
 # others are storage-only and run on tcp)
 suite test_integrity-records.log env CK_RUN_CASE=records ./test/integration/test_integrity
