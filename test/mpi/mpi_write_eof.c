@@ -10,9 +10,9 @@
  * FILE gets 504 bytes (rank 0 writes them). Then, for each write path
  * (contiguous, strided, nonblocking, collective), every rank writes 0 bytes
  * past the end, or 80 bytes ending at 2^63, one past the largest file
- * offset (every file system refuses them: EINVAL or EFBIG; 2^60 is not
- * enough, tmpfs and XFS take it), and reads 80 bytes at 1152. Each case prints one line, the same
- * from every file system:
+ * offset (every file system refuses them: EINVAL or EFBIG; tmpfs and XFS
+ * take 2^60), and reads 80 bytes at 1152. Each case prints one line, the
+ * same from every file system:
  *   CASE: write ok|failed, read count N, size S
  * and on ufs: and rpfs: names the lines must be equal (the runners compare
  * them); every count must be 0 and every size 504. Prints " No Errors"
@@ -26,11 +26,11 @@
 #include <string.h>
 
 #define SIZE	504
-#define PAST	1744		      /* where the writes of nothing go */
-/* where the writes that fail go: their last byte would be at 2^63 - 1 */
-#define HUGE	((MPI_Offset)(((unsigned long long)1 << 63) - LEN))
+#define PAST	1744 /* where the writes of nothing go */
 #define READ_AT 1152
 #define LEN	80
+/* where the writes that fail go: their last byte would be at 2^63 - 1 */
+#define HUGE ((MPI_Offset)(((unsigned long long)1 << 63) - LEN))
 
 static int rank, errs;
 static MPI_File fh;
