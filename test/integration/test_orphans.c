@@ -406,20 +406,13 @@ START_TEST(test_repair_leaves_the_datafile_of_a_create_in_progress)
 	struct cluster *cl = start(90000);
 	static uint64_t before[MAXH];
 	char *out = malloc(CHECK_OUT), want[1400];
-	rpfs_client_t *c = client(cl);
-	size_t nb;
+	size_t nb = datafiles(cl, 2, before, MAXH);
+	rpfs_client_t *c;
 	uint64_t h;
 	pid_t pid;
 	int status;
 
 	ck_assert(out);
-	/* A first file: the metadata server then holds a connection to every
-	 * I/O server. It connects to each in turn when it needs one, so a
-	 * connection to the hung server made first would hold back the
-	 * IO_CREATE on server 2 (which libfabric tcp does in 2.1, not 1.17). */
-	put_file(c, "/warm", 4);
-	rpfs_finalize(c);
-	nb = datafiles(cl, 2, before, MAXH);
 	/* The create's IO_CREATE on server 3 hangs: it stays in progress,
 	 * its datafile already made on server 2. */
 	ck_assert(cl_signal(cl, 3, SIGSTOP) == 0);
