@@ -458,6 +458,10 @@ int rpfs_ping(rpfs_client_t *c, int server, double *usec)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = rpfsc_call1(c, server, RPFSC_ANY, "ping", body, (size_t)len, NULL, 0, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (ret == -EAGAIN)
+		rpfsc_err_set("%s is starting: it answers, but its start-up check is not "
+			      "done",
+			      c->srv[server].desc);
 	if (!ret && usec)
 		*usec = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
 			(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;

@@ -615,6 +615,7 @@ int main(int argc, char **argv)
 	roles_str(s->me->roles, roles, sizeof(roles));
 	/* Which libfabric: the fix for its tcp provider is in the embedded
 	 * build (configure --with-embedded-libfabric). */
+	atomic_store(&s->ready, true);
 	log_info("rpfsd %s ready on %s:%d roles=%s (%s)", s->me->name, s->me->address,
 		 s->port, roles, xp_libfabric_desc(lf, sizeof(lf)));
 	notify(notify_fd, 0);

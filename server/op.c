@@ -93,9 +93,9 @@ void srv_op_run(struct sched_job *job)
 	srv_op_complete(op);
 }
 
-/* PING: answered on arrival, with nothing (a client's liveness check). */
+/* PING: answered on arrival, with nothing (a client's liveness check);
+ * -EAGAIN while the server is starting (struct srv's ready). */
 int serve_ping(struct srv_op *op)
 {
-	(void)op;
-	return 0;
+	return atomic_load(&op->s->ready) ? 0 : -EAGAIN;
 }

@@ -96,6 +96,11 @@ struct srv {
 	atomic_int stop_progress;
 	atomic_int draining;  /* shutting down: refuse new requests */
 	atomic_long live_ops; /* requests not yet replied to */
+	/* Start-up done (a metadata server's store check passed): until then
+	 * PING answers -EAGAIN, so a launcher's wait ends when the server is
+	 * ready, not when it listens (it listens first: the servers it asks
+	 * may be waiting for it). */
+	atomic_bool ready;
 
 	struct sched *sched;
 	struct meta *meta; /* NULL unless role meta */

@@ -13,6 +13,9 @@
 #     removes what rpfs made (nothing else) and makes a new cluster;
 #   - the port probe: a port that only TIME-WAIT sockets hold is free, a
 #     port a socket listens on is not;
+#   - a metadata server whose start-up check waits for an I/O server
+#     answers pings "starting", not ready, until the check is done (a
+#     launcher's wait, `rpfs up`'s and the tests', ends only then);
 #   - logs: rpfsd's lines carry its name and an ISO 8601 time, a refused
 #     key names the peer's address, a fresh `rpfs up` logs no warnings, and
 #     a missing log directory is made (or the failure names it).
@@ -27,11 +30,14 @@ D=$TMP/cluster
 fail=0
 holder=
 m=
+s0=
+s1=
 
 cleanup() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
 	[ -n "$m" ] && kill "$m" 2>/dev/null
-	for d in "$D" "$TMP/new" "$TMP/busy" "$TMP/gen"; do
+	for p in $s0 $s1; do kill "$p" 2>/dev/null; done
+	for d in "$D" "$TMP/new" "$TMP/busy" "$TMP/gen" "$TMP/start"; do
 		"$RPFS" down --dir "$d" >/dev/null 2>&1
 	done
 	rm -rf "$TMP"
@@ -158,6 +164,33 @@ check "--new: two servers, no storage of the old ones" \
 refused "--new: the old file is gone" "No such file" "$RPFS" stat /x
 check "--new: other files are kept" sh -c "test -f '$D/notes' && test -d '$D/sx'"
 check "rpfs down" "$RPFS" down --dir "$D"
+
+# ---- ready means ready -------------------------------------------------------------
+# Server 0's store is new (it never handed out a handle), so at start it
+# asks every I/O server for datafiles of its handles first
+# (server/meta_start.c); with server 1 not running it listens and answers,
+# but is not ready.
+S=$TMP/start
+check "rpfs up -n 2, then down, server 0's metadata store removed" sh -c \
+	"'$RPFS' up -n 2 --dir '$S' --address '$ADDR' --provider '${RPFS_PROVIDER:-tcp}' &&
+	 '$RPFS' down --dir '$S' && rm -r '$S/s0/meta'"
+RPFS_TIMEOUT_MS=60000 "$RPFSD" --config "$S/rpfs.conf" --name 0 --foreground \
+	>"$TMP/s0.log" 2>&1 &
+s0=$!
+starting() { # ping says server.0 is starting
+	"$RPFS" --dir "$S" ping >"$TMP/ping" 2>&1
+	grep -q "server 0 (.*FAILED: .*server 0 (.*) is starting: it answers, but its start-up check is not done" "$TMP/ping"
+}
+check "a metadata server in its start-up check answers ping: starting" eventually starting
+check "... and rpfs ping fails" sh -c "! '$RPFS' --dir '$S' ping"
+"$RPFSD" --config "$S/rpfs.conf" --name 1 --foreground >"$TMP/s1.log" 2>&1 &
+s1=$!
+check "once the I/O server answers its check, it is ready: ping succeeds" \
+	eventually "$RPFS" --dir "$S" ping
+kill $s0 $s1
+wait $s0 $s1 2>/dev/null
+s0=
+s1=
 
 # ---- the port probe ---------------------------------------------------------------
 # A port that only a TIME-WAIT socket holds (its side closed first) and
