@@ -8,6 +8,13 @@
  * count against the body before using it, and an accepted request satisfies
  * the invariants listed with rpc_decode_req() below.
  *
+ * Why one file of ~1,300 lines: it is one concern, the wire format, and
+ * 150 of its lines are the format's description; the encoders and the
+ * decoder of a body sit side by side and share the write and read cursors
+ * below, so a change of a body is one diff that shows both directions.
+ * Cut in two, the cursors would move to a header and each body's two
+ * halves to different files.
+ *
  * Request bodies. Every request starts with the preamble
  *
  *   off size field
