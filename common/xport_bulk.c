@@ -327,7 +327,7 @@ static void pipe_moved(struct xp_req *r, int status, void *ctx)
 
 	xp_lock(fab);
 	pipe_end_chunk(ctx, status);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 }
 
 /* A chunk came from the client (engine, no lock held): store it. */
@@ -360,14 +360,14 @@ static void pipe_stored(void *arg)
 					   ((struct xp_mr *)pc->buf.handle)->desc,
 					   pipe_moved, pc);
 		if (!ret) {
-			pthread_mutex_unlock(&fab->lock);
+			xp_unlock(fab);
 			return;
 		}
 	}
 	/* A write's chunk is stored; a read's inline or fast data is in
 	 * place in the reply. */
 	pipe_end_chunk(pc, pc->status ? pc->status : ret);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 }
 
 void xp_chunk_done(struct xp_chunk *ch, int status)
@@ -513,6 +513,6 @@ int xp_req_pipeline(struct xp_req *r, xp_chunk_fn io, xp_done_fn finish, void *c
 	xp_lock(fab);
 	r->pipe = p;
 	pipe_launch(p);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return 0;
 }

@@ -248,7 +248,7 @@ int xp_req_pull(struct xp_req *r, uint64_t off, void *buf, size_t len, void *mr_
 	} else if (!ret) {
 		ret = xp_bulk_move(r, false, off, buf, len, mr_desc, done, ctx);
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
@@ -269,7 +269,7 @@ int xp_req_push(struct xp_req *r, uint64_t off, const void *buf, size_t len,
 	} else if (!ret) {
 		ret = xp_bulk_move(r, true, off, (void *)buf, len, mr_desc, done, ctx);
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
@@ -360,7 +360,7 @@ int xp_req_reply(struct xp_req *r, int status, const void *body, size_t len,
 		req_free(r);
 	}
 out:
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
