@@ -162,9 +162,8 @@ static void grp_end(struct xp_rma_grp *g)
 
 	if (g->status && r->conn->state != XP_CONN_BROKEN)
 		xp_conn_fail(r->conn, g->status, "RDMA to client memory failed");
-	if (xp_defer_new(fab, XP_CB_DONE, r, g->ctx, g->status) == 0)
-		fab->deferred_tail->f.done = g->done;
-	else
+	if (xp_defer_new(fab, XP_CB_DONE, (union xp_cb_fn){.done = g->done}, r, g->ctx,
+			 g->status))
 		log_err("no memory to finish an RDMA stream");
 	free(g);
 }
@@ -278,9 +277,8 @@ static void pipe_launch(struct xp_pipe *p);
 
 static void pipe_defer_io(struct xp_fabric *fab, struct xp_pchunk *pc)
 {
-	if (xp_defer_new(fab, XP_CB_CHUNK, &pc->ch, pc->pipe->ctx, 0) == 0)
-		fab->deferred_tail->f.chunk = pc->pipe->io;
-	else
+	if (xp_defer_new(fab, XP_CB_CHUNK, (union xp_cb_fn){.chunk = pc->pipe->io},
+			 &pc->ch, pc->pipe->ctx, 0))
 		pc->status = -ENOMEM; /* ends with the pipeline below */
 }
 
@@ -291,9 +289,8 @@ static void pipe_finish(struct xp_pipe *p)
 	struct xp_fabric *fab = r->conn->fab;
 
 	r->pipe = NULL;
-	if (xp_defer_new(fab, XP_CB_DONE, r, p->ctx, p->status) == 0)
-		fab->deferred_tail->f.done = p->finish;
-	else
+	if (xp_defer_new(fab, XP_CB_DONE, (union xp_cb_fn){.done = p->finish}, r, p->ctx,
+			 p->status))
 		log_err("no memory to finish a pipeline");
 	free(p);
 }

@@ -37,7 +37,7 @@ static void call_finish(struct xp_call *call, int status)
 	c->inflight--;
 	fab->calls_busy--;
 	/* Done last: a waiting owner may free the call once it reads it. */
-	if (call->cb && xp_defer_new(fab, XP_CB_CALL, call, NULL, 0))
+	if (call->cb && xp_defer_new(fab, XP_CB_CALL, (union xp_cb_fn){0}, call, NULL, 0))
 		log_err("no memory to run a call's callback");
 	__atomic_store_n(&call->priv.done, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&fab->cond);
@@ -370,7 +370,7 @@ struct posted_calls {
 static void call_fail_unstarted(struct xp_fabric *fab, struct xp_call *call, int err)
 {
 	call->status = err;
-	if (call->cb && xp_defer_new(fab, XP_CB_CALL, call, NULL, 0))
+	if (call->cb && xp_defer_new(fab, XP_CB_CALL, (union xp_cb_fn){0}, call, NULL, 0))
 		log_err("no memory to run a call's callback");
 	__atomic_store_n(&call->priv.done, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&fab->cond);

@@ -509,7 +509,8 @@ void xp_defer(struct xp_fabric *fab, struct xp_cb *cb)
 	fab->deferred_tail = cb;
 }
 
-int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, void *a, void *b, int st)
+int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, union xp_cb_fn f, void *a,
+		 void *b, int st)
 {
 	struct xp_cb *cb = calloc(1, sizeof(*cb));
 
@@ -517,6 +518,7 @@ int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, void *a, void *b, 
 		return -ENOMEM;
 	cb->kind = kind;
 	cb->owned = true;
+	cb->f = f;
 	cb->a = a;
 	cb->b = b;
 	cb->st = st;

@@ -115,11 +115,11 @@ struct xp_cb {
 	bool owned; /* allocated by xp_defer_new: the engine frees it */
 	void *a, *b;
 	int st;
-	union {
+	union xp_cb_fn {
 		void (*fn)(void *a);
 		xp_done_fn done;
 		xp_chunk_fn chunk;
-	} f;
+	} f; /* by kind; none for XP_CB_REQ, XP_CB_CONN, XP_CB_CALL */
 };
 
 struct xp_fabric {
@@ -289,8 +289,11 @@ int xp_domain_open(struct xp_fabric *fab);
 void xp_domain_close(struct xp_fabric *fab);
 int xp_mr_reg_locked(struct xp_fabric *fab, void *addr, size_t len, struct xp_mr **out);
 /* Queue work for the engine to run after it lets go of the lock (lock
- * held). xp_defer_new allocates the entry: -ENOMEM if it cannot. */
+ * held). xp_defer_new allocates the entry, for f (the member kind names,
+ * e.g. (union xp_cb_fn){.done = fn}) on a, b and st: -ENOMEM if it
+ * cannot. */
 void xp_defer(struct xp_fabric *fab, struct xp_cb *cb);
-int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, void *a, void *b, int st);
+int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, union xp_cb_fn f, void *a,
+		 void *b, int st);
 
 #endif

@@ -227,11 +227,7 @@ static int check_range(struct xp_req *r, int dir, uint64_t off, size_t len)
 /* A local copy is done at once; its done runs in the engine all the same. */
 static int done_now(struct xp_fabric *fab, struct xp_req *r, xp_done_fn done, void *ctx)
 {
-	int ret = xp_defer_new(fab, XP_CB_DONE, r, ctx, 0);
-
-	if (!ret)
-		fab->deferred_tail->f.done = done;
-	return ret;
+	return xp_defer_new(fab, XP_CB_DONE, (union xp_cb_fn){.done = done}, r, ctx, 0);
 }
 
 int xp_req_pull(struct xp_req *r, uint64_t off, void *buf, size_t len, void *mr_desc,
