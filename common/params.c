@@ -66,6 +66,12 @@ static const struct xp_setting settings[] = {
 	 "server: connections idle this long are dropped (0: never); clients reconnect after half of it, and keep those of open files alive"},
 	{"cap_lifetime_s", XP_SET_U32, SERVER, OFF(cap_lifetime_s), "3600", 2, 7 * 86400,
 	 "metadata server: capabilities it grants on files last this long; clients renew them after half of it"},
+	{"server_workers", XP_SET_U32, SERVER, OFF(server_workers), "4", 1,
+	 XP_SERVER_WORKERS_MAX,
+	 "server: threads that run the blocking work of requests (storage reads and writes, LMDB, fdatasync, calls to other servers)"},
+	{"server_bulk_per_conn", XP_SET_U32, SERVER, OFF(server_bulk_per_conn), "2", 1,
+	 64,
+	 "server: bulk transfers one connection may run at once; its others wait in order, so one client cannot take the whole buffer pool"},
 };
 #undef CLIENT
 #undef SERVER

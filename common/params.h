@@ -39,6 +39,8 @@ enum xp_source {
 };
 
 #define XP_MAX_SETTINGS 32
+/* The most worker threads a server runs (server_workers). */
+#define XP_SERVER_WORKERS_MAX 64
 
 struct xp_params {
 	char provider[32];	 /* "" = verbs if present, else tcp */
@@ -62,6 +64,8 @@ struct xp_params {
 	uint32_t handshake_ms;	  /* server: a connection must finish its handshake */
 	uint32_t idle_timeout_s;  /* server: drop connections idle this long (0: never) */
 	uint32_t cap_lifetime_s;  /* metadata server: capabilities last this long */
+	uint32_t server_workers;  /* server: worker threads */
+	uint32_t server_bulk_per_conn;	 /* server: bulk transfers a connection runs */
 	uint8_t source[XP_MAX_SETTINGS]; /* enum xp_source, by table index */
 };
 

@@ -162,9 +162,8 @@ static void grp_end(struct xp_rma_grp *g)
 
 	if (g->status && r->conn->state != XP_CONN_BROKEN)
 		xp_conn_fail(r->conn, g->status, "RDMA to client memory failed");
-	if (xp_defer_new(fab, XP_CB_DONE, r, g->ctx, g->status) == 0)
-		fab->deferred_tail->f.done = g->done;
-	else
+	if (xp_defer_new(fab, XP_CB_DONE, (union xp_cb_fn){.done = g->done}, r, g->ctx,
+			 g->status))
 		log_err("no memory to finish an RDMA stream");
 	free(g);
 }
@@ -278,9 +277,8 @@ static void pipe_launch(struct xp_pipe *p);
 
 static void pipe_defer_io(struct xp_fabric *fab, struct xp_pchunk *pc)
 {
-	if (xp_defer_new(fab, XP_CB_CHUNK, &pc->ch, pc->pipe->ctx, 0) == 0)
-		fab->deferred_tail->f.chunk = pc->pipe->io;
-	else
+	if (xp_defer_new(fab, XP_CB_CHUNK, (union xp_cb_fn){.chunk = pc->pipe->io},
+			 &pc->ch, pc->pipe->ctx, 0))
 		pc->status = -ENOMEM; /* ends with the pipeline below */
 }
 
@@ -291,9 +289,8 @@ static void pipe_finish(struct xp_pipe *p)
 	struct xp_fabric *fab = r->conn->fab;
 
 	r->pipe = NULL;
-	if (xp_defer_new(fab, XP_CB_DONE, r, p->ctx, p->status) == 0)
-		fab->deferred_tail->f.done = p->finish;
-	else
+	if (xp_defer_new(fab, XP_CB_DONE, (union xp_cb_fn){.done = p->finish}, r, p->ctx,
+			 p->status))
 		log_err("no memory to finish a pipeline");
 	free(p);
 }
@@ -327,7 +324,7 @@ static void pipe_moved(struct xp_req *r, int status, void *ctx)
 
 	xp_lock(fab);
 	pipe_end_chunk(ctx, status);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 }
 
 /* A chunk came from the client (engine, no lock held): store it. */
@@ -360,14 +357,14 @@ static void pipe_stored(void *arg)
 					   ((struct xp_mr *)pc->buf.handle)->desc,
 					   pipe_moved, pc);
 		if (!ret) {
-			pthread_mutex_unlock(&fab->lock);
+			xp_unlock(fab);
 			return;
 		}
 	}
 	/* A write's chunk is stored; a read's inline or fast data is in
 	 * place in the reply. */
 	pipe_end_chunk(pc, pc->status ? pc->status : ret);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 }
 
 void xp_chunk_done(struct xp_chunk *ch, int status)
@@ -513,6 +510,6 @@ int xp_req_pipeline(struct xp_req *r, xp_chunk_fn io, xp_done_fn finish, void *c
 	xp_lock(fab);
 	r->pipe = p;
 	pipe_launch(p);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return 0;
 }

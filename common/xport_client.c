@@ -37,7 +37,7 @@ static void call_finish(struct xp_call *call, int status)
 	c->inflight--;
 	fab->calls_busy--;
 	/* Done last: a waiting owner may free the call once it reads it. */
-	if (call->cb && xp_defer_new(fab, XP_CB_CALL, call, NULL, 0))
+	if (call->cb && xp_defer_new(fab, XP_CB_CALL, (union xp_cb_fn){0}, call, NULL, 0))
 		log_err("no memory to run a call's callback");
 	__atomic_store_n(&call->priv.done, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&fab->cond);
@@ -253,6 +253,7 @@ static int call_launch_locked(struct xp_conn *c, struct xp_call *call)
 	size_t wr, rd;
 	int dir, path, ret = 0;
 
+	xp_assert_locked(fab);
 	wr = xp_iov_len(call->wr_iov, call->wr_cnt);
 	rd = xp_iov_len(call->rd_iov, call->rd_cnt);
 	if ((wr && rd) || call->req_len > 32768)
@@ -320,7 +321,7 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call)
 
 	xp_lock(fab);
 	ret = call_start_locked(c, call);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
@@ -348,7 +349,7 @@ int xp_calls_start(struct xp_conn *const *conns, struct xp_call *const *calls, i
 		if (!ret)
 			(*started)++;
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
@@ -369,7 +370,7 @@ struct posted_calls {
 static void call_fail_unstarted(struct xp_fabric *fab, struct xp_call *call, int err)
 {
 	call->status = err;
-	if (call->cb && xp_defer_new(fab, XP_CB_CALL, call, NULL, 0))
+	if (call->cb && xp_defer_new(fab, XP_CB_CALL, (union xp_cb_fn){0}, call, NULL, 0))
 		log_err("no memory to run a call's callback");
 	__atomic_store_n(&call->priv.done, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&fab->cond);
@@ -379,6 +380,7 @@ static void call_fail_unstarted(struct xp_fabric *fab, struct xp_call *call, int
 static void launch_all_locked(struct xp_fabric *fab, struct xp_conn *const *conns,
 			      struct xp_call *const *calls, int n)
 {
+	xp_assert_locked(fab);
 	for (int i = 0; i < n; i++) {
 		int ret = call_launch_locked(conns[i], calls[i]);
 
@@ -403,7 +405,7 @@ static void hold_and_launch(struct xp_fabric *fab, struct xp_conn *const *conns,
 			call_fail_unstarted(fab, calls[i], ret);
 	else
 		launch_all_locked(fab, conns, calls, n);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 }
 
 /* Run by the engine's handed-over work (the progress thread, or a caller
@@ -598,7 +600,7 @@ int xp_call_test(struct xp_call *call)
 	if (!call->priv.done)
 		xp_engine_round(fab, 0);
 	done = call->priv.done;
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	xp_engine_run_deferred(fab);
 	return done;
 }

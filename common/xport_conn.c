@@ -34,9 +34,11 @@ struct xp_conn *xp_conn_by_id(struct xp_fabric *fab, uint32_t id)
 
 int xp_conn_alloc(struct xp_fabric *fab, struct fid_ep *ep, struct xp_conn **out)
 {
-	struct xp_conn *c = calloc(1, sizeof(*c));
+	struct xp_conn *c;
 	uint32_t id;
 
+	xp_assert_locked(fab);
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	for (id = 0; id < fab->nconns && fab->conns[id]; id++)
@@ -227,6 +229,7 @@ static int post(struct xp_conn *c, const struct xp_pending *tmpl)
 	struct xp_pending *p;
 	int ret;
 
+	xp_assert_locked(c->fab);
 	if (!c->ep || c->state == XP_CONN_BROKEN)
 		return c->error ? c->error : -ENOTCONN;
 	if (!(is_rx(tmpl) ? c->rx_backlog : c->tx_backlog)) {
@@ -336,8 +339,11 @@ static int drain(struct xp_conn *c, struct xp_pending **head, struct xp_pending 
 
 int xp_conn_post_backlog(struct xp_conn *c)
 {
-	int n = drain(c, &c->rx_backlog, &c->rx_backlog_tail) +
-		drain(c, &c->tx_backlog, &c->tx_backlog_tail);
+	int n;
+
+	xp_assert_locked(c->fab);
+	n = drain(c, &c->rx_backlog, &c->rx_backlog_tail) +
+	    drain(c, &c->tx_backlog, &c->tx_backlog_tail);
 
 	if (!c->rx_backlog && !c->tx_backlog) {
 		c->backlog_since = 0;
@@ -379,6 +385,7 @@ void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 {
 	struct xp_fabric *fab = c->fab;
 
+	xp_assert_locked(fab);
 	if (c->state == XP_CONN_BROKEN)
 		return;
 	if (err == -EPROTO)
@@ -407,6 +414,7 @@ void xp_conn_fail(struct xp_conn *c, int err, const char *why)
 
 void xp_conn_maybe_free(struct xp_conn *c)
 {
+	xp_assert_locked(c->fab);
 	if (c->state != XP_CONN_BROKEN || !c->closing || !c->fail_handled ||
 	    !list_empty(&c->reqs) || c->inflight || c->waitq || c->events_pending ||
 	    c->tx_backlog || c->rx_backlog)
@@ -419,6 +427,7 @@ void xp_conn_free(struct xp_conn *c)
 {
 	struct xp_fabric *fab = c->fab;
 
+	xp_assert_locked(fab);
 	fab->conns[c->id] = NULL;
 	if (fab->role == XP_SERVER)
 		fab->nlive--;
@@ -452,6 +461,7 @@ void xp_reap_conns(struct xp_fabric *fab)
 {
 	int64_t now = xp_now_ns();
 
+	xp_assert_locked(fab);
 	fab->need_reap = false;
 	for (uint32_t i = 0; i < fab->nconns; i++) {
 		struct xp_conn *c = fab->conns[i];

@@ -459,9 +459,9 @@ int xp_mr_reg(struct xp_fabric *fab, void *addr, size_t len, struct xp_mr **out)
 {
 	int ret;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	ret = xp_mr_reg_locked(fab, addr, len, out);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
@@ -500,6 +500,7 @@ void xp_cache_unreg(struct xp_fabric *fab, void *region)
 
 void xp_defer(struct xp_fabric *fab, struct xp_cb *cb)
 {
+	xp_assert_locked(fab);
 	cb->next = NULL;
 	if (fab->deferred_tail)
 		fab->deferred_tail->next = cb;
@@ -508,7 +509,8 @@ void xp_defer(struct xp_fabric *fab, struct xp_cb *cb)
 	fab->deferred_tail = cb;
 }
 
-int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, void *a, void *b, int st)
+int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, union xp_cb_fn f, void *a,
+		 void *b, int st)
 {
 	struct xp_cb *cb = calloc(1, sizeof(*cb));
 
@@ -516,6 +518,7 @@ int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, void *a, void *b, 
 		return -ENOMEM;
 	cb->kind = kind;
 	cb->owned = true;
+	cb->f = f;
 	cb->a = a;
 	cb->b = b;
 	cb->st = st;

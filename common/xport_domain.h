@@ -29,10 +29,20 @@
  * and never calls the application: its callbacks (request handler,
  * connection events, done and chunk callbacks, call callbacks) are queued
  * and run by the engine after it lets go of the lock, so they may call the
- * API freely. */
+ * API freely.
+ *
+ * The lock is taken only through xp_lock or xp_lock_quiet, let go only
+ * through xp_unlock, and fab->cond waited on only through xp_cond_wait:
+ * they keep track of the holder, so a function that needs the lock says so
+ * with xp_assert_locked at its top, and one that must not hold it (it
+ * calls the application, or takes the lock itself) with
+ * xp_assert_unlocked. Both are asserts: a thread that breaks the rule
+ * stops there instead of racing or deadlocking somewhere later (they
+ * compile out with NDEBUG). */
 #ifndef RPFS_XPORT_DOMAIN_H
 #define RPFS_XPORT_DOMAIN_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -105,11 +115,11 @@ struct xp_cb {
 	bool owned; /* allocated by xp_defer_new: the engine frees it */
 	void *a, *b;
 	int st;
-	union {
+	union xp_cb_fn {
 		void (*fn)(void *a);
 		xp_done_fn done;
 		xp_chunk_fn chunk;
-	} f;
+	} f; /* by kind; none for XP_CB_REQ, XP_CB_CONN, XP_CB_CALL */
 };
 
 struct xp_fabric {
@@ -131,6 +141,9 @@ struct xp_fabric {
 	/* Callers blocked on lock (xp_lock): the thread that drives progress
 	 * lets go of it between rounds while this is nonzero. */
 	int lock_wanted;
+	/* Who holds lock (xp_lock, xp_unlock): for the held-lock checks. */
+	bool lock_held;
+	pthread_t lock_owner;
 
 	struct fi_info *info;
 	struct fid_fabric *fabric;
@@ -191,6 +204,41 @@ struct xp_fabric {
 	struct xp_stats stats;
 };
 
+/* Does this thread hold fab->lock? Only the holder writes the owner, so
+ * the answer is exact for the asking thread either way. */
+static inline bool xp_holds_lock(const struct xp_fabric *fab)
+{
+	pthread_t owner;
+
+	if (!__atomic_load_n(&fab->lock_held, __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_load(&fab->lock_owner, &owner, __ATOMIC_RELAXED);
+	return pthread_equal(owner, pthread_self());
+}
+
+#define xp_assert_locked(fab)	assert(xp_holds_lock(fab))
+#define xp_assert_unlocked(fab) assert(!xp_holds_lock(fab))
+
+/* The lock was just taken by this thread (also after a cond wait). */
+static inline void xp_lock_taken(struct xp_fabric *fab)
+{
+	pthread_t self = pthread_self();
+
+	__atomic_store(&fab->lock_owner, &self, __ATOMIC_RELAXED);
+	__atomic_store_n(&fab->lock_held, true, __ATOMIC_RELEASE);
+}
+
+/* Take fab->lock without asking for it: wait until whoever drives
+ * progress lets go. For the driver itself, taking it back between its own
+ * phases (it would otherwise ask itself to let go), and for the set-up
+ * and tear-down paths (open, close, connect, listen, registration). */
+static inline void xp_lock_quiet(struct xp_fabric *fab)
+{
+	xp_assert_unlocked(fab); /* never twice: that would deadlock */
+	pthread_mutex_lock(&fab->lock);
+	xp_lock_taken(fab);
+}
+
 /* Take fab->lock from a caller's thread (a post, a test, a wait, a
  * server worker's reply). Whoever drives progress holds the lock across
  * its rounds, and on tcp one round receives for as long as data flows
@@ -198,9 +246,34 @@ struct xp_fabric {
  * a caller in between rounds (xp_engine_let_in, xport_engine.h). */
 static inline void xp_lock(struct xp_fabric *fab)
 {
+	xp_assert_unlocked(fab);
 	__atomic_add_fetch(&fab->lock_wanted, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_lock(&fab->lock);
 	__atomic_sub_fetch(&fab->lock_wanted, 1, __ATOMIC_ACQ_REL);
+	xp_lock_taken(fab);
+}
+
+static inline void xp_unlock(struct xp_fabric *fab)
+{
+	xp_assert_locked(fab);
+	__atomic_store_n(&fab->lock_held, false, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fab->lock);
+}
+
+/* Wait on fab->cond (lock held; let go meanwhile) until signalled or, if
+ * until is not NULL, that CLOCK_REALTIME time. Returns 0 or ETIMEDOUT. */
+static inline int xp_cond_wait(struct xp_fabric *fab, const struct timespec *until)
+{
+	int ret;
+
+	xp_assert_locked(fab);
+	__atomic_store_n(&fab->lock_held, false, __ATOMIC_RELEASE);
+	if (until)
+		ret = pthread_cond_timedwait(&fab->cond, &fab->lock, until);
+	else
+		ret = pthread_cond_wait(&fab->cond, &fab->lock);
+	xp_lock_taken(fab);
+	return ret;
 }
 
 /* xport_domain.c */
@@ -216,8 +289,11 @@ int xp_domain_open(struct xp_fabric *fab);
 void xp_domain_close(struct xp_fabric *fab);
 int xp_mr_reg_locked(struct xp_fabric *fab, void *addr, size_t len, struct xp_mr **out);
 /* Queue work for the engine to run after it lets go of the lock (lock
- * held). xp_defer_new allocates the entry: -ENOMEM if it cannot. */
+ * held). xp_defer_new allocates the entry, for f (the member kind names,
+ * e.g. (union xp_cb_fn){.done = fn}) on a, b and st: -ENOMEM if it
+ * cannot. */
 void xp_defer(struct xp_fabric *fab, struct xp_cb *cb);
-int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, void *a, void *b, int st);
+int xp_defer_new(struct xp_fabric *fab, enum xp_cb_kind kind, union xp_cb_fn f, void *a,
+		 void *b, int st);
 
 #endif

@@ -74,7 +74,7 @@ void xp_fabric_close(struct xp_fabric *fab)
 	if (!fab)
 		return;
 	xp_thread_stop(fab);
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	fab->closing = true;
 	for (uint32_t i = 0; i < fab->nconns; i++) {
 		struct xp_conn *c = fab->conns[i];
@@ -88,11 +88,11 @@ void xp_fabric_close(struct xp_fabric *fab)
 	 * provider; then close whatever is left. */
 	for (int i = 0; i < 500 && fab->cq && !all_gone(fab); i++) {
 		xp_engine_round(fab, 0);
-		pthread_mutex_unlock(&fab->lock);
+		xp_unlock(fab);
 		xp_engine_run_deferred(fab);
 		if (i > 10)
 			usleep(1000);
-		pthread_mutex_lock(&fab->lock);
+		xp_lock_quiet(fab);
 	}
 	/* Whatever is left can no longer complete once its endpoint and the CQ
 	 * are closed (endpoints first: they are bound to the CQ). */
@@ -123,7 +123,7 @@ void xp_fabric_close(struct xp_fabric *fab)
 	memset(&fab->key, 0, sizeof(fab->key));
 	free_list(fab->deferred);
 	free_list(fab->posts);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	pthread_mutex_destroy(&fab->lock);
 	pthread_mutex_destroy(&fab->post_lock);
 	pthread_cond_destroy(&fab->cond);
@@ -147,5 +147,5 @@ void xp_fabric_stats(struct xp_fabric *fab, struct xp_stats *st)
 		st->rcache_hits = rs.hits;
 		st->rcache_misses = rs.misses;
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 }

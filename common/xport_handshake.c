@@ -287,7 +287,7 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 		return -E2BIG;
 	if (hello)
 		hello->rep_len = 0;
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	ret = xp_getinfo(fab, host, port, 0, &info);
 	if (ret) {
 		snprintf(msg, sizeof(msg), "can't resolve %s:%s with provider %s: %s",
@@ -340,13 +340,13 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 			 fi_strerror(-ret));
 		goto fail;
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	if (xp_engine_wait(fab, connect_settled, c,
 			   (int64_t)fab->params.timeout_ms * 1000)) {
-		pthread_mutex_lock(&fab->lock);
+		xp_lock_quiet(fab);
 		xp_conn_fail(c, -ETIMEDOUT, "no answer to the connection request");
 	} else {
-		pthread_mutex_lock(&fab->lock);
+		xp_lock_quiet(fab);
 	}
 	if (c->state != XP_CONN_UP) {
 		ret = c->error ? c->error : -ECONNREFUSED;
@@ -359,7 +359,7 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	c->in_connect = false;
 	fi_freeinfo(info);
 	*out = c;
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return 0;
 fail:
 	c->hello = NULL;
@@ -373,7 +373,7 @@ out:
 		snprintf(why, whylen, "%s", msg);
 	if (msg[0])
 		log_dbg("%s", msg);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	if (c)
 		xp_progress(fab, 0); /* let the engine end and free it */
 	return ret;
@@ -388,12 +388,12 @@ void xp_conn_close(struct xp_conn *c)
 	fab = c->fab;
 	/* Let calls in flight finish; they are bounded by the timeout. */
 	xp_engine_wait(fab, conn_quiet, c, -1);
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	c->closing = true;
 	if (c->state != XP_CONN_BROKEN)
 		xp_conn_fail(c, -ECONNABORTED, "closed");
 	xp_conn_maybe_free(c);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	xp_progress(fab, 0);
 }
 
@@ -427,7 +427,7 @@ int xp_listen(struct xp_fabric *fab, const char *host, const char *port,
 	struct fi_info *info = NULL;
 	int ret;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	fab->handler = handler;
 	fab->handler_arg = arg;
 	if (!fab->replay) {
@@ -464,7 +464,7 @@ int xp_listen(struct xp_fabric *fab, const char *host, const char *port,
 out:
 	if (info)
 		fi_freeinfo(info);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 

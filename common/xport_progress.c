@@ -267,16 +267,16 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 
 	fab->stats.idle_waits++;
 	if (!fab->can_wait) {
-		pthread_mutex_unlock(&fab->lock);
+		xp_unlock(fab);
 		usleep(timeout_ms > 1 ? 1000 : (useconds_t)timeout_ms * 1000);
-		pthread_mutex_lock(&fab->lock);
+		xp_lock_quiet(fab);
 		return;
 	}
 	if (fi_trywait(fab->fabric, fids, 2) != FI_SUCCESS)
 		return;
 	/* Let other threads in while this one sleeps. */
 	fab->waiter = true;
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	n = epoll_wait(fab->epfd, ev, 4, timeout_ms);
 	/* Drain the hand-over eventfd here, before poll_all looks at the
 	 * list: a post whose write lands after the deferred phase took the
@@ -287,7 +287,7 @@ static void idle_wait(struct xp_fabric *fab, int timeout_ms)
 		if (ev[i].data.u32 == 0 && read(fab->post_fd, &v, sizeof(v)) < 0 &&
 		    errno != EAGAIN)
 			log_dbg("eventfd read: %s", strerror(errno));
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	fab->waiter = false;
 }
 
@@ -325,9 +325,9 @@ static bool bulk_moving(const struct xp_fabric *fab)
  * lock keeps out, run. */
 static void spin_yield(struct xp_fabric *fab)
 {
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	sched_yield();
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 }
 
 /* Poll until an event or the end of the budget. Yield between polls: on a
@@ -348,8 +348,10 @@ static int spin_round(struct xp_fabric *fab)
  * unless bulk data moves (see the top of this file). */
 static int engine_round(struct xp_fabric *fab, int timeout_ms, bool spin)
 {
-	int n = poll_all(fab);
+	int n;
 
+	xp_assert_locked(fab);
+	n = poll_all(fab);
 	sweep_timeouts(fab);
 	if (!n && timeout_ms > 0) {
 		bool moving = bulk_moving(fab);
@@ -403,10 +405,10 @@ static void run_one(struct xp_fabric *fab, struct xp_cb *cb)
 		c = cb->a;
 		if (fab->conn_fn && !fab->closing)
 			fab->conn_fn(c, cb->st, fab->conn_arg);
-		pthread_mutex_lock(&fab->lock);
+		xp_lock_quiet(fab);
 		c->events_pending--;
 		xp_conn_maybe_free(c);
-		pthread_mutex_unlock(&fab->lock);
+		xp_unlock(fab);
 		break;
 	case XP_CB_DONE:
 		cb->f.done(cb->a, cb->st, cb->b);
@@ -425,14 +427,15 @@ static void run_one(struct xp_fabric *fab, struct xp_cb *cb)
 
 void xp_engine_run_deferred(struct xp_fabric *fab)
 {
+	xp_assert_unlocked(fab); /* callbacks may take it */
 	for (;;) {
 		struct xp_cb *list, *posts, *cb;
 		uint64_t v;
 
-		pthread_mutex_lock(&fab->lock);
+		xp_lock_quiet(fab);
 		list = fab->deferred;
 		fab->deferred = fab->deferred_tail = NULL;
-		pthread_mutex_unlock(&fab->lock);
+		xp_unlock(fab);
 		pthread_mutex_lock(&fab->post_lock);
 		posts = fab->posts;
 		fab->posts = fab->posts_tail = NULL;
@@ -465,26 +468,27 @@ void xp_engine_run_deferred(struct xp_fabric *fab)
 
 void xp_engine_let_in(struct xp_fabric *fab)
 {
+	xp_assert_locked(fab);
 	/* A mutex is not fair: unlocking and locking again at once would
 	 * mostly win against the woken caller. Wait (bounded) until the
 	 * caller holds the lock; it keeps it only to post or look. */
 	if (!__atomic_load_n(&fab->lock_wanted, __ATOMIC_ACQUIRE))
 		return;
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	for (int i = 0; i < 1000 && __atomic_load_n(&fab->lock_wanted, __ATOMIC_ACQUIRE);
 	     i++)
 		sched_yield();
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 }
 
 int xp_progress(struct xp_fabric *fab, int timeout_ms)
 {
 	int n;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	n = xp_engine_round(fab, timeout_ms);
 	xp_engine_let_in(fab);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	xp_engine_run_deferred(fab);
 	return n;
 }
@@ -506,7 +510,7 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 		int64_t left = end - xp_now_ns();
 
 		if (left <= 0) {
-			pthread_mutex_unlock(&fab->lock);
+			xp_unlock(fab);
 			xp_engine_run_deferred(fab);
 			return -ETIMEDOUT;
 		}
@@ -533,15 +537,15 @@ int xp_engine_wait(struct xp_fabric *fab, bool (*ready)(void *arg), void *arg,
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
-			pthread_cond_timedwait(&fab->cond, &fab->lock, &ts);
+			xp_cond_wait(fab, &ts);
 		}
 		if (fab->deferred || __atomic_load_n(&fab->posts, __ATOMIC_ACQUIRE)) {
-			pthread_mutex_unlock(&fab->lock);
+			xp_unlock(fab);
 			xp_engine_run_deferred(fab);
-			pthread_mutex_lock(&fab->lock);
+			xp_lock_quiet(fab);
 		}
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	xp_engine_run_deferred(fab);
 	return 0;
 }

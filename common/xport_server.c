@@ -227,11 +227,7 @@ static int check_range(struct xp_req *r, int dir, uint64_t off, size_t len)
 /* A local copy is done at once; its done runs in the engine all the same. */
 static int done_now(struct xp_fabric *fab, struct xp_req *r, xp_done_fn done, void *ctx)
 {
-	int ret = xp_defer_new(fab, XP_CB_DONE, r, ctx, 0);
-
-	if (!ret)
-		fab->deferred_tail->f.done = done;
-	return ret;
+	return xp_defer_new(fab, XP_CB_DONE, (union xp_cb_fn){.done = done}, r, ctx, 0);
 }
 
 int xp_req_pull(struct xp_req *r, uint64_t off, void *buf, size_t len, void *mr_desc,
@@ -248,7 +244,7 @@ int xp_req_pull(struct xp_req *r, uint64_t off, void *buf, size_t len, void *mr_
 	} else if (!ret) {
 		ret = xp_bulk_move(r, false, off, buf, len, mr_desc, done, ctx);
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
@@ -269,7 +265,7 @@ int xp_req_push(struct xp_req *r, uint64_t off, const void *buf, size_t len,
 	} else if (!ret) {
 		ret = xp_bulk_move(r, true, off, (void *)buf, len, mr_desc, done, ctx);
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 
@@ -360,7 +356,7 @@ int xp_req_reply(struct xp_req *r, int status, const void *body, size_t len,
 		req_free(r);
 	}
 out:
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return ret;
 }
 

@@ -77,6 +77,7 @@ static void policy_follow(struct thread_policy *tp, const struct xp_fabric *fab)
 {
 	bool busy = fab->calls_busy > 0;
 
+	xp_assert_locked(fab);
 	if (!tp->follows || busy == tp->busy)
 		return;
 	tp->busy = busy;
@@ -91,13 +92,14 @@ static void tick_maybe(struct xp_fabric *fab)
 	void *arg = fab->tick_arg;
 	int64_t now;
 
+	xp_assert_locked(fab);
 	if (!fn || (now = xp_now_ns()) < fab->tick_next_ns)
 		return;
 	fab->tick_next_ns = now + fab->tick_period_ns;
 	fab->tick_running = true;
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	fn(arg);
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	fab->tick_running = false;
 	pthread_cond_broadcast(&fab->cond);
 }
@@ -108,20 +110,20 @@ static void *progress_main(void *arg)
 	struct thread_policy tp;
 
 	policy_init(&tp);
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	while (!fab->thread_stop) {
 		policy_follow(&tp, fab);
 		/* (while tcp moves RMA, the round sleeps 1 ms at most) */
 		xp_engine_sleep_round(fab, THREAD_WAIT_MS);
 		xp_engine_let_in(fab);
 		if (fab->deferred || __atomic_load_n(&fab->posts, __ATOMIC_ACQUIRE)) {
-			pthread_mutex_unlock(&fab->lock);
+			xp_unlock(fab);
 			xp_engine_run_deferred(fab);
-			pthread_mutex_lock(&fab->lock);
+			xp_lock_quiet(fab);
 		}
 		tick_maybe(fab);
 	}
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return NULL;
 }
 
@@ -177,9 +179,9 @@ int xp_thread_start(struct xp_fabric *fab)
 	/* A name for top -H, perf and the tests that look for it. */
 	pthread_setname_np(fab->thread, "rpfs-progress");
 	place_thread(fab);
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	__atomic_store_n(&fab->has_thread, true, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	return 0;
 }
 
@@ -187,20 +189,20 @@ void xp_thread_stop(struct xp_fabric *fab)
 {
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	if (!fab->has_thread) {
-		pthread_mutex_unlock(&fab->lock);
+		xp_unlock(fab);
 		return;
 	}
 	fab->thread_stop = true;
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	/* Wake it from the wait fds rather than wait out its timeout. */
 	if (write(fab->post_fd, &one, sizeof(one)) < 0)
 		log_dbg("eventfd write: %s", strerror(errno));
 	pthread_join(fab->thread, NULL);
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	__atomic_store_n(&fab->has_thread, false, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 }
 
 int xp_fabric_set_tick(struct xp_fabric *fab, void (*fn)(void *arg), void *arg,
@@ -208,9 +210,9 @@ int xp_fabric_set_tick(struct xp_fabric *fab, void (*fn)(void *arg), void *arg,
 {
 	if (fn && period_ms <= 0)
 		return -EINVAL;
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	if (fn && !fab->has_thread) {
-		pthread_mutex_unlock(&fab->lock);
+		xp_unlock(fab);
 		return -ENOTSUP;
 	}
 	fab->tick_fn = fn;
@@ -219,7 +221,7 @@ int xp_fabric_set_tick(struct xp_fabric *fab, void (*fn)(void *arg), void *arg,
 	fab->tick_next_ns = xp_now_ns() + fab->tick_period_ns;
 	/* Stopping: the caller may free what a tick under way uses. */
 	while (!fn && fab->tick_running)
-		pthread_cond_wait(&fab->cond, &fab->lock);
-	pthread_mutex_unlock(&fab->lock);
+		xp_cond_wait(fab, NULL);
+	xp_unlock(fab);
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "rpfs_fuse.h"
 
 struct cmd_opts {
@@ -73,51 +74,15 @@ static void start_error(const char *fmt, ...)
 	if ((size_t)n > sizeof(msg) - 2)
 		n = sizeof(msg) - 2;
 	msg[n++] = '\n';
-	if (write(status_fd >= 0 ? status_fd : 2, msg, (size_t)n) < 0)
+	msg[n] = 0;
+	if (status_fd >= 0) {
+		/* The waiting parent prints it and exits 1 (daemon.h). */
+		if (daemon_notify(status_fd, 1, msg))
+			_exit(1);
+		status_fd = -1;
+	} else if (write(2, msg, (size_t)n) < 0) {
 		_exit(1);
-}
-
-/* The parent: the child writes one NUL byte on success, a message else. */
-static int wait_for_child(int fd)
-{
-	char buf[1024];
-	ssize_t n;
-	int said = 0;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (!said && buf[0] == '\0')
-			return 0;
-		said = 1;
-		if (write(2, buf, (size_t)n) < 0)
-			break;
 	}
-	if (!said)
-		fputs("rpfs-fuse: the mount process died during start-up\n", stderr);
-	return 1;
-}
-
-/* Fork; the child returns and goes on with status_fd set. */
-static void daemonize(void)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe(p)) {
-		perror("rpfs-fuse: pipe");
-		exit(1);
-	}
-	pid = fork();
-	if (pid < 0) {
-		perror("rpfs-fuse: fork");
-		exit(1);
-	}
-	if (pid > 0) {
-		close(p[1]);
-		exit(wait_for_child(p[0]));
-	}
-	close(p[0]);
-	status_fd = p[1];
-	setsid();
 }
 
 /* Running: tell the parent, leave the terminal and the working directory;
@@ -125,15 +90,11 @@ static void daemonize(void)
 static void detach(FILE *log)
 {
 	int null = open("/dev/null", O_RDWR);
-	char ok = '\0';
 
-	if (write(status_fd, &ok, 1) < 0)
+	if (daemon_notify(status_fd, 0, NULL))
 		_exit(1);
-	close(status_fd);
 	status_fd = -1;
 	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
 		dup2(log ? fileno(log) : null, 2);
 		if (null > 2)
 			close(null);
@@ -271,7 +232,7 @@ int main(int argc, char **argv)
 	rfs_ns_ops(&ops);
 	rfs_file_ops(&ops);
 	if (!co.foreground)
-		daemonize();
+		status_fd = daemon_fork("rpfs-fuse");
 	if (start(&fs, &o, config))
 		goto out_rpfs;
 	fuse = fuse_new(&args, &ops, sizeof(ops), &fs);

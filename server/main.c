@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "log.h"
 #include "meta_record.h"
 #include "server.h"
@@ -243,64 +244,15 @@ static int find_server(const struct rpfs_config *cfg, const char *name)
 	return -1;
 }
 
-/* Fork; the parent waits for the child's word through a pipe and exits
- * with its status. Returns the write end in the child. */
-static int daemonize(void)
-{
-	int pfd[2], nul;
-	pid_t pid;
-	char c = 1;
-
-	if (pipe(pfd)) {
-		perror("rpfsd: pipe");
-		exit(1);
-	}
-	pid = fork();
-	if (pid < 0) {
-		perror("rpfsd: fork");
-		exit(1);
-	}
-	if (pid > 0) {
-		char msg[sizeof(startup_why)];
-		size_t got = 0;
-		ssize_t n;
-
-		close(pfd[1]);
-		if (read(pfd[0], &c, 1) != 1)
-			c = 1;
-		while (got < sizeof(msg) - 1 &&
-		       (n = read(pfd[0], msg + got, sizeof(msg) - 1 - got)) > 0)
-			got += (size_t)n;
-		msg[got] = 0;
-		if (got)
-			log_err("%s", msg);
-		_exit(c);
-	}
-	close(pfd[0]);
-	setsid();
-	/* Paths from the config may be relative: stay where we were started. */
-	nul = open("/dev/null", O_RDWR);
-	if (nul >= 0) {
-		dup2(nul, 0);
-		dup2(nul, 1);
-		if (nul > 2)
-			close(nul);
-	}
-	return pfd[1];
-}
-
-/* Tell the parent of a daemon how start-up went (status, then on failure
- * the message, which the parent prints). */
+/* Tell the parent of a daemon how start-up went (daemon.h): the status,
+ * then on failure the message, which the parent prints. */
 static void notify(int fd, char status)
 {
 	if (fd >= 0) {
 		parent_fd = -1;
-		if (write(fd, &status, 1) != 1)
-			log_warn("rpfsd: couldn't tell the parent process we are up");
-		else if (status && startup_why[0] &&
-			 write(fd, startup_why, strlen(startup_why)) < 0)
-			log_warn("rpfsd: couldn't tell the parent process why we stop");
-		close(fd);
+		if (daemon_notify(fd, (unsigned char)status, startup_why))
+			log_warn(
+				"rpfsd: couldn't tell the parent process how start-up went");
 	}
 }
 
@@ -309,11 +261,9 @@ static void notify(int fd, char status)
 static void on_sigbus(int sig)
 {
 	int fd = parent_fd;
-	char status = 1;
 
 	(void)sig;
-	if (fd >= 0 && write(fd, &status, 1) == 1 &&
-	    write(fd, sigbus_msg, strlen(sigbus_msg)) > 0)
+	if (fd >= 0 && !daemon_notify(fd, 1, sigbus_msg))
 		_exit(1);
 	if (write(2, sigbus_msg, strlen(sigbus_msg)) < 0 || write(2, "\n", 1) < 0)
 		_exit(1);
@@ -546,7 +496,7 @@ int main(int argc, char **argv)
 		goto out_cfg;
 	}
 	if (daemon_mode)
-		notify_fd = daemonize();
+		notify_fd = daemon_fork("rpfsd"); /* paths may be relative: no chdir */
 	if (!log_file && s->me->log_file[0])
 		log_file = s->me->log_file;
 	why[0] = 0;

@@ -2,7 +2,7 @@
  * transfers each client may have running.
  *
  * Blocking work (pread/pwrite, LMDB, fdatasync, calls to other servers)
- * runs on a pool of worker threads (RPFS_SERVER_WORKERS, default 4). Each
+ * runs on a pool of worker threads (the server_workers setting). Each
  * connection has its own FIFO queue, and connections with work wait in a
  * ring served round-robin: a worker takes one job from the connection at
  * the head and puts the connection back at the tail, so a client with a
@@ -12,7 +12,7 @@
  * and the pipeline only overlaps network and storage while chunks flow.
  *
  * Bulk pipelines take buffers from the transport's shared pool; each
- * connection may run at most RPFS_SERVER_BULK_PER_CONN (default 2) at once
+ * connection may run at most server_bulk_per_conn of them at once
  * and the rest wait, in order, so one client streaming gigabytes cannot
  * take the whole pool. A pipeline is run here from start to end: the role
  * gives its chunk function once (sched_bulk), each chunk goes from the
@@ -31,7 +31,7 @@
 #include "server.h"
 
 #define SCHED_HASH	  256
-#define SCHED_MAX_WORKERS 64
+#define SCHED_MAX_WORKERS XP_SERVER_WORKERS_MAX
 
 struct sched_conn {
 	struct xp_conn *conn;
@@ -64,23 +64,6 @@ struct worker_arg {
 	struct srv *s;
 	int index;
 };
-
-static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtoul(v, &end, 10);
-	if (*end || n < lo || n > hi) {
-		log_warn("rpfsd: ignoring %s=%s (want %u..%u), using %u", name, v, lo, hi,
-			 def);
-		return def;
-	}
-	return (unsigned)n;
-}
 
 /* ---- connection records (progress thread) -------------------------------- */
 
@@ -345,8 +328,9 @@ int sched_start(struct srv *s)
 	pthread_mutex_init(&sd->lock, NULL);
 	pthread_cond_init(&sd->cond, NULL);
 	sd->s = s;
-	sd->bulk_cap = env_uint("RPFS_SERVER_BULK_PER_CONN", 2, 1, 64);
-	s->nworkers = (int)env_uint("RPFS_SERVER_WORKERS", 4, 1, SCHED_MAX_WORKERS);
+	/* Checked with the other settings when the config was loaded. */
+	sd->bulk_cap = s->cfg.xport.server_bulk_per_conn;
+	s->nworkers = (int)s->cfg.xport.server_workers;
 	s->sched = sd;
 	for (int i = 0; i < s->nworkers; i++) {
 		struct worker_arg *wa = malloc(sizeof(*wa));

@@ -163,6 +163,23 @@ if "$RPFSD" --list-settings --config "$D/rpfs.conf" --name nosuch >"$TMP/out" 2>
 else
 	echo "ok   rpfsd --list-settings --name nosuch fails: $(cat "$TMP/out")"
 fi
+# The server's threads are settings like the others: RPFS_SERVER_WORKERS
+# sets server_workers, and a bad value stops rpfsd at its config (exit 2)
+# instead of being warned about and replaced by the default.
+check "rpfsd --list-settings: server_workers from RPFS_SERVER_WORKERS" env RPFS_SERVER_WORKERS=8 RPFS_SERVER_BULK_PER_CONN=3 "$RPFSD" --list-settings --config "$D/rpfs.conf" --name 1
+grep -q "^server_workers .* 8  *environment$" "$TMP/out" || { echo "FAIL list-settings: server_workers from the environment"; cat "$TMP/out"; fail=1; }
+grep -q "^server_bulk_per_conn .* 3  *environment$" "$TMP/out" || { echo "FAIL list-settings: server_bulk_per_conn from the environment"; cat "$TMP/out"; fail=1; }
+for bad in RPFS_SERVER_WORKERS=0 RPFS_SERVER_BULK_PER_CONN=many; do
+	env "$bad" "$RPFSD" --config "$D/rpfs.conf" --name 1 --foreground >"$TMP/out" 2>&1
+	st=$?
+	if [ "$st" = 2 ] && grep -q "bad value '${bad#*=}' for ${bad%%=*}" "$TMP/out"; then
+		echo "ok   rpfsd with $bad refuses to start: $(tail -n 1 "$TMP/out")"
+	else
+		echo "FAIL rpfsd with $bad: exit $st, want 2 and the variable named"
+		sed 's/^/     /' "$TMP/out"
+		fail=1
+	fi
+done
 check "rpfs settings" env RPFS_SPIN_US=50 "$RPFS" settings
 grep -q "^config: $D/rpfs.conf$" "$TMP/out" || { echo "FAIL settings: config in use"; cat "$TMP/out"; fail=1; }
 grep -q "^spin_us .* 50  *environment$" "$TMP/out" || { echo "FAIL settings: spin_us from the environment"; cat "$TMP/out"; fail=1; }

@@ -15,7 +15,7 @@
  * enough to kill or stop the server under them.
  *
  * Used by test/xport/test_xport.c (in a forked child, memsrv_run_forever)
- * and by tools/xport_bench.c (in process, memsrv_start). */
+ * and by bench/xport_bench.c (in process, memsrv_start). */
 #ifndef RPFS_MEMSRV_H
 #define RPFS_MEMSRV_H
 

@@ -350,6 +350,45 @@ START_TEST(env_rejects_bad_value)
 }
 END_TEST
 
+/* The server's threads are settings of the table, so their variables keep
+ * the names they had before (RPFS_<KEY>) and a bad value is an error. */
+START_TEST(server_thread_settings_come_from_their_old_variables)
+{
+	struct xp_params p;
+
+	xp_params_default(&p);
+	ck_assert_uint_eq(p.server_workers, 4);
+	ck_assert_uint_eq(p.server_bulk_per_conn, 2);
+	setenv("RPFS_SERVER_WORKERS", "8", 1);
+	setenv("RPFS_SERVER_BULK_PER_CONN", "3", 1);
+	ck_assert_int_eq(xp_params_from_env(&p), 0);
+	ck_assert_uint_eq(p.server_workers, 8);
+	ck_assert_uint_eq(p.server_bulk_per_conn, 3);
+}
+END_TEST
+
+START_TEST(a_bad_server_thread_setting_is_an_error_not_a_fallback)
+{
+	static const char *const bad[][2] = {
+		{"RPFS_SERVER_WORKERS", "0"},	     {"RPFS_SERVER_WORKERS", "65"},
+		{"RPFS_SERVER_WORKERS", "four"},     {"RPFS_SERVER_BULK_PER_CONN", "0"},
+		{"RPFS_SERVER_BULK_PER_CONN", "65"},
+	};
+	struct xp_params p;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		unsetenv("RPFS_SERVER_WORKERS");
+		unsetenv("RPFS_SERVER_BULK_PER_CONN");
+		setenv(bad[i][0], bad[i][1], 1);
+		xp_params_default(&p);
+		ck_assert_msg(xp_params_from_env(&p) == -EINVAL, "%s=%s accepted",
+			      bad[i][0], bad[i][1]);
+		ck_assert_uint_eq(p.server_workers, 4);
+		ck_assert_uint_eq(p.server_bulk_per_conn, 2);
+	}
+}
+END_TEST
+
 /* Sources apply in order, later ones winning: file, then environment. */
 START_TEST(env_wins_over_config_file)
 {
@@ -718,6 +757,8 @@ static Suite *params_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, env_overrides_defaults);
 	tcase_add_test(tc, env_rejects_bad_value);
+	tcase_add_test(tc, server_thread_settings_come_from_their_old_variables);
+	tcase_add_test(tc, a_bad_server_thread_setting_is_an_error_not_a_fallback);
 	tcase_add_test(tc, env_wins_over_config_file);
 	tcase_add_test(tc, file_applies_transport_section_and_records_the_source);
 	tcase_add_test(tc, file_without_transport_section_changes_nothing);

@@ -1902,12 +1902,12 @@ START_TEST(a_post_never_waits_for_the_engines_lock)
 
 	fill(p.buf, len, 79);
 	op_put(&put, 0, p.buf, len, XP_PATH_BULK);
-	pthread_mutex_lock(&fab->lock);
+	xp_lock_quiet(fab);
 	ck_assert_int_eq(pthread_create(&t, NULL, poster_main, &p), 0);
 	end = now_ms() + 2000;
 	while (!(done = __atomic_load_n(&p.done, __ATOMIC_ACQUIRE)) && now_ms() < end)
 		usleep(1000);
-	pthread_mutex_unlock(&fab->lock);
+	xp_unlock(fab);
 	pthread_join(t, NULL);
 	ck_assert_msg(done, "the post waited for the engine's lock (held 2 s)");
 	ck_assert_int_eq(p.hold_ret, 0);
@@ -1917,6 +1917,30 @@ START_TEST(a_post_never_waits_for_the_engines_lock)
 	free(p.buf);
 }
 END_TEST
+
+#ifndef NDEBUG
+/* The lock's rules are checked where they apply (xport_domain.h): work
+ * queued for the engine without the lock, or the lock taken a second time
+ * by its holder, stops the program there instead of racing or hanging. */
+START_TEST(queueing_work_for_the_engine_without_the_lock_aborts)
+{
+	struct xp_cb cb = {.kind = XP_CB_FN};
+
+	ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+	xp_defer(fab, &cb);
+	ck_abort_msg("xp_defer without the lock went on");
+}
+END_TEST
+
+START_TEST(taking_the_lock_twice_aborts)
+{
+	xp_lock(fab);
+	ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+	xp_lock(fab);
+	ck_abort_msg("xp_lock by its holder went on");
+}
+END_TEST
+#endif
 
 /* The tick runs on the progress thread, about every period, and stopping
  * it waits for a tick under way (its owner may free what it uses). */
@@ -2394,6 +2418,15 @@ static Suite *xport_suite(void)
 	tcase_add_test(tc,
 		       progress_thread_is_batch_when_idle_and_ordinary_while_calls_fly);
 	tcase_add_test(tc, a_post_never_waits_for_the_engines_lock);
+#ifndef NDEBUG
+	/* They abort: only when each test has its own process. */
+	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no")) {
+		tcase_add_test_raise_signal(
+			tc, queueing_work_for_the_engine_without_the_lock_aborts,
+			SIGABRT);
+		tcase_add_test_raise_signal(tc, taking_the_lock_twice_aborts, SIGABRT);
+	}
+#endif
 	tcase_add_test(tc, tick_runs_on_the_progress_thread_and_stopping_waits_for_it);
 	tcase_add_test(tc, progress_cpus_all_frees_the_thread_from_the_binding);
 	tcase_add_test(tc, progress_cpus_list_places_the_thread_there);
