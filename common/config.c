@@ -14,7 +14,12 @@
  * there is at least one I/O and one metadata server; stripe_count is at most
  * the number of I/O servers; the transport settings pass xp_params_check().
  * Anything else is -EINVAL with a message naming the file, the line or
- * section and the cause. */
+ * section and the cause.
+ *
+ * Why one file of ~880 lines: one concern, the config file, which is
+ * searched for, read, checked and written (by `rpfs up` and genconfig)
+ * under the same keys and rules; apart, the writer could write what the
+ * reader refuses. */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,5 +1,11 @@
 /* The rpfs command's namespace commands: ls, stat, mkdir, rmdir, rm,
- * chmod, chown, mv, du, find, setstripe, getstripe. */
+ * chmod, chown, mv, du, find, setstripe, getstripe.
+ *
+ * Why one file of ~920 lines: twelve short commands (the longest, ls,
+ * ~130 lines) that share the tree walks, mode and owner printing and
+ * error reporting below; a file per command would export those helpers
+ * for no reader's gain. The copy, truncate, mode, mount and admin
+ * commands have their own files (cli_*.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

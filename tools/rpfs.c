@@ -22,7 +22,13 @@
  * Errors print the library's message (rpfs_errmsg(), which names the
  * server and the cause) as "rpfs CMD: PATH: cause"; a command with several
  * operands goes on after one fails and exits 1 at the end. Usage errors
- * ("rpfs CMD: ..." and the usage) exit 2. */
+ * ("rpfs CMD: ..." and the usage) exit 2.
+ *
+ * Why one file of ~830 lines: the table of commands and of each command's
+ * options (a third of it: parsing, usage and `rpfs help` come from it) and
+ * the parser that reads it, kept together so that a command's options and
+ * how they are read are in one place; the commands themselves are in
+ * cli_*.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
