@@ -1197,7 +1197,10 @@ static Suite *fileservice_suite(void)
 	tcase_add_test(tc, test_dead_server_error_names_it_without_hanging);
 	suite_add_tcase(s, tc);
 
+	/* Decided above the transport: the verbs VM leaves it out
+	 * (CK_EXCLUDE_TAGS=above-transport, test/verbs/run-verbs-suites.sh). */
 	tc = tcase_create("namespace");
+	tcase_set_tags(tc, "above-transport");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_remove_deletes_datafiles);
 	tcase_add_test(tc, test_mkdir_readdir_rmdir_semantics);
