@@ -176,7 +176,7 @@ int rpfsc_call_error(struct rpfs_client *c, int srv, enum rpfsc_role role,
 				c->cfg.xport.timeout_ms, transport);
 }
 
-int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n)
+static int run(struct rpfs_client *c, struct rpfsc_op *ops, int n, bool every)
 {
 	int first = 0, ret;
 
@@ -186,12 +186,12 @@ int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n)
 		op->started = false;
 		op->link = NULL;
 		op->call.status = 0;
-		if (first)
+		if (first && !every)
 			continue;
 		ret = rpfsc_link_get(c, op->srv, op->role, &op->link);
 		if (ret) {
 			op->call.status = ret;
-			first = ret;
+			first = first ? first : ret;
 			continue;
 		}
 		memset(&op->call, 0, sizeof(op->call));
@@ -202,8 +202,9 @@ int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n)
 		ret = xp_call_start(op->link->conn, &op->call);
 		if (ret) {
 			op->call.status = ret;
-			first = rpfsc_call_error(c, op->srv, op->role, op->link, op->what,
-						 ret);
+			if (!first)
+				first = rpfsc_call_error(c, op->srv, op->role, op->link,
+							 op->what, ret);
 			continue;
 		}
 		op->started = true;
@@ -222,6 +223,16 @@ int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n)
 		op->link = NULL;
 	}
 	return first;
+}
+
+int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n)
+{
+	return run(c, ops, n, false);
+}
+
+int rpfsc_run_every(struct rpfs_client *c, struct rpfsc_op *ops, int n)
+{
+	return run(c, ops, n, true);
 }
 
 int rpfsc_call1(struct rpfs_client *c, int srv, enum rpfsc_role role, const char *what,

@@ -146,8 +146,12 @@ struct rpfsc_op {
 };
 
 /* Start every op, wait for all, and return 0 or the first error (with its
- * message set). Each op's own result stays in op->call.status. */
+ * message set). Each op's own result stays in op->call.status. rpfsc_run
+ * starts no more ops once one could not be started; rpfsc_run_every
+ * starts each whatever the others did (a caller that can do without some
+ * servers' answers). */
 int rpfsc_run(struct rpfs_client *c, struct rpfsc_op *ops, int n);
+int rpfsc_run_every(struct rpfs_client *c, struct rpfsc_op *ops, int n);
 /* One call to one server: rpfsc_run of one op. *rep_len may be NULL. */
 int rpfsc_call1(struct rpfs_client *c, int srv, enum rpfsc_role role, const char *what,
 		const void *body, size_t body_len, void *rep, size_t rep_max,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "client_priv.h"
+#include "log.h"
 
 /* Normalized path and its metadata server (config index). */
 static int path_owner(struct rpfs_client *c, const char *path, char *norm, int *srv)
@@ -407,12 +408,38 @@ int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st)
 		ops[i].rep = rep[i];
 		ops[i].rep_max = sizeof(rep[i]);
 	}
-	ret = rpfsc_run(c, ops, (int)n);
-	if (ret)
-		goto out;
+	/* Every metadata server must answer (it holds a share of the names);
+	 * an I/O server that does not is left out of the space and counted in
+	 * io_unreachable, as Lustre's df leaves out an inactive OST: a mount
+	 * must come up, and df answer, while a server is down. */
+	ret = rpfsc_run_every(c, ops, (int)n);
+	if (ret) {
+		int first_io = 0;
+		uint32_t io_ok = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			int r = ops[i].call.status;
+
+			if (i < c->cfg.nmeta && r)
+				goto out;
+			if (i >= c->cfg.nmeta && !r)
+				io_ok++;
+			else if (i >= c->cfg.nmeta && !first_io)
+				first_io = r;
+		}
+		if (!io_ok)
+			goto out;
+		st->io_unreachable = c->cfg.nio - io_ok;
+		log_info("statfs: %u of %u I/O servers did not answer (%s): their space "
+			 "is not counted",
+			 st->io_unreachable, c->cfg.nio, strerror(-first_io));
+		ret = 0;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct rpc_statfs s;
 
+		if (i >= c->cfg.nmeta && ops[i].call.status)
+			continue;
 		if (rpc_dec_statfs(rep[i], ops[i].call.rep_len, &s)) {
 			ret = rpfsc_err_server(rpfsc_desc(c, ops[i].srv, ops[i].role),
 					       "statfs", -EPROTO, 0, false);

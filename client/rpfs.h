@@ -221,8 +221,11 @@ struct rpfs_statfs {
 	uint64_t total, avail;
 	uint64_t files; /* objects over all metadata servers */
 	uint64_t free;	/* free bytes (f_bfree, root's reserve included) */
+	/* I/O servers that did not answer: their space is not counted. */
+	uint32_t io_unreachable;
 };
-/* Asks every server. Errors: only those of the top (any server's). */
+/* Asks every server. Errors: only those of the top (a metadata server's,
+ * or every I/O server's when none answers). */
 int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st);
 
 /* ---- files -------------------------------------------------------------- */

@@ -72,6 +72,13 @@ static const struct xp_setting settings[] = {
 	{"server_bulk_per_conn", XP_SET_U32, SERVER, OFF(server_bulk_per_conn), "2", 1,
 	 64,
 	 "server: bulk transfers one connection may run at once; its others wait in order, so one client cannot take the whole buffer pool"},
+	{"heartbeat_ms", XP_SET_U32, SERVER, OFF(heartbeat_ms), "1000", 100, 60000,
+	 "metadata server: pings each I/O server this often, to place new files only on servers that answer"},
+	{"heartbeat_timeout_ms", XP_SET_U32, SERVER, OFF(heartbeat_timeout_ms), "3000",
+	 100, 600000,
+	 "metadata server: an I/O server whose ping goes unanswered this long is unreachable (new files avoid it)"},
+	{"io_offline_s", XP_SET_U32, SERVER, OFF(io_offline_s), "60", 1, 7 * 86400,
+	 "metadata server: an I/O server unreachable this long is shown offline"},
 };
 #undef CLIENT
 #undef SERVER

@@ -58,3 +58,20 @@ int place_first_io(uint32_t nio, uint32_t count, uint64_t handle, int32_t asked,
 	}
 	return -EHOSTDOWN;
 }
+
+uint32_t place_fit_count(uint32_t nio, uint32_t count, const bool *down)
+{
+	uint32_t best = 0, run = 0;
+
+	if (!down)
+		return count < nio ? count : nio;
+	/* Twice around: a run may wrap past the last server. */
+	for (uint32_t i = 0; i < 2 * nio && best < count; i++) {
+		run = down[i % nio] ? 0 : run + 1;
+		if (run > best)
+			best = run;
+	}
+	if (best > nio)
+		best = nio;
+	return best < count ? best : count;
+}

@@ -20,10 +20,11 @@
  *                             consecutive servers, unless the creator asked
  *                             for one.
  *
- * Servers known to be down: the choice of a new file's servers takes a
- * list of them and never places a slot on one. Nothing marks a server down
- * yet (every caller passes NULL); it is here so that redundancy can start
- * skipping failed servers without changing the callers' interface. */
+ * Servers known to be down (a metadata server's io_states.c): the choice
+ * of a new file's servers takes a list of them and never places a slot on
+ * one; a count the creator did not ask for itself shrinks to the longest
+ * run of servers that are up (place_fit_count), as Lustre stripes over the
+ * OSTs it has when some are inactive. */
 #ifndef RPFS_PLACEMENT_H
 #define RPFS_PLACEMENT_H
 
@@ -68,5 +69,9 @@ static inline uint64_t place_serial(uint64_t handle)
  * start, include one that is down; -ENOSPC without I/O servers. */
 int place_first_io(uint32_t nio, uint32_t count, uint64_t handle, int32_t asked,
 		   const bool *down, uint32_t *first);
+
+/* The largest count <= count (and <= nio) of consecutive I/O servers, round
+ * robin, none of them down (down: NULL or nio flags); 0 if all are down. */
+uint32_t place_fit_count(uint32_t nio, uint32_t count, const bool *down);
 
 #endif

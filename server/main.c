@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "io_states.h"
 #include "log.h"
 #include "meta_record.h"
 #include "server.h"
@@ -317,7 +318,7 @@ static bool drain(struct srv *s)
 
 static void shutdown_server(struct srv *s)
 {
-	bool clean = true;
+	bool clean = true, beats_done;
 
 	atomic_store(&s->draining, 1);
 	if (s->progress_running && !drain(s)) {
@@ -328,9 +329,13 @@ static void shutdown_server(struct srv *s)
 	}
 	srv_progress_stop(s);
 	sched_stop(s);
+	/* A heartbeat still waiting for a server holds a peer connection:
+	 * then the peers are left to exit. */
+	beats_done = io_states_stop(s);
 	io_close(s);
 	meta_close(s);
-	peer_fini(s);
+	if (beats_done)
+		peer_fini(s);
 	/* Unfinished ops still point into the fabric: leave it to exit. */
 	if (s->fab && clean && !atomic_load(&s->live_ops)) {
 		/* Closing reports the connections still open as going down;
@@ -543,6 +548,8 @@ int main(int argc, char **argv)
 	/* Listening first: the I/O servers it asks may be waiting for us. */
 	if (!ret && s->meta)
 		ret = meta_check_store(s, accept_empty, startup_why, sizeof(startup_why));
+	if (!ret && s->meta)
+		ret = io_states_start(s);
 	if (ret) {
 		char line[sizeof(startup_why) + 320];
 		size_t len;

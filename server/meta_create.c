@@ -5,25 +5,50 @@
  * in progress (meta_handles.c) until its entry commits or it gives up. */
 #include <errno.h>
 #include <lmdb.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "layout.h"
 #include "log.h"
 #include "meta_priv.h"
+#include "io_states.h"
 #include "placement.h"
 
 #define META_CREATE_TRIES 4
 
-/* The layout of a new file, from the request and the cluster's defaults. */
+/* The I/O servers new files must avoid now (io_states.c), into down[nio];
+ * *first_down to the first of them (-1 if none). */
+static int down_now(struct srv *s, bool **down, int *first_down)
+{
+	*first_down = -1;
+	*down = calloc(s->cfg.nio ? s->cfg.nio : 1, sizeof(**down));
+	if (!*down)
+		return -ENOMEM;
+	if (!io_states_down(s, *down)) {
+		free(*down);
+		*down = NULL;
+		return 0;
+	}
+	for (uint32_t i = 0; i < s->cfg.nio; i++)
+		if ((*down)[i] && *first_down < 0)
+			*first_down = (int)i;
+	return 0;
+}
+
+/* The layout of a new file, from the request and the cluster's defaults,
+ * on I/O servers that answer. A count the creator asked for is kept (an
+ * error naming a down server if it can't be); a default one shrinks to the
+ * servers that are up. *bad_io: a down server behind -EHOSTDOWN. */
 static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_attr *pa,
-		      uint64_t handle, struct rpfs_layout *l)
+		      uint64_t handle, struct rpfs_layout *l, int *bad_io)
 {
 	uint32_t nio = s->cfg.nio;
 	/* The request (MPI hints, rpfs_create_opts) wins over the parent
 	 * directory's default (rpfs setstripe), which wins over the cluster's. */
 	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
 	uint32_t sc = q->stripe_count ? q->stripe_count : pa->layout.stripe_count;
+	bool *down;
 	int ret;
 
 	if (!nio) {
@@ -31,15 +56,29 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 			 q->path);
 		return -ENOSPC;
 	}
+	ret = down_now(s, &down, bad_io);
+	if (ret)
+		return ret;
 	l->stripe_unit = su ? su : s->cfg.stripe_unit;
 	l->stripe_count = sc ? sc : s->cfg.stripe_count;
 	if (!l->stripe_count || l->stripe_count > nio)
 		l->stripe_count = nio;
-	/* No server is known to be down yet (placement.h). */
-	ret = place_first_io(nio, l->stripe_count, handle, q->first_server, NULL,
+	if (down && !q->stripe_count && q->first_server < 0) {
+		uint32_t fit = place_fit_count(nio, l->stripe_count, down);
+
+		l->stripe_count = fit ? fit : l->stripe_count;
+	}
+	ret = place_first_io(nio, l->stripe_count, handle, q->first_server, down,
 			     &l->first_server);
+	free(down);
+	if (ret == -EHOSTDOWN)
+		log_warn("rpfsd: can't create %s on %u I/O servers: I/O server %s (and "
+			 "maybe others) is down",
+			 q->path, l->stripe_count,
+			 s->cfg.servers[s->cfg.io[*bad_io]].name);
 	if (ret)
 		return ret;
+	*bad_io = -1;
 	l->nservers = nio;
 	return layout_check(l);
 }
@@ -90,7 +129,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	const struct rpc_req *q = &op->q;
 	struct rpc_attr a, had, pa;
 	MDB_txn *txn;
-	bool skip = false;
+	bool skip = false, moved = false;
 	uint64_t past;
 	int ret, tries = 0, bad_io = -1;
 
@@ -122,14 +161,18 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 			a.layout.stripe_count = pa.layout.stripe_count;
 			break;
 		}
-		ret = new_layout(s, q, &pa, a.handle, &a.layout);
+		ret = new_layout(s, q, &pa, a.handle, &a.layout, &bad_io);
 		if (ret)
-			return ret;
+			return create_failed(op, ret, bad_io);
 		/* Datafiles first: an entry never names missing ones. */
 		ret = meta_create_datafiles(s, &a, &skip, &past, &bad_io);
 		if (skip && (ret = meta_skip_handles(m, past)))
 			return ret;
-	} while (skip && ++tries < META_CREATE_TRIES);
+		/* An I/O server that could not be reached is now known down
+		 * (meta_create_datafiles told io_states.c): the next try
+		 * places the file on the others, if the request lets it. */
+		moved = ret == -EHOSTDOWN;
+	} while ((skip || moved) && ++tries < META_CREATE_TRIES);
 	if (skip) {
 		log_err("rpfsd: can't create %s: %d handles in a row already have datafiles",
 			q->path, tries);

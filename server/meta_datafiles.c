@@ -14,6 +14,7 @@
 #include <sys/random.h>
 
 #include "layout.h"
+#include "io_states.h"
 #include "log.h"
 #include "meta_priv.h"
 
@@ -200,6 +201,9 @@ int meta_create_datafiles(struct srv *s, const struct rpc_attr *a, bool *skip,
 				" already has a datafile on I/O server %s (from a lost or older metadata store?): skipped",
 				a->handle, io_name(s, a, slot));
 		} else if (st[slot]) {
+			if (down[slot])
+				io_states_lost(s, layout_server(&a->layout, slot),
+					       st[slot]);
 			log_warn(
 				"rpfsd: I/O server %s couldn't create datafile %016" PRIx64
 				": %s",

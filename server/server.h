@@ -106,6 +106,7 @@ struct srv {
 	struct meta *meta; /* NULL unless role meta */
 	struct iosrv *io;  /* NULL unless role io */
 	struct peers *peers;
+	struct io_states *io_states; /* role meta: its I/O servers' states */
 	struct place *place;
 	struct srv_stats stats;
 };

@@ -17,8 +17,12 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "io_states.h"
 #include "log.h"
 #include "server.h"
+
+/* I/O servers whose states a metadata server lists (two values each). */
+#define STATS_IO_STATES_MAX 32
 
 struct stat_list {
 	struct rpc_stat v[RPC_STATS_MAX];
@@ -95,6 +99,23 @@ static int storage(struct srv *s, struct stat_list *l)
 	return 0;
 }
 
+/* A metadata server's view of each I/O server (io_states.h): state by
+ * number, seconds in it. */
+static void io_server_states(struct srv *s, struct stat_list *l)
+{
+	char name[RPC_STAT_NAME_MAX + 1];
+
+	for (uint32_t i = 0; s->meta && i < s->cfg.nio && i < STATS_IO_STATES_MAX; i++) {
+		int64_t since;
+		int st = io_states_get(s, i, &since);
+
+		snprintf(name, sizeof(name), "ioserver.%u.state", i);
+		put(l, name, (uint64_t)st);
+		snprintf(name, sizeof(name), "ioserver.%u.since_s", i);
+		put(l, name, (uint64_t)since);
+	}
+}
+
 static void counters(struct srv *s, struct stat_list *l)
 {
 	char name[RPC_STAT_NAME_MAX + 1];
@@ -149,6 +170,7 @@ int serve_stats(struct srv_op *op)
 	if (ret)
 		log_warn("rpfsd: stats: can't read storage %s: %s", op->s->me->dir,
 			 strerror(-ret));
+	io_server_states(op->s, &l);
 	counters(op->s, &l);
 	if (!ret) {
 		ret = rpc_enc_stats(op->rep, sizeof(op->rep), l.v, l.n);

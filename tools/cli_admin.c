@@ -166,6 +166,57 @@ static void server_label(const rpfs_admin_config_t *cfg, int i, char *out, size_
  * a row saying why, and the exit status is 1. Servers whose storage shares
  * a file system (the same storage.fsid: host boot id and device) show the
  * same number in the fs column and count once in the total. */
+/* The state of each I/O server (by I/O index) as the metadata servers see
+ * it (server/io_states.h: unknown, online, unreachable, offline; the worst
+ * any of them reports), and since when: -1 where none answered. */
+static const char *const io_state_names[] = {"unknown", "online", "unreachable",
+					     "offline"};
+
+static void io_states_seen(rpfs_client_t *c, const rpfs_admin_config_t *cfg, int nsrv,
+			   int *state, uint64_t *since, int nio)
+{
+	static struct rpfs_server_stat st[RPFS_STATS_MAX];
+	char name[64];
+
+	for (int k = 0; k < nio; k++) {
+		state[k] = -1;
+		since[k] = 0;
+	}
+	for (int i = 0; i < nsrv; i++) {
+		struct rpfs_server_info si;
+		int n;
+
+		if (rpfs_admin_server(cfg, i, &si) || !(si.roles & RPFS_ADMIN_ROLE_META))
+			continue;
+		n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
+		for (int k = 0; n > 0 && k < nio; k++) {
+			uint64_t v;
+
+			snprintf(name, sizeof(name), "ioserver.%d.state", k);
+			v = rpfs_admin_stat(st, n, name, UINT64_MAX);
+			if (v >= sizeof(io_state_names) / sizeof(io_state_names[0]))
+				continue;
+			/* unknown < online < unreachable < offline */
+			if (state[k] < 0 || (int)v > state[k]) {
+				state[k] = (int)v;
+				snprintf(name, sizeof(name), "ioserver.%d.since_s", k);
+				since[k] = rpfs_admin_stat(st, n, name, 0);
+			}
+		}
+	}
+}
+
+static void io_state_str(int state, uint64_t since, char *out, size_t len)
+{
+	if (state < 0)
+		strfmt(out, len, "?");
+	else if (state >= 2)
+		strfmt(out, len, "%s(%llus)", io_state_names[state],
+		       (unsigned long long)since);
+	else
+		strfmt(out, len, "%s", io_state_names[state]);
+}
+
 int cmd_df(const struct opts *o, int argc, char **argv)
 {
 	static struct rpfs_server_stat st[RPFS_STATS_MAX];
@@ -174,22 +225,30 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 	uint64_t tsize = 0, tused = 0, tavail = 0, tfiles = 0;
 	int nsrv = rpfs_admin_num_servers(cfg), nfs = 0;
 	uint64_t *fsids = calloc((size_t)nsrv + 1, sizeof(*fsids));
-	char a[32], b[32], d[32], f[32], fs[16], label[300];
+	char a[32], b[32], d[32], f[32], fs[16], label[300], state[48];
+	int *iostate = calloc((size_t)nsrv + 1, sizeof(*iostate));
+	uint64_t *since = calloc((size_t)nsrv + 1, sizeof(*since));
 	int failed = 0;
 
 	(void)argc;
 	(void)argv;
-	if (!fsids)
+	if (!fsids || !iostate || !since)
 		die("df: out of memory");
-	printf("%-36s %-8s %14s %14s %14s %10s %4s\n", "server", "roles", "size", "used",
-	       "avail", "files", "fs");
+	io_states_seen(c, cfg, nsrv, iostate, since, nsrv);
+	printf("%-36s %-8s %14s %14s %14s %10s %4s %s\n", "server", "roles", "size",
+	       "used", "avail", "files", "fs", "state");
 	for (int i = 0; i < nsrv; i++) {
 		int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
+		struct rpfs_server_info si;
 		bool meta, io;
 
 		server_label(cfg, i, label, sizeof(label));
+		strfmt(state, sizeof(state), "-");
+		if (!rpfs_admin_server(cfg, i, &si) && si.io_index >= 0)
+			io_state_str(iostate[si.io_index], since[si.io_index], state,
+				     sizeof(state));
 		if (n < 0) {
-			printf("%-36s FAILED: %s\n", label, rpfs_errmsg());
+			printf("%-36s FAILED: %s (state %s)\n", label, rpfs_errmsg(), state);
 			failed = 1;
 			continue;
 		}
@@ -224,11 +283,11 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 			strfmt(f, sizeof(f), "%llu", (unsigned long long)files);
 			tfiles += files;
 		}
-		printf("%-36s %-8s %14s %14s %14s %10s %4s\n", label,
+		printf("%-36s %-8s %14s %14s %14s %10s %4s %s\n", label,
 		       meta && io ? "meta,io"
 		       : meta	  ? "meta"
 				  : "io",
-		       a, b, d, f, fs);
+		       a, b, d, f, fs, io ? state : "-");
 	}
 	size_str(o, tsize, a, sizeof(a));
 	size_str(o, tused, b, sizeof(b));
@@ -238,6 +297,8 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 	printf("%-36s %-8s %14s %14s %14s %10llu %4s\n", label, "", a, b, d,
 	       (unsigned long long)tfiles, "");
 	free(fsids);
+	free(iostate);
+	free(since);
 	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
 	return failed;

@@ -163,6 +163,41 @@ START_TEST(no_placement_without_enough_servers_up)
 }
 END_TEST
 
+START_TEST(a_default_count_fits_the_longest_run_up)
+{
+	bool down[5] = {false, false, false, false, false};
+
+	/* Nothing down, or no list: the count itself, at most the servers. */
+	ck_assert_uint_eq(place_fit_count(5, 4, NULL), 4);
+	ck_assert_uint_eq(place_fit_count(5, 9, NULL), 5);
+	ck_assert_uint_eq(place_fit_count(5, 5, down), 5);
+	/* One down: the other 4, consecutive round robin. */
+	down[2] = true;
+	ck_assert_uint_eq(place_fit_count(5, 5, down), 4);
+	ck_assert_uint_eq(place_fit_count(5, 2, down), 2);
+	/* Two apart: 0 and 3 down leave runs {1,2} and {4}: 2, not 3. */
+	down[2] = false;
+	down[0] = down[3] = true;
+	ck_assert_uint_eq(place_fit_count(5, 5, down), 2);
+	/* A run that wraps: 1 and 2 down leave {3,4,0}. */
+	down[0] = down[3] = false;
+	down[1] = down[2] = true;
+	ck_assert_uint_eq(place_fit_count(5, 5, down), 3);
+	/* ... and place_first_io finds it. */
+	{
+		uint32_t first = 99;
+
+		ck_assert_int_eq(place_first_io(5, 3, place_handle(0, 1), -1, down, &first),
+				 0);
+		ck_assert_uint_eq(first, 3);
+	}
+	/* All down: 0. */
+	for (int i = 0; i < 5; i++)
+		down[i] = true;
+	ck_assert_uint_eq(place_fit_count(5, 5, down), 0);
+}
+END_TEST
+
 static Suite *placement_suite(void)
 {
 	Suite *s = suite_create("placement");
@@ -184,6 +219,7 @@ static Suite *placement_suite(void)
 	tcase_add_test(tc, a_choice_the_cluster_does_not_have_is_refused);
 	tcase_add_test(tc, no_slot_goes_to_a_server_known_to_be_down);
 	tcase_add_test(tc, no_placement_without_enough_servers_up);
+	tcase_add_test(tc, a_default_count_fits_the_longest_run_up);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,183 @@
+#!/bin/sh
+# I/O server states (server/io_states.c) and where new files go while an
+# I/O server is gone. Four servers from `rpfs up -n 4` (server.0 meta,io,
+# the others io), fast heartbeats:
+#   - all online in `rpfs df`;
+#   - server.2 killed (-9): df says unreachable within the heartbeat
+#     timeout, then offline after io_offline_s; new files of the default
+#     layout use the other 3 servers and read back right; a directory's
+#     `setstripe -c 1` files never land on it; a layout asked for 4
+#     servers fails naming it; a file striped over it fails naming it;
+#   - server.1 stopped (SIGSTOP) too: unreachable within the heartbeat
+#     timeout, a create takes well under a second (not timeout_ms) and
+#     uses servers 3 and 0; after SIGCONT it is online again;
+#   - server.2 started again (`rpfs up --dir`): online, new files use all 4;
+#   - a metadata server that has not noticed yet (heartbeats once a
+#     minute): the create that finds server.3 gone moves the file to the
+#     others instead of failing, and df says unreachable from then on.
+# Run by `make check` from the top build directory (./rpfs, ./rpfsd).
+set -u
+
+RPFS=${RPFS:-./rpfs}
+ADDR=127.0.0.1
+TMP=$(mktemp -d /tmp/rpfs-iostates-XXXXXX) || exit 1
+D=$TMP/cluster
+fail=0
+
+cleanup() {
+	trap '' INT TERM
+	if [ -n "${MNT:-}" ] && grep -q " $MNT fuse" /proc/mounts; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+	fi
+	for p in "$D"/rpfsd.*.pid "$TMP"/slow/rpfsd.*.pid; do
+		[ -f "$p" ] && kill -CONT "$(cat "$p")" 2>/dev/null
+	done
+	"$RPFS" down --dir "$D" >/dev/null 2>&1
+	"$RPFS" down --dir "$TMP/slow" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ok() { echo "ok   $1"; }
+bad() {
+	echo "FAIL $1"
+	[ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/     /' "$2"
+	fail=1
+}
+check() { # description, command...
+	what=$1
+	shift
+	if timeout 120 "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
+}
+# check_in description function args...: a shell function, no timeout(1)
+# (wait_state bounds itself).
+check_in() {
+	what=$1
+	shift
+	if "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
+}
+check_fails() { # description, pattern, command...: fails, saying pattern
+	what=$1
+	pat=$2
+	shift 2
+	if timeout 120 "$@" >"$TMP/out" 2>&1; then
+		bad "$what: it succeeded" "$TMP/out"
+	elif grep -q -- "$pat" "$TMP/out"; then
+		ok "$what"
+	else
+		bad "$what: no '$pat' in its message" "$TMP/out"
+	fi
+}
+# The state df shows for server.N ("online", "unreachable(3s)" -> unreachable).
+state_of() {
+	"$RPFS" df 2>/dev/null | awk -v s="server.$1" '$1 == s {
+		n = split($0, w, "state ");
+		if (n > 1) { v = w[n]; sub(/\).*/, "", v) } else v = $NF;
+		sub(/\(.*/, "", v); print v }'
+}
+# wait_state N STATE SECONDS: df shows it within that time.
+wait_state() {
+	i=0
+	while [ $i -lt $(($3 * 10)) ]; do
+		[ "$(state_of "$1")" = "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "server.$1 is '$(state_of "$1")' after $3 s, not $2"
+	return 1
+}
+# The I/O servers of a file's slots, as numbers, space separated.
+servers_of() {
+	"$RPFS" stat "$1" | sed -n 's/^  slot [0-9]*: io server \([0-9]*\) .*/\1/p' | tr '\n' ' '
+}
+pid_of() { cat "$D/rpfsd.$1.pid"; }
+
+# Servers ping each I/O server every 200 ms, and call it unreachable after
+# 1 s without an answer, offline after 4 s; clients give up after 3 s.
+export RPFS_HEARTBEAT_MS=200 RPFS_HEARTBEAT_TIMEOUT_MS=1000 RPFS_IO_OFFLINE_S=4
+export RPFS_TIMEOUT_MS=3000
+"$RPFS" up -n 4 --dir "$D" --address "$ADDR" >"$TMP/up" 2>&1 || {
+	cat "$TMP/up"
+	exit 1
+}
+export RPFS_CONFIG="$D/rpfs.conf"
+head -c 3000000 /dev/urandom >"$TMP/src"
+
+for n in 0 1 2 3; do check_in "server.$n online" wait_state $n online 5; done
+check "a file over all 4 before the loss" "$RPFS" cp "$TMP/src" rpfs:/before
+check_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi; }
+check_eq "/before is on every server" "$(servers_of /before | tr ' ' '\n' | sort | tr '\n' ' ')" "0 1 2 3 "
+
+# ---- kill -9 ---------------------------------------------------------------------
+kill -9 "$(pid_of 2)"
+check_in "server.2 killed: unreachable within 2 s" wait_state 2 unreachable 2
+check "a default file after the loss" "$RPFS" cp "$TMP/src" rpfs:/after
+check_eq "... is on the 3 others" "$(servers_of /after)" "3 0 1 "
+check "... reads back right" sh -c "'$RPFS' cat /after | cmp - '$TMP/src'"
+check "mkdir /one; setstripe -c 1" sh -c "'$RPFS' mkdir /one && '$RPFS' setstripe -c 1 /one"
+for i in 1 2 3 4 5 6 7 8; do
+	"$RPFS" cp "$TMP/src" "rpfs:/one/f$i" >"$TMP/out" 2>&1 || bad "create /one/f$i" "$TMP/out"
+done
+on2=0
+for i in 1 2 3 4 5 6 7 8; do
+	case " $(servers_of "/one/f$i")" in *" 2 "*) on2=$((on2 + 1)) ;; esac
+done
+check_eq "8 files of count 1: none on server.2" "$on2" 0
+check_fails "a file asked on 4 servers names the down one" "io server 2" \
+	"$RPFS" setstripe -c 4 /four
+check_fails "reading a file striped over it names it" "io server 2" "$RPFS" cat /before
+check "ls -l lists the files it can" sh -c "'$RPFS' ls -l / | grep -q ' after$'"
+check_in "server.2 offline after io_offline_s" wait_state 2 offline 6
+# The mount comes up without it: statfs counts the servers that answer.
+FUSE=$(dirname "$RPFS")/rpfs-fuse
+if [ "$(id -u)" = 0 ] && [ -x "$FUSE" ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	MNT=$TMP/mnt
+	mkdir -p "$MNT"
+	check "rpfs mount with server.2 down" "$RPFS" mount "$MNT"
+	check "... a new file through it" sh -c "cp '$TMP/src' '$MNT/fused' && cmp '$MNT/fused' '$TMP/src'"
+	check "... ls -l" sh -c "ls -l '$MNT' | grep -q ' fused$'"
+	check "... df" df "$MNT"
+	check_fails "... a file striped over server.2 fails" "Host is down\|Connection refused\|Input/output" \
+		cat "$MNT/before"
+	check "rpfs umount" "$RPFS" umount "$MNT"
+else
+	echo "skip the mount: needs root, rpfs-fuse, /dev/fuse and fusermount3"
+fi
+
+# ---- SIGSTOP ---------------------------------------------------------------------
+kill -STOP "$(pid_of 1)"
+check_in "server.1 stopped: unreachable within 2 s" wait_state 1 unreachable 3
+start=$(date +%s%N)
+check "a file while server.1 is stopped" "$RPFS" cp "$TMP/src" rpfs:/stopped
+ms=$((($(date +%s%N) - start) / 1000000))
+if [ "$ms" -lt 1500 ]; then ok "... made in $ms ms"; else bad "... took $ms ms"; fi
+check_eq "... is on servers 3 and 0" "$(servers_of /stopped)" "3 0 "
+check "... reads back right" sh -c "'$RPFS' cat /stopped | cmp - '$TMP/src'"
+kill -CONT "$(pid_of 1)"
+check_in "server.1 continued: online again" wait_state 1 online 5
+
+# ---- back ------------------------------------------------------------------------
+check "rpfs up starts server.2 again" "$RPFS" up --dir "$D"
+check_in "server.2 online again" wait_state 2 online 5
+check "a file after the return" "$RPFS" cp "$TMP/src" rpfs:/back
+check_eq "... is on every server" "$(servers_of /back | tr ' ' '\n' | sort | tr '\n' ' ')" "0 1 2 3 "
+check "the file from before reads back right" sh -c "'$RPFS' cat /before | cmp - '$TMP/src'"
+check "the server said so" grep -q "I/O server 2 is unreachable" "$D/rpfsd.0.log"
+
+# ---- a create finds the loss first -------------------------------------------------
+S=$TMP/slow
+RPFS_HEARTBEAT_MS=60000 "$RPFS" up -n 4 --dir "$S" --address "$ADDR" >"$TMP/up" 2>&1 || {
+	bad "a second cluster" "$TMP/up"
+	exit 1
+}
+kill -9 "$(cat "$S/rpfsd.3.pid")"
+check "a create that finds server.3 gone succeeds" \
+	"$RPFS" --config "$S/rpfs.conf" cp "$TMP/src" rpfs:/moved
+got=$("$RPFS" --config "$S/rpfs.conf" stat /moved | sed -n 's/^  slot [0-9]*: io server \([0-9]*\) .*/\1/p' | sort | tr '\n' ' ')
+check_eq "... on the 3 others" "$got" "0 1 2 "
+check "... reads back right" sh -c "'$RPFS' --config '$S/rpfs.conf' cat /moved | cmp - '$TMP/src'"
+check "... and the metadata server knows it is down" \
+	grep -q "I/O server 3 is unreachable" "$S/rpfsd.0.log"
+
+exit $fail
