@@ -323,7 +323,10 @@ static const struct command commands[] = {
 	 "its own answer: size, used and available bytes of the file system under\n"
 	 "an I/O server's directory, the files a metadata server holds, and which\n"
 	 "file system it is (fs: servers with the same number share one disk);\n"
-	 "then the total, each file system counted once.\n"},
+	 "then the total, each file system counted once. An I/O server's state\n"
+	 "is the metadata servers' view (the worst of theirs): unknown, online,\n"
+	 "unreachable or offline with the seconds since (new files avoid the\n"
+	 "last two).\n"},
 	{"stats",
 	 cmd_stats,
 	 {{0, "json", NULL, OPT_JSON, "one JSON object", 0}},
