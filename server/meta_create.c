@@ -37,11 +37,12 @@ static int down_now(struct srv *s, bool **down, int *first_down)
 }
 
 /* The layout of a new file, from the request and the cluster's defaults,
- * on I/O servers that answer. A count the creator asked for is kept (an
- * error naming a down server if it can't be); a default one shrinks to the
- * servers that are up. *bad_io: a down server behind -EHOSTDOWN. */
+ * on I/O servers that answer. A count the creator asked for is kept: when
+ * it can't avoid the servers known down, it is placed on them anyway
+ * (*forced), to be tried; a default count shrinks to the servers that are
+ * up. *bad_io: a down server, when no placement avoids it. */
 static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_attr *pa,
-		      uint64_t handle, struct rpfs_layout *l, int *bad_io)
+		      uint64_t handle, struct rpfs_layout *l, int *bad_io, bool *forced)
 {
 	uint32_t nio = s->cfg.nio;
 	/* The request (MPI hints, rpfs_create_opts) wins over the parent
@@ -71,11 +72,14 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	ret = place_first_io(nio, l->stripe_count, handle, q->first_server, down,
 			     &l->first_server);
 	free(down);
-	if (ret == -EHOSTDOWN)
-		log_warn("rpfsd: can't create %s on %u I/O servers: I/O server %s (and "
-			 "maybe others) is down",
-			 q->path, l->stripe_count,
-			 s->cfg.servers[s->cfg.io[*bad_io]].name);
+	/* What the creator asked for is tried, not refused from memory: the
+	 * server may be back before a heartbeat said so. */
+	*forced = false;
+	if (ret == -EHOSTDOWN && (q->stripe_count || q->first_server >= 0)) {
+		*forced = true;
+		ret = place_first_io(nio, l->stripe_count, handle, q->first_server, NULL,
+				     &l->first_server);
+	}
 	if (ret)
 		return ret;
 	*bad_io = -1;
@@ -129,7 +133,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 	const struct rpc_req *q = &op->q;
 	struct rpc_attr a, had, pa;
 	MDB_txn *txn;
-	bool skip = false, moved = false;
+	bool skip = false, moved = false, forced = false;
 	uint64_t past;
 	int ret, tries = 0, bad_io = -1;
 
@@ -161,7 +165,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 			a.layout.stripe_count = pa.layout.stripe_count;
 			break;
 		}
-		ret = new_layout(s, q, &pa, a.handle, &a.layout, &bad_io);
+		ret = new_layout(s, q, &pa, a.handle, &a.layout, &bad_io, &forced);
 		if (ret)
 			return create_failed(op, ret, bad_io);
 		/* Datafiles first: an entry never names missing ones. */
@@ -171,7 +175,7 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		/* An I/O server that could not be reached is now known down
 		 * (meta_create_datafiles told io_states.c): the next try
 		 * places the file on the others, if the request lets it. */
-		moved = ret == -EHOSTDOWN;
+		moved = ret == -EHOSTDOWN && !forced;
 	} while ((skip || moved) && ++tries < META_CREATE_TRIES);
 	if (skip) {
 		log_err("rpfsd: can't create %s: %d handles in a row already have datafiles",

@@ -91,7 +91,7 @@ check_eq "rpfs df: four servers on one disk count it once" \
 	"$(awk '$1 == "total" { print $5 }' "$TMP/df")" "$disk_bytes"
 check "rpfs df: the total says one file system" grep -q '^total (1 file system) ' "$TMP/df"
 check_eq "rpfs df: every server on the same file system (fs 1)" \
-	"$(grep -c '^server\.[0-3] .* 1$' "$TMP/df")" 4
+	"$(awk '$1 ~ /^server\.[0-3]$/ && $8 == 1' "$TMP/df" | wc -l)" 4
 check "rpfs df: servers by config name and roles" \
 	sh -c "grep -q '^server\.0 ($ADDR:[0-9]*) *meta,io ' '$TMP/df' &&
 	       grep -q '^server\.3 ($ADDR:[0-9]*) *io ' '$TMP/df'"

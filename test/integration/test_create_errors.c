@@ -103,11 +103,17 @@ START_TEST(test_create_on_a_full_io_server_names_it)
 }
 END_TEST
 
+/* A file asked to be striped over a server that is down fails naming it;
+ * one of the default layout goes to the servers that are up. */
 START_TEST(test_create_with_an_io_server_down_names_it)
 {
 	struct cluster *cl = start();
+	struct rpfs_create_opts all = {0, NSRV, -1};
+	struct rpfs_stat st;
+	rpfs_file_t *f = NULL;
 	char expected[256];
 	rpfs_client_t *c;
+	int ret;
 
 	ck_assert_int_eq(cl_kill(cl, FULL), 0);
 	c = client(cl);
@@ -115,7 +121,18 @@ START_TEST(test_create_with_an_io_server_down_names_it)
 		expected, sizeof(expected),
 		"io server %d (server.%d, 127.0.0.1:%d) is unreachable from the metadata server",
 		FULL, FULL, cl_port(cl, FULL));
-	create_fails(c, "/f", -EHOSTDOWN, expected);
+	ret = rpfs_create(c, "/f", 0644, 0, &all, &f);
+	ck_assert_msg(ret == -EHOSTDOWN, "create /f on %d servers: got %d (%s)", NSRV,
+		      ret, rpfs_errmsg());
+	ck_assert_msg(strstr(rpfs_errmsg(), expected), "create /f: \"%s\" lacks \"%s\"",
+		      rpfs_errmsg(), expected);
+	ret = rpfs_create(c, "/g", 0644, 0, NULL, &f);
+	ck_assert_msg(ret == 0, "create /g, default layout: %d (%s)", ret, rpfs_errmsg());
+	rpfs_close(f);
+	ck_assert_int_eq(rpfs_stat(c, "/g", &st), 0);
+	ck_assert_uint_eq(st.stripe_count, NSRV - 1);
+	for (uint32_t s = 0; s < st.stripe_count; s++)
+		ck_assert_uint_ne((st.first_server + s) % NSRV, FULL);
 	rpfs_finalize(c);
 	cl_destroy(cl);
 }

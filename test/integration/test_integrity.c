@@ -487,7 +487,7 @@ START_TEST(test_create_fails_cleanly_when_an_io_server_is_down)
 {
 	struct cluster *cl = start(2000);
 	rpfs_client_t *c = client(cl);
-	struct rpfs_create_opts on01 = {0, 2, 0};
+	struct rpfs_create_opts on01 = {0, 2, 0}, all4 = {0, 4, -1};
 	int before[NSRV], ret;
 	struct rpfs_stat st;
 	rpfs_file_t *f = NULL;
@@ -496,20 +496,27 @@ START_TEST(test_create_fails_cleanly_when_an_io_server_is_down)
 	ck_assert(cl_stop(cl, 3) == 0);
 	for (int i = 0; i < 3; i++)
 		before[i] = count_files(cl, i);
-	/* Striped over all four: refused, named, and nothing left behind. */
-	ret = rpfs_create(c, "/down", 0644, 0, NULL, &f);
-	expect_error(ret, "create with io server 3 down",
-		     (const char *[]){"meta server 0", "/down", "unreachable", NULL});
+	/* Asked to be striped over all four: refused, named, and nothing
+	 * left behind. */
+	ret = rpfs_create(c, "/down", 0644, 0, &all4, &f);
+	expect_error(ret, "create on 4 servers with io server 3 down",
+		     (const char *[]){"meta server 0", "/down", "io server 3",
+				      "unreachable", NULL});
 	ck_assert_int_eq(rpfs_stat(c, "/down", &st), -ENOENT);
 	for (int i = 0; i < 3; i++)
 		ck_assert_msg(count_files(cl, i) == before[i],
 			      "server %d kept files of the failed create", i);
+	/* The cluster's default layout: the three that are up. */
+	st = put_file(c, "/default", 3 * SU, 73, NULL);
+	ck_assert_uint_eq(st.stripe_count, 3);
+	ck_assert_uint_eq(st.first_server, 0);
+	expect_intact(c, "/default", 3 * SU, 73);
 	/* A layout without it is fine. */
 	put_file(c, "/up", 2 * SU, 71, &on01);
 	expect_intact(c, "/up", 2 * SU, 71);
 	/* Back up: the name is free. */
 	ck_assert(cl_restart(cl, 3) == 0);
-	put_file(c, "/down", 4 * SU, 72, NULL);
+	put_file(c, "/down", 4 * SU, 72, &all4);
 	expect_intact(c, "/down", 4 * SU, 72);
 	rpfs_finalize(c);
 	cl_destroy(cl);
