@@ -109,6 +109,42 @@ static int link_connect(struct rpfs_client *c, int srv, enum rpfsc_role role,
 	return ret;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* s->lock held. A server that let a connection or a connect go unanswered
+ * for timeout_ms is silent: every call would wait that long again, so for
+ * retry_unanswered_ms they fail at once, with what was learnt, as a
+ * client of BeeGFS learns a target is offline once (issue 29: clients
+ * learn a state once). */
+static void mark_quiet(struct rpfs_client *c, struct rpfsc_server *s, const char *why)
+{
+	if (!c->cfg.xport.retry_unanswered_ms)
+		return;
+	s->quiet_ms = mono_ms();
+	snprintf(s->quiet_msg, sizeof(s->quiet_msg), "%s", why);
+}
+
+static int still_quiet(struct rpfs_client *c, struct rpfsc_server *s)
+{
+	int64_t left;
+
+	if (!s->quiet_ms)
+		return 0;
+	left = s->quiet_ms + (int64_t)c->cfg.xport.retry_unanswered_ms - mono_ms();
+	if (left <= 0)
+		return 0; /* time for one more try */
+	rpfsc_err_set("%s (%.1f s ago; not tried again for %.1f s: retry_unanswered_ms)",
+		      s->quiet_msg, (double)(mono_ms() - s->quiet_ms) / 1000.0,
+		      (double)left / 1000.0);
+	return -ETIMEDOUT;
+}
+
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		   struct rpfsc_link **out)
 {
@@ -117,6 +153,16 @@ int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 	int ret = 0;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->link && xp_conn_error(s->link->conn) == -ETIMEDOUT && !s->quiet_ms) {
+		char why[sizeof(s->quiet_msg)];
+
+		snprintf(why, sizeof(why), "%s: no answer within %d ms",
+			 rpfsc_desc(c, srv, role), c->cfg.xport.timeout_ms);
+		mark_quiet(c, s, why);
+	}
+	ret = still_quiet(c, s);
+	if (ret)
+		goto unlock;
 	if (s->link && xp_conn_error(s->link->conn)) {
 		/* Broken: users still holding it keep it alive until they let go. */
 		log_info("%s: reconnecting", rpfsc_desc(c, srv, role));
@@ -141,9 +187,12 @@ int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		 * the same server wait for this attempt rather than pile on. */
 		ret = link_connect(c, srv, role, &l->conn);
 		if (ret) {
+			if (ret == -ETIMEDOUT)
+				mark_quiet(c, s, rpfs_errmsg());
 			free(l);
 			goto unlock;
 		}
+		s->quiet_ms = 0;
 		l->refs = 1;
 		s->link = l;
 	}

@@ -61,6 +61,11 @@ struct rpfsc_server {
 	struct rpfsc_link *link; /* NULL until first use */
 	char desc[400];		 /* "io server 1 (127.0.0.1:7101)" */
 	bool pinging;		 /* keepalive.c: a ping in flight (atomic) */
+	/* Silent: its last connection or connect had no answer for
+	 * timeout_ms (at quiet_ms, CLOCK_MONOTONIC; 0: not silent). Calls
+	 * fail at once with quiet_msg until retry_unanswered_ms passed. */
+	int64_t quiet_ms;
+	char quiet_msg[600];
 };
 
 struct rpfs_client {

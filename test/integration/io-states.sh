@@ -10,7 +10,9 @@
 #     servers fails naming it; a file striped over it fails naming it;
 #   - server.1 stopped (SIGSTOP) too: unreachable within the heartbeat
 #     timeout, a create takes well under a second (not timeout_ms) and
-#     uses servers 3 and 0; after SIGCONT it is online again;
+#     uses servers 3 and 0; a client that found it silent waits for it
+#     once (ls -l of its files: one timeout_ms, the rest fail at once
+#     saying so); after SIGCONT it is online again;
 #   - server.2 started again (`rpfs up --dir`): online, new files use all 4;
 #   - a metadata server that has not noticed yet (heartbeats once a
 #     minute): the create that finds server.3 gone moves the file to the
@@ -146,6 +148,11 @@ else
 fi
 
 # ---- SIGSTOP ---------------------------------------------------------------------
+# (how many of /one's files are on server.1)
+k=0
+for i in 1 2 3 4 5 6 7 8; do
+	[ "$(servers_of "/one/f$i" 2>/dev/null)" = "1 " ] && k=$((k + 1))
+done
 kill -STOP "$(pid_of 1)"
 check_in "server.1 stopped: unreachable within 2 s" wait_state 1 unreachable 3
 start=$(date +%s%N)
@@ -154,6 +161,19 @@ ms=$((($(date +%s%N) - start) / 1000000))
 if [ "$ms" -lt 1500 ]; then ok "... made in $ms ms"; else bad "... took $ms ms"; fi
 check_eq "... is on servers 3 and 0" "$(servers_of /stopped)" "3 0 "
 check "... reads back right" sh -c "'$RPFS' cat /stopped | cmp - '$TMP/src'"
+# A client learns once that server.1 is silent: ls -l of the files on it
+# waits one timeout_ms (3 s), not one per file.
+start=$(date +%s%N)
+"$RPFS" ls -l /one >"$TMP/ls" 2>&1
+ms=$((($(date +%s%N) - start) / 1000000))
+n1=$(grep -c "io server 1 " "$TMP/ls")
+check_eq "ls -l /one names io server 1 for each of its files" "$n1" "$k"
+if [ "$k" -ge 2 ] && [ "$ms" -lt 5500 ]; then
+	ok "... in $ms ms for $k files (one timeout)"
+else
+	bad "... took $ms ms for $k files (want 2 or more files, under 5.5 s)" "$TMP/ls"
+fi
+check "... the later ones say it is not tried again" grep -q "not tried again" "$TMP/ls"
 kill -CONT "$(pid_of 1)"
 check_in "server.1 continued: online again" wait_state 1 online 5
 
