@@ -142,7 +142,7 @@ static int ping(struct srv *s, uint32_t server)
 	memset(&call, 0, sizeof(call));
 	call.req = body;
 	call.req_len = (size_t)len;
-	return peer_call(s, server, &call);
+	return peer_call_quiet(s, server, &call);
 }
 
 static void *watch(void *arg)

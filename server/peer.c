@@ -119,7 +119,7 @@ static void retire(struct peers *ps, struct xp_conn *c)
 	pthread_mutex_unlock(&ps->lock);
 }
 
-static int get_conn(struct srv *s, uint32_t server, struct xp_conn **out)
+static int get_conn(struct srv *s, uint32_t server, bool quiet, struct xp_conn **out)
 {
 	struct peers *ps = s->peers;
 	struct peer *p = &ps->p[server];
@@ -145,8 +145,8 @@ static int get_conn(struct srv *s, uint32_t server, struct xp_conn **out)
 				 sizeof(why));
 		if (ret) {
 			p->conn = NULL;
-			rpfs_log(atomic_load(&ps->waiting) ? RPFS_LOG_INFO
-							   : RPFS_LOG_WARN,
+			rpfs_log(quiet || atomic_load(&ps->waiting) ? RPFS_LOG_INFO
+								    : RPFS_LOG_WARN,
 				 "rpfsd: couldn't reach server %s (%s:%s)%s: %s",
 				 sc->name, sc->address, sc->port,
 				 atomic_load(&ps->waiting) ? " yet" : "",
@@ -158,7 +158,7 @@ static int get_conn(struct srv *s, uint32_t server, struct xp_conn **out)
 	return ret;
 }
 
-int peer_call(struct srv *s, uint32_t server, struct xp_call *call)
+static int call_one(struct srv *s, uint32_t server, bool quiet, struct xp_call *call)
 {
 	struct xp_conn *c;
 	int ret;
@@ -171,7 +171,7 @@ int peer_call(struct srv *s, uint32_t server, struct xp_call *call)
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct xp_call again = *call;
 
-		ret = get_conn(s, server, &c);
+		ret = get_conn(s, server, quiet, &c);
 		if (ret)
 			return ret;
 		ret = xp_call(c, call);
@@ -182,6 +182,16 @@ int peer_call(struct srv *s, uint32_t server, struct xp_call *call)
 		*call = again;
 	}
 	return ret;
+}
+
+int peer_call(struct srv *s, uint32_t server, struct xp_call *call)
+{
+	return call_one(s, server, false, call);
+}
+
+int peer_call_quiet(struct srv *s, uint32_t server, struct xp_call *call)
+{
+	return call_one(s, server, true, call);
 }
 
 /* Is the kept connection to server unusable (or none could be made)? */
@@ -220,7 +230,7 @@ int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
 			calls[i].status = -EINVAL;
 			continue;
 		}
-		calls[i].status = get_conn(s, servers[i], &conns[i]);
+		calls[i].status = get_conn(s, servers[i], false, &conns[i]);
 		if (calls[i].status) {
 			/* No connection could be made: a retry would not help. */
 			conns[i] = NULL;

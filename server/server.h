@@ -254,6 +254,9 @@ void io_counts(struct srv *s, uint64_t *files, uint64_t *fd_hits, uint64_t *fd_m
 int peer_init(struct srv *s);
 void peer_fini(struct srv *s);
 int peer_call(struct srv *s, uint32_t server, struct xp_call *call);
+/* The same, but a server that can't be reached is logged at info: the
+ * caller (io_states.c's heartbeat) says what it means. */
+int peer_call_quiet(struct srv *s, uint32_t server, struct xp_call *call);
 /* While waiting is true, a peer that can't be reached is logged at info,
  * not warn: at start-up the others may be starting too, and the caller
  * says what it finally could not do. */

@@ -21,7 +21,9 @@
 #     a file striped over 4 hosts moves faster than one on 1 host (the
 #     full measurement is bench/netns-scaling);
 #   - a host whose link goes down: every MPI rank gets an error naming that
-#     server within a bounded time, and so does the rpfs command; no hang.
+#     server within a bounded time, and so does the rpfs command; no hang;
+#     rpfs df shows it unreachable and new files go to the other hosts;
+#     its link up again: online, new files use every host.
 # Prints PASS/FAIL lines and "N passed, N failed"; where namespaces cannot
 # be made (not root, no netns), "skipped: why" and "0 passed, 0 failed".
 set -u
@@ -234,6 +236,49 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$vaddr" "$WORK/cat.log" && [ $se
 	cut -c1-200 "$WORK/cat.log" | sed 's/^/    /'
 else
 	fail "rpfs cat with host s$v down (exit $rc after ${secs}s)" "$WORK/cat.log"
+fi
+
+# ---- new files while the host is cut off ----------------------------------------
+# The metadata server's heartbeats find it unreachable (server/io_states.c):
+# rpfs df says so, and new files go to the other hosts.
+i=0
+while [ $i -lt 30 ]; do
+	client "$RPFS" df >"$WORK/df.log" 2>&1
+	grep -q "$vaddr:7100).*unreachable" "$WORK/df.log" && break
+	sleep 0.5
+	i=$((i + 1))
+done
+if grep -q "$vaddr:7100).*unreachable" "$WORK/df.log"; then
+	pass "rpfs df: the host cut off is unreachable"
+else
+	fail "rpfs df does not show $vaddr unreachable" "$WORK/df.log"
+fi
+head -c 1000000 /dev/urandom >"$WORK/cut.src"
+if client "$RPFS" cp "$WORK/cut.src" rpfs:/t/cut >"$WORK/cut.log" 2>&1 &&
+	client "$RPFS" stat /t/cut >>"$WORK/cut.log" 2>&1 &&
+	! grep -q "slot [0-9]*: io server [0-9]* ($vaddr:" "$WORK/cut.log" &&
+	[ "$(grep -c "slot [0-9]*: io server" "$WORK/cut.log")" -eq $((N - 1)) ] &&
+	client "$RPFS" cat /t/cut | cmp -s - "$WORK/cut.src"; then
+	pass "a new file while $vaddr is cut off: on the other $((N - 1)) hosts, read back right"
+else
+	fail "a new file while $vaddr is cut off" "$WORK/cut.log"
+fi
+ip -n "$(ns_host $v)" link set eth0 up
+i=0
+while [ $i -lt 30 ]; do
+	client "$RPFS" df >"$WORK/df.log" 2>&1
+	grep -q "$vaddr:7100).* online$" "$WORK/df.log" && break
+	sleep 0.5
+	i=$((i + 1))
+done
+if grep -q "$vaddr:7100).* online$" "$WORK/df.log" &&
+	client "$RPFS" cp "$WORK/cut.src" rpfs:/t/back >"$WORK/back.log" 2>&1 &&
+	client "$RPFS" stat /t/back >>"$WORK/back.log" 2>&1 &&
+	[ "$(grep -c "slot [0-9]*: io server" "$WORK/back.log")" -eq "$N" ]; then
+	pass "its link up again: online, new files on all $N hosts"
+else
+	fail "its link up again" "$WORK/df.log"
+	cat "$WORK/back.log" 2>/dev/null | sed 's/^/    /'
 fi
 
 finish
