@@ -66,6 +66,8 @@ suite test_integrity-placement.log env CK_RUN_CASE=placement ./test/integration/
 # which adds df, stats, settings and help, runs on tcp (time: see above).
 suite cli-posix-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli-posix.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 suite trust-test.out env RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/trust.sh
+# I/O servers killed, stopped and back: states, placement, the mount.
+suite io-states-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/io-states.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 suite restart-test.out sh -c 'RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/restart.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 cd "$top" || exit 2
 export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
