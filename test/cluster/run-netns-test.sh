@@ -241,14 +241,18 @@ fi
 # ---- new files while the host is cut off ----------------------------------------
 # The metadata server's heartbeats find it unreachable (server/io_states.c):
 # rpfs df says so, and new files go to the other hosts.
-i=0
-while [ $i -lt 30 ]; do
-	client "$RPFS" df >"$WORK/df.log" 2>&1
-	grep -q "$vaddr:7100).*unreachable" "$WORK/df.log" && break
-	sleep 0.5
-	i=$((i + 1))
-done
-if grep -q "$vaddr:7100).*unreachable" "$WORK/df.log"; then
+# wait_df PATTERN: rpfs df (in $WORK/df.log) matches it within 30 tries
+wait_df() {
+	i=0
+	while [ $i -lt 30 ]; do
+		client "$RPFS" df >"$WORK/df.log" 2>&1
+		grep -q "$1" "$WORK/df.log" && return 0
+		sleep 0.5
+		i=$((i + 1))
+	done
+	return 1
+}
+if wait_df "$vaddr:7100).*unreachable"; then
 	pass "rpfs df: the host cut off is unreachable"
 else
 	fail "rpfs df does not show $vaddr unreachable" "$WORK/df.log"
@@ -264,14 +268,7 @@ else
 	fail "a new file while $vaddr is cut off" "$WORK/cut.log"
 fi
 ip -n "$(ns_host $v)" link set eth0 up
-i=0
-while [ $i -lt 30 ]; do
-	client "$RPFS" df >"$WORK/df.log" 2>&1
-	grep -q "$vaddr:7100).* online$" "$WORK/df.log" && break
-	sleep 0.5
-	i=$((i + 1))
-done
-if grep -q "$vaddr:7100).* online$" "$WORK/df.log" &&
+if wait_df "$vaddr:7100).* online$" &&
 	client "$RPFS" cp "$WORK/cut.src" rpfs:/t/back >"$WORK/back.log" 2>&1 &&
 	client "$RPFS" stat /t/back >>"$WORK/back.log" 2>&1 &&
 	[ "$(grep -c "slot [0-9]*: io server" "$WORK/back.log")" -eq "$N" ]; then

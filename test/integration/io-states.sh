@@ -28,7 +28,6 @@ PROVIDER=${RPFS_PROVIDER:-tcp}
 X=${RPFS_TEST_SCALE:-1}
 TMP=$(mktemp -d /tmp/rpfs-iostates-XXXXXX) || exit 1
 D=$TMP/cluster
-fail=0
 
 cleanup() {
 	trap '' INT TERM
@@ -45,36 +44,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() { echo "ok   $1"; }
-bad() {
-	echo "FAIL $1"
-	[ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/     /' "$2"
-	fail=1
-}
-check() { # description, command...
-	what=$1
-	shift
-	if timeout 120 "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
-}
-# check_in description function args...: a shell function, no timeout(1)
-# (wait_state bounds itself).
-check_in() {
-	what=$1
-	shift
-	if "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
-}
-check_fails() { # description, pattern, command...: fails, saying pattern
-	what=$1
-	pat=$2
-	shift 2
-	if timeout 120 "$@" >"$TMP/out" 2>&1; then
-		bad "$what: it succeeded" "$TMP/out"
-	elif grep -q -- "$pat" "$TMP/out"; then
-		ok "$what"
-	else
-		bad "$what: no '$pat' in its message" "$TMP/out"
-	fi
-}
+# shellcheck source=test/integration/checks.sh
+. "$(dirname "$0")/checks.sh"
 # The state df shows for server.N ("online", "unreachable(3s)" -> unreachable).
 state_of() {
 	"$RPFS" df 2>/dev/null | awk -v s="server.$1" '$1 == s {
@@ -114,7 +85,6 @@ head -c 3000000 /dev/urandom >"$TMP/src"
 
 for n in 0 1 2 3; do check_in "server.$n online" wait_state $n online 5; done
 check "a file over all 4 before the loss" "$RPFS" cp "$TMP/src" rpfs:/before
-check_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi; }
 check_eq "/before is on every server" "$(servers_of /before | tr ' ' '\n' | sort | tr '\n' ' ')" "0 1 2 3 "
 
 # ---- kill -9 ---------------------------------------------------------------------

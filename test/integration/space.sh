@@ -44,25 +44,14 @@ if ! mount -t tmpfs -o size=${DISK_MIB}m tmpfs "$DISK" 2>"$TMP/mount.err"; then
 	exit 77
 fi
 
-ok() { echo "ok   $1"; }
-bad() {
-	echo "FAIL $1"
-	[ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/     /' "$2"
-	fail=1
-}
-check() { # description, command...
-	what=$1
-	shift
-	if timeout 120 "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
-}
+# shellcheck source=test/integration/checks.sh
+. "$(dirname "$0")/checks.sh"
 # The rest of the disk taken by a writer outside rpfs.
 fill_disk() {
 	dd if=/dev/zero of="$DISK/filler" bs=64k >/dev/null 2>&1
 	avail=$(df -B1 --output=avail "$DISK" | tail -1 | tr -d ' ')
 	[ "$avail" -lt 65536 ] || bad "the disk is not full after the filler ($avail bytes left)"
 }
-# check_eq description got want
-check_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi; }
 
 "$RPFS" up -n 4 --dir "$D" --address "$ADDR" >"$TMP/up" 2>&1 || {
 	cat "$TMP/up"

@@ -1,0 +1,42 @@
+# shellcheck shell=sh
+# test/integration/checks.sh: the check helpers of the shell tests here
+# (space.sh, io-states.sh). Sourced, never run. Each prints "ok   WHAT" or
+# "FAIL WHAT" with the command's output indented under it, and a failure
+# sets fail=1: the test exits with $fail. The caller sets TMP (scratch).
+fail=0
+
+ok() { echo "ok   $1"; }
+# bad WHAT [FILE]: a failure, with FILE's lines under it
+bad() {
+	echo "FAIL $1"
+	[ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/     /' "$2"
+	fail=1
+}
+# check WHAT COMMAND...: succeeds within 120 s
+check() {
+	what=$1
+	shift
+	if timeout 120 "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
+}
+# check_in WHAT FUNCTION ARGS...: a shell function succeeds (no timeout(1):
+# it bounds itself)
+check_in() {
+	what=$1
+	shift
+	if "$@" >"$TMP/out" 2>&1; then ok "$what"; else bad "$what" "$TMP/out"; fi
+}
+# check_fails WHAT PATTERN COMMAND...: fails within 120 s, saying PATTERN
+check_fails() {
+	what=$1
+	pat=$2
+	shift 2
+	if timeout 120 "$@" >"$TMP/out" 2>&1; then
+		bad "$what: it succeeded" "$TMP/out"
+	elif grep -q -- "$pat" "$TMP/out"; then
+		ok "$what"
+	else
+		bad "$what: no '$pat' in its message" "$TMP/out"
+	fi
+}
+# check_eq WHAT GOT WANT
+check_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi; }
