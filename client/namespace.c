@@ -420,8 +420,13 @@ int rpfs_statfs(rpfs_client_t *c, struct rpfs_statfs *st)
 		for (uint32_t i = 0; i < n; i++) {
 			int r = ops[i].call.status;
 
-			if (i < c->cfg.nmeta && r)
+			if (i < c->cfg.nmeta && r) {
+				/* The first failure may have been an I/O
+				 * server's: name the metadata server. */
+				ret = rpfsc_call_error(c, ops[i].srv, ops[i].role, NULL,
+						       "statfs", r);
 				goto out;
+			}
 			if (i >= c->cfg.nmeta && !r)
 				io_ok++;
 			else if (i >= c->cfg.nmeta && !first_io)
