@@ -53,9 +53,9 @@ struct xp_params {
 	uint32_t rcache_max_entries;
 	size_t rcache_max_bytes;
 	uint32_t rcache_batch;
-	size_t pool_zone_bytes; /* server buffer pool: bytes per zone */
-	int timeout_ms;		/* an operation with no progress fails after this */
-	uint32_t retry_unanswered_ms; /* client: a silent server is not retried this long */
+	size_t pool_zone_bytes;	      /* server buffer pool: bytes per zone */
+	int timeout_ms;		      /* an operation with no progress fails after this */
+	uint32_t retry_unanswered_ms; /* client: a silent server waits this long */
 	uint32_t spin_us; /* keep polling this long after activity before sleeping */
 	uint32_t progress_thread; /* client: a thread drives progress (0 or 1) */
 	char progress_cpus[64];	  /* client: where it runs ("": the process's cpus) */

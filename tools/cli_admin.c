@@ -248,7 +248,8 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 			io_state_str(iostate[si.io_index], since[si.io_index], state,
 				     sizeof(state));
 		if (n < 0) {
-			printf("%-36s FAILED: %s (state %s)\n", label, rpfs_errmsg(), state);
+			printf("%-36s FAILED: %s (state %s)\n", label, rpfs_errmsg(),
+			       state);
 			failed = 1;
 			continue;
 		}

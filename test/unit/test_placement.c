@@ -187,8 +187,8 @@ START_TEST(a_default_count_fits_the_longest_run_up)
 	{
 		uint32_t first = 99;
 
-		ck_assert_int_eq(place_first_io(5, 3, place_handle(0, 1), -1, down, &first),
-				 0);
+		ck_assert_int_eq(
+			place_first_io(5, 3, place_handle(0, 1), -1, down, &first), 0);
 		ck_assert_uint_eq(first, 3);
 	}
 	/* All down: 0. */
