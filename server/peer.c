@@ -15,7 +15,9 @@
  * on first use, with one connection per peer made lazily and kept. A
  * broken connection is replaced on the next call (and the call retried
  * once, since every peer op the server sends is idempotent); the broken
- * one is closed only at exit, because another worker may still hold it. */
+ * one is closed by the last worker still using it (a count of users per
+ * connection), not kept to exit: a peer that restarts or is stopped now
+ * and then would otherwise cost its buffers (MBs) each time. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,17 +27,23 @@
 #include "log.h"
 #include "server.h"
 
-struct peer {
-	pthread_mutex_t lock; /* held while connecting */
+/* A connection and the workers using it: closed when it is broken, no
+ * longer the peer's current one, and its last user lets go. */
+struct peer_conn {
 	struct xp_conn *conn;
+	uint32_t users; /* under the peer's lock */
+	bool retired;	/* replaced: the last user closes it */
+};
+
+struct peer {
+	pthread_mutex_t lock; /* held while connecting; users, retired */
+	struct peer_conn *cur;
 };
 
 struct peers {
-	pthread_mutex_t lock; /* fabric open, dead list */
+	pthread_mutex_t lock; /* fabric open */
 	atomic_bool waiting;  /* peers may still be starting: no warnings */
 	struct xp_fabric *fab;
-	struct xp_conn **dead;
-	size_t ndead, capdead;
 	struct peer *p; /* one per configured server */
 };
 
@@ -63,17 +71,20 @@ void peer_fini(struct srv *s)
 
 	if (!ps)
 		return;
+	/* The workers have stopped: only the current connections are left
+	 * (a retired one is closed by its last user). */
 	for (uint32_t i = 0; i < s->cfg.nservers; i++) {
-		if (ps->p[i].conn)
-			xp_conn_close(ps->p[i].conn);
+		struct peer_conn *pc = ps->p[i].cur;
+
+		if (pc) {
+			xp_conn_close(pc->conn);
+			free(pc);
+		}
 		pthread_mutex_destroy(&ps->p[i].lock);
 	}
-	for (size_t i = 0; i < ps->ndead; i++)
-		xp_conn_close(ps->dead[i]);
 	if (ps->fab)
 		xp_fabric_close(ps->fab);
 	pthread_mutex_destroy(&ps->lock);
-	free(ps->dead);
 	free(ps->p);
 	free(ps);
 	s->peers = NULL;
@@ -99,68 +110,82 @@ static int open_fabric(struct srv *s, struct peers *ps)
 	return ret;
 }
 
-/* Keep a broken connection until exit: other workers may still use it. */
-static void retire(struct peers *ps, struct xp_conn *c)
-{
-	pthread_mutex_lock(&ps->lock);
-	if (ps->ndead == ps->capdead) {
-		size_t cap = ps->capdead ? 2 * ps->capdead : 8;
-		struct xp_conn **d = realloc(ps->dead, cap * sizeof(*d));
-
-		if (!d) {
-			/* Leak it rather than free it under another thread. */
-			pthread_mutex_unlock(&ps->lock);
-			return;
-		}
-		ps->dead = d;
-		ps->capdead = cap;
-	}
-	ps->dead[ps->ndead++] = c;
-	pthread_mutex_unlock(&ps->lock);
-}
-
-static int get_conn(struct srv *s, uint32_t server, bool quiet, struct xp_conn **out)
+/* Take the peer's current connection (making one if there is none or it
+ * is broken) for a call: put_conn gives it back. */
+static int get_conn(struct srv *s, uint32_t server, bool quiet, struct peer_conn **out)
 {
 	struct peers *ps = s->peers;
 	struct peer *p = &ps->p[server];
 	const struct rpfs_server_cfg *sc = &s->cfg.servers[server];
+	struct peer_conn *old = NULL;
 	char why[256] = "";
 	int ret = 0;
 
+	*out = NULL;
 	pthread_mutex_lock(&p->lock);
-	if (p->conn && xp_conn_error(p->conn)) {
-		retire(ps, p->conn);
-		p->conn = NULL;
+	if (p->cur && xp_conn_error(p->cur->conn)) {
+		p->cur->retired = true;
+		if (!p->cur->users)
+			old = p->cur;
+		p->cur = NULL;
 	}
-	if (!p->conn) {
+	if (!p->cur) {
 		uint8_t data[XP_HELLO_MAX];
 		struct xp_hello h = {data, 0, NULL, 0, 0};
 		struct hello_req req;
+		struct xp_conn *c = NULL;
 		int n;
 
 		hello_req_fill(&req, &s->cfg, server, HELLO_PEER);
 		n = hello_req_encode(data, sizeof(data), &req);
 		h.len = n > 0 ? (size_t)n : 0;
-		ret = xp_connect(ps->fab, sc->address, sc->port, &h, &p->conn, why,
+		ret = xp_connect(ps->fab, sc->address, sc->port, &h, &c, why,
 				 sizeof(why));
-		if (ret) {
-			p->conn = NULL;
+		if (!ret && !(p->cur = calloc(1, sizeof(*p->cur)))) {
+			xp_conn_close(c);
+			ret = -ENOMEM;
+		} else if (!ret) {
+			p->cur->conn = c;
+		}
+		if (ret)
 			rpfs_log(quiet || atomic_load(&ps->waiting) ? RPFS_LOG_INFO
 								    : RPFS_LOG_WARN,
 				 "rpfsd: couldn't reach server %s (%s:%s)%s: %s",
 				 sc->name, sc->address, sc->port,
 				 atomic_load(&ps->waiting) ? " yet" : "",
 				 why[0] ? why : strerror(-ret));
-		}
 	}
-	*out = p->conn;
+	if (p->cur) {
+		p->cur->users++;
+		*out = p->cur;
+	}
 	pthread_mutex_unlock(&p->lock);
+	if (old) {
+		xp_conn_close(old->conn);
+		free(old);
+	}
 	return ret;
+}
+
+static void put_conn(struct srv *s, uint32_t server, struct peer_conn *pc)
+{
+	struct peer *p = &s->peers->p[server];
+	bool last;
+
+	if (!pc)
+		return;
+	pthread_mutex_lock(&p->lock);
+	last = !--pc->users && pc->retired;
+	pthread_mutex_unlock(&p->lock);
+	if (last) {
+		xp_conn_close(pc->conn);
+		free(pc);
+	}
 }
 
 static int call_one(struct srv *s, uint32_t server, bool quiet, struct xp_call *call)
 {
-	struct xp_conn *c;
+	struct peer_conn *pc;
 	int ret;
 
 	if (server >= s->cfg.nservers)
@@ -170,14 +195,17 @@ static int call_one(struct srv *s, uint32_t server, bool quiet, struct xp_call *
 		return ret;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct xp_call again = *call;
+		bool broken;
 
-		ret = get_conn(s, server, quiet, &c);
+		ret = get_conn(s, server, quiet, &pc);
 		if (ret)
 			return ret;
-		ret = xp_call(c, call);
+		ret = xp_call(pc->conn, call);
+		broken = xp_conn_error(pc->conn) != 0;
+		put_conn(s, server, pc);
 		/* A kept connection to a server that restarted breaks on first
 		 * use: try once more on a fresh one. */
-		if (!ret || !xp_conn_error(c) || attempt)
+		if (!ret || !broken || attempt)
 			break;
 		*call = again;
 	}
@@ -201,7 +229,7 @@ static bool peer_broken(struct srv *s, uint32_t server)
 	bool broken;
 
 	pthread_mutex_lock(&p->lock);
-	broken = !p->conn || xp_conn_error(p->conn);
+	broken = !p->cur || xp_conn_error(p->cur->conn);
 	pthread_mutex_unlock(&p->lock);
 	return broken;
 }
@@ -209,7 +237,7 @@ static bool peer_broken(struct srv *s, uint32_t server)
 int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
 		  bool *transport, int n, void (*meanwhile)(void *arg), void *arg)
 {
-	struct xp_conn **conns = calloc((size_t)(n ? n : 1), sizeof(*conns));
+	struct peer_conn **conns = calloc((size_t)(n ? n : 1), sizeof(*conns));
 	struct xp_call *fresh = malloc((size_t)(n ? n : 1) * sizeof(*fresh));
 	int first = 0, ret;
 
@@ -237,14 +265,17 @@ int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
 			transport[i] = true;
 			continue;
 		}
-		calls[i].status = xp_call_start(conns[i], &calls[i]);
+		calls[i].status = xp_call_start(conns[i]->conn, &calls[i]);
 	}
 	if (meanwhile)
 		meanwhile(arg);
 	for (int i = 0; i < n; i++) {
-		if (conns[i] && !calls[i].status)
+		bool held = conns[i] != NULL;
+
+		if (held && !calls[i].status)
 			xp_call_wait(&calls[i]);
-		if (conns[i] && calls[i].status && peer_broken(s, servers[i])) {
+		put_conn(s, servers[i], conns[i]);
+		if (held && calls[i].status && peer_broken(s, servers[i])) {
 			/* As in peer_call: a kept connection to a server that
 			 * restarted breaks on first use; every op sent this way
 			 * is idempotent, so one more try on a fresh one. */
