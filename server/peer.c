@@ -90,6 +90,25 @@ void peer_fini(struct srv *s)
 	s->peers = NULL;
 }
 
+/* Memory this server's connections to the others hold (rpfs stats:
+ * peers.conn_bytes): a connection per peer at most, whatever comes and
+ * goes. */
+uint64_t peer_conn_bytes(struct srv *s)
+{
+	struct peers *ps = s->peers;
+	struct xp_stats st = {0};
+	struct xp_fabric *fab;
+
+	if (!ps)
+		return 0;
+	pthread_mutex_lock(&ps->lock);
+	fab = ps->fab;
+	pthread_mutex_unlock(&ps->lock);
+	if (fab)
+		xp_fabric_stats(fab, &st);
+	return st.conn_bytes;
+}
+
 void peer_waiting(struct srv *s, bool waiting)
 {
 	atomic_store(&s->peers->waiting, waiting);

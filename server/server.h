@@ -261,6 +261,8 @@ int peer_call_quiet(struct srv *s, uint32_t server, struct xp_call *call);
  * not warn: at start-up the others may be starting too, and the caller
  * says what it finally could not do. */
 void peer_waiting(struct srv *s, bool waiting);
+/* Memory held by this server's connections to the others. */
+uint64_t peer_conn_bytes(struct srv *s);
 /* calls[i] to servers[i], all in flight at once, meanwhile(arg) (if not
  * NULL) run while they are; each one's result in calls[i].status,
  * transport[i] true if it failed for want of a working connection.

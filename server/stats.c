@@ -156,6 +156,7 @@ static void counters(struct srv *s, struct stat_list *l)
 	put(l, "conns.now", xs.conns_live);
 	put(l, "conns.total", xs.conns_total);
 	put(l, "conns.refused", xs.conn_refused);
+	put(l, "peers.conn_bytes", peer_conn_bytes(s));
 }
 
 int serve_stats(struct srv_op *op)
