@@ -366,6 +366,11 @@ fail:
 	c->closing = true;
 	xp_conn_fail(c, ret, "connection setup failed");
 	c->in_connect = false;
+	/* The engine may have ended it (end_failed) while we waited, before
+	 * it was ours to let go: nobody else would look at it again, and each
+	 * refused connect would keep its buffers (a heartbeat to a dead
+	 * server connects every heartbeat_ms). */
+	xp_conn_maybe_free(c);
 out:
 	if (info)
 		fi_freeinfo(info);
