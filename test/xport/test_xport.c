@@ -1431,7 +1431,7 @@ END_TEST
  * must come back to what the live one holds. */
 struct nop_loop {
 	atomic_bool stop;
-	int calls;
+	atomic_int calls;
 };
 
 static void *nops_until_stopped(void *arg)
@@ -1444,14 +1444,14 @@ static void *nops_until_stopped(void *arg)
 		op_init(&o, MEMSRV_NOP, 0, 0, XP_PATH_AUTO);
 		if (xp_call(conn, &o.call) || o.call.status)
 			break;
-		l->calls++;
+		atomic_fetch_add(&l->calls, 1);
 	}
 	return NULL;
 }
 
 START_TEST(refused_connects_keep_no_memory)
 {
-	struct nop_loop l = {.calls = 0};
+	struct nop_loop l;
 	struct xp_stats before, st;
 	char port[16];
 	struct xp_params p;
@@ -1463,7 +1463,13 @@ START_TEST(refused_connects_keep_no_memory)
 	xp_fabric_stats(fab, &before);
 	snprintf(port, sizeof(port), "%d", unused_port());
 	atomic_init(&l.stop, false);
+	atomic_init(&l.calls, 0);
 	ck_assert_int_eq(pthread_create(&thr, NULL, nops_until_stopped, &l), 0);
+	/* The refused connects must happen while the other thread calls. */
+	t0 = now_ms();
+	while (!atomic_load(&l.calls) && now_ms() - t0 < 5000)
+		sched_yield();
+	ck_assert_int_gt(atomic_load(&l.calls), 0);
 	for (int i = 0; i < 20; i++) {
 		uint8_t hello[8] = "peer";
 		struct xp_hello h = {hello, sizeof(hello), NULL, 0, 0};
@@ -1476,7 +1482,6 @@ START_TEST(refused_connects_keep_no_memory)
 	}
 	atomic_store(&l.stop, true);
 	pthread_join(thr, NULL);
-	ck_assert_int_gt(l.calls, 0);
 	/* Flushed receives may complete a little after the close. */
 	t0 = now_ms();
 	do {
