@@ -423,6 +423,14 @@ void xp_conn_maybe_free(struct xp_conn *c)
 	c->fab->need_reap = true;
 }
 
+void xp_conn_let_go(struct xp_conn *c, int err, const char *why)
+{
+	xp_assert_locked(c->fab);
+	c->closing = true;
+	xp_conn_fail(c, err, why); /* nothing if already broken */
+	xp_conn_maybe_free(c);
+}
+
 void xp_conn_free(struct xp_conn *c)
 {
 	struct xp_fabric *fab = c->fab;

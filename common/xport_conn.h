@@ -214,6 +214,11 @@ struct xp_op *xp_conn_take_backlog(struct xp_conn *c);
 void xp_conn_fail(struct xp_conn *c, int err, const char *why);
 /* Ready to free: broken, let go by its owner, nothing uses it. */
 void xp_conn_maybe_free(struct xp_conn *c);
+/* The owner lets go (a client's close, a connect that failed): broken with
+ * err and why unless it already is, then freed once nothing uses it. The
+ * engine may have ended it before its owner let go, and then looks at it
+ * no more: this asks for the free itself. */
+void xp_conn_let_go(struct xp_conn *c, int err, const char *why);
 void xp_conn_free(struct xp_conn *c);
 /* Engine: free connections that are done (see xport_conn.c). */
 void xp_reap_conns(struct xp_fabric *fab);

@@ -363,14 +363,11 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	return 0;
 fail:
 	c->hello = NULL;
-	c->closing = true;
-	xp_conn_fail(c, ret, "connection setup failed");
+	/* Also when the engine ended it while we waited: each refused
+	 * connect kept its buffers (a heartbeat to a dead server connects
+	 * every heartbeat_ms). */
+	xp_conn_let_go(c, ret, "connection setup failed");
 	c->in_connect = false;
-	/* The engine may have ended it (end_failed) while we waited, before
-	 * it was ours to let go: nobody else would look at it again, and each
-	 * refused connect would keep its buffers (a heartbeat to a dead
-	 * server connects every heartbeat_ms). */
-	xp_conn_maybe_free(c);
 out:
 	if (info)
 		fi_freeinfo(info);
@@ -394,10 +391,7 @@ void xp_conn_close(struct xp_conn *c)
 	/* Let calls in flight finish; they are bounded by the timeout. */
 	xp_engine_wait(fab, conn_quiet, c, -1);
 	xp_lock_quiet(fab);
-	c->closing = true;
-	if (c->state != XP_CONN_BROKEN)
-		xp_conn_fail(c, -ECONNABORTED, "closed");
-	xp_conn_maybe_free(c);
+	xp_conn_let_go(c, -ECONNABORTED, "closed");
 	xp_unlock(fab);
 	xp_progress(fab, 0);
 }
