@@ -30,8 +30,11 @@ struct xp_hs_ops {
 	/* A connection-manager event: request, connected, shut down. */
 	void (*event)(struct xp_fabric *fab, uint32_t event, struct fi_eq_cm_entry *e,
 		      size_t len);
-	/* A connection-manager error on c (refused, unreachable, reset). */
-	void (*error)(struct xp_conn *c, int err, const void *data, size_t len);
+	/* A connection-manager error on c (refused, unreachable, reset):
+	 * err, the provider's own code (verbs: rdma_cm's reject reason,
+	 * negated) and the peer's reject data. */
+	void (*error)(struct xp_conn *c, int err, int prov_errno, const void *data,
+		      size_t len);
 	/* A message on a connection whose handshake is not done. */
 	void (*recv)(struct xp_conn *c, struct xp_rbuf *rb, size_t len);
 	/* Has c's handshake run past its deadline? */

@@ -221,16 +221,43 @@ static const char *refusal_reason(int status)
 	}
 }
 
-static void conn_rejected(struct xp_conn *c, const void *data, size_t len)
+/* verbs: the connection manager's own reason for a refusal without rpfs's
+ * reject data (the InfiniBand CM's reject reasons, which rdma_cm passes on
+ * for RoCE too). Names the ones that tell an operator something. */
+static const char *cm_reason(int prov_errno)
+{
+	switch (-prov_errno) {
+	case 8:
+		return "nothing listens at that address and port";
+	case 10:
+		return "the peer still holds an earlier connection with these ids (stale)";
+	case 3:
+		return "the peer's connection manager has no resources";
+	case 28:
+		return "refused by the peer's program";
+	default:
+		return "the connection manager refused it";
+	}
+}
+
+static void conn_rejected(struct xp_conn *c, int prov_errno, const void *data, size_t len)
 {
 	struct proto_cm_rej m;
+	char why[160];
 
 	if (!proto_cm_rej_decode(data, len, &m)) {
 		xp_conn_fail(c, m.status, refusal_reason(m.status));
 		return;
 	}
 	/* No reason given: a peer that is not an rpfs server, or one that
-	 * does not listen. */
+	 * does not listen. verbs says which, in its reject reason. */
+	if (prov_errno && !c->fab->sw_rma) {
+		snprintf(why, sizeof(why),
+			 "connection refused or unreachable (%s: reject reason %d)",
+			 cm_reason(prov_errno), -prov_errno);
+		xp_conn_fail(c, -ECONNREFUSED, why);
+		return;
+	}
 	xp_conn_fail(c, -ECONNREFUSED, "connection refused or unreachable");
 }
 
@@ -757,11 +784,12 @@ static void hs_event(struct xp_fabric *fab, uint32_t event, struct fi_eq_cm_entr
 	}
 }
 
-static void hs_error(struct xp_conn *c, int err, const void *data, size_t len)
+static void hs_error(struct xp_conn *c, int err, int prov_errno, const void *data,
+		     size_t len)
 {
 	/* A refusal may say why in its reject data. */
 	if (c->state == XP_CONN_CONNECTING && (err == -ECONNREFUSED || len))
-		conn_rejected(c, data, len);
+		conn_rejected(c, prov_errno, data, len);
 	else
 		xp_conn_fail(c, err, "connection error");
 }

@@ -171,7 +171,8 @@ static int poll_eq(struct xp_fabric *fab)
 			    err.fid->context && (!fab->pep || err.fid != &fab->pep->fid))
 				fab->hs_ops->error(err.fid->context,
 						   err.err ? -err.err : -ECONNREFUSED,
-						   err.err_data, err.err_data_size);
+						   err.prov_errno, err.err_data,
+						   err.err_data_size);
 			n++;
 			continue;
 		}
