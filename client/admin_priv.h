@@ -17,7 +17,9 @@
 #include "client_priv.h"
 #include "rpfs_admin.h"
 
-#define RPFSC_LAUNCH_UP_MS   20000 /* servers must answer a ping within this */
+/* Servers must answer a ping within this, or the cluster's timeout_ms
+ * where that is longer (launch.c: up_ms). */
+#define RPFSC_LAUNCH_UP_MS   20000
 #define RPFSC_LAUNCH_STOP_MS 10000 /* a SIGTERMed server must exit within this */
 
 /* ---- admin_servers.c ----------------------------------------------------- */

@@ -337,11 +337,21 @@ static int answers(struct rpfs_launch *l, int i, char *why, size_t whylen)
 	return ping_here(l->cfg.path, i, why, whylen, l);
 }
 
+/* How long a started server may take to answer: as long as a client waits
+ * on an operation (the cluster's timeout_ms), and never less than
+ * RPFSC_LAUNCH_UP_MS. A server whose process lives but does not answer is
+ * slow, not failed, until then (a loaded host, an emulated one). */
+static int up_ms(const struct rpfs_launch *l)
+{
+	return l->cfg.xport.timeout_ms > RPFSC_LAUNCH_UP_MS ? l->cfg.xport.timeout_ms
+							    : RPFSC_LAUNCH_UP_MS;
+}
+
 /* Wait until every server started (s->wait) answers, going round them:
  * they come up in parallel. */
 static int wait_up(struct rpfs_launch *l, bool movable)
 {
-	double deadline = rpfsc_now_ms() + RPFSC_LAUNCH_UP_MS;
+	double deadline = rpfsc_now_ms() + up_ms(l);
 	char why[2200] = "not listening yet"; /* the config path and a message */
 	int ret = 0, bad = -1, left;
 
@@ -363,7 +373,7 @@ static int wait_up(struct rpfs_launch *l, bool movable)
 			} else {
 				l->s[i].wait = false;
 				/* Each has its time after the one before. */
-				deadline = rpfsc_now_ms() + RPFSC_LAUNCH_UP_MS;
+				deadline = rpfsc_now_ms() + up_ms(l);
 			}
 		}
 		if (left && !ret)
@@ -374,7 +384,7 @@ static int wait_up(struct rpfs_launch *l, bool movable)
 	l->pc = NULL;
 	if (left && !ret) {
 		rpfsc_err_set("%s did not come up within %d s: %s", desc(l, bad),
-			      RPFSC_LAUNCH_UP_MS / 1000, why);
+			      up_ms(l) / 1000, why);
 		ret = fail(l, bad, -ETIMEDOUT);
 	}
 	return ret;
