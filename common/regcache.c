@@ -44,13 +44,23 @@
  * the buffer, so concurrent gets of the same pages may still hit it.
  *
  * Reentrancy: the reg/dereg callbacks and this file call malloc and free,
- * which reach the memory hooks, which call rcache_invalidate. Every entry
- * point marks its thread with rcache_hooks_enter(), so hooks fired from
- * inside the cache or its callbacks do nothing instead of taking the mutex
- * again. Callbacks run without the mutex: registrations are slow and must
- * not stall other threads' hits, and deregistrations are queued on a local
- * list under the mutex and run after unlocking. So a callback may even
- * call back into the cache without deadlock (the tests stage races so). */
+ * which reach the memory hooks, which invalidate. Every entry point marks
+ * its thread with rcache_hooks_enter(), so hooks fired from inside the cache
+ * or its callbacks do nothing instead of taking the mutex again. Callbacks
+ * run without the mutex: registrations are slow and must not stall other
+ * threads' hits, and deregistrations are queued on a local list under the
+ * mutex and run after unlocking. So a callback may even call back into the
+ * cache without deadlock (the tests stage races so).
+ *
+ * A hook never deregisters: it fires inside whatever freed, and that may
+ * be the fabric library itself, holding the lock its deregistration takes
+ * (libfabric's tcp provider frees an MR's map entry under the domain lock:
+ * deregistering a cached region from that free hung a client in
+ * rpfs_finalize). The regions a hook drops leave the index at once, so no
+ * lookup returns them, and wait on the deferred list until the next entry
+ * point (get, find, put, invalidate, flush, drain, destroy) deregisters
+ * them from the caller's own context. Their pages stay registered, never
+ * used, until then. */
 #define _GNU_SOURCE
 #include "regcache.h"
 #include "list.h"
@@ -103,6 +113,7 @@ struct rcache {
 	struct rc_index idx;
 	struct list_node unused; /* most recently released first */
 	struct list_node zombies;
+	struct list_node deferred; /* dropped by hooks, not deregistered yet */
 	struct list_node pending;
 	struct rcache_stats st; /* entries, bytes, unused are live counters */
 	struct rcache_hooknode hooknode;
@@ -324,10 +335,25 @@ static void rc_add(struct rcache *rc, struct rc_region *r, int invalidated)
 
 /* --- public ------------------------------------------------------------- */
 
+static void invalidate(struct rcache *rc, const void *addr, size_t len, bool from_hook);
+
 /* The memory hooks' call for a range being freed or unmapped. */
 static void hook_invalidate(struct rcache_hooknode *n, const void *addr, size_t len)
 {
-	rcache_invalidate(container_of(n, struct rcache, hooknode), addr, len);
+	invalidate(container_of(n, struct rcache, hooknode), addr, len, true);
+}
+
+/* Under the lock: what the hooks dropped joins victims (deregistered by
+ * the caller after unlocking). */
+static void rc_take_deferred(struct rcache *rc, struct list_node *victims)
+{
+	while (!list_empty(&rc->deferred)) {
+		struct rc_region *r =
+			list_entry(list_last(&rc->deferred), struct rc_region, link);
+
+		list_remove(&r->link);
+		list_push_front(victims, &r->link);
+	}
 }
 
 int rcache_create(const struct rcache_params *p, const struct rpfs_regops *ops,
@@ -354,6 +380,7 @@ int rcache_create(const struct rcache_params *p, const struct rpfs_regops *ops,
 	rc->page = page > 0 && !(page & (page - 1)) ? (uintptr_t)page : 4096;
 	list_init(&rc->unused);
 	list_init(&rc->zombies);
+	list_init(&rc->deferred);
 	list_init(&rc->pending);
 	rc->keep_unused = !(rc->params.pins_pages && !rcache_hooks_active());
 	if (!rc->keep_unused)
@@ -396,6 +423,7 @@ void rcache_destroy(struct rcache *rc)
 		list_remove(&r->link);
 		list_push_front(&victims, &r->link);
 	}
+	rc_take_deferred(rc, &victims);
 	pthread_mutex_unlock(&rc->lock);
 	if (busy)
 		log_err("rcache_destroy: %zu regions still referenced", busy);
@@ -411,10 +439,12 @@ int rcache_find(struct rcache *rc, const void *addr, size_t len,
 		struct rcache_region **out)
 {
 	uintptr_t lo = (uintptr_t)addr;
+	struct list_node victims;
 	struct rc_region *r;
 
 	if (!rc || !out || !len || len > UINTPTR_MAX - lo)
 		return -EINVAL;
+	list_init(&victims);
 	rcache_hooks_enter();
 	pthread_mutex_lock(&rc->lock);
 	r = idx_cover(&rc->idx, lo, lo + len);
@@ -422,7 +452,9 @@ int rcache_find(struct rcache *rc, const void *addr, size_t len,
 		rc_ref(rc, r);
 		rc->st.hits++;
 	}
+	rc_take_deferred(rc, &victims);
 	pthread_mutex_unlock(&rc->lock);
+	rc_dereg_list(rc, &victims);
 	rcache_hooks_exit();
 	if (!r)
 		return -ENOENT;
@@ -487,6 +519,7 @@ int rcache_get(struct rcache *rc, const void *addr, size_t len,
 	rc_add(rc, nr, pend.invalidated);
 	r = nr;
 unlock:
+	rc_take_deferred(rc, &victims);
 	pthread_mutex_unlock(&rc->lock);
 	rc_dereg_list(rc, &victims);
 	if (!ret)
@@ -525,6 +558,7 @@ void rcache_put(struct rcache *rc, struct rcache_region *pub)
 		rc_trim(rc, 0, 0, &victims);
 	}
 unlock:
+	rc_take_deferred(rc, &victims);
 	pthread_mutex_unlock(&rc->lock);
 	rc_dereg_list(rc, &victims);
 	rcache_hooks_exit();
@@ -566,7 +600,7 @@ static void rc_invalidate_locked(struct rcache *rc, uintptr_t lo, uintptr_t hi,
 	idx_fix_pmax(ix, first);
 }
 
-void rcache_invalidate(struct rcache *rc, const void *addr, size_t len)
+static void invalidate(struct rcache *rc, const void *addr, size_t len, bool from_hook)
 {
 	uintptr_t lo = (uintptr_t)addr, hi;
 	struct rc_pending *p;
@@ -585,10 +619,31 @@ void rcache_invalidate(struct rcache *rc, const void *addr, size_t len)
 			rc->st.invalidations++;
 		}
 	}
-	rc_invalidate_locked(rc, lo, hi, &victims);
+	/* A hook's victims wait for an entry point (see the top). */
+	rc_invalidate_locked(rc, lo, hi, from_hook ? &rc->deferred : &victims);
+	if (!from_hook)
+		rc_take_deferred(rc, &victims);
 	pthread_mutex_unlock(&rc->lock);
-	/* Before returning, so the caller's munmap or free follows the
-	 * deregistration. */
+	rc_dereg_list(rc, &victims);
+	rcache_hooks_exit();
+}
+
+void rcache_invalidate(struct rcache *rc, const void *addr, size_t len)
+{
+	invalidate(rc, addr, len, false);
+}
+
+void rcache_drain(struct rcache *rc)
+{
+	struct list_node victims;
+
+	if (!rc)
+		return;
+	list_init(&victims);
+	rcache_hooks_enter();
+	pthread_mutex_lock(&rc->lock);
+	rc_take_deferred(rc, &victims);
+	pthread_mutex_unlock(&rc->lock);
 	rc_dereg_list(rc, &victims);
 	rcache_hooks_exit();
 }
@@ -607,6 +662,7 @@ void rcache_flush(struct rcache *rc)
 		rc->st.dereg_batches++;
 	while (rc->st.unused)
 		rc_drop_lru(rc, &victims);
+	rc_take_deferred(rc, &victims);
 	pthread_mutex_unlock(&rc->lock);
 	rc_dereg_list(rc, &victims);
 	rcache_hooks_exit();

@@ -65,8 +65,12 @@ int rcache_find(struct rcache *rc, const void *addr, size_t len,
 /* Drop a reference taken by rcache_get or rcache_find. */
 void rcache_put(struct rcache *rc, struct rcache_region *r);
 /* The range [addr, addr + len) is no longer the memory it was: no lookup
- * may return a region overlapping it again. */
+ * may return a region overlapping it again. The regions it drops are
+ * deregistered before it returns (with those the memory hooks dropped). */
 void rcache_invalidate(struct rcache *rc, const void *addr, size_t len);
+/* Deregister the regions the memory hooks dropped (every other entry
+ * point does it too: see regcache.c, "Reentrancy"). */
+void rcache_drain(struct rcache *rc);
 /* Deregister every unreferenced region now. */
 void rcache_flush(struct rcache *rc);
 void rcache_get_stats(struct rcache *rc, struct rcache_stats *st);

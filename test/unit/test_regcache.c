@@ -59,11 +59,14 @@ struct fake {
 	atomic_uint regs, deregs;
 	atomic_uint next_id;
 	atomic_uint last_dereg_id;
-	atomic_uint bad;	  /* deregs of dead handles, checks of dead ones */
-	int fail;		  /* reg returns this while non-zero */
-	int churn;		  /* reg and dereg also malloc/free and mmap/munmap */
-	void (*during_reg)(void); /* run once inside the next reg: stands in for
-				   * another thread acting while reg is slow */
+	atomic_uint bad;	     /* deregs of dead handles, checks of dead ones */
+	int fail;		     /* reg returns this while non-zero */
+	int churn;		     /* reg and dereg also malloc/free and mmap/munmap */
+	void (*during_reg)(void);    /* run once inside the next reg: stands in for
+				      * another thread acting while reg is slow */
+	pthread_mutex_t *dereg_lock; /* dereg takes it, as a fabric library's
+				      * MR close takes its domain's lock */
+	atomic_uint dereg_lock_busy; /* deregs that found it held by their thread */
 };
 
 static struct fake fk;
@@ -127,6 +130,14 @@ static void fake_dereg(void *ctx, void *handle)
 
 	if (f->churn)
 		churn();
+	if (f->dereg_lock) {
+		/* An error-checking mutex: taken again by its holder it says
+		 * EDEADLK where the library's lock would hang. */
+		if (pthread_mutex_lock(f->dereg_lock) == EDEADLK)
+			atomic_fetch_add(&f->dereg_lock_busy, 1);
+		else
+			pthread_mutex_unlock(f->dereg_lock);
+	}
 	if (h->magic != FAKE_LIVE)
 		atomic_fetch_add(&f->bad, 1);
 	h->magic = FAKE_DEAD;
@@ -702,6 +713,9 @@ START_TEST(test_munmap_then_mmap_at_same_address_misses)
 	inval = stats(rc).invalidations;
 
 	ck_assert_int_eq(munmap(a, sz), 0);
+	/* Dropped at once; deregistered at the next call into the cache. */
+	ck_assert_uint_eq(fk.deregs, 0);
+	rcache_drain(rc);
 	ck_assert_uint_eq(fk.deregs, 1);
 	b = mmap(a, sz, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -770,12 +784,49 @@ START_TEST(test_realloc_invalidates_old_buffer)
 	ck_assert_ptr_nonnull(a);
 	if (free_hook_runs()) {
 		ck_assert_uint_ge(stats(rc).invalidations, 1);
+		ck_assert_uint_eq(fk.deregs, 0);
+		rcache_drain(rc);
 		ck_assert_uint_eq(fk.deregs, 1);
 	}
 	r = get_ok(rc, a, 2 << 20);
 	rcache_put(rc, r);
 	rcache_destroy(rc);
 	free(a);
+}
+END_TEST
+
+/* A free or munmap inside the fabric library, under the lock its MR close
+ * takes (libfabric's tcp provider frees an MR's map entry so): the hook
+ * must not deregister there, or the thread waits for itself. The region
+ * is dropped at once and deregistered by the next call into the cache. */
+START_TEST(test_a_hook_never_deregisters_in_the_freeing_thread)
+{
+	struct rcache *rc = make_cache(NULL);
+	char *buf = map_pages(4);
+	pthread_mutexattr_t ma;
+	pthread_mutex_t lib_lock;
+
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&lib_lock, &ma);
+	fk.dereg_lock = &lib_lock;
+	rcache_put(rc, get_ok(rc, buf, 4 * pg));
+
+	pthread_mutex_lock(&lib_lock); /* "inside the library" */
+	ck_assert_int_eq(munmap(buf, 2 * pg), 0);
+	ck_assert_uint_eq(stats(rc).invalidations, 1);
+	ck_assert_uint_eq(fk.deregs, 0);
+	pthread_mutex_unlock(&lib_lock);
+
+	ck_assert_int_eq(rcache_find(rc, buf + 2 * pg, pg, &(struct rcache_region *){0}),
+			 -ENOENT);
+	ck_assert_uint_eq(fk.deregs, 1); /* the find deregistered it */
+	ck_assert_uint_eq(fk.dereg_lock_busy, 0);
+	fk.dereg_lock = NULL;
+	rcache_destroy(rc);
+	munmap(buf + 2 * pg, 2 * pg);
+	pthread_mutex_destroy(&lib_lock);
+	pthread_mutexattr_destroy(&ma);
 }
 END_TEST
 
@@ -789,6 +840,7 @@ START_TEST(test_madvise_dontneed_invalidates_other_advice_does_not)
 	ck_assert_uint_eq(stats(rc).invalidations, 0);
 	ck_assert_int_eq(madvise(buf + pg, pg, MADV_DONTNEED), 0);
 	ck_assert_uint_eq(stats(rc).invalidations, 1);
+	rcache_drain(rc);
 	ck_assert_uint_eq(fk.deregs, 1);
 	rcache_destroy(rc);
 	munmap(buf, 4 * pg);
@@ -806,6 +858,7 @@ START_TEST(test_mremap_invalidates_source_and_fixed_target)
 	m = mremap(a, 2 * pg, 2 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, b);
 	ck_assert_ptr_eq(m, b);
 	ck_assert_uint_eq(stats(rc).invalidations, 2);
+	rcache_drain(rc);
 	ck_assert_uint_eq(fk.deregs, 2);
 	rcache_put(rc, get_ok(rc, b, 2 * pg));
 	ck_assert_uint_eq(stats(rc).misses, 3);
@@ -1086,6 +1139,7 @@ static Suite *regcache_suite(void)
 	tcase_add_test(tc, test_realloc_invalidates_old_buffer);
 	tcase_add_test(tc, test_madvise_dontneed_invalidates_other_advice_does_not);
 	tcase_add_test(tc, test_mremap_invalidates_source_and_fixed_target);
+	tcase_add_test(tc, test_a_hook_never_deregisters_in_the_freeing_thread);
 	tcase_add_test(tc, test_hooks_fired_inside_callbacks_do_not_deadlock);
 	tcase_add_test(tc, test_pinning_without_hooks_put_deregisters_immediately);
 	tcase_add_test(tc, test_pinning_with_hooks_keeps_unused_regions);
