@@ -1,6 +1,6 @@
 /* Layouts (layout.h): the checks every kind shares, the placement of slots
  * on I/O servers, and the table that hands each call to the math of the
- * layout's kind (layout_kind.h; today only layout_stripe.c). */
+ * layout's kind (layout_kind.h: layout_stripe.c, layout_mirror.c). */
 #include "layout.h"
 
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include "layout_kind.h"
 
 /* By enum rpfs_layout_kind. A named kind without functions is one whose
- * math is not written yet (mirror and ec: issue 29): refused. */
+ * math is not written yet (ec: issue 29): refused. */
 static const char *const kind_names[RPFS_LAYOUT_KINDS] = {
 	[RPFS_LAYOUT_STRIPE] = "none",
 	[RPFS_LAYOUT_MIRROR] = "mirror",
@@ -19,6 +19,7 @@ static const char *const kind_names[RPFS_LAYOUT_KINDS] = {
 };
 static const struct layout_kind *const kinds[RPFS_LAYOUT_KINDS] = {
 	[RPFS_LAYOUT_STRIPE] = &layout_stripe,
+	[RPFS_LAYOUT_MIRROR] = &layout_mirror,
 };
 
 const char *layout_kind_name(uint32_t kind)
@@ -136,4 +137,18 @@ uint64_t layout_file_size(const struct rpfs_layout *l, const uint64_t *sizes)
 uint64_t layout_local_size(const struct rpfs_layout *l, uint32_t slot, uint64_t size)
 {
 	return kind_of(l)->local_size(l, slot, size);
+}
+
+uint32_t layout_copies(const struct rpfs_layout *l)
+{
+	const struct layout_kind *k = kind_of(l);
+
+	return k->copies ? k->copies(l) : 1;
+}
+
+uint32_t layout_copy_slot(const struct rpfs_layout *l, uint32_t slot, uint32_t copy)
+{
+	const struct layout_kind *k = kind_of(l);
+
+	return k->copy_slot ? k->copy_slot(l, slot, copy) : slot;
 }

@@ -8,10 +8,13 @@
  *   RPFS_LAYOUT_STRIPE ("none")  stripe units dealt round-robin over the
  *                                slots (layout_stripe.c): every layout made
  *                                before kinds existed, and today's only one
- *   RPFS_LAYOUT_MIRROR ("mirror:N"), RPFS_LAYOUT_EC ("ec:K+P")
- *                                named for their parameters (issue 29):
- *                                layout_check refuses them until their
- *                                math exists
+ *   RPFS_LAYOUT_MIRROR ("mirror:N")
+ *                                N copies of every data slot
+ *                                (layout_mirror.c): copy c of data slot s
+ *                                is slot c * stripe_count + s
+ *   RPFS_LAYOUT_EC ("ec:K+P")    named for its parameters (issue 29):
+ *                                layout_check refuses it until its math
+ *                                exists
  *
  * Each kind's math lives in its own file (common/layout_<kind>.c) behind
  * the table of functions in layout_kind.h, as OrangeFS's distributions do;
@@ -24,9 +27,8 @@
  * size hint (st_blksize, ROMIO's cb_fr_alignment, OMPIO's stripe size).
  *
  * Stored, a layout has its kind and parameters (server/meta_attr.h); on
- * the wire (rpc_enc_attr) only the stripe kind's fields travel, which is
- * all a client can be given while no other kind passes layout_check: a
- * kind that gets its math must get its fields on the wire too. */
+ * the wire (rpc_enc_attr) the stripe fields, the kind and the copies
+ * travel: a kind that gets its math must get its fields on the wire too. */
 #ifndef RPFS_LAYOUT_H
 #define RPFS_LAYOUT_H
 
@@ -38,10 +40,13 @@
  * layout built field by field without a kind is today's striping. */
 enum rpfs_layout_kind {
 	RPFS_LAYOUT_STRIPE = 0, /* "none": striping, no redundancy */
-	RPFS_LAYOUT_MIRROR = 1, /* "mirror:N": N copies (not supported yet) */
+	RPFS_LAYOUT_MIRROR = 1, /* "mirror:N": N copies of every data slot */
 	RPFS_LAYOUT_EC = 2,	/* "ec:K+P": K data + P parity cells (not yet) */
 	RPFS_LAYOUT_KINDS	/* how many kinds have a name */
 };
+
+/* The most copies a mirror layout may have. */
+#define RPFS_COPIES_MAX 8
 
 struct rpfs_layout {
 	uint64_t stripe_unit;  /* bytes, > 0 */
@@ -86,7 +91,13 @@ bool layout_slot_has_data(const struct rpfs_layout *l, uint32_t slot);
 /* Cluster index of the I/O server holding slot. */
 uint32_t layout_server(const struct rpfs_layout *l, uint32_t slot);
 
-/* Map one logical offset. */
+/* Copies of each data slot: N for mirror:N, 1 otherwise. */
+uint32_t layout_copies(const struct rpfs_layout *l);
+/* The slot holding copy (0 .. layout_copies()-1; 0 = the primary) of the
+ * data in slot (any copy of it). */
+uint32_t layout_copy_slot(const struct rpfs_layout *l, uint32_t slot, uint32_t copy);
+
+/* Map one logical offset (to a data slot: a mirror's primary). */
 void layout_map(const struct rpfs_layout *l, uint64_t off, uint32_t *slot,
 		uint64_t *local);
 /* Inverse: logical offset of datafile offset local on slot (UINT64_MAX

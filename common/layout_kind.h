@@ -25,8 +25,13 @@ struct layout_kind {
 			struct rpfs_piece *out, size_t max, uint64_t *done);
 	uint64_t (*file_size)(const struct rpfs_layout *l, const uint64_t *sizes);
 	uint64_t (*local_size)(const struct rpfs_layout *l, uint32_t slot, uint64_t size);
+	/* Copies of each data slot (NULL: 1) and the slot of copy c of data
+	 * slot s (NULL: s). */
+	uint32_t (*copies)(const struct rpfs_layout *l);
+	uint32_t (*copy_slot)(const struct rpfs_layout *l, uint32_t slot, uint32_t copy);
 };
 
 extern const struct layout_kind layout_stripe;
+extern const struct layout_kind layout_mirror;
 
 #endif

@@ -74,7 +74,9 @@
  * @8, mode u32 @12, uid u32 @16, gid u32 @20, atime i64 @24, mtime i64 @32, ctime i64
  * @40, layout: stripe_unit u64 @48, stripe_count u32 @56, first_server u32 @60, nservers
  * u32
- * @64, zero padding @68..71, times_set i64 @72 (when SETATTR last set the times, 0
+ * @64, layout kind u8 @68 (enum rpfs_layout_kind; 0 = stripe, as in
+ * servers that sent padding there), copies u8 @69 (mirror:N's N, else 0),
+ * zero padding @70..71, times_set i64 @72 (when SETATTR last set the times, 0
  * never; 0 in stores written before it existed) u64 (8 bytes): FETCH_ADD old value
  *   io size (24 bytes; IO_SIZE): size u64, mtime i64, ctime i64 of the
  *   datafile (8 bytes from an older server: the size alone)
@@ -1000,6 +1002,8 @@ void rpc_enc_attr(void *buf, const struct rpc_attr *a)
 	put32(p + 56, a->layout.stripe_count);
 	put32(p + 60, a->layout.first_server);
 	put32(p + 64, a->layout.nservers);
+	p[68] = (uint8_t)a->layout.kind;
+	p[69] = (uint8_t)a->layout.copies;
 	put64(p + 72, (uint64_t)a->times_set);
 }
 
@@ -1050,6 +1054,8 @@ int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a)
 	a->layout.stripe_count = get32(p + 56);
 	a->layout.first_server = get32(p + 60);
 	a->layout.nservers = get32(p + 64);
+	a->layout.kind = p[68];
+	a->layout.copies = p[69];
 	a->times_set = (int64_t)get64(p + 72);
 	if (len >= RPC_ATTR_CAP_SIZE)
 		rpc_dec_cap(p + RPC_ATTR_SIZE, &a->cap);
