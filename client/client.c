@@ -11,6 +11,7 @@
  * server, wait for all, and turn the first failure into a message naming
  * the server and the cause. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,38 @@ static int still_quiet(struct rpfs_client *c, struct rpfsc_server *s)
 		      s->quiet_msg, (double)(mono_ms() - s->quiet_ms) / 1000.0,
 		      (double)left / 1000.0);
 	return -ETIMEDOUT;
+}
+
+bool rpfsc_server_suspect(struct rpfs_client *c, int srv)
+{
+	struct rpfsc_server *s = &c->srv[srv];
+	int64_t now = mono_ms(), reported = atomic_load(&s->reported_down_ms);
+	int64_t window = (int64_t)c->cfg.xport.retry_unanswered_ms;
+	bool suspect;
+
+	if (window < 2000)
+		window = 2000;
+	pthread_mutex_lock(&s->lock);
+	suspect = (s->quiet_ms && s->quiet_ms + window > now) ||
+		  (s->link && xp_conn_error(s->link->conn)) ||
+		  (reported && reported + window > now);
+	pthread_mutex_unlock(&s->lock);
+	return suspect;
+}
+
+void rpfsc_note_down(struct rpfs_client *c, const uint8_t *rep, size_t len)
+{
+	uint32_t io[RPC_DOWN_MAX], n;
+
+	if (len <= RPC_ATTR_CAP_SIZE ||
+	    rpc_dec_down(rep + RPC_ATTR_CAP_SIZE, len - RPC_ATTR_CAP_SIZE, io, &n))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		int srv = io[i] < c->cfg.nio ? rpfsc_io_srv(c, io[i]) : -1;
+
+		if (srv >= 0)
+			atomic_store(&c->srv[srv].reported_down_ms, mono_ms());
+	}
 }
 
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
@@ -503,7 +536,8 @@ int rpfsc_client_new(const char *config, const struct rpfs_opt *opts, int nopts,
 		goto fail;
 	}
 	c->io_hdr = (size_t)ret - RPC_SEG_SIZE;
-	c->io_max_segs = rpc_io_max_segs(RPFSC_IO_BODY_CAP);
+	/* room kept for a mirrored write's copies list */
+	c->io_max_segs = rpc_io_max_segs(RPFSC_IO_BODY_CAP - RPC_IO_COPIES_ROOM);
 	if (!c->io_max_segs) {
 		rpfsc_err_set("internal error: no room for I/O segments");
 		ret = -EINVAL;

@@ -66,6 +66,10 @@ struct rpfsc_server {
 	 * fail at once with quiet_msg until retry_unanswered_ms passed. */
 	int64_t quiet_ms;
 	char quiet_msg[600];
+	/* When a metadata server last said it is down (an open reply's down
+	 * list, rpc.h; CLOCK_MONOTONIC ms, 0: never): a mirrored read tries
+	 * its copies last for retry_unanswered_ms. */
+	_Atomic int64_t reported_down_ms;
 };
 
 struct rpfs_client {
@@ -124,6 +128,12 @@ const char *rpfsc_desc(struct rpfs_client *c, int srv, enum rpfsc_role role);
 
 /* Connection to server srv, connecting or reconnecting if needed. On
  * failure sets the error message (naming the server) and returns -errno. */
+/* Is srv known not to answer now (silent within retry_unanswered_ms, or its
+ * connection broken)? A mirrored read tries such a copy last. */
+bool rpfsc_server_suspect(struct rpfs_client *c, int srv);
+/* An open reply (attributes, capability, then maybe the down list of a
+ * mirrored file: rpc.h): note the servers it says are down. */
+void rpfsc_note_down(struct rpfs_client *c, const uint8_t *rep, size_t len);
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		   struct rpfsc_link **out);
 void rpfsc_link_put(struct rpfs_client *c, int srv, struct rpfsc_link *l);

@@ -121,6 +121,7 @@ int rpfsc_file_cap_renew(struct rpfs_file *f)
 	pthread_mutex_lock(&f->cap_lock);
 	cap_set(f, &a.cap);
 	pthread_mutex_unlock(&f->cap_lock);
+	rpfsc_note_down(f->c, rep, rep_len);
 	return 0;
 }
 
@@ -230,6 +231,7 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 	if (rpc_dec_attr(rep, rep_len, &a) || rpfsc_attr_layout(c, &a))
 		return rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_META), norm, -EPROTO, 0,
 					false);
+	rpfsc_note_down(c, rep, rep_len);
 	if (a.type != RPC_TYPE_FILE) {
 		/* Without EXCL an existing name answers with its attributes. */
 		rpfsc_err_set("%s: %s", norm, strerror(EISDIR));
@@ -356,9 +358,97 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 
 /* ---- per-datafile operations -------------------------------------------- */
 
+/* Of a mirrored file's IO_SIZE and IO_SYNC, one copy of each slot
+ * answering is enough (every acknowledged write is on every copy:
+ * io_forward.c); the copies that did not answer count as empty in sizes.
+ * 0, or the first failure of a slot none of whose copies answered (its
+ * message set again). */
+static int every_slot_has_a_copy(struct rpfs_client *c, const struct rpc_attr *a,
+				 struct rpfsc_op *ops, struct rpc_io_size *sizes)
+{
+	const struct rpfs_layout *l = &a->layout;
+
+	for (uint32_t s = 0; s < l->stripe_count; s++) {
+		int err = 0, errsrv = -1;
+		bool any = false;
+
+		for (uint32_t k = 0; k < layout_copies(l); k++) {
+			uint32_t cs = layout_copy_slot(l, s, k);
+
+			if (!ops[cs].call.status) {
+				any = true;
+			} else {
+				if (!err) {
+					err = ops[cs].call.status;
+					errsrv = ops[cs].srv;
+				}
+				if (sizes)
+					memset(&sizes[cs], 0, sizeof(sizes[cs]));
+			}
+		}
+		if (!any)
+			return rpfsc_call_error(c, errsrv, RPFSC_IO, NULL, ops[0].what,
+						err);
+	}
+	return 0;
+}
+
+/* A mirrored file's IO_SIZE or IO_SYNC: first to the copies whose servers
+ * are not known to be down (rpfsc_server_suspect), then, for a slot none
+ * of those answered, to its other copies; so a stopped copy costs no
+ * timeout while another answers. ops[i].call.status is each result (-EAGAIN
+ * for one not sent). */
+static int run_mirror(struct rpfs_client *c, const struct rpc_attr *a,
+		      struct rpfsc_op *ops, uint32_t n)
+{
+	const struct rpfs_layout *l = &a->layout;
+	struct rpfsc_op *run = calloc(n, sizeof(*run));
+	uint32_t *idx = calloc(n, sizeof(*idx));
+	bool *sent = calloc(n, sizeof(*sent));
+	int ret = -ENOMEM;
+
+	if (!run || !idx || !sent) {
+		rpfsc_err_set("%s: out of memory", ops[0].what);
+		goto out;
+	}
+	for (uint32_t s = 0; s < n; s++)
+		ops[s].call.status = -EAGAIN;
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t k = 0;
+
+		for (uint32_t s = 0; s < n; s++) {
+			uint32_t data = s % l->stripe_count;
+			bool answered = false;
+
+			if (sent[s])
+				continue;
+			for (uint32_t j = 0; j < layout_copies(l); j++)
+				answered |=
+					!ops[layout_copy_slot(l, data, j)].call.status;
+			if (answered ||
+			    (pass == 0 && rpfsc_server_suspect(c, ops[s].srv)))
+				continue;
+			run[k] = ops[s];
+			idx[k++] = s;
+			sent[s] = true;
+		}
+		if (k)
+			rpfsc_run_every(c, run, (int)k);
+		for (uint32_t i = 0; i < k; i++)
+			ops[idx[i]].call = run[i].call;
+	}
+	ret = every_slot_has_a_copy(c, a, ops, NULL);
+out:
+	free(run);
+	free(idx);
+	free(sent);
+	return ret;
+}
+
 /* One request per slot of the layout, all in flight at once: IO_SIZE
  * (sizes[] gets each datafile's size and times), IO_TRUNCATE to the slot's
- * share of size, or IO_SYNC. */
+ * share of size, or IO_SYNC. A mirrored file's size and sync need one copy
+ * of each slot (every_slot_has_a_copy), its truncate every copy. */
 static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint16_t op, uint64_t size, struct rpc_io_size *sizes)
 {
@@ -395,10 +485,19 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char 
 		ops[s].rep = rep[s];
 		ops[s].rep_max = sizeof(rep[s]);
 	}
-	ret = rpfsc_run(c, ops, (int)n);
+	if (layout_copies(&a->layout) > 1 && op != RPC_IO_TRUNCATE) {
+		ret = run_mirror(c, a, ops, n);
+	} else {
+		ret = rpfsc_run(c, ops, (int)n);
+	}
 	if (ret || !sizes)
 		goto out;
 	for (uint32_t s = 0; s < n; s++) {
+		if (ops[s].call.status) {
+			memset(&sizes[s], 0,
+			       sizeof(sizes[s])); /* a copy that didn't answer */
+			continue;
+		}
 		if (rpc_dec_io_size(rep[s], ops[s].call.rep_len, &sizes[s])) {
 			ret = rpfsc_err_server(rpfsc_desc(c, ops[s].srv, RPFSC_IO), what,
 					       -EPROTO, 0, false);

@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "client_priv.h"
+#include "log.h"
 
 /* One call: a run of a slot's segments and memory pieces. */
 struct iochunk {
@@ -95,6 +96,18 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 	return np;
 }
 
+/* A write of a mirrored file goes to each slot's primary with the list of
+ * its copies (RPC_IO_COPIES): the body's extra bytes. */
+static bool mirrored(const struct rpfs_request *io)
+{
+	return layout_copies(&io->f->attr.layout) > 1;
+}
+
+static size_t body_extra(const struct rpfs_request *io)
+{
+	return io->write && mirrored(io) ? RPC_IO_COPIES_ROOM : 0;
+}
+
 /* Would a call of nseg segments, niov memory pieces and bytes data go? */
 static bool call_fits(struct rpfs_request *io, struct slotlist *sl, size_t nseg,
 		      size_t niov, uint64_t bytes)
@@ -110,7 +123,8 @@ static bool call_fits(struct rpfs_request *io, struct slotlist *sl, size_t nseg,
 	if (!bulk)
 		return true;
 	/* Bulk calls describe each memory piece in the request message. */
-	maxdesc = xp_call_max_desc(sl->link->conn, c->io_hdr + nseg * RPC_SEG_SIZE);
+	maxdesc = xp_call_max_desc(sl->link->conn,
+				   c->io_hdr + nseg * RPC_SEG_SIZE + body_extra(io));
 	return maxdesc > 0 && niov <= (size_t)maxdesc;
 }
 
@@ -233,6 +247,45 @@ static int add_piece(struct rpfs_request *io, uint32_t slot, uint64_t local, cha
 	return 0;
 }
 
+/* The copy of data slot a read of a mirrored file takes (*out): copies
+ * take turns by row of stripe units, so a large read draws on every copy;
+ * a copy whose server is known not to answer (rpfsc_server_suspect), or
+ * cannot be connected to, is passed over. Fails only when no copy of the
+ * slot can be reached. */
+static int read_slot(struct rpfs_request *io, uint32_t slot, uint64_t local,
+		     uint32_t *out)
+{
+	const struct rpfs_layout *l = &io->f->attr.layout;
+	uint32_t n = layout_copies(l);
+	uint32_t first = (uint32_t)((local / l->stripe_unit + slot) % n);
+	int err = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t cs = layout_copy_slot(l, slot, (first + k) % n);
+			struct slotlist *sl = &io->sl[cs];
+			int srv = rpfsc_io_srv(io->f->c, layout_server(l, cs));
+			bool suspect = srv >= 0 && rpfsc_server_suspect(io->f->c, srv);
+			int ret;
+
+			if (suspect != (pass == 1))
+				continue;
+			if (sl->srv >= 0) {
+				*out = cs;
+				return 0;
+			}
+			ret = slot_get(io, cs, &sl);
+			if (!ret) {
+				*out = cs;
+				return 0;
+			}
+			if (!err)
+				err = ret;
+		}
+	}
+	return err;
+}
+
 /* Walk the memory and file lists in step and distribute the pieces. */
 static int map_lists(struct rpfs_request *io, const struct iovec *mem, int nmem,
 		     const struct rpfs_seg *file, int nfile)
@@ -263,11 +316,17 @@ static int map_lists(struct rpfs_request *io, const struct iovec *mem, int nmem,
 							&d);
 
 				for (size_t i = 0; i < k; i++) {
-					int ret = add_piece(
-						io, pc[i].slot, pc[i].local_off,
-						base + (pc[i].logical_off - fpos),
-						pc[i].len);
+					uint32_t slot = pc[i].slot;
+					int ret = 0;
 
+					if (!io->write && mirrored(io))
+						ret = read_slot(io, slot, pc[i].local_off,
+								&slot);
+					if (!ret)
+						ret = add_piece(
+							io, slot, pc[i].local_off,
+							base + (pc[i].logical_off - fpos),
+							pc[i].len);
 					if (ret)
 						return ret;
 				}
@@ -379,6 +438,60 @@ static void zero_tail(const struct iovec *iov, size_t cnt, size_t skip)
 	}
 }
 
+/* A read of a mirrored file whose call i failed (the copy's server gone,
+ * stopped, cut off, or a damaged block): the same segments from the slot's
+ * other copies, one after the other, into the same memory. 0 when one
+ * answered (calls[i] then holds its result). */
+static int read_other_copy(struct rpfs_request *io, size_t i)
+{
+	struct rpfs_client *c = io->f->c;
+	const struct rpfs_layout *l = &io->f->attr.layout;
+	struct iochunk *ch = &io->ch[i];
+	struct slotlist *orig = &io->sl[ch->slot];
+	uint32_t n = layout_copies(l);
+	uint32_t c0 = ch->slot / l->stripe_count;
+	size_t room = c->io_hdr + ch->nseg * RPC_SEG_SIZE;
+	uint8_t *body = malloc(room);
+	struct rpc_cap cap;
+	int ret = -ENOMEM;
+
+	if (!body)
+		return ret;
+	ret = rpfsc_file_cap(io->f, &cap);
+	for (uint32_t k = 1; k < n && !ret; k++) {
+		uint32_t cs = layout_copy_slot(l, ch->slot, (c0 + k) % n);
+		struct slotlist *sl;
+		struct xp_call call;
+		int len;
+
+		if (slot_get(io, cs, &sl))
+			continue;
+		len = rpc_enc_io_slot(body, room, RPC_IO_READ, io->f->attr.handle, &cap,
+				      &orig->segs[ch->seg0], (uint32_t)ch->nseg, cs);
+		if (len < 0)
+			break;
+		memset(&call, 0, sizeof(call));
+		call.req = body;
+		call.req_len = (size_t)len;
+		call.rep = io->reps[i];
+		call.rep_max = sizeof(io->reps[i]);
+		call.rd_iov = &orig->iov[ch->iov0];
+		call.rd_cnt = (int)ch->niov;
+		if (xp_call_start(sl->link->conn, &call) || xp_call_wait(&call))
+			continue;
+		log_info("%s: %s: read from the copy on %s instead", io->f->path,
+			 rpfsc_desc(c, orig->srv, RPFSC_IO),
+			 rpfsc_desc(c, sl->srv, RPFSC_IO));
+		io->calls[i].status = 0;
+		io->calls[i].rd_len = call.rd_len;
+		io->calls[i].rep_len = call.rep_len;
+		free(body);
+		return 0;
+	}
+	free(body);
+	return -EIO;
+}
+
 /* Wait for the started calls; the first failure (in call order) is the
  * result, with its message. */
 static ssize_t io_collect(struct rpfs_request *io)
@@ -392,6 +505,26 @@ static ssize_t io_collect(struct rpfs_request *io)
 		struct xp_call *call = &io->calls[i];
 		int ret = xp_call_wait(call);
 		uint64_t local;
+
+		if (ret && !io->write && mirrored(io) && !read_other_copy(io, i))
+			ret = 0;
+		if (ret == -EREMOTEIO && io->write && !xp_conn_error(sl->link->conn) &&
+		    !rpc_dec_u64(io->reps[i], call->rep_len, &local)) {
+			/* The primary stored it; a copy could not (io_forward.c). */
+			if (!first) {
+				int csrv = local < c->cfg.nio
+						   ? rpfsc_io_srv(c, (uint32_t)local)
+						   : -1;
+
+				rpfsc_err_set(
+					"%s: %s couldn't write the file's copy on %s",
+					io->f->path, rpfsc_desc(c, sl->srv, RPFSC_IO),
+					csrv >= 0 ? rpfsc_desc(c, csrv, RPFSC_IO)
+						  : "an unknown I/O server");
+				first = ret;
+			}
+			continue;
+		}
 
 		if (ret && !first && ret == -EBADMSG && !xp_conn_error(sl->link->conn) &&
 		    !rpc_dec_u64(io->reps[i], call->rep_len, &local)) {
@@ -454,7 +587,7 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 	io->calls = calloc(io->nch ? io->nch : 1, sizeof(*io->calls));
 	io->reps = calloc(io->nch ? io->nch : 1, sizeof(*io->reps));
 	for (size_t i = 0; i < io->nch; i++)
-		body_total += c->io_hdr + io->ch[i].nseg * RPC_SEG_SIZE;
+		body_total += c->io_hdr + io->ch[i].nseg * RPC_SEG_SIZE + body_extra(io);
 	io->bodies = malloc(body_total ? body_total : 1);
 	conns = malloc((io->nch ? io->nch : 1) * sizeof(*conns));
 	callp = malloc((io->nch ? io->nch : 1) * sizeof(*callp));
@@ -468,7 +601,7 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 		struct iochunk *ch = &io->ch[i];
 		struct slotlist *sl = &io->sl[ch->slot];
 		struct xp_call *call = &io->calls[i];
-		size_t room = c->io_hdr + ch->nseg * RPC_SEG_SIZE;
+		size_t room = c->io_hdr + ch->nseg * RPC_SEG_SIZE + body_extra(io);
 		int len;
 
 		conns[i] = sl->link->conn;
@@ -476,10 +609,29 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 		/* The slot too: a server whose datafile holds another one
 		 * refuses, so a layout gone wrong is an error, not bytes
 		 * from the wrong place. */
-		len = rpc_enc_io_slot(io->bodies + off, room,
-				      io->write ? RPC_IO_WRITE : RPC_IO_READ,
-				      io->f->attr.handle, &cap, &sl->segs[ch->seg0],
-				      (uint32_t)ch->nseg, ch->slot);
+		if (body_extra(io)) {
+			/* to the primary, which forwards to the copies */
+			const struct rpfs_layout *l = &io->f->attr.layout;
+			struct rpc_copy cp[RPC_COPIES_MAX];
+			uint32_t nc = 0;
+
+			for (uint32_t k = 1; k < layout_copies(l) && nc < RPC_COPIES_MAX;
+			     k++) {
+				cp[nc].slot = layout_copy_slot(l, ch->slot, k);
+				cp[nc].io = layout_server(l, cp[nc].slot);
+				nc++;
+			}
+			len = rpc_enc_io_copies(io->bodies + off, room,
+						io->f->attr.handle, &cap,
+						&sl->segs[ch->seg0], (uint32_t)ch->nseg,
+						ch->slot, cp, nc);
+		} else {
+			len = rpc_enc_io_slot(io->bodies + off, room,
+					      io->write ? RPC_IO_WRITE : RPC_IO_READ,
+					      io->f->attr.handle, &cap,
+					      &sl->segs[ch->seg0], (uint32_t)ch->nseg,
+					      ch->slot);
+		}
 		if (len < 0) {
 			rpfsc_err_set("%s: can't encode an I/O request: %s", io->f->path,
 				      strerror(-len));

@@ -188,6 +188,7 @@ static int lookup(struct rpfs_client *c, const char *norm, int srv, uint16_t fla
 		return reply_error(c, srv, norm);
 	if (a->type == RPC_TYPE_FILE && rpfsc_attr_layout(c, a))
 		return reply_error(c, srv, norm);
+	rpfsc_note_down(c, rep, rep_len);
 	return 0;
 }
 

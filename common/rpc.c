@@ -50,7 +50,10 @@
  *   TRUNCATE: IO_TRUNCATE       handle u64, cap, size u64               48
  *   IO: IO_WRITE IO_READ        handle u64, cap, nseg u32, slot u32     48+16*nseg
  *                               (stripe slot + 1, 0 = not said),
- *                               nseg x { off u64, len u64 }
+ *                               nseg x { off u64, len u64 }; IO_WRITE   (+4+8*nc)
+ *                               with flag RPC_IO_COPIES then ncopies
+ *                               u32 (1..RPC_COPIES_MAX), ncopies x
+ *                               { io u32, slot + 1 u32 (not 0) }
  *   IO_CREATE                   handle u64, nonce u64 (not 0), slot     24
  *                               u32 (as IO_WRITE's), pad u32 (0)
  *   PROBE: IO_PROBE             meta u32, pad u32 (0)                   8
@@ -503,20 +506,27 @@ static uint32_t slot_dec(uint32_t v)
 	return v ? v - 1 : RPC_SLOT_ANY;
 }
 
-int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
-		    const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
-		    uint32_t slot)
+static uint32_t io_segs_in(size_t cap, size_t reserve);
+
+static int enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		  const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
+		  uint32_t slot, const struct rpc_copy *copies, uint32_t ncopies)
 {
 	struct wr w;
 
 	if (op != RPC_IO_WRITE && op != RPC_IO_READ)
 		return -EINVAL;
-	if (nseg > rpc_io_max_segs(cap_clamp(cap)))
+	if (ncopies > RPC_COPIES_MAX || (ncopies && op != RPC_IO_WRITE))
+		return -EINVAL;
+	if (nseg > io_segs_in(cap_clamp(cap), ncopies ? 4 + 8 * (size_t)ncopies : 0))
 		return -E2BIG;
 	for (uint32_t i = 0; i < nseg; i++)
 		if (!segs[i].len || segs[i].len > UINT64_MAX - segs[i].off)
 			return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), op, 0);
+	for (uint32_t i = 0; i < ncopies; i++)
+		if (copies[i].slot == RPC_SLOT_ANY)
+			return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), op, ncopies ? RPC_IO_COPIES : 0);
 	wr_u64(&w, handle);
 	wr_cap(&w, capa);
 	wr_u32(&w, nseg);
@@ -525,7 +535,31 @@ int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		wr_u64(&w, segs[i].off);
 		wr_u64(&w, segs[i].len);
 	}
+	if (ncopies) {
+		wr_u32(&w, ncopies);
+		for (uint32_t i = 0; i < ncopies; i++) {
+			wr_u32(&w, copies[i].io);
+			wr_u32(&w, slot_enc(copies[i].slot));
+		}
+	}
 	return wr_end(&w);
+}
+
+int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		    const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
+		    uint32_t slot)
+{
+	return enc_io(buf, cap, op, handle, capa, segs, nseg, slot, NULL, 0);
+}
+
+int rpc_enc_io_copies(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+		      const struct rpc_copy *copies, uint32_t ncopies)
+{
+	if (!ncopies)
+		return -EINVAL;
+	return enc_io(buf, cap, RPC_IO_WRITE, handle, capa, segs, nseg, slot, copies,
+		      ncopies);
 }
 
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
@@ -593,15 +627,21 @@ uint64_t rpc_req_handle(const struct rpc_req *r, uint32_t i)
 	return i < r->nhandles ? get64(r->handles + 8 * (size_t)i) : 0;
 }
 
-uint32_t rpc_io_max_segs(size_t cap)
+/* Segments that fit cap bytes after the IO body's head and reserve. */
+static uint32_t io_segs_in(size_t cap, size_t reserve)
 {
-	size_t head = RPC_PREAMBLE + 16 + RPC_CAP_SIZE;
+	size_t head = RPC_PREAMBLE + 16 + RPC_CAP_SIZE + reserve;
 	size_t n;
 
 	if (cap < head)
 		return 0;
 	n = (cap - head) / RPC_SEG_SIZE;
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+uint32_t rpc_io_max_segs(size_t cap)
+{
+	return io_segs_in(cap, 0);
 }
 
 /* ---- request decoding -------------------------------------------------- */
@@ -803,15 +843,31 @@ static int body_truncate(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		   uint32_t maxseg)
 {
+	bool copies = r->flags & RPC_IO_COPIES;
 	size_t left;
 
 	dec_handle(rd, r);
 	r->nseg = rd_u32(rd);
 	r->slot = slot_dec(rd_u32(rd));
+	r->ncopies = 0;
 	if (rd->err)
 		return rd->err;
-	/* The count must describe exactly the rest of the body. */
+	if ((r->flags & ~RPC_IO_COPIES) || (copies && r->op != RPC_IO_WRITE))
+		return -EPROTO;
+	/* The count must describe exactly the rest of the body (but for the
+	 * copies list). */
 	left = rd->len - rd->pos;
+	if (copies) {
+		size_t segs_len = (size_t)r->nseg * RPC_SEG_SIZE;
+		uint32_t n;
+
+		if (left < segs_len + 4)
+			return -EPROTO;
+		n = get32(rd->p + rd->pos + segs_len);
+		if (!n || n > RPC_COPIES_MAX || left != segs_len + 4 + 8 * (size_t)n)
+			return -EPROTO;
+		left = segs_len;
+	}
 	if (left % RPC_SEG_SIZE || left / RPC_SEG_SIZE != r->nseg)
 		return -EPROTO;
 	if (r->nseg > maxseg)
@@ -823,6 +879,15 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 			return -EPROTO;
 	}
 	r->segs = segs;
+	if (copies) {
+		r->ncopies = rd_u32(rd);
+		for (uint32_t i = 0; i < r->ncopies; i++) {
+			r->copies[i].io = rd_u32(rd);
+			r->copies[i].slot = slot_dec(rd_u32(rd));
+			if (r->copies[i].slot == RPC_SLOT_ANY)
+				return -EPROTO;
+		}
+	}
 	return rd->err;
 }
 
@@ -1304,5 +1369,38 @@ int rpc_dec_stats(const void *buf, size_t len, struct rpc_stat *s, uint32_t max,
 	if (rd.pos != rd.len)
 		return -EPROTO;
 	*n = count;
+	return 0;
+}
+
+int rpc_enc_down(void *buf, size_t cap, const uint32_t *io, uint32_t n)
+{
+	uint8_t *p = buf;
+
+	if (n > RPC_DOWN_MAX)
+		n = RPC_DOWN_MAX;
+	if (cap < 4 + 4 * (size_t)n)
+		return -E2BIG;
+	put32(p, n);
+	for (uint32_t i = 0; i < n; i++)
+		put32(p + 4 + 4 * (size_t)i, io[i]);
+	return (int)(4 + 4 * n);
+}
+
+int rpc_dec_down(const void *buf, size_t len, uint32_t *io, uint32_t *n)
+{
+	const uint8_t *p = buf;
+
+	*n = 0;
+	if (!len)
+		return 0;
+	if (len < 4)
+		return -EPROTO;
+	*n = get32(p);
+	if (*n > RPC_DOWN_MAX || len != 4 + 4 * (size_t)*n) {
+		*n = 0;
+		return -EPROTO;
+	}
+	for (uint32_t i = 0; i < *n; i++)
+		io[i] = get32(p + 4 + 4 * (size_t)i);
 	return 0;
 }

@@ -67,6 +67,22 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 /* A stripe slot not said (struct rpc_req's slot). */
 #define RPC_SLOT_ANY 0xffffffffu
 
+/* RPC_IO_WRITE flags: the segments are followed by the copies list
+ * (struct rpc_copy): the receiver is the primary of a mirrored slot and
+ * forwards the write to them before answering (server/io_forward.c). */
+#define RPC_IO_COPIES 1u
+/* Copies a write names at most (mirror:8 has 7 besides the primary). */
+#define RPC_COPIES_MAX 7
+/* Bytes a copies list takes at most: rpc_io_max_segs leaves this room. */
+#define RPC_IO_COPIES_ROOM (4 + 8 * RPC_COPIES_MAX)
+
+/* A copy of a mirrored slot: its I/O server (index among the I/O servers)
+ * and the slot its datafile holds. */
+struct rpc_copy {
+	uint32_t io;
+	uint32_t slot;
+};
+
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
 /* CREATE LOOKUP GETATTR flags: the rights wanted in the capability the
@@ -174,6 +190,9 @@ struct rpc_req {
 	/* IO_WRITE / IO_READ */
 	uint32_t nseg;
 	struct rpc_seg *segs; /* points into a caller buffer (rpc_decode_req's segs) */
+	/* IO_WRITE with RPC_IO_COPIES: where to forward it (1..RPC_COPIES_MAX) */
+	uint32_t ncopies;
+	struct rpc_copy copies[RPC_COPIES_MAX];
 };
 
 /* Encoders return the body length, or -E2BIG if it does not fit cap. */
@@ -212,6 +231,11 @@ int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		    const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
 		    uint32_t slot);
+/* IO_WRITE to the primary of a mirrored slot, with the copies it forwards
+ * to (1..RPC_COPIES_MAX; RPC_IO_COPIES). */
+int rpc_enc_io_copies(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+		      const struct rpc_copy *copies, uint32_t ncopies);
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
 		      uint32_t slot);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
@@ -226,7 +250,8 @@ int rpc_enc_search(void *buf, size_t cap, const char *path, uint32_t want, uint3
 int rpc_enc_meta_handles(void *buf, size_t cap, const uint64_t *handles, uint32_t n);
 /* Handle i of a decoded META_HANDLES (i < r->nhandles). */
 uint64_t rpc_req_handle(const struct rpc_req *r, uint32_t i);
-/* Segments that fit an I/O request body of cap bytes. */
+/* Segments that fit an I/O request body of cap bytes (a sender that may add
+ * a copies list leaves RPC_IO_COPIES_ROOM of cap for it). */
 uint32_t rpc_io_max_segs(size_t cap);
 
 /* The room for segments that decoding the request body buf needs: as many
@@ -238,6 +263,17 @@ int rpc_decode_req(const void *buf, size_t len, struct rpc_req *r, struct rpc_se
 		   uint32_t maxseg);
 /* A path is absolute and normalized (see above). */
 int rpc_path_ok(const char *path);
+
+/* After the attributes and capability of a mirrored file's open reply
+ * (CREATE LOOKUP GETATTR): the I/O servers of its layout that the metadata
+ * server knows to be down (io_states), so that a client reads from the
+ * other copies at once instead of waiting timeout_ms on them: count u32,
+ * count x io index u32. At most RPC_DOWN_MAX entries. */
+#define RPC_DOWN_MAX 32
+int rpc_enc_down(void *buf, size_t cap, const uint32_t *io, uint32_t n);
+/* 0 and *n entries into io (room for RPC_DOWN_MAX), or -EPROTO. An empty
+ * body is an empty list. */
+int rpc_dec_down(const void *buf, size_t len, uint32_t *io, uint32_t *n);
 
 /* Reply bodies. rpc_enc_attr writes RPC_ATTR_SIZE bytes (no capability:
  * also the stored form); rpc_enc_attr_cap RPC_ATTR_CAP_SIZE (with a->cap).

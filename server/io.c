@@ -35,6 +35,7 @@
 
 #include "datafile.h"
 #include "hashtab.h"
+#include "io_forward.h"
 #include "list.h"
 #include "log.h"
 #include "proto.h"
@@ -458,6 +459,20 @@ out:
 	return ret;
 }
 
+int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off)
+{
+	struct iosrv *io = s->io;
+	struct fdent *e;
+	uint64_t bad = 0;
+	int ret = fd_get(io, handle, &e);
+
+	if (ret)
+		return ret;
+	ret = datafile_read(&e->cf, buf, len, off, &bad);
+	fd_put(io, e);
+	return ret;
+}
+
 /* ---- requests ------------------------------------------------------------------ */
 
 /* Worker: a chunk of a bulk request, stored or loaded (sched.c hands it
@@ -738,7 +753,11 @@ int io_open(struct srv *s)
 	pthread_mutex_init(&io->lock, NULL);
 	atomic_store(&io->nfiles, count_datafiles(io->dirfd));
 	s->io = io;
-	return 0;
+	ret = io_forward_open(s);
+	if (ret)
+		log_err("rpfsd: couldn't start the threads forwarding mirrored writes: %s",
+			strerror(-ret));
+	return ret;
 
 err_fini:
 	hashtab_fini(&io->fds);
@@ -755,6 +774,7 @@ void io_close(struct srv *s)
 
 	if (!io)
 		return;
+	io_forward_close(s);
 	/* Clean shutdown: what was written is on disk before we say goodbye. */
 	list_foreach_safe(&io->lru, n, next) {
 		struct fdent *e = list_entry(n, struct fdent, lru);

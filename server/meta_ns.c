@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io_states.h"
+#include "layout.h"
 #include "log.h"
 #include "meta_attr.h"
 #include "meta_priv.h"
@@ -59,6 +61,33 @@ static unsigned wanted_bits(uint16_t flags)
 /* Answer an open (CREATE, LOOKUP, GETATTR) of a: a file's reply carries a
  * capability for the rights asked, after checking them against its mode
  * for the caller unless checked says the caller may (it just made it). */
+/* A mirrored file's servers known down, after the capability (rpc.h). */
+static void add_down(struct srv_op *op, const struct rpc_attr *a)
+{
+	struct srv *s = op->s;
+	uint32_t list[RPC_DOWN_MAX], n = 0;
+	bool *down;
+	int len;
+
+	if (layout_copies(&a->layout) < 2 || !s->io_states || !s->cfg.nio)
+		return;
+	down = calloc(s->cfg.nio, sizeof(*down));
+	if (!down)
+		return;
+	if (io_states_down(s, down))
+		for (uint32_t slot = 0;
+		     slot < layout_slots(&a->layout) && n < RPC_DOWN_MAX; slot++) {
+			uint32_t io = layout_server(&a->layout, slot);
+
+			if (io < s->cfg.nio && down[io])
+				list[n++] = io;
+		}
+	free(down);
+	len = rpc_enc_down(op->rep + op->rep_len, SRV_REPLY_CAP - op->rep_len, list, n);
+	if (len > 0)
+		op->rep_len += (size_t)len;
+}
+
 int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 {
 	if (a->type != RPC_TYPE_FILE)
@@ -68,6 +97,7 @@ int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 	access_grant(op->s, a->handle, wanted_rights(op->q.flags), &a->cap);
 	rpc_enc_attr_cap(op->rep, a);
 	op->rep_len = RPC_ATTR_CAP_SIZE;
+	add_down(op, a);
 	return 0;
 }
 

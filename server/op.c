@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io_forward.h"
 #include "log.h"
 #include "server.h"
 
@@ -51,6 +52,9 @@ void srv_op_finish(struct srv_op *op)
 {
 	int ret;
 
+	/* A mirrored write is answered once its copies have it. */
+	if (io_forward_take(op))
+		return;
 	set_detail(op);
 	/* A failed op answers with no data; its body only if it set one on
 	 * purpose (the detail of a damaged read: rpc.h). */

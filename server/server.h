@@ -79,6 +79,7 @@ struct srv_stats {
 #define SRV_COUNT(s, field)                                                              \
 	atomic_fetch_add_explicit(&(s)->stats.field, 1, memory_order_relaxed)
 struct iosrv;
+struct io_forward;
 struct peers;
 struct place;
 
@@ -103,8 +104,9 @@ struct srv {
 	atomic_bool ready;
 
 	struct sched *sched;
-	struct meta *meta; /* NULL unless role meta */
-	struct iosrv *io;  /* NULL unless role io */
+	struct meta *meta;	/* NULL unless role meta */
+	struct iosrv *io;	/* NULL unless role io */
+	struct io_forward *fwd; /* role io: mirrored writes' forwarding (io_forward.c) */
 	struct peers *peers;
 	struct io_states *io_states; /* role meta: its I/O servers' states */
 	struct place *place;
@@ -144,6 +146,7 @@ struct srv_op {
 	uint64_t *seg_end;
 	uint64_t total;
 	struct io_write *io_wr; /* io.c: IO_WRITE's chunks (io_write_free) */
+	bool forwarded;		/* io_forward.c: handed to the copies already */
 
 	struct rpc_req q;		   /* decoded body (q.path points into q) */
 	const struct rpc_op_desc *desc;	   /* q.op's line of the table (rpc_ops.h) */
@@ -238,6 +241,9 @@ int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t sl
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 /* Free what io.c keeps for a write request (op.c, with the op). */
 void io_write_free(struct srv_op *op);
+/* io.c: len bytes of handle's datafile at off, checked (io_forward.c's
+ * read-back). */
+int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off);
 
 /* stats.c: RPC_STATS (serve_stats) runs on a worker (statvfs and the
  * stores' counts). */

@@ -242,6 +242,9 @@ static void gen_rpc(void)
 	REQ("truncate", rpc_enc_truncate(buf, sizeof(buf), 7, NULL, 12345));
 	REQ("io-write", rpc_enc_io(buf, sizeof(buf), RPC_IO_WRITE, 7, NULL, segs, 3));
 	REQ("io-read", rpc_enc_io(buf, sizeof(buf), RPC_IO_READ, 7, NULL, segs, 1));
+	REQ("io-write-copies",
+	    rpc_enc_io_copies(buf, sizeof(buf), 7, NULL, segs, 3, 0,
+			      (const struct rpc_copy[]){{1, 2}, {2, 4}}, 2));
 	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	{

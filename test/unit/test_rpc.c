@@ -517,6 +517,102 @@ START_TEST(io_round_trips)
 }
 END_TEST
 
+START_TEST(io_write_with_copies_round_trips)
+{
+	struct rpc_seg in[2] = {{0, 4096}, {1 << 20, 47008}};
+	struct rpc_copy cp[2] = {{3, 5}, {0, 0}};
+	int n = rpc_enc_io_copies(buf, BUFSZ, 0x42, NULL, in, 2, 1, cp, 2);
+
+	ck_assert_int_eq(n,
+			 RPC_PREAMBLE + 16 + RPC_CAP_SIZE + 2 * RPC_SEG_SIZE + 4 + 2 * 8);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_WRITE);
+	ck_assert_uint_eq(req.flags, RPC_IO_COPIES);
+	ck_assert_uint_eq(req.slot, 1);
+	ck_assert_uint_eq(req.nseg, 2);
+	ck_assert_mem_eq(req.segs, in, sizeof(in));
+	ck_assert_uint_eq(req.ncopies, 2);
+	ck_assert_uint_eq(req.copies[0].io, 3);
+	ck_assert_uint_eq(req.copies[0].slot, 5);
+	ck_assert_uint_eq(req.copies[1].io, 0);
+	ck_assert_uint_eq(req.copies[1].slot, 0);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	/* a plain write names none */
+	n = rpc_enc_io_slot(buf, BUFSZ, RPC_IO_WRITE, 1, NULL, in, 2, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.ncopies, 0);
+	/* no copies, too many, a read with copies, a copy without a slot */
+	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 0),
+			 -EINVAL);
+	ck_assert_int_eq(
+		rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, RPC_COPIES_MAX + 1),
+		-EINVAL);
+	cp[1].slot = RPC_SLOT_ANY;
+	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 2),
+			 -EINVAL);
+}
+END_TEST
+
+START_TEST(io_copies_list_that_lies_is_refused)
+{
+	struct rpc_seg in[1] = {{0, 4096}};
+	struct rpc_copy cp[1] = {{2, 3}};
+	int n = rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 1, 0, cp, 1);
+	size_t at = (size_t)n - 12; /* the count */
+
+	ck_assert_int_gt(n, 0);
+	/* a count of 0, of more than the list, of more than the most */
+	buf[at] = 0;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[at] = 2;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[at] = RPC_COPIES_MAX + 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[at] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	/* a copy's slot of 0 (none said) */
+	memset(buf + n - 4, 0, 4);
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	/* the flag on a read */
+	n = rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, NULL, in, 1);
+	buf[2] = RPC_IO_COPIES;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	/* another flag on a write */
+	n = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 1, NULL, in, 1);
+	buf[2] = 2;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+}
+END_TEST
+
+START_TEST(down_list_round_trips)
+{
+	uint32_t io[RPC_DOWN_MAX + 1], out[RPC_DOWN_MAX], n;
+	uint8_t b[4 + 4 * (RPC_DOWN_MAX + 1)];
+
+	for (uint32_t i = 0; i <= RPC_DOWN_MAX; i++)
+		io[i] = i * 3;
+	ck_assert_int_eq(rpc_enc_down(b, sizeof(b), io, 2), 12);
+	ck_assert_int_eq(rpc_dec_down(b, 12, out, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(out[1], 3);
+	/* at most RPC_DOWN_MAX */
+	ck_assert_int_eq(rpc_enc_down(b, sizeof(b), io, RPC_DOWN_MAX + 1),
+			 4 + 4 * RPC_DOWN_MAX);
+	ck_assert_int_eq(rpc_dec_down(b, 4 + 4 * RPC_DOWN_MAX, out, &n), 0);
+	ck_assert_uint_eq(n, RPC_DOWN_MAX);
+	ck_assert_int_eq(rpc_enc_down(b, 7, io, 1), -E2BIG);
+	/* none, short, a count the body doesn't hold */
+	ck_assert_int_eq(rpc_dec_down(b, 0, out, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(rpc_dec_down(b, 3, out, &n), -EPROTO);
+	ck_assert_int_eq(rpc_enc_down(b, sizeof(b), io, 2), 12);
+	ck_assert_int_eq(rpc_dec_down(b, 11, out, &n), -EPROTO);
+	b[0] = RPC_DOWN_MAX + 1;
+	ck_assert_int_eq(rpc_dec_down(b, 12, out, &n), -EPROTO);
+}
+END_TEST
+
 START_TEST(io_max_segs_fills_the_body_exactly)
 {
 	static struct rpc_seg in[300];
@@ -1409,6 +1505,9 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, ops_a_client_names_by_handle_need_a_capability);
 	tcase_add_test(tc, generic_encoders_take_every_op_of_their_shape);
 	tcase_add_test(tc, room_for_segments_only_where_the_body_has_them);
+	tcase_add_test(tc, io_write_with_copies_round_trips);
+	tcase_add_test(tc, io_copies_list_that_lies_is_refused);
+	tcase_add_test(tc, down_list_round_trips);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("replies");

@@ -72,6 +72,9 @@ suite cli-posix-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli-posix.sh;
 suite trust-test.out env RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/trust.sh
 # I/O servers killed, stopped and back: states, placement, the mount.
 suite io-states-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/io-states.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+# Mirrored files: writes forwarded to the copies over verbs, reads with a
+# copy's server killed, stopped, damaged.
+suite mirror-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/mirror.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 suite restart-test.out sh -c 'RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/restart.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 cd "$top" || exit 2
 export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -1,0 +1,168 @@
+#!/bin/sh
+# Mirrored files (layout kind mirror:N, issue 29): the data path through
+# servers lost, stopped and damaged. Four servers from `rpfs up -n 4`, fast
+# heartbeats; a directory with `setstripe -N mirror:2` (2 data slots, each
+# with a copy on another server):
+#   - a file written through it is on 4 servers and its copies' datafiles
+#     are byte for byte the same;
+#   - 4 writers at once on overlapping ranges of one file, many rounds
+#     (through the mount): the copies still agree byte for byte (the
+#     primary orders and forwards: server/io_forward.c);
+#   - a damaged block in one copy (a byte flipped on disk): the file reads
+#     back right (the other copy), the damaged copy's server says so;
+#   - a server holding copies killed (-9): the files read back right, stat
+#     gives their size, ls -l lists them, a new mirrored file is made and
+#     reads right; a write to a file with a copy on it fails naming it
+#     (no degraded writes yet), never a silent loss;
+#   - it restarts; another server is stopped (SIGSTOP): the files read
+#     back right within a second of the metadata server noticing (the open
+#     reply's down list: no timeout_ms wait), then after SIGCONT.
+# Run by `make check` from the top build directory (./rpfs, ./rpfsd).
+set -u
+
+RPFS=${RPFS:-./rpfs}
+ADDR=${RPFS_TEST_ADDR:-127.0.0.1}
+PROVIDER=${RPFS_PROVIDER:-tcp}
+X=${RPFS_TEST_SCALE:-1}
+TMP=$(mktemp -d /tmp/rpfs-mirror-XXXXXX) || exit 1
+D=$TMP/cluster
+
+cleanup() {
+	trap '' INT TERM
+	if [ -n "${MNT:-}" ] && grep -q " $MNT fuse" /proc/mounts; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+	fi
+	for p in "$D"/rpfsd.*.pid; do
+		[ -f "$p" ] && kill -CONT "$(cat "$p")" 2>/dev/null
+	done
+	"$RPFS" down --dir "$D" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# shellcheck source=test/integration/checks.sh
+. "$(dirname "$0")/checks.sh"
+state_of() {
+	"$RPFS" df 2>/dev/null | awk -v s="server.$1" '$1 == s {
+		n = split($0, w, "state ");
+		if (n > 1) { v = w[n]; sub(/\).*/, "", v) } else v = $NF;
+		sub(/\(.*/, "", v); print v }'
+}
+wait_state() {
+	end=$(($(date +%s) + $3 * X))
+	while :; do
+		case "|$2|" in *"|$(state_of "$1")|"*) return 0 ;; esac
+		[ "$(date +%s)" -lt "$end" ] || break
+		sleep 0.1
+	done
+	echo "server.$1 is '$(state_of "$1")' after $(($3 * X)) s, not $2"
+	return 1
+}
+# The I/O servers of a file's slots in slot order (copies after the data
+# slots), space separated.
+servers_of() {
+	"$RPFS" stat "$1" | sed -n 's/^  slot [0-9]*: io server \([0-9]*\) .*/\1/p' | tr '\n' ' '
+}
+handle_of() { "$RPFS" stat "$1" | sed -n 's/^handle: 0x\(.*\)/\1/p'; }
+pid_of() { cat "$D/rpfsd.$1.pid"; }
+# copies_agree FILE: for each data slot s of a mirror:2 file of 2 data
+# slots, the datafiles of slot s and slot s+2 are the same bytes.
+copies_agree() {
+	h=$(handle_of "$1")
+	set -- $(servers_of "$1")
+	[ $# -eq 4 ] || { echo "not 4 slots: $*"; return 1; }
+	cmp "$D/s$1/data/$h" "$D/s$3/data/$h" && cmp "$D/s$2/data/$h" "$D/s$4/data/$h"
+}
+
+export RPFS_HEARTBEAT_MS=200 RPFS_HEARTBEAT_TIMEOUT_MS=$((1000 * X)) RPFS_IO_OFFLINE_S=$((30 * X))
+export RPFS_TIMEOUT_MS=$((3000 * X))
+"$RPFS" up -n 4 --dir "$D" --address "$ADDR" --provider "$PROVIDER" >"$TMP/up" 2>&1 || {
+	cat "$TMP/up"
+	exit 1
+}
+export RPFS_CONFIG="$D/rpfs.conf"
+head -c 5000000 /dev/urandom >"$TMP/src"
+for n in 0 1 2 3; do check_in "server.$n online" wait_state $n online 5; done
+
+check "mkdir /m; setstripe -N mirror:2 /m" sh -c "'$RPFS' mkdir /m && '$RPFS' setstripe -N mirror:2 /m"
+for f in a b c; do
+	check "a mirrored file /m/$f" "$RPFS" cp "$TMP/src" "rpfs:/m/$f"
+done
+check_eq "/m/a is on all 4 servers" "$(servers_of /m/a | tr ' ' '\n' | sort | tr '\n' ' ')" "0 1 2 3 "
+check "... reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
+check_in "... its copies are the same bytes" copies_agree /m/a
+
+# ---- concurrent overlapping writers ------------------------------------------------
+FUSE=$(dirname "$RPFS")/rpfs-fuse
+if [ "$(id -u)" = 0 ] && [ -x "$FUSE" ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	MNT=$TMP/mnt
+	mkdir -p "$MNT"
+	check "rpfs mount" "$RPFS" mount "$MNT"
+	head -c 2000000 /dev/urandom >"$TMP/w"
+	# 4 writers, 20 rounds each, 47008-byte records at offsets that
+	# overlap the others' (stride 30000 bytes, shifted per writer).
+	for w in 0 1 2 3; do
+		(
+			r=0
+			while [ $r -lt 20 ]; do
+				dd if="$TMP/w" of="$MNT/m/c" bs=47008 count=1 \
+					seek=$(((r * 4 + w) * 30000)) oflag=seek_bytes \
+					skip=$((w * 7)) conv=notrunc status=none || exit 1
+				r=$((r + 1))
+			done
+		) &
+	done
+	wait
+	check_in "4 overlapping writers: the copies are the same bytes" copies_agree /m/c
+	check "rpfs umount" "$RPFS" umount "$MNT"
+	MNT=
+else
+	echo "skip the concurrent writers: needs root, rpfs-fuse, /dev/fuse and fusermount3"
+fi
+
+# ---- a damaged block in one copy ---------------------------------------------------
+h=$(handle_of /m/b)
+set -- $(servers_of /m/b)
+dmg=$3 # the copy of data slot 0
+for off in 100 1048676 2097252; do
+	printf 'X' | dd of="$D/s$dmg/data/$h" bs=1 seek=$off conv=notrunc status=none
+done
+check "a damaged copy: /m/b reads back right" sh -c "'$RPFS' cat /m/b | cmp - '$TMP/src'"
+check "... the damaged copy's server said so" grep -q "checksum mismatch" "$D/rpfsd.$dmg.log"
+
+# ---- a server killed ---------------------------------------------------------------
+set -- $(servers_of /m/a)
+k=$3 # holds the copy of /m/a's data slot 0
+kill -9 "$(pid_of "$k")"
+check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
+for f in a c; do
+	check "server.$k down: /m/$f reads back right" sh -c "'$RPFS' cat /m/$f | cmp - '$TMP/src'"
+done
+check_eq "... stat gives /m/a's size" "$("$RPFS" stat /m/a | sed -n 's/^ *size: //p')" "$(wc -c <"$TMP/src" | tr -d ' ')"
+check "... ls -l lists /m" sh -c "'$RPFS' ls -l /m | grep -q ' a$'"
+check "... a new mirrored file" "$RPFS" cp "$TMP/src" rpfs:/m/new
+check "... which reads back right" sh -c "'$RPFS' cat /m/new | cmp - '$TMP/src'"
+check_fails "... a write to /m/a names the server it can't reach" "io server $k" \
+	"$RPFS" cp "$TMP/src" rpfs:/m/a
+
+# ---- it returns; another stopped ---------------------------------------------------
+check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
+check_in "server.$k online again" wait_state "$k" online 5
+check "/m/b rewritten" "$RPFS" cp "$TMP/src" rpfs:/m/b
+check_in "... its copies agree again" copies_agree /m/b
+set -- $(servers_of /m/b)
+st=$2 # data slot 1's primary
+kill -STOP "$(pid_of "$st")"
+check_in "server.$st stopped: unreachable" wait_state "$st" "unreachable|offline" 10
+for f in a b c new; do
+	start=$(date +%s%N)
+	check "server.$st stopped: /m/$f reads back right" sh -c "'$RPFS' cat /m/$f | cmp - '$TMP/src'"
+	ms=$((($(date +%s%N) - start) / 1000000))
+	if [ "$ms" -lt $((1500 * X)) ]; then ok "... in $ms ms"; else bad "... took $ms ms"; fi
+done
+kill -CONT "$(pid_of "$st")"
+check_in "server.$st continued: online" wait_state "$st" online 5
+check "every file reads back right" sh -c "for f in a b c new; do '$RPFS' cat /m/\$f | cmp - '$TMP/src' || exit 1; done"
+
+exit $fail
