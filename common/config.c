@@ -13,9 +13,9 @@
  * in 1..65535, at least one role and a storage directory; names are unique;
  * there is at least one I/O and one metadata server; stripe_count is at most
  * the number of I/O servers; redundancy is none or mirror:N with N at most
- * the number of I/O servers (ec:K+P is refused: not supported yet); the transport settings pass xp_params_check().
- * Anything else is -EINVAL with a message naming the file, the line or
- * section and the cause.
+ * the number of I/O servers (ec:K+P is refused: not supported yet); the transport
+ * settings pass xp_params_check(). Anything else is -EINVAL with a message naming the
+ * file, the line or section and the cause.
  *
  * Why one file of ~880 lines: one concern, the config file, which is
  * searched for, read, checked and written (by `rpfs up` and genconfig)
@@ -368,13 +368,15 @@ static void cluster_key(struct cfg_parse *c, const char *name, const char *value
 			cfg_fail(c, "%s:%d: [cluster] redundancy = %s", c->path, c->line,
 				 why);
 		else if (cfg->redundancy.kind == RPFS_LAYOUT_EC)
-			cfg_fail(c,
-				 "%s:%d: [cluster] redundancy = %s: ec:K+P is not supported yet",
-				 c->path, c->line, value);
+			cfg_fail(
+				c,
+				"%s:%d: [cluster] redundancy = %s: ec:K+P is not supported yet",
+				c->path, c->line, value);
 		else if (cfg->redundancy.kind == RED_DEFAULT)
-			cfg_fail(c,
-				 "%s:%d: [cluster] redundancy = %s: want none or mirror:N",
-				 c->path, c->line, value);
+			cfg_fail(
+				c,
+				"%s:%d: [cluster] redundancy = %s: want none or mirror:N",
+				c->path, c->line, value);
 	} else if (!strcmp(name, "key_file")) {
 		if (!first_time(c, KEY_KEY_FILE, name))
 			return;
@@ -573,10 +575,11 @@ static void cfg_finish(struct cfg_parse *c)
 	if (red_copies(&cfg->redundancy) > cfg->nio) {
 		char r[RED_TEXT_MAX];
 
-		cfg_fail(c,
-			 "%s: [cluster] redundancy = %s needs %u io servers, the cluster has %u",
-			 c->path, red_format(&cfg->redundancy, r, sizeof(r)),
-			 red_copies(&cfg->redundancy), cfg->nio);
+		cfg_fail(
+			c,
+			"%s: [cluster] redundancy = %s needs %u io servers, the cluster has %u",
+			c->path, red_format(&cfg->redundancy, r, sizeof(r)),
+			red_copies(&cfg->redundancy), cfg->nio);
 		return;
 	}
 	/* A program's options win over the file, the environment over both

@@ -68,8 +68,8 @@ int red_parse(const char *spec, struct red_spec *r, char *why, size_t whylen)
 		p = spec + 7;
 		r->kind = RPFS_LAYOUT_MIRROR;
 		if (!small_num(&p, &r->copies) || *p) {
-			snprintf(why, whylen, "%s: not mirror:N (N copies, 2 to %d)", spec,
-				 RPFS_COPIES_MAX);
+			snprintf(why, whylen, "%s: not mirror:N (N copies, 2 to %d)",
+				 spec, RPFS_COPIES_MAX);
 			return -EINVAL;
 		}
 		if (!red_valid(r)) {
@@ -84,14 +84,15 @@ int red_parse(const char *spec, struct red_spec *r, char *why, size_t whylen)
 		r->kind = RPFS_LAYOUT_EC;
 		if (!small_num(&p, &r->data_cells) || *p++ != '+' ||
 		    !small_num(&p, &r->parity_cells) || *p) {
-			snprintf(why, whylen,
-				 "%s: not ec:K+P (K data and P parity cells, such as ec:4+2)",
-				 spec);
+			snprintf(
+				why, whylen,
+				"%s: not ec:K+P (K data and P parity cells, such as ec:4+2)",
+				spec);
 			return -EINVAL;
 		}
 		if (!red_valid(r)) {
-			snprintf(why, whylen, "%s: ec:K+P takes 1 to %d cells of each", spec,
-				 RED_EC_CELLS_MAX);
+			snprintf(why, whylen, "%s: ec:K+P takes 1 to %d cells of each",
+				 spec, RED_EC_CELLS_MAX);
 			return -EINVAL;
 		}
 		return 0;

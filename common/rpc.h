@@ -145,9 +145,9 @@ struct rpc_req {
 	int64_t atime, mtime;	 /* SETATTR */
 	uint32_t mask;		 /* SETATTR */
 	/* CREATE; SETATTR with RPC_SET_LAYOUT (a directory's default) */
-	uint64_t stripe_unit;	       /* CREATE: 0 = cluster default */
-	uint32_t stripe_count;	       /* CREATE: 0 = cluster default */
-	int32_t first_server;	       /* CREATE: -1 = server chooses */
+	uint64_t stripe_unit;  /* CREATE: 0 = cluster default */
+	uint32_t stripe_count; /* CREATE: 0 = cluster default */
+	int32_t first_server;  /* CREATE: -1 = server chooses */
 	/* CREATE; SETATTR with RPC_SET_LAYOUT: the redundancy asked for,
 	 * packed (redundancy.h: red_unpack accepts it); 0 = not said (an
 	 * older client's body, without the field) */
