@@ -178,6 +178,42 @@ int rpfs_create_redundancy(rpfs_client_t *c, const char *path, uint32_t mode,
 	return 0;
 }
 
+int rpfs_open_attr_redundancy(rpfs_client_t *c, const struct rpfs_stat *st,
+			      const char *path, const char *redundancy, rpfs_file_t **out)
+{
+	struct rpfs_layout l;
+	struct red_spec r;
+	char why[128];
+	int ret;
+
+	*out = NULL;
+	if (!redundancy || !*redundancy)
+		redundancy = "none";
+	if (red_parse(redundancy, &r, why, sizeof(why)) || r.kind == RED_DEFAULT) {
+		rpfsc_err_set("%s: redundancy %s", path ? path : "attributes",
+			      r.kind == RED_DEFAULT ? "default: not a file's" : why);
+		return -EINVAL;
+	}
+	ret = rpfs_open_attr_path(c, st, path, out);
+	if (ret || r.kind == RPFS_LAYOUT_STRIPE)
+		return ret;
+	/* Before anyone else sees the file: its whole layout. */
+	l = (*out)->attr.layout;
+	red_to_file_layout(&r, &l);
+	if (layout_check(&l)) {
+		rpfsc_err_set(
+			"%s: redundancy %s over %u slots doesn't fit this cluster's "
+			"%u I/O servers",
+			path ? path : "attributes", redundancy, st->stripe_count,
+			c->cfg.nio);
+		rpfs_close(*out);
+		*out = NULL;
+		return -EINVAL;
+	}
+	(*out)->attr.layout = l;
+	return 0;
+}
+
 int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
 			      uint32_t stripe_count, const char *redundancy)
 {

@@ -257,6 +257,14 @@ int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe
 int rpfs_stat_redundancy(rpfs_client_t *c, const char *path, char *buf, size_t len);
 /* The same for an open file (sends nothing). Errors: -ERANGE. */
 int rpfs_file_redundancy(rpfs_file_t *f, char *buf, size_t len);
+/* rpfs_open_attr_path for attributes another process looked up, with the
+ * redundancy that process's rpfs_file_redundancy gave (struct rpfs_stat
+ * has no room for it; MPI drivers broadcast both). NULL or "" as "none".
+ * Errors: rpfs_open_attr_path's, -EINVAL for a bad redundancy or one whose
+ * copies do not fit this cluster. */
+int rpfs_open_attr_redundancy(rpfs_client_t *c, const struct rpfs_stat *st,
+			      const char *path, const char *redundancy,
+			      rpfs_file_t **out);
 /* The I/O servers holding copy `copy` (0 = the first, .. N-1) of the file
  * whose attributes st are, with redundancy r ("none", "mirror:N"): out[s]
  * for each of its st->stripe_count slots (out holds that many). Errors:
