@@ -165,7 +165,8 @@ uint32_t rpfs_mpi_create_mode(int perm)
 
 /* widen: read-write for a write-only file. */
 static int open_as(rpfs_client_t *c, const char *path, unsigned amode, bool widen,
-		   uint32_t mode, const struct rpfs_create_opts *opts, rpfs_file_t **file)
+		   uint32_t mode, const struct rpfs_create_opts *opts, const char *red,
+		   rpfs_file_t **file)
 {
 	unsigned rights = (amode & RPFS_MPI_RDONLY)		? RPFS_O_READ
 			  : (amode & RPFS_MPI_WRONLY) && !widen ? RPFS_O_WRITE
@@ -174,9 +175,9 @@ static int open_as(rpfs_client_t *c, const char *path, unsigned amode, bool wide
 
 	if (!(amode & RPFS_MPI_CREATE))
 		return rpfs_open(c, path, rights, file);
-	ret = rpfs_create(c, path, mode,
-			  rights | ((amode & RPFS_MPI_EXCL) ? RPFS_O_EXCL : 0), opts,
-			  file);
+	ret = rpfs_create_redundancy(c, path, mode,
+				     rights | ((amode & RPFS_MPI_EXCL) ? RPFS_O_EXCL : 0),
+				     opts, red, file);
 	/* a library that reports an existing file even without O_EXCL */
 	if (ret == -EEXIST && !(amode & RPFS_MPI_EXCL))
 		ret = rpfs_open(c, path, rights, file);
@@ -186,13 +187,41 @@ static int open_as(rpfs_client_t *c, const char *path, unsigned amode, bool wide
 int rpfs_mpi_open(rpfs_client_t *client, const char *path, unsigned amode, int perm,
 		  const struct rpfs_create_opts *opts, rpfs_file_t **file)
 {
+	return rpfs_mpi_open_redundancy(client, path, amode, perm, opts, NULL, file);
+}
+
+int rpfs_mpi_open_redundancy(rpfs_client_t *client, const char *path, unsigned amode,
+			     int perm, const struct rpfs_create_opts *opts,
+			     const char *redundancy, rpfs_file_t **file)
+{
 	uint32_t mode = (amode & RPFS_MPI_CREATE) ? rpfs_mpi_create_mode(perm) : 0;
-	int ret = open_as(client, path, amode, true, mode, opts, file);
+	int ret = open_as(client, path, amode, true, mode, opts, redundancy, file);
 
 	/* the servers check the rights against the file's mode */
 	if (ret == -EACCES && (amode & RPFS_MPI_WRONLY))
-		ret = open_as(client, path, amode, false, mode, opts, file);
+		ret = open_as(client, path, amode, false, mode, opts, redundancy, file);
 	return ret;
+}
+
+int rpfs_mpi_redundancy_hint(const struct rpfs_mpi_hints *hints, char *out, size_t len)
+{
+	char value[RPFS_REDUNDANCY_MAX + 64];
+
+	if (len)
+		out[0] = '\0';
+	if (!hints || !hints->get ||
+	    !hints->get(hints->info, RPFS_MPI_REDUNDANCY_HINT,
+			hints->valuelen < (int)sizeof(value) - 1 ? hints->valuelen
+								 : (int)sizeof(value) - 1,
+			value))
+		return 0;
+	return rpfs_redundancy_parse(value, out, len);
+}
+
+void rpfs_mpi_file_redundancy(rpfs_file_t *file, char *out, size_t len)
+{
+	if (rpfs_file_redundancy(file, out, len) && len)
+		snprintf(out, len, "none");
 }
 
 /* ---- the size a read trusts --------------------------------------------- */

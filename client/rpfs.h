@@ -208,6 +208,69 @@ int rpfs_rename(rpfs_client_t *c, const char *from, const char *to);
  * 4 GiB), -EPERM (not the owner or root), -ENOENT. */
 int rpfs_setstripe(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
 		   uint32_t stripe_count);
+
+/* ---- redundancy --------------------------------------------------------- */
+/* A file's redundancy is part of its layout, chosen when it is made and
+ * fixed after; as text:
+ *   "none"       striping only, no redundancy
+ *   "mirror:N"   N copies (2..8) of every stripe slot, on N distinct I/O
+ *                servers: a file over C slots needs C * N I/O servers
+ *   "ec:K+P"     K data and P parity cells: accepted by
+ *                rpfs_redundancy_parse, refused where a file or default is
+ *                made (-EOPNOTSUPP, "not supported yet")
+ *   "default"    no choice of its own: the directory's default, then the
+ *                cluster's ([cluster] redundancy, rpfs.conf(5))
+ * A new file takes the redundancy it is created with, else its directory's
+ * default (rpfs_setstripe_redundancy), else the cluster's. */
+
+/* The longest redundancy text, NUL included. */
+#define RPFS_REDUNDANCY_MAX 16
+
+/* Checks spec and writes its normal form into norm (len bytes, at least
+ * RPFS_REDUNDANCY_MAX; norm may be NULL). Errors: -EINVAL (not one of the
+ * forms above; rpfs_errmsg() says why), -ERANGE (norm too short). Sends
+ * nothing. */
+int rpfs_redundancy_parse(const char *spec, char *norm, size_t len);
+/* rpfs_create with a redundancy (NULL or "": as rpfs_create, the
+ * directory's or the cluster's). The stripe count of opts (0: the
+ * default, which shrinks to fit) is the number of data slots: a mirror:N
+ * file uses count * N I/O servers. Errors: rpfs_create's, and -EINVAL for
+ * a bad spec or a layout that needs more I/O servers than the cluster has
+ * (the message says how many: "mirror:2 over 3 slots needs 6 I/O servers,
+ * the cluster has 4"), -EOPNOTSUPP for ec:K+P. A new file is created, then
+ * opened by its path: a mode that refuses the creator the rights asked
+ * for fails with -EACCES (the file stays). */
+int rpfs_create_redundancy(rpfs_client_t *c, const char *path, uint32_t mode,
+			   unsigned flags, const struct rpfs_create_opts *opts,
+			   const char *redundancy, rpfs_file_t **out);
+/* rpfs_setstripe with the directory's default redundancy (NULL or "": the
+ * directory keeps the one it has; "default": it takes the cluster's
+ * again). Errors: rpfs_setstripe's, -EINVAL for a bad spec or a mirror
+ * that does not fit the cluster (N copies of stripe_count slots, or of
+ * one when stripe_count is 0), -EOPNOTSUPP for ec:K+P. */
+int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe_unit,
+			      uint32_t stripe_count, const char *redundancy);
+/* The redundancy of the file at path, or the default of the directory at
+ * path ("default" where it has none of its own), into buf (len bytes, at
+ * least RPFS_REDUNDANCY_MAX). Errors: rpfs_stat's, -ERANGE (buf too
+ * short). */
+int rpfs_stat_redundancy(rpfs_client_t *c, const char *path, char *buf, size_t len);
+/* The same for an open file (sends nothing). Errors: -ERANGE. */
+int rpfs_file_redundancy(rpfs_file_t *f, char *buf, size_t len);
+/* rpfs_open_attr_path for attributes another process looked up, with the
+ * redundancy that process's rpfs_file_redundancy gave (struct rpfs_stat
+ * has no room for it; MPI drivers broadcast both). NULL or "" as "none".
+ * Errors: rpfs_open_attr_path's, -EINVAL for a bad redundancy or one whose
+ * copies do not fit this cluster. */
+int rpfs_open_attr_redundancy(rpfs_client_t *c, const struct rpfs_stat *st,
+			      const char *path, const char *redundancy,
+			      rpfs_file_t **out);
+/* The I/O servers holding copy `copy` (0 = the first, .. N-1) of the file
+ * whose attributes st are, with redundancy r ("none", "mirror:N"): out[s]
+ * for each of its st->stripe_count slots (out holds that many). Errors:
+ * -EINVAL (a directory, a copy past N, a bad r). Sends nothing. */
+int rpfs_copy_servers(rpfs_client_t *c, const struct rpfs_stat *st, const char *r,
+		      uint32_t copy, uint32_t *out);
 /* Calls fn for each entry of a directory (name only, no path), sorted by
  * name, once every metadata server has given its entries; stops early when
  * fn returns nonzero (that value is returned). Errors: -ENOENT, -ENOTDIR,

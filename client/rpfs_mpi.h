@@ -88,6 +88,27 @@ uint32_t rpfs_mpi_create_mode(int perm);
 int rpfs_mpi_open(rpfs_client_t *client, const char *path, unsigned amode, int perm,
 		  const struct rpfs_create_opts *opts, rpfs_file_t **file);
 
+/* ---- redundancy: the hint rpfs_redundancy ---------------------------------- */
+
+/* The hint a create takes its redundancy from ("none", "mirror:N"; see
+ * rpfs.h), and under which MPI_File_get_info reports the file's. */
+#define RPFS_MPI_REDUNDANCY_HINT "rpfs_redundancy"
+
+/* The value of the hint in hints (NULL: none), checked, in normal form
+ * into out (len >= RPFS_REDUNDANCY_MAX; "" when it is not set). Returns 0,
+ * or -EINVAL for a bad value (rpfs_errmsg() says why). */
+int rpfs_mpi_redundancy_hint(const struct rpfs_mpi_hints *hints, char *out, size_t len);
+/* rpfs_mpi_open creating with a redundancy (NULL or "": the directory's
+ * default, else the cluster's). */
+int rpfs_mpi_open_redundancy(rpfs_client_t *client, const char *path, unsigned amode,
+			     int perm, const struct rpfs_create_opts *opts,
+			     const char *redundancy, rpfs_file_t **file);
+/* What rank 0 of an open tells the others with the attributes: the
+ * redundancy of its open file ("none" if it can't say), into out (len >=
+ * RPFS_REDUNDANCY_MAX). They open with rpfs_open_attr_redundancy and
+ * report it as the hint. */
+void rpfs_mpi_file_redundancy(rpfs_file_t *file, char *out, size_t len);
+
 /* ---- the size a read trusts --------------------------------------------- */
 
 /* librpfs reads holes and bytes past the end as zeros and returns the full

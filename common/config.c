@@ -12,9 +12,10 @@
  * The rules a loaded config satisfies: every server has an address, a port
  * in 1..65535, at least one role and a storage directory; names are unique;
  * there is at least one I/O and one metadata server; stripe_count is at most
- * the number of I/O servers; the transport settings pass xp_params_check().
- * Anything else is -EINVAL with a message naming the file, the line or
- * section and the cause.
+ * the number of I/O servers; redundancy is none or mirror:N with N at most
+ * the number of I/O servers (ec:K+P is refused: not supported yet); the transport
+ * settings pass xp_params_check(). Anything else is -EINVAL with a message naming the
+ * file, the line or section and the cause.
  *
  * Why one file of ~880 lines: one concern, the config file, which is
  * searched for, read, checked and written (by `rpfs up` and genconfig)
@@ -46,13 +47,14 @@ enum {
 	KEY_CLUSTER_ID = 128,
 	KEY_ID = 256,
 	KEY_LOG_FILE = 512,
+	KEY_REDUNDANCY = 1024,
 };
 
 /* The keys each section accepts: a key is known if and only if it is
  * listed here, and the message for an unknown key names them all, which is
  * how test/build/conf-doc.sh checks that rpfs.conf(5) documents each. */
 static const char *const cluster_keys[] = {
-	"stripe_unit", "stripe_count", "key_file", "id", NULL,
+	"stripe_unit", "stripe_count", "redundancy", "key_file", "id", NULL,
 };
 static const char *const server_keys[] = {
 	"address", "port", "roles", "dir", "id", "log_file", NULL,
@@ -357,6 +359,24 @@ static void cluster_key(struct cfg_parse *c, const char *name, const char *value
 		if (parse_u32(value, &cfg->stripe_count))
 			cfg_fail(c, "%s:%d: [cluster] stripe_count = %s: bad number",
 				 c->path, c->line, value);
+	} else if (!strcmp(name, "redundancy")) {
+		char why[128];
+
+		if (!first_time(c, KEY_REDUNDANCY, name))
+			return;
+		if (red_parse(value, &cfg->redundancy, why, sizeof(why)))
+			cfg_fail(c, "%s:%d: [cluster] redundancy = %s", c->path, c->line,
+				 why);
+		else if (cfg->redundancy.kind == RPFS_LAYOUT_EC)
+			cfg_fail(
+				c,
+				"%s:%d: [cluster] redundancy = %s: ec:K+P is not supported yet",
+				c->path, c->line, value);
+		else if (cfg->redundancy.kind == RED_DEFAULT)
+			cfg_fail(
+				c,
+				"%s:%d: [cluster] redundancy = %s: want none or mirror:N",
+				c->path, c->line, value);
 	} else if (!strcmp(name, "key_file")) {
 		if (!first_time(c, KEY_KEY_FILE, name))
 			return;
@@ -550,6 +570,16 @@ static void cfg_finish(struct cfg_parse *c)
 		cfg_fail(c,
 			 "%s: [cluster] stripe_count = %u: more than the %u io servers",
 			 c->path, cfg->stripe_count, cfg->nio);
+		return;
+	}
+	if (red_copies(&cfg->redundancy) > cfg->nio) {
+		char r[RED_TEXT_MAX];
+
+		cfg_fail(
+			c,
+			"%s: [cluster] redundancy = %s needs %u io servers, the cluster has %u",
+			c->path, red_format(&cfg->redundancy, r, sizeof(r)),
+			red_copies(&cfg->redundancy), cfg->nio);
 		return;
 	}
 	/* A program's options win over the file, the environment over both
@@ -765,6 +795,10 @@ static int write_body(FILE *f, const struct rpfs_config *cfg)
 	ret = put_kv(f, "stripe_unit", v);
 	snprintf(v, sizeof(v), "%u", cfg->stripe_count);
 	ret = ret ? ret : put_kv(f, "stripe_count", v);
+	if (!ret && cfg->redundancy.kind != RPFS_LAYOUT_STRIPE) {
+		red_format(&cfg->redundancy, v, sizeof(v));
+		ret = put_kv(f, "redundancy", v);
+	}
 	if (!ret && cfg->key_file[0])
 		ret = put_kv(f, "key_file", cfg->key_file);
 	for (size_t i = 0; i < sizeof(cfg->cluster_id); i++) {

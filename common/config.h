@@ -3,6 +3,7 @@
  *   [cluster]
  *   stripe_unit = 1M          ; default for new files
  *   stripe_count = 0          ; 0 = all I/O servers
+ *   redundancy = mirror:2     ; of new files: none (default) or mirror:N
  *   key_file = /path/key      ; cluster key (auth.h), relative to this file
  *   id = 32 hex digits        ; the cluster's identity, made once (rpfs up)
  *
@@ -33,6 +34,7 @@
 
 #include "auth.h"
 #include "params.h"
+#include "redundancy.h"
 
 #define RPFS_ROLE_META	      1u
 #define RPFS_ROLE_IO	      2u
@@ -57,6 +59,7 @@ struct rpfs_config {
 	char path[1024]; /* the file it came from */
 	uint64_t stripe_unit;
 	uint32_t stripe_count;
+	struct red_spec redundancy; /* of new files (kind stripe: none) */
 	char key_file[1024];
 	uint8_t cluster_id[RPFS_CLUSTER_ID_SIZE]; /* all zero: none given */
 	struct rpfs_server_cfg *servers;

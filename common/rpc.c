@@ -35,10 +35,12 @@
  *   CREATE                      path str, mode u32, uid u32, gid u32,   2+p+28
  *                               stripe_unit u64, stripe_count u32,
  *                               first_server i32 (-1 = server chooses)
+ *                               [, redundancy u32]                      (+4)
  *   SETATTR                     path str, mask u32, mode u32, uid u32,  2+p+32
  *                               gid u32, atime i64, mtime i64; with     (+12)
  *                               mask RPC_SET_LAYOUT (alone, the others
  *                               0) then stripe_unit u64, stripe_count u32
+ *                               [, redundancy u32]                      (+4)
  *   READDIR                     path str, cookie str (0..NAME_MAX,      2+p+2+c+4
  *                               "" = from the start), max u32
  *   RENAME                      path str, to str                        4+p+t
@@ -62,6 +64,15 @@
  *                               ngroups x gid u32
  *   HANDLES: META_HANDLES       count u32 (1..RPC_HANDLES_MAX), pad     8+8*count
  *                               u32 (0), count x handle u64
+ *
+ *   redundancy (CREATE, setstripe SETATTR; redundancy.h): optional, the
+ *   last field when present; an older client's body ends before it (not
+ *   said: the directory's default, then the cluster's), and an encoder
+ *   leaves it out when nothing is said, so an older server takes the body.
+ *   Packed: bits 0..7 the layout kind + 1 (0xff "default": the cluster's;
+ *   on a directory, clears its own), bits 8..15 the mirror's copies or the
+ *   ec's K, bits 16..23 the ec's P, bits 24..31 zero; any other value is
+ *   -EPROTO.
  *
  *   cap (32 bytes, the capability for the handle, rpc.h): expiry i64,
  *   rights u32, lifetime_s u32, mac 16 bytes
@@ -315,12 +326,28 @@ int rpc_enc_create(void *buf, size_t cap, const char *path, uint32_t mode, uint3
 		   uint32_t gid, uint16_t flags, uint64_t stripe_unit,
 		   uint32_t stripe_count, int32_t first_server)
 {
+	return rpc_enc_create_red(buf, cap, path, mode, uid, gid, flags, stripe_unit,
+				  stripe_count, first_server, 0);
+}
+
+static bool red_ok(uint32_t v)
+{
+	struct red_spec r;
+
+	return !red_unpack(v, &r);
+}
+
+int rpc_enc_create_red(void *buf, size_t cap, const char *path, uint32_t mode,
+		       uint32_t uid, uint32_t gid, uint16_t flags, uint64_t stripe_unit,
+		       uint32_t stripe_count, int32_t first_server, uint32_t redundancy)
+{
 	struct wr w;
 	int ret = path_errno(path);
 
 	if (ret)
 		return ret;
-	if ((flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)) || first_server < -1)
+	if ((flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)) || first_server < -1 ||
+	    !red_ok(redundancy))
 		return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), RPC_CREATE, flags);
 	wr_str(&w, path, strlen(path));
@@ -330,6 +357,8 @@ int rpc_enc_create(void *buf, size_t cap, const char *path, uint32_t mode, uint3
 	wr_u64(&w, stripe_unit);
 	wr_u32(&w, stripe_count);
 	wr_u32(&w, (uint32_t)first_server);
+	if (redundancy)
+		wr_u32(&w, redundancy);
 	return wr_end(&w);
 }
 
@@ -385,11 +414,19 @@ int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 int rpc_enc_setstripe(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
 		      uint32_t stripe_count)
 {
+	return rpc_enc_setstripe_red(buf, cap, path, stripe_unit, stripe_count, 0);
+}
+
+int rpc_enc_setstripe_red(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
+			  uint32_t stripe_count, uint32_t redundancy)
+{
 	struct wr w;
 	int ret = path_errno(path);
 
 	if (ret)
 		return ret;
+	if (!red_ok(redundancy))
+		return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), RPC_SETATTR, 0);
 	wr_str(&w, path, strlen(path));
 	wr_u32(&w, RPC_SET_LAYOUT);
@@ -399,6 +436,8 @@ int rpc_enc_setstripe(void *buf, size_t cap, const char *path, uint64_t stripe_u
 	wr_u64(&w, 0);
 	wr_u64(&w, stripe_unit);
 	wr_u32(&w, stripe_count);
+	if (redundancy)
+		wr_u32(&w, redundancy);
 	return wr_end(&w);
 }
 
@@ -755,6 +794,16 @@ static int body_mkdir(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return 0;
 }
 
+/* The optional redundancy that ends a CREATE or a setstripe SETATTR: absent
+ * in an older client's body (0, not said), else one red_unpack accepts. */
+static int dec_redundancy(struct rd *rd, struct rpc_req *r)
+{
+	if (rd->err || rd->pos == rd->len)
+		return 0;
+	r->redundancy = rd_u32(rd);
+	return !rd->err && !red_ok(r->redundancy) ? -EPROTO : 0;
+}
+
 static int body_create(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		       uint32_t maxseg)
 {
@@ -762,7 +811,9 @@ static int body_create(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	r->stripe_unit = rd_u64(rd);
 	r->stripe_count = rd_u32(rd);
 	r->first_server = (int32_t)rd_u32(rd);
-	return !rd->err && r->first_server < -1 ? -EPROTO : 0;
+	if (!rd->err && r->first_server < -1)
+		return -EPROTO;
+	return dec_redundancy(rd, r);
 }
 
 static int body_setattr(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
@@ -782,7 +833,7 @@ static int body_setattr(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	r->stripe_count = rd_u32(rd);
 	if (!rd->err && (r->mode || r->uid || r->gid || r->atime || r->mtime))
 		return -EPROTO;
-	return 0;
+	return dec_redundancy(rd, r);
 }
 
 static int body_readdir(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
@@ -976,7 +1027,8 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *   - path ops: r->path == r->path_buf and rpc_path_ok(r->path);
  *   - READDIR: r->cookie is "" or a valid entry name;
  *   - RENAME: also r->to == r->to_buf and rpc_path_ok(r->to);
- *   - CREATE: first_server >= -1;
+ *   - CREATE: first_server >= -1; redundancy 0 (not said) or one
+ *     red_unpack accepts (also with RPC_SET_LAYOUT);
  *   - SETATTR: mask only RPC_SET_MODE|OWNER|TIMES, or RPC_SET_LAYOUT alone
  *     (mode, uid, gid and times 0; stripe_unit and stripe_count read);
  *   - LOCK/UNLOCK: len > 0, off + len <= UINT64_MAX;

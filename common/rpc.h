@@ -21,6 +21,7 @@
 
 #include "layout.h"
 #include "placement.h"
+#include "redundancy.h"
 #include "rpc_ops.h"
 
 #define RPC_PREAMBLE 8
@@ -160,9 +161,13 @@ struct rpc_req {
 	int64_t atime, mtime;	 /* SETATTR */
 	uint32_t mask;		 /* SETATTR */
 	/* CREATE; SETATTR with RPC_SET_LAYOUT (a directory's default) */
-	uint64_t stripe_unit;	       /* CREATE: 0 = cluster default */
-	uint32_t stripe_count;	       /* CREATE: 0 = cluster default */
-	int32_t first_server;	       /* CREATE: -1 = server chooses */
+	uint64_t stripe_unit;  /* CREATE: 0 = cluster default */
+	uint32_t stripe_count; /* CREATE: 0 = cluster default */
+	int32_t first_server;  /* CREATE: -1 = server chooses */
+	/* CREATE; SETATTR with RPC_SET_LAYOUT: the redundancy asked for,
+	 * packed (redundancy.h: red_unpack accepts it); 0 = not said (an
+	 * older client's body, without the field) */
+	uint32_t redundancy;
 	char cookie[RPC_NAME_MAX + 1]; /* READDIR: resume after this name ("" = start) */
 	uint32_t max;		       /* READDIR: entries wanted */
 	/* handle ops */
@@ -206,9 +211,19 @@ int rpc_enc_setattr(void *buf, size_t cap, const char *path, uint32_t mask, uint
 		    uint32_t uid, uint32_t gid, int64_t atime, int64_t mtime);
 int rpc_enc_readdir(void *buf, size_t cap, const char *path, const char *cookie,
 		    uint32_t max);
+/* CREATE with a redundancy (red_pack; 0 = not said: the body has no
+ * redundancy field, as rpc_enc_create's). -EINVAL for a value red_unpack
+ * refuses. */
+int rpc_enc_create_red(void *buf, size_t cap, const char *path, uint32_t mode,
+		       uint32_t uid, uint32_t gid, uint16_t flags, uint64_t stripe_unit,
+		       uint32_t stripe_count, int32_t first_server, uint32_t redundancy);
 /* SETATTR of a directory's default layout for new files (0: the cluster's). */
 int rpc_enc_setstripe(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
 		      uint32_t stripe_count);
+/* The same with its default redundancy (red_pack; 0 = not said: the
+ * directory keeps its own, and the body is rpc_enc_setstripe's). */
+int rpc_enc_setstripe_red(void *buf, size_t cap, const char *path, uint64_t stripe_unit,
+			  uint32_t stripe_count, uint32_t redundancy);
 int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to);
 /* Handle ops carry the capability for the handle (capa; NULL sends a zero
  * one, as servers do among themselves). */

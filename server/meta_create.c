@@ -14,6 +14,7 @@
 #include "meta_priv.h"
 #include "io_states.h"
 #include "placement.h"
+#include "redundancy.h"
 
 #define META_CREATE_TRIES 4
 
@@ -36,19 +37,73 @@ static int down_now(struct srv *s, bool **down, int *first_down)
 	return 0;
 }
 
+/* The redundancy of a new file: the request's (the MPI hint,
+ * rpfs_create_redundancy), else the parent directory's default (rpfs
+ * setstripe -N), else the cluster's ([cluster] redundancy). "default" in
+ * the request skips the directory's. */
+static void new_redundancy(struct srv *s, const struct rpc_req *q,
+			   const struct rpc_attr *pa, struct red_spec *r)
+{
+	if (q->redundancy && !red_unpack(q->redundancy, r) && r->kind != RED_DEFAULT)
+		return;
+	if (!q->redundancy) {
+		red_of_layout(&pa->layout, true, r);
+		if (r->kind != RED_DEFAULT)
+			return;
+	}
+	*r = s->cfg.redundancy;
+}
+
+/* The stripe count of a new file of redundancy r: its slots (count *
+ * copies) must fit the cluster's I/O servers. A count the creator asked
+ * for that can't is -EINVAL; a default one shrinks to fit. */
+static int fit_count(struct srv *s, const struct rpc_req *q, const struct red_spec *r,
+		     struct rpfs_layout *l)
+{
+	uint32_t nio = s->cfg.nio, copies = red_copies(r);
+	char text[RED_TEXT_MAX];
+
+	red_format(r, text, sizeof(text));
+	if (r->kind == RPFS_LAYOUT_EC) {
+		log_warn("rpfsd: can't create %s: %s: ec:K+P is not supported yet",
+			 q->path, text);
+		return -EOPNOTSUPP;
+	}
+	if (copies > nio) {
+		log_warn(
+			"rpfsd: can't create %s: %s needs %u I/O servers, the cluster has %u",
+			q->path, text, copies, nio);
+		return -EINVAL;
+	}
+	if (q->stripe_count && copies > 1 && (uint64_t)q->stripe_count * copies > nio) {
+		log_warn("rpfsd: can't create %s: %s over %u slots needs %llu I/O "
+			 "servers, the cluster has %u",
+			 q->path, text, q->stripe_count,
+			 (unsigned long long)q->stripe_count * copies, nio);
+		return -EINVAL;
+	}
+	if (l->stripe_count > nio / copies)
+		l->stripe_count = nio / copies;
+	return 0;
+}
+
 /* The layout of a new file, from the request and the cluster's defaults,
  * on I/O servers that answer. A count the creator asked for is kept: when
  * it can't avoid the servers known down, it is placed on them anyway
  * (*forced), to be tried; a default count shrinks to the servers that are
- * up. *bad_io: a down server, when no placement avoids it. */
+ * up. *bad_io: a down server, when no placement avoids it. A mirror's
+ * count * N slots are consecutive I/O servers from first_server on
+ * (layout.h), all distinct since they fit the cluster's: the N copies of a
+ * slot are on N distinct servers. */
 static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_attr *pa,
 		      uint64_t handle, struct rpfs_layout *l, int *bad_io, bool *forced)
 {
-	uint32_t nio = s->cfg.nio;
+	uint32_t nio = s->cfg.nio, copies;
 	/* The request (MPI hints, rpfs_create_opts) wins over the parent
 	 * directory's default (rpfs setstripe), which wins over the cluster's. */
 	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
 	uint32_t sc = q->stripe_count ? q->stripe_count : pa->layout.stripe_count;
+	struct red_spec red;
 	bool *down;
 	int ret;
 
@@ -57,19 +112,26 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 			 q->path);
 		return -ENOSPC;
 	}
-	ret = down_now(s, &down, bad_io);
-	if (ret)
-		return ret;
+	new_redundancy(s, q, pa, &red);
+	red_to_file_layout(&red, l);
+	copies = red_copies(&red);
 	l->stripe_unit = su ? su : s->cfg.stripe_unit;
 	l->stripe_count = sc ? sc : s->cfg.stripe_count;
 	if (!l->stripe_count || l->stripe_count > nio)
 		l->stripe_count = nio;
+	ret = fit_count(s, q, &red, l);
+	if (ret)
+		return ret;
+	ret = down_now(s, &down, bad_io);
+	if (ret)
+		return ret;
 	if (down && !q->stripe_count && q->first_server < 0) {
-		uint32_t fit = place_fit_count(nio, l->stripe_count, down);
+		uint32_t fit =
+			place_fit_count(nio, l->stripe_count * copies, down) / copies;
 
 		l->stripe_count = fit ? fit : l->stripe_count;
 	}
-	ret = place_first_io(nio, l->stripe_count, handle, q->first_server, down,
+	ret = place_first_io(nio, l->stripe_count * copies, handle, q->first_server, down,
 			     &l->first_server);
 	free(down);
 	/* What the creator asked for is tried, not refused from memory: the
@@ -77,8 +139,8 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	*forced = false;
 	if (ret == -EHOSTDOWN && (q->stripe_count || q->first_server >= 0)) {
 		*forced = true;
-		ret = place_first_io(nio, l->stripe_count, handle, q->first_server, NULL,
-				     &l->first_server);
+		ret = place_first_io(nio, l->stripe_count * copies, handle,
+				     q->first_server, NULL, &l->first_server);
 	}
 	if (ret)
 		return ret;
@@ -160,9 +222,14 @@ static int do_mkdir_create(struct srv_op *op, bool dir)
 		new_owner(op, &pa, &a, dir);
 		a.atime = a.mtime = a.ctime = srv_now_ns();
 		if (dir) {
-			/* Subdirectories inherit the default layout. */
+			/* Subdirectories inherit the default layout, its
+			 * redundancy too. */
 			a.layout.stripe_unit = pa.layout.stripe_unit;
 			a.layout.stripe_count = pa.layout.stripe_count;
+			a.layout.kind = pa.layout.kind;
+			a.layout.copies = pa.layout.copies;
+			a.layout.data_cells = pa.layout.data_cells;
+			a.layout.parity_cells = pa.layout.parity_cells;
 			break;
 		}
 		ret = new_layout(s, q, &pa, a.handle, &a.layout, &bad_io, &forced);

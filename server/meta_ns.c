@@ -284,13 +284,41 @@ static int may_setattr(const struct srv_client *who, const struct rpc_req *q,
 }
 
 /* A directory's default layout for new files: a file's own is fixed at
- * create (its datafiles are laid out by it). 0 keeps the cluster's. */
+ * create (its datafiles are laid out by it). 0 keeps the cluster's. Its
+ * redundancy (redundancy.h) is kept when the request says none, cleared
+ * by "default"; ec:K+P is refused (not supported yet), and so is a mirror
+ * whose copies (of the count asked, if one is) don't fit the cluster. */
 static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_attr *a)
 {
+	struct red_spec r;
+	char text[RED_TEXT_MAX];
+
 	if (a->type != RPC_TYPE_DIR)
 		return -ENOTDIR;
 	if (q->stripe_count > s->cfg.nio || q->stripe_unit > META_STRIPE_UNIT_MAX)
 		return -EINVAL;
+	if (q->redundancy) {
+		if (red_unpack(q->redundancy, &r))
+			return -EINVAL;
+		red_format(&r, text, sizeof(text));
+		if (r.kind == RPFS_LAYOUT_EC) {
+			log_warn("rpfsd: setstripe %s: %s: ec:K+P is not supported yet",
+				 q->path, text);
+			return -EOPNOTSUPP;
+		}
+		if ((uint64_t)(q->stripe_count ? q->stripe_count : 1) * red_copies(&r) >
+		    s->cfg.nio) {
+			log_warn("rpfsd: setstripe %s: %s over %u slots needs %llu I/O "
+				 "servers, the cluster has %u",
+				 q->path, text, q->stripe_count ? q->stripe_count : 1,
+				 (unsigned long long)(q->stripe_count ? q->stripe_count
+								      : 1) *
+					 red_copies(&r),
+				 s->cfg.nio);
+			return -EINVAL;
+		}
+		red_to_dir_layout(&r, &a->layout);
+	}
 	a->layout.stripe_unit = q->stripe_unit;
 	a->layout.stripe_count = q->stripe_count;
 	return 0;

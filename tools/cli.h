@@ -39,6 +39,7 @@ struct opts {
 	long count;
 	bool start_set; /* setstripe -i START (-1: the metadata server picks) */
 	long start;
+	const char *redundancy; /* setstripe -N SPEC (none, mirror:N, default) */
 	const char *dir;
 	const char *config;
 	const char *address;  /* up: where the servers listen */
@@ -78,6 +79,7 @@ enum opt_id {
 	OPT_START,
 	OPT_JSON,
 	OPT_MARKDOWN,
+	OPT_REDUNDANCY,
 	/* kept in opts.given, in order */
 	OPT_HOST,
 	OPT_STRIPE_COUNT,

@@ -199,8 +199,48 @@ static void fmt_time(int64_t ns, char *out, size_t len)
 	strfmt(out + n, len - n, ".%09lld", (long long)(ns % 1000000000));
 }
 
-static void print_stat(const char *path, const struct rpfs_stat *st,
-		       rpfs_admin_config_t *cfg)
+/* Copies of each slot a redundancy asks for (mirror:N: N; else 1). */
+static int spec_copies(const char *spec)
+{
+	int n;
+
+	return spec && sscanf(spec, "mirror:%d", &n) == 1 && n > 1 ? n : 1;
+}
+
+/* The I/O servers of each copy of a mirror's slots: "  copy C of slot K:
+ * io server ..." (copy 0 is the slot itself, printed above it). */
+static void print_copies(rpfs_client_t *c, const struct rpfs_stat *st, const char *red,
+			 rpfs_admin_config_t *cfg)
+{
+	int copies = spec_copies(red);
+	uint32_t *io = calloc(st->stripe_count ? st->stripe_count : 1, sizeof(*io));
+
+	if (!io)
+		return;
+	for (int k = 1; k < copies; k++) {
+		if (rpfs_copy_servers(c, st, red, (uint32_t)k, io)) {
+			printf("  copies: %s\n", rpfs_errmsg());
+			break;
+		}
+		for (uint32_t s = 0; s < st->stripe_count; s++) {
+			struct rpfs_stat one = *st;
+			struct rpfs_server_info si;
+
+			/* the server of a copy: slot 0 of a layout starting there */
+			one.first_server = io[s];
+			if (rpfs_admin_slot_server(cfg, &one, 0, &si) < 0)
+				printf("  copy %d of slot %u: io server %u\n", k, s,
+				       io[s]);
+			else
+				printf("  copy %d of slot %u: io server %u (%s:%d)\n", k,
+				       s, io[s], si.address, si.port);
+		}
+	}
+	free(io);
+}
+
+static void print_stat(rpfs_client_t *c, const char *path, const struct rpfs_stat *st,
+		       const char *red, rpfs_admin_config_t *cfg)
 {
 	char mode[11], t[64];
 
@@ -216,10 +256,15 @@ static void print_stat(const char *path, const struct rpfs_stat *st,
 	printf(" mtime: %s\n", t);
 	fmt_time(st->ctime, t, sizeof(t));
 	printf(" ctime: %s\n", t);
-	if (st->type == RPFS_TYPE_DIR)
+	if (st->type == RPFS_TYPE_DIR) {
+		if (red[0] && strcmp(red, "default"))
+			printf("redundancy: %s (of new files)\n", red);
 		return;
+	}
 	printf("layout: stripe unit %llu, stripe count %u, first server %u\n",
 	       (unsigned long long)st->stripe_unit, st->stripe_count, st->first_server);
+	if (red[0])
+		printf("redundancy: %s\n", red);
 	for (uint32_t k = 0; k < st->stripe_count; k++) {
 		struct rpfs_server_info si;
 		int io = rpfs_admin_slot_server(cfg, st, k, &si);
@@ -230,6 +275,8 @@ static void print_stat(const char *path, const struct rpfs_stat *st,
 		}
 		printf("  slot %u: io server %d (%s:%d)\n", k, io, si.address, si.port);
 	}
+	if (spec_copies(red) > 1)
+		print_copies(c, st, red, cfg);
 }
 
 int cmd_stat(const struct opts *o, int argc, char **argv)
@@ -239,7 +286,7 @@ int cmd_stat(const struct opts *o, int argc, char **argv)
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
-		char path[PATH_MAX];
+		char path[PATH_MAX], red[RPFS_REDUNDANCY_MAX];
 		struct rpfs_stat st;
 		int ret;
 
@@ -250,7 +297,10 @@ int cmd_stat(const struct opts *o, int argc, char **argv)
 			failed = 1;
 			continue;
 		}
-		print_stat(path, &st, cfg);
+		/* a stat and a lookup: the redundancy is not in rpfs_stat */
+		if (rpfs_stat_redundancy(c, path, red, sizeof(red)))
+			red[0] = 0;
+		print_stat(c, path, &st, red, cfg);
 	}
 	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
@@ -510,7 +560,7 @@ int cmd_chmod(const struct opts *o, int argc, char **argv)
 static void stripe_layout(const struct opts *o, rpfs_client_t *c,
 			  struct rpfs_create_opts *co)
 {
-	int nio = rpfs_num_io_servers(c);
+	int nio = rpfs_num_io_servers(c), copies = spec_copies(o->redundancy);
 
 	co->stripe_unit = o->stripe_unit;
 	co->stripe_count = 0;
@@ -522,7 +572,8 @@ static void stripe_layout(const struct opts *o, rpfs_client_t *c,
 			"for all, 0 for the default)",
 			o->count, nio, nio == 1 ? "" : "s", nio);
 	if (o->count_set)
-		co->stripe_count = o->count < 0 ? (uint32_t)nio : (uint32_t)o->count;
+		co->stripe_count =
+			o->count < 0 ? (uint32_t)(nio / copies) : (uint32_t)o->count;
 	if (o->start_set && o->start >= nio)
 		usage_error("setstripe",
 			    "stripe index %ld: the cluster's I/O servers are 0..%d (-1: "
@@ -548,7 +599,8 @@ int cmd_setstripe(const struct opts *o, int argc, char **argv)
 		/* A new file with this layout, as lfs setstripe does. */
 		rpfs_file_t *f;
 
-		ret = rpfs_create(c, path, 0644, RPFS_O_EXCL | RPFS_O_WRITE, &co, &f);
+		ret = rpfs_create_redundancy(c, path, 0644, RPFS_O_EXCL | RPFS_O_WRITE,
+					     &co, o->redundancy, &f);
 		if (ret) {
 			report("setstripe", path, ret);
 			return 1;
@@ -569,12 +621,36 @@ int cmd_setstripe(const struct opts *o, int argc, char **argv)
 			"layout has no first server)\n",
 			path);
 		return 1;
-	} else if ((ret = rpfs_setstripe(c, path, co.stripe_unit, co.stripe_count))) {
+	} else if ((ret = rpfs_setstripe_redundancy(c, path, co.stripe_unit,
+						    co.stripe_count, o->redundancy))) {
 		report("setstripe", path, ret);
 		return 1;
 	}
 	rpfs_finalize(c);
 	return 0;
+}
+
+/* A mirror's copies: "PATH: copy C: io servers A B ..." (copy 0 is
+ * first_server on). */
+static void print_getstripe_copies(rpfs_client_t *c, const char *path,
+				   const struct rpfs_stat *st, const char *red)
+{
+	uint32_t *io;
+
+	if (spec_copies(red) < 2)
+		return;
+	io = calloc(st->stripe_count ? st->stripe_count : 1, sizeof(*io));
+	if (!io)
+		return;
+	for (int k = 0; k < spec_copies(red); k++) {
+		if (rpfs_copy_servers(c, st, red, (uint32_t)k, io))
+			break;
+		printf("%s: copy %d: io servers", path, k);
+		for (uint32_t s = 0; s < st->stripe_count; s++)
+			printf(" %u", io[s]);
+		printf("\n");
+	}
+	free(io);
 }
 
 int cmd_getstripe(const struct opts *o, int argc, char **argv)
@@ -583,12 +659,14 @@ int cmd_getstripe(const struct opts *o, int argc, char **argv)
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
-		char path[PATH_MAX], u[32], n[32];
+		char path[PATH_MAX], u[32], n[32], red[RPFS_REDUNDANCY_MAX];
 		struct rpfs_stat st;
 		int ret;
 
 		rpath(argv[i], path, sizeof(path));
 		ret = rpfs_stat(c, path, &st);
+		if (!ret)
+			ret = rpfs_stat_redundancy(c, path, red, sizeof(red));
 		if (ret) {
 			report("getstripe", path, ret);
 			failed = 1;
@@ -602,12 +680,18 @@ int cmd_getstripe(const struct opts *o, int argc, char **argv)
 			strfmt(n, sizeof(n), "%u", st.stripe_count);
 		else
 			strfmt(n, sizeof(n), "default");
-		if (st.type == RPFS_TYPE_DIR)
+		if (st.type == RPFS_TYPE_DIR) {
 			printf("%s: new files: stripe_unit %s stripe_count %s\n", path, u,
 			       n);
-		else
-			printf("%s: stripe_unit %s stripe_count %s first_server %u\n",
-			       path, u, n, st.first_server);
+			/* a directory without one of its own: the cluster's */
+			if (strcmp(red, "default"))
+				printf("%s: new files: redundancy %s\n", path, red);
+			continue;
+		}
+		printf("%s: stripe_unit %s stripe_count %s first_server %u\n", path, u, n,
+		       st.first_server);
+		printf("%s: redundancy %s\n", path, red);
+		print_getstripe_copies(c, path, &st, red);
 	}
 	rpfs_finalize(c);
 	return failed;

@@ -290,18 +290,24 @@ static const struct command commands[] = {
 	  {'S', "stripe-size", "UNIT", OPT_STRIPE_UNIT,
 	   "stripe unit (K, M, G; up to 4G; default the cluster's)", 0},
 	  {'i', "stripe-index", "START", OPT_START,
-	   "a new file's first I/O server (-1: any)", 0}},
+	   "a new file's first I/O server (-1: any)", 0},
+	  {'N', "redundancy", "SPEC", OPT_REDUNDANCY,
+	   "none, mirror:N (N copies), default (the cluster's)", 0}},
 	 "DIR|NEWFILE",
 	 1,
 	 1,
 	 0,
 	 "a directory's default layout for new files; a new file with a layout",
-	 "On a directory: files created in it get stripe count COUNT and stripe\n"
-	 "unit UNIT (left out: the cluster's) unless their create gives a layout\n"
-	 "(MPI hints striping_factor, striping_unit win); its new subdirectories\n"
-	 "inherit the default. On a path that does not exist: a new empty file\n"
-	 "with that layout, starting at I/O server START. An existing file's\n"
-	 "layout is fixed.\n"},
+	 "On a directory: files created in it get stripe count COUNT, stripe\n"
+	 "unit UNIT and redundancy SPEC (left out: the cluster's) unless their\n"
+	 "create gives a layout (MPI hints striping_factor, striping_unit,\n"
+	 "rpfs_redundancy win); its new subdirectories inherit the default. On a\n"
+	 "path that does not exist: a new empty file with that layout, starting\n"
+	 "at I/O server START. An existing file's layout is fixed.\n"
+	 "SPEC: none (striping only), mirror:N (N copies of each stripe slot, 2\n"
+	 "to 8, on distinct I/O servers: COUNT slots need COUNT*N servers; -c -1\n"
+	 "takes as many as fit), default (a directory: the cluster's again);\n"
+	 "ec:K+P is not supported yet. Without -N a directory keeps its own.\n"},
 	{"getstripe",
 	 cmd_getstripe,
 	 {{0}},
@@ -618,6 +624,11 @@ static void set_option(const char *cmd, struct opts *o, const struct cli_opt *op
 				    "metadata server picks)",
 				    arg);
 		o->start_set = true;
+		break;
+	case OPT_REDUNDANCY:
+		if (rpfs_redundancy_parse(arg, NULL, 0))
+			usage_error(cmd, "%s", rpfs_errmsg());
+		o->redundancy = arg;
 		break;
 	case OPT_JSON:
 		o->json = 1;

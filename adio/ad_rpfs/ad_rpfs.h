@@ -21,9 +21,10 @@ typedef enum ADIOI_RPFS_dir { ADIOI_RPFS_READ, ADIOI_RPFS_WRITE } ADIOI_RPFS_dir
 typedef struct ADIOI_RPFS_fs {
 	rpfs_file_t *file;
 	struct rpfs_stat st; /* attributes as opened (size not kept here) */
-	uint64_t known_size; /* a lower bound of the file size, so reads
-			      * within it need no size query for status
-			      * (rpfs_mpi_read_count) */
+	char redundancy[RPFS_REDUNDANCY_MAX]; /* the file's ("mirror:2") */
+	uint64_t known_size;		      /* a lower bound of the file size, so reads
+					       * within it need no size query for status
+					       * (rpfs_mpi_read_count) */
 } ADIOI_RPFS_fs;
 
 /* What rank 0 of an open broadcasts: the result, the attributes and, on
@@ -33,7 +34,8 @@ typedef struct ADIOI_RPFS_open_result {
 	int32_t err; /* 0 or a negative errno */
 	int32_t pad;
 	struct rpfs_stat st;
-	uint64_t size; /* for MPI_MODE_APPEND */
+	char redundancy[RPFS_REDUNDANCY_MAX]; /* not in st: rpfs_file_redundancy */
+	uint64_t size;			      /* for MPI_MODE_APPEND */
 	char msg[ADIOI_RPFS_MSG_MAX];
 } ADIOI_RPFS_open_result;
 
@@ -55,7 +57,8 @@ int ADIOI_RPFS_Err(const char *myname, int line, int rpfs_error, const char *wha
 
 /* Hints: the creation layout and the reported layout (ad_rpfs_hints.c). */
 void ADIOI_RPFS_Create_opts(ADIO_File fd, struct rpfs_create_opts *opts);
-void ADIOI_RPFS_Report_layout(ADIO_File fd, const struct rpfs_stat *st);
+void ADIOI_RPFS_Report_layout(ADIO_File fd, const struct rpfs_stat *st,
+			      const char *redundancy);
 
 /* File-view flattening into one list of memory and file pieces
  * (ad_rpfs_io_list.c); used by the blocking and nonblocking strided paths.

@@ -4,6 +4,7 @@
  *   striping_factor  stripe count (I/O servers the file spans)
  *   striping_unit    stripe unit in bytes
  *   start_iodevice   I/O server holding stripe 0
+ *   rpfs_redundancy  none, mirror:N (rpfs.h; ec:K+P is refused: not yet)
  * After open, MPI_File_get_info reports the file's actual layout under the
  * same names, and fd->hints->striping_unit holds its stripe unit, which
  * ROMIO's two-phase code uses to start each aggregator's file domain on a
@@ -56,6 +57,9 @@ void ADIOI_RPFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 		if (*error_code != MPI_SUCCESS)
 			return;
 		keep_hint(fd, users_info, "rpfs_config");
+		/* read at create (ad_rpfs_open.c); after open, the file's */
+		if (fd->fs_ptr == NULL)
+			keep_hint(fd, users_info, RPFS_MPI_REDUNDANCY_HINT);
 		for (int i = 0; (name = rpfs_opt_name(i)) != NULL; i++) {
 			snprintf(key, sizeof(key), "rpfs_%s", name);
 			keep_hint(fd, users_info, key);
@@ -69,7 +73,8 @@ void ADIOI_RPFS_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 
 	/* an open file keeps its layout whatever a later hint says */
 	if (fd->fs_ptr != NULL)
-		ADIOI_RPFS_Report_layout(fd, &((ADIOI_RPFS_fs *)fd->fs_ptr)->st);
+		ADIOI_RPFS_Report_layout(fd, &((ADIOI_RPFS_fs *)fd->fs_ptr)->st,
+					 ((ADIOI_RPFS_fs *)fd->fs_ptr)->redundancy);
 }
 
 void ADIOI_RPFS_Create_opts(ADIO_File fd, struct rpfs_create_opts *opts)
@@ -83,7 +88,8 @@ void ADIOI_RPFS_Create_opts(ADIO_File fd, struct rpfs_create_opts *opts)
 		fd->hints->start_iodevice >= 0 ? fd->hints->start_iodevice : -1;
 }
 
-void ADIOI_RPFS_Report_layout(ADIO_File fd, const struct rpfs_stat *st)
+void ADIOI_RPFS_Report_layout(ADIO_File fd, const struct rpfs_stat *st,
+			      const char *redundancy)
 {
 	char value[32];
 
@@ -96,6 +102,8 @@ void ADIOI_RPFS_Report_layout(ADIO_File fd, const struct rpfs_stat *st)
 	ADIOI_Info_set(fd->info, "striping_factor", value);
 	snprintf(value, sizeof(value), "%u", st->first_server);
 	ADIOI_Info_set(fd->info, "start_iodevice", value);
+	ADIOI_Info_set(fd->info, RPFS_MPI_REDUNDANCY_HINT,
+		       redundancy[0] ? redundancy : "none");
 
 	/* persistent file realms, when enabled, align like the file domains
 	 * (unless the user chose an alignment); otherwise the hint is left at

@@ -2,12 +2,11 @@
  *
  * Rank 0 of fd->comm alone talks to the metadata server: it creates or
  * looks up the file (and, for MPI_MODE_APPEND, asks its size), then
- * broadcasts the result: the attributes on success, or the error and its
- * message on failure. The other ranks open from those attributes with
- * rpfs_open_attr_path, which sends nothing (the path only names the file
- * in this rank's messages). Every rank therefore sees the same
- * outcome, errors included, and an open costs one lookup whatever the
- * number of processes.
+ * broadcasts the result: the attributes and the file's redundancy on
+ * success, or the error and its message on failure. The other ranks open
+ * from those with rpfs_open_attr_redundancy, which sends nothing (the path only names the
+ * file in this rank's messages). Every rank therefore sees the same outcome, errors
+ * included, and an open costs one lookup whatever the number of processes.
  *
  * The process's rpfs client is made here at the first open, with its
  * hints, by librpfs's MPI glue (rpfs_mpi_client), which also ends it: when
@@ -48,15 +47,26 @@ int ADIOI_RPFS_Init(ADIO_File fd, rpfs_client_t **client, int *error_code)
 	return ret;
 }
 
-/* Create (with the layout hints) or open, with the rights of rpfs_mpi_open. */
+/* Create (with the layout hints, rpfs_redundancy among them) or open, with
+ * the rights of rpfs_mpi_open. */
 static int open_as(ADIO_File fd, rpfs_client_t *client, rpfs_file_t **file)
 {
+	struct rpfs_mpi_hints hints = {info_hint, &fd->info, MPI_MAX_INFO_VAL};
 	struct rpfs_create_opts opts;
+	char red[RPFS_REDUNDANCY_MAX] = "";
+	int ret;
 
-	if (fd->access_mode & ADIO_CREATE)
+	memset(&opts, 0, sizeof(opts));
+	opts.first_server = -1;
+	if (fd->access_mode & ADIO_CREATE) {
 		ADIOI_RPFS_Create_opts(fd, &opts);
-	return rpfs_mpi_open(client, fd->filename, rpfs_mpi_amode(fd->access_mode),
-			     fd->perm == ADIO_PERM_NULL ? -1 : fd->perm, &opts, file);
+		if (fd->info != MPI_INFO_NULL &&
+		    (ret = rpfs_mpi_redundancy_hint(&hints, red, sizeof(red))) < 0)
+			return ret;
+	}
+	return rpfs_mpi_open_redundancy(
+		client, fd->filename, rpfs_mpi_amode(fd->access_mode),
+		fd->perm == ADIO_PERM_NULL ? -1 : fd->perm, &opts, red, file);
 }
 
 /* Rank 0's half: create or look up, fill res. Returns the open file or
@@ -72,6 +82,7 @@ static rpfs_file_t *lookup(ADIO_File fd, rpfs_client_t *client,
 		goto fail;
 
 	rpfs_file_attr(file, &res->st);
+	rpfs_mpi_file_redundancy(file, res->redundancy, sizeof(res->redundancy));
 	if (fd->access_mode & ADIO_APPEND) {
 		ret = rpfs_getsize(file, &res->size);
 		if (ret < 0)
@@ -137,7 +148,8 @@ void ADIOI_RPFS_Open(ADIO_File fd, int *error_code)
 		if (ret < 0)
 			goto out;
 		/* with the path: this rank's messages name the file too */
-		ret = rpfs_open_attr_path(client, &res->st, fd->filename, &file);
+		ret = rpfs_open_attr_redundancy(client, &res->st, fd->filename,
+						res->redundancy, &file);
 		if (ret < 0) {
 			*error_code =
 				ADIOI_RPFS_Err(myname, __LINE__, ret, fd->filename, NULL);
@@ -149,6 +161,7 @@ void ADIOI_RPFS_Open(ADIO_File fd, int *error_code)
 	rpfs_mpi_file_opened(); /* until ADIOI_RPFS_Close */
 	fs->file = file;
 	fs->st = res->st;
+	memcpy(fs->redundancy, res->redundancy, sizeof(fs->redundancy));
 	fs->known_size = (fd->access_mode & ADIO_APPEND) ? res->size : 0;
 	fd->fs_ptr = fs;
 	fd->fd_sys = -1;
@@ -157,7 +170,7 @@ void ADIOI_RPFS_Open(ADIO_File fd, int *error_code)
 	if (fd->access_mode & ADIO_APPEND)
 		fd->fp_ind = (ADIO_Offset)res->size;
 	fd->blksize = res->st.stripe_unit ? (long)res->st.stripe_unit : 1024 * 1024;
-	ADIOI_RPFS_Report_layout(fd, &res->st);
+	ADIOI_RPFS_Report_layout(fd, &res->st, res->redundancy);
 
 out:
 	ADIOI_Free(res);

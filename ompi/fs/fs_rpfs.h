@@ -30,7 +30,11 @@ int mca_fs_rpfs_client(opal_info_t *info, rpfs_client_t **client);
 
 /* Layout hints (fs_rpfs_layout.c). */
 void mca_fs_rpfs_create_opts(opal_info_t *info, struct rpfs_create_opts *opts);
-void mca_fs_rpfs_report_layout(ompio_file_t *fh, const struct rpfs_stat *st);
+/* The rpfs_redundancy hint of info (NULL: none), checked, into out ("" if
+ * not set); 0 or -EINVAL (rpfs_errmsg() says why). */
+int mca_fs_rpfs_redundancy(opal_info_t *info, char *out, size_t len);
+void mca_fs_rpfs_report_layout(ompio_file_t *fh, const struct rpfs_stat *st,
+			       const char *redundancy);
 
 /* Delete-on-close (fs_rpfs_delete.c): the close removes the file once for
  * everyone, then OMPIO deletes fh->f_fullfilename on every rank; this

@@ -4,6 +4,7 @@
  *   striping_factor  stripe count (I/O servers the file spans)
  *   striping_unit    stripe unit in bytes
  *   start_iodevice   I/O server holding stripe 0
+ *   rpfs_redundancy  none, mirror:N (rpfs.h; ec:K+P is refused: not yet)
  * Rank 0 alone creates the file, with its hints, and every rank opens from
  * the attributes it broadcasts, so the layout is never known to only some
  * ranks. After open, MPI_File_get_info reports the layout the file really
@@ -59,12 +60,30 @@ static void set_hint(opal_info_t *info, const char *key, unsigned long long v)
 	opal_info_set(info, key, value);
 }
 
-void mca_fs_rpfs_report_layout(ompio_file_t *fh, const struct rpfs_stat *st)
+/* rpfs_mpi_hint_fn over an opal_info_t. */
+static int opal_hint(void *info, const char *key, int valuelen, char *value)
+{
+	int flag = 0;
+
+	return opal_info_get(info, key, valuelen, value, &flag) == OPAL_SUCCESS && flag;
+}
+
+int mca_fs_rpfs_redundancy(opal_info_t *info, char *out, size_t len)
+{
+	struct rpfs_mpi_hints hints = {opal_hint, info, OPAL_MAX_INFO_VAL};
+
+	return rpfs_mpi_redundancy_hint(info != NULL ? &hints : NULL, out, len);
+}
+
+void mca_fs_rpfs_report_layout(ompio_file_t *fh, const struct rpfs_stat *st,
+			       const char *redundancy)
 {
 	if (fh->f_info != NULL) {
 		set_hint(fh->f_info, "striping_factor", st->stripe_count);
 		set_hint(fh->f_info, "striping_unit", st->stripe_unit);
 		set_hint(fh->f_info, "start_iodevice", st->first_server);
+		opal_info_set(fh->f_info, RPFS_MPI_REDUNDANCY_HINT,
+			      redundancy[0] ? redundancy : "none");
 	}
 	fh->f_fstype = (enum ompio_fs_type)MCA_FS_RPFS_FSTYPE;
 	fh->f_stripe_size = st->stripe_unit;

@@ -26,19 +26,27 @@
 struct open_result {
 	struct rpfs_ompi_result r;
 	struct rpfs_stat st;
+	char redundancy[RPFS_REDUNDANCY_MAX]; /* not in st: rpfs_file_redundancy */
 };
 
-/* Create (with the layout hints) or open, with the rights of rpfs_mpi_open. */
+/* Create (with the layout hints, rpfs_redundancy among them) or open, with
+ * the rights of rpfs_mpi_open. */
 static int open_as(rpfs_client_t *client, const char *path, opal_info_t *info,
 		   const ompio_file_t *fh, rpfs_file_t **file)
 {
-	struct rpfs_create_opts opts;
+	struct rpfs_create_opts opts = {0, 0, -1};
+	char red[RPFS_REDUNDANCY_MAX] = "";
+	int ret;
 
-	if (fh->f_amode & MPI_MODE_CREATE)
+	if (fh->f_amode & MPI_MODE_CREATE) {
 		mca_fs_rpfs_create_opts(info, &opts);
-	return rpfs_mpi_open(client, path, rpfs_mpi_amode(fh->f_amode),
-			     fh->f_perm == OMPIO_PERM_NULL ? -1 : fh->f_perm, &opts,
-			     file);
+		ret = mca_fs_rpfs_redundancy(info, red, sizeof(red));
+		if (ret < 0)
+			return ret;
+	}
+	return rpfs_mpi_open_redundancy(client, path, rpfs_mpi_amode(fh->f_amode),
+					fh->f_perm == OMPIO_PERM_NULL ? -1 : fh->f_perm,
+					&opts, red, file);
 }
 
 /* Rank 0's half: create or look up. Returns the open file, or NULL with
@@ -59,6 +67,7 @@ static rpfs_file_t *lookup(const char *path, opal_info_t *info, const ompio_file
 	if (ret < 0)
 		goto fail;
 	rpfs_file_attr(file, &res->st);
+	rpfs_mpi_file_redundancy(file, res->redundancy, sizeof(res->redundancy));
 	rpfs_ompi_result_set(&res->r, 0);
 	return file;
 fail:
@@ -67,8 +76,9 @@ fail:
 }
 
 /* Every rank's own half after the broadcast: open from the attributes. */
-static int open_local(opal_info_t *info, const struct rpfs_stat *st, const char *path,
-		      rpfs_file_t **file, char *msg, size_t len)
+static int open_local(opal_info_t *info, const struct rpfs_stat *st,
+		      const char *redundancy, const char *path, rpfs_file_t **file,
+		      char *msg, size_t len)
 {
 	rpfs_client_t *client;
 	int ret;
@@ -76,7 +86,7 @@ static int open_local(opal_info_t *info, const struct rpfs_stat *st, const char 
 	ret = mca_fs_rpfs_client(info, &client);
 	/* with the path: this rank's messages name the file too */
 	if (ret == 0)
-		ret = rpfs_open_attr_path(client, st, path, file);
+		ret = rpfs_open_attr_redundancy(client, st, path, redundancy, file);
 	if (ret < 0)
 		snprintf(msg, len, "%s", rpfs_errmsg());
 	return ret;
@@ -128,7 +138,8 @@ int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename
 
 	ret = 0;
 	if (file == NULL)
-		ret = open_local(info, &res.st, path, &file, msg, sizeof(msg));
+		ret = open_local(info, &res.st, res.redundancy, path, &file, msg,
+				 sizeof(msg));
 	err = agree(fcomm, ret, filename, msg);
 	if (err != MPI_SUCCESS) {
 		if (file != NULL)
@@ -145,7 +156,7 @@ int mca_fs_rpfs_file_open(struct ompi_communicator_t *comm, const char *filename
 	f->st = res.st;
 	fh->f_fs_ptr = f;
 	rpfs_mpi_file_opened(); /* until mca_fs_rpfs_file_close */
-	mca_fs_rpfs_report_layout(fh, &res.st);
+	mca_fs_rpfs_report_layout(fh, &res.st, res.redundancy);
 	return OMPI_SUCCESS;
 }
 

@@ -229,11 +229,16 @@ static void gen_rpc(void)
 	REQ("mkdir", rpc_enc_mkdir(buf, sizeof(buf), "/d", 0755, 1000, 1000));
 	REQ("create", rpc_enc_create(buf, sizeof(buf), "/d/f", 0644, 1000, 1000,
 				     RPC_CREATE_EXCL, 65536, 2, -1));
+	REQ("create-mirror",
+	    rpc_enc_create_red(buf, sizeof(buf), "/d/f", 0644, 1000, 1000,
+			       RPC_CREATE_EXCL, 65536, 2, -1, RED_PACK_MIRROR(2)));
 	REQ("setattr", rpc_enc_setattr(buf, sizeof(buf), "/d/f",
 				       RPC_SET_MODE | RPC_SET_TIMES, 0600, 0, 0, 1, 2));
 	REQ("readdir", rpc_enc_readdir(buf, sizeof(buf), "/d", "f", 64));
 	REQ("rename", rpc_enc_rename(buf, sizeof(buf), "/d/f", "/d/g"));
 	REQ("setstripe", rpc_enc_setstripe(buf, sizeof(buf), "/d", 65536, 2));
+	REQ("setstripe-mirror",
+	    rpc_enc_setstripe_red(buf, sizeof(buf), "/d", 65536, 2, RED_PACK_MIRROR(2)));
 	REQ("stats", rpc_enc_path_op(buf, sizeof(buf), RPC_STATS, 0, NULL));
 	REQ("getattr", rpc_enc_handle_op(buf, sizeof(buf), RPC_GETATTR, 7, NULL));
 	REQ("fetch-add", rpc_enc_fetch_add(buf, sizeof(buf), 7, NULL, -3));
