@@ -10,11 +10,11 @@
 #     primary orders and forwards: server/io_forward.c);
 #   - a damaged block in one copy (a byte flipped on disk): the file reads
 #     back right (the other copy), the damaged copy's server says so;
-#   - a server holding copies killed (-9): the files read back right, stat
+#   - an I/O server holding copies killed (-9): the files read back right, stat
 #     gives their size, ls -l lists them, a new mirrored file is made and
 #     reads right; a write to a file with a copy on it fails naming it
 #     (no degraded writes yet), never a silent loss;
-#   - it restarts; another server is stopped (SIGSTOP): the files read
+#   - it restarts; another I/O server is stopped (SIGSTOP): the files read
 #     back right within a second of the metadata server noticing (the open
 #     reply's down list: no timeout_ms wait), then after SIGCONT.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
@@ -62,7 +62,9 @@ wait_state() {
 # The I/O servers of a file's slots in slot order (copies after the data
 # slots), space separated.
 servers_of() {
-	"$RPFS" stat "$1" | sed -n 's/^  slot [0-9]*: io server \([0-9]*\) .*/\1/p' | tr '\n' ' '
+	"$RPFS" stat "$1" |
+		sed -n 's/^  \(copy [0-9]* of \)\{0,1\}slot [0-9]*: io server \([0-9]*\) .*/\2/p' |
+		tr '\n' ' '
 }
 handle_of() { "$RPFS" stat "$1" | sed -n 's/^handle: 0x\(.*\)/\1/p'; }
 pid_of() { cat "$D/rpfsd.$1.pid"; }
@@ -100,13 +102,14 @@ if [ "$(id -u)" = 0 ] && [ -x "$FUSE" ] && [ -c /dev/fuse ] && command -v fuserm
 	mkdir -p "$MNT"
 	check "rpfs mount" "$RPFS" mount "$MNT"
 	head -c 2000000 /dev/urandom >"$TMP/w"
+	check "a mirrored file for the writers, /m/w" "$RPFS" cp "$TMP/src" rpfs:/m/w
 	# 4 writers, 20 rounds each, 47008-byte records at offsets that
 	# overlap the others' (stride 30000 bytes, shifted per writer).
 	for w in 0 1 2 3; do
 		(
 			r=0
 			while [ $r -lt 20 ]; do
-				dd if="$TMP/w" of="$MNT/m/c" bs=47008 count=1 \
+				dd if="$TMP/w" of="$MNT/m/w" bs=47008 count=1 \
 					seek=$(((r * 4 + w) * 30000)) oflag=seek_bytes \
 					skip=$((w * 7)) conv=notrunc status=none || exit 1
 				r=$((r + 1))
@@ -114,7 +117,7 @@ if [ "$(id -u)" = 0 ] && [ -x "$FUSE" ] && [ -c /dev/fuse ] && command -v fuserm
 		) &
 	done
 	wait
-	check_in "4 overlapping writers: the copies are the same bytes" copies_agree /m/c
+	check_in "4 overlapping writers: the copies are the same bytes" copies_agree /m/w
 	check "rpfs umount" "$RPFS" umount "$MNT"
 	MNT=
 else
@@ -132,8 +135,14 @@ check "a damaged copy: /m/b reads back right" sh -c "'$RPFS' cat /m/b | cmp - '$
 check "... the damaged copy's server said so" grep -q "checksum mismatch" "$D/rpfsd.$dmg.log"
 
 # ---- a server killed ---------------------------------------------------------------
-set -- $(servers_of /m/a)
-k=$3 # holds the copy of /m/a's data slot 0
+# server.0 is the metadata server: the victims are I/O-only servers
+# first_io_only [EXCEPT]: the first of /m/a's servers other than 0 and EXCEPT
+first_io_only() {
+	for s in $(servers_of /m/a); do
+		[ "$s" != 0 ] && [ "$s" != "${1:-}" ] && { echo "$s"; return; }
+	done
+}
+k=$(first_io_only)
 kill -9 "$(pid_of "$k")"
 check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
 for f in a c; do
@@ -151,8 +160,7 @@ check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
 check_in "server.$k online again" wait_state "$k" online 5
 check "/m/b rewritten" "$RPFS" cp "$TMP/src" rpfs:/m/b
 check_in "... its copies agree again" copies_agree /m/b
-set -- $(servers_of /m/b)
-st=$2 # data slot 1's primary
+st=$(first_io_only "$k")
 kill -STOP "$(pid_of "$st")"
 check_in "server.$st stopped: unreachable" wait_state "$st" "unreachable|offline" 10
 for f in a b c new; do
