@@ -498,6 +498,38 @@ plot("scaling", "aggregate bandwidth vs I/O servers", "I/O servers", "MB/s",
      [(op, [(int(kv["servers"]), r["value"]) for r, kv, _ in sel("scaling", "MB/s", op=op)], False)
       for op in ("write", "read")], xtics=str)
 
+# ---- redundancy ------------------------------------------------------------------
+md.append("## Redundancy: mirror:2 against none")
+md.append("")
+md.append("4 processes, one shared file, 4 MiB contiguous independent transfers "
+          "(hint rpfs_redundancy), rounds interleaved; each figure the median "
+          "over rounds. A mirrored write is stored and forwarded by each slot's "
+          "primary: every byte crosses the network and the disk twice, on the "
+          "same cores. Degraded: `rpfs cat` of a mirrored file with one of its "
+          "servers killed, against the same with all up.")
+md.append("")
+
+
+def median(v):
+    v = sorted(x for x in v if x is not None)
+    return v[len(v) // 2] if v else None
+
+
+body = []
+for op in ("write", "read"):
+    a = median([float(r["value"]) for r, kv, _ in sel("redundancy", "MB/s", op=op)
+                if kv.get("redundancy") == "mirror:2"])
+    b = median([float(r["value"]) for r, kv, _ in sel("redundancy", "MB/s", op=op)
+                if kv.get("redundancy") == "none"])
+    if a is not None or b is not None:
+        body.append([op, fmt(b), fmt(a), ratio(a, b)])
+table(["", "none MB/s", "mirror:2 MB/s", "mirror/none"], body)
+h = val("redundancy", "MB/s", op="read_healthy")
+d = val("redundancy", "MB/s", op="read_degraded")
+if h is not None or d is not None:
+    table(["mirror:2, rpfs cat", "all servers up MB/s", "one server killed MB/s",
+           "degraded/healthy"], [["read", fmt(h), fmt(d), ratio(d, h)]])
+
 # ---- metadata ----------------------------------------------------------------------
 md.append("## Metadata operations (librpfs)")
 md.append("")

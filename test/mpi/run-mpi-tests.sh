@@ -74,12 +74,12 @@ mkdir -p "$BIN"
 BIN=$(cd "$BIN" && pwd) # the tests run in scratch directories
 if [ "${NO_BUILD:-0}" = 1 ]; then
     echo "using the test programs in $BIN"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_finalize_open mpi_write_eof mpi_io_demo tile_io mpi_fstype_force; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_finalize_open mpi_write_eof mpi_io_demo tile_io mpi_fstype_force mpi_mirror; do
         [ -x "$BIN/$t" ] || fail "no $BIN/$t (build it first: run without NO_BUILD)"
     done
 else
     echo "building the tests with $MPICC"
-    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_finalize_open mpi_write_eof mpi_fstype_force; do
+    for t in mpi_errors mpi_hints mpi_sizes mpi_coll_rw mpi_overlap mpi_threads mpi_server_kill mpi_finalize_open mpi_write_eof mpi_fstype_force mpi_mirror; do
         "$MPICC" -O2 -Wall -o "$BIN/$t" "$HERE/$t.c" >"$WORK/$t.build.log" 2>&1 ||
             fail "build $t" "$WORK/$t.build.log"
     done
@@ -231,6 +231,25 @@ if (cd "$cwd" && timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 "$BIN/tile_io" \
     sed 's/^/    /' "$log"
 else
     fail "tile I/O with 768-byte pieces (two-phase), every read verified (np=4)" "$log"
+fi
+
+# A mirrored file (hint rpfs_redundancy=mirror:2): 4 ranks write 4 MiB
+# blocks, 47008-byte records collectively and again with nonblocking
+# calls, reading every byte back; a second job reads it with one of its
+# I/O servers killed (the other copy serves); the server is started again.
+run "mirrored file: 4 MiB blocks, 47008-byte records (collective, nonblocking)" 4 /t/mirror "" \
+    "$BIN/mpi_mirror" write rpfs:/t/mirror
+victim=$(suite_kill_copy_server /t/mirror)
+if [ -n "$victim" ]; then
+    run "  read back with its io server $victim killed" 4 /t/mirror "" \
+        "$BIN/mpi_mirror" read rpfs:/t/mirror
+    if suite_restart_server "$victim"; then
+        pass "  io server $victim started again and online"
+    else
+        fail "  io server $victim started again and online (rpfs df: $("$RPFS_CLI" df 2>&1 | tr '\n' ' '))"
+    fi
+else
+    fail "  no I/O-only server among /t/mirror's to kill"
 fi
 
 # last, as it breaks the server set: kill -9 an I/O-only server mid-job

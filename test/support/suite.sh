@@ -95,3 +95,28 @@ suite_cluster_up() {
 suite_cluster_down() {
 	"$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
 }
+
+# suite_kill_copy_server PATH: kill -9 an I/O-only server (not server.0,
+# which holds the metadata) among PATH's slots (rpfs stat, copies
+# included); prints its number, or nothing when there is none.
+suite_kill_copy_server() {
+	for _s in $("$RPFS_CLI" stat "$1" 2>/dev/null |
+		sed -n 's/^  \(copy [0-9]* of \)\{0,1\}slot [0-9]*: io server \([0-9]*\) .*/\2/p'); do
+		[ "$_s" != 0 ] || continue
+		kill -9 "$(cat "$CLUSTER/rpfsd.$_s.pid")" 2>/dev/null && echo "$_s"
+		return
+	done
+}
+
+# suite_restart_server N: start the cluster's stopped servers again (rpfs
+# up) and wait until the metadata server sees server.N online (rpfs df),
+# at most 30 s. 0 when it is.
+suite_restart_server() {
+	"$RPFS_CLI" up --dir "$CLUSTER" >/dev/null 2>&1 || return 1
+	_end=$(($(date +%s) + 30))
+	while [ "$(date +%s)" -lt "$_end" ]; do
+		"$RPFS_CLI" df 2>/dev/null | grep -q "^server\.$1 .* online" && return 0
+		sleep 0.2
+	done
+	return 1
+}
