@@ -9,7 +9,7 @@
 #     supported yet, and nothing is left behind;
 #   - [cluster] redundancy = mirror:2 in the config is the default of
 #     directories without their own; existing files keep theirs across
-#     the restart.
+#     the restart; rpfs cp within rpfs keeps a file's.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
@@ -129,5 +129,9 @@ check_eq "it is none" "$(redundancy_of /n/c)" "none"
 check_eq "an existing file keeps mirror:2" "$(redundancy_of /m/f)" "mirror:2"
 check_eq "an existing file keeps none" "$(redundancy_of /m/plain)" "none"
 check_eq "and mirror:3" "$(redundancy_of /three)" "mirror:3"
+
+# ---- a copy within rpfs keeps it (the files are empty: no data) ----------------
+check "rpfs cp rpfs:/three rpfs:/n/copy" "$RPFS" cp rpfs:/three rpfs:/n/copy
+check_eq "the copy is mirror:3 in a 'none' directory" "$(redundancy_of /n/copy)" "mirror:3"
 
 exit $fail
