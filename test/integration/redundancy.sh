@@ -61,8 +61,9 @@ check_eq "its default count shrinks to fit 4 servers" "$(count_of /m/f)" "2"
 check_in "its 2 x 2 slots on distinct servers, each with its datafile" \
 	copies_distinct_with_datafiles /m/f 4
 check "rpfs stat /m/f" "$RPFS" stat /m/f
-grep -qx "redundancy: mirror:2" "$TMP/out" && grep -q "^  copy 1 of slot 1: io server" "$TMP/out" ||
+if ! grep -qx "redundancy: mirror:2" "$TMP/out" || ! grep -q "^  copy 1 of slot 1: io server" "$TMP/out"; then
 	bad "stat shows the redundancy and the copies" "$TMP/out"
+fi
 check "rpfs stat /m" "$RPFS" stat /m
 grep -qx "redundancy: mirror:2 (of new files)" "$TMP/out" || bad "stat shows a directory's default" "$TMP/out"
 check "mkdir /m/sub" "$RPFS" mkdir /m/sub
