@@ -13,8 +13,9 @@
  * never blocks forever on a server: every operation is bounded by the
  * transport timeout (timeout_ms).
  *
- * Any function that sends a request (all but rpfs_open_attr, rpfs_close,
- * rpfs_file_attr, rpfs_errmsg, rpfs_opt_name, rpfs_num_*, rpfs_server_desc)
+ * Any function that sends a request (all but rpfs_open_attr*, rpfs_close,
+ * rpfs_file_attr, rpfs_errmsg, rpfs_opt_name, rpfs_num_*, rpfs_server_desc,
+ * rpfs_redundancy_parse, rpfs_file_redundancy, rpfs_copy_servers)
  * may also fail with these, besides the errors listed with it:
  *   -ETIMEDOUT     a server answered nothing for timeout_ms; the connection
  *                  is dropped (the next call connects again)

@@ -72,7 +72,7 @@
  *   Packed: bits 0..7 the layout kind + 1 (0xff "default": the cluster's;
  *   on a directory, clears its own), bits 8..15 the mirror's copies or the
  *   ec's K, bits 16..23 the ec's P, bits 24..31 zero; any other value is
- *   -EPROTO.
+ *   -EPROTO, a present 0 too.
  *
  *   cap (32 bytes, the capability for the handle, rpc.h): expiry i64,
  *   rights u32, lifetime_s u32, mac 16 bytes
@@ -795,13 +795,14 @@ static int body_mkdir(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 }
 
 /* The optional redundancy that ends a CREATE or a setstripe SETATTR: absent
- * in an older client's body (0, not said), else one red_unpack accepts. */
+ * in an older client's body (0, not said), else one red_unpack accepts
+ * and not 0 (an encoder leaves the field out instead). */
 static int dec_redundancy(struct rd *rd, struct rpc_req *r)
 {
 	if (rd->err || rd->pos == rd->len)
 		return 0;
 	r->redundancy = rd_u32(rd);
-	return !rd->err && !red_ok(r->redundancy) ? -EPROTO : 0;
+	return !rd->err && (!r->redundancy || !red_ok(r->redundancy)) ? -EPROTO : 0;
 }
 
 static int body_create(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,

@@ -221,15 +221,15 @@ static int side_is_dir(rpfs_client_t *c, const struct side *s, uint32_t *mode)
 /* The destination of one file's copy: a new file (created), or an
  * existing one, opened for writing (a local one truncated, as cp does). */
 static int open_dest(rpfs_client_t *c, const struct side *to, uint32_t mode,
-		     const struct rpfs_create_opts *cop, struct endpoint *dst,
-		     bool *created)
+		     const struct rpfs_create_opts *cop, const char *red,
+		     struct endpoint *dst, bool *created)
 {
 	int ret;
 
 	*created = true;
 	if (to->rpfs) {
-		ret = rpfs_create(c, to->path, mode, RPFS_O_WRITE | RPFS_O_EXCL, cop,
-				  &dst->f);
+		ret = rpfs_create_redundancy(
+			c, to->path, mode, RPFS_O_WRITE | RPFS_O_EXCL, cop, red, &dst->f);
 		if (ret == -EEXIST) {
 			*created = false;
 			ret = rpfs_create(c, to->path, mode, RPFS_O_WRITE, cop, &dst->f);
@@ -271,10 +271,11 @@ static void undo_dest(rpfs_client_t *c, const struct side *to, struct endpoint *
 }
 
 /* The source of one file's copy, open, with its size and mode; for an
- * rpfs copy within rpfs, its layout into *co. 0, or 1 (said). */
+ * rpfs copy within rpfs, its layout into *co and its redundancy into red
+ * (RPFS_REDUNDANCY_MAX bytes). 0, or 1 (said). */
 static int open_source(rpfs_client_t *c, const struct side *from, bool to_rpfs,
 		       struct endpoint *src, uint64_t *size, uint32_t *mode,
-		       struct rpfs_create_opts *co)
+		       struct rpfs_create_opts *co, char *red)
 {
 	struct stat lst;
 	mode_t mask;
@@ -297,6 +298,8 @@ static int open_source(rpfs_client_t *c, const struct side *from, bool to_rpfs,
 		if (to_rpfs) {
 			co->stripe_unit = st.stripe_unit;
 			co->stripe_count = st.stripe_count;
+			if (rpfs_file_redundancy(src->f, red, RPFS_REDUNDANCY_MAX))
+				red[0] = '\0';
 		}
 		return 0;
 	}
@@ -329,6 +332,7 @@ static int copy_file(rpfs_client_t *c, const struct side *from, const struct sid
 	struct endpoint src = {.fd = -1, .name = from->path},
 			dst = {.fd = -1, .name = to->path};
 	struct rpfs_create_opts co = {0, 0, -1};
+	char red[RPFS_REDUNDANCY_MAX] = "";
 	uint32_t mode = 0644;
 	const char *side = "";
 	uint64_t size = 0;
@@ -340,10 +344,11 @@ static int copy_file(rpfs_client_t *c, const struct side *from, const struct sid
 			to->path);
 		return 1;
 	}
-	if (open_source(c, from, to->rpfs, &src, &size, &mode, &co))
+	if (open_source(c, from, to->rpfs, &src, &size, &mode, &co, red))
 		return 1;
 	side = to->path;
-	ret = open_dest(c, to, mode, from->rpfs && to->rpfs ? &co : NULL, &dst, &created);
+	ret = open_dest(c, to, mode, from->rpfs && to->rpfs ? &co : NULL,
+			from->rpfs && to->rpfs ? red : NULL, &dst, &created);
 	opened = !ret;
 	if (!ret)
 		ret = copy_blocks(&src, &dst, size, bar, &side);
@@ -556,6 +561,7 @@ int copy_within(rpfs_client_t *c, const char *from, const char *to,
 {
 	struct endpoint src = {.fd = -1, .name = from}, dst = {.fd = -1, .name = to};
 	struct rpfs_create_opts co = {st->stripe_unit, st->stripe_count, -1};
+	char red[RPFS_REDUNDANCY_MAX] = "";
 	uint64_t size = 0;
 	int ret;
 
@@ -563,9 +569,12 @@ int copy_within(rpfs_client_t *c, const char *from, const char *to,
 	ret = rpfs_open(c, from, RPFS_O_READ, &src.f);
 	if (!ret)
 		ret = rpfs_getsize(src.f, &size);
+	if (!ret && rpfs_file_redundancy(src.f, red, sizeof(red)))
+		red[0] = '\0';
 	if (!ret) {
 		*side = to;
-		ret = rpfs_create(c, to, st->mode, RPFS_O_WRITE, &co, &dst.f);
+		ret = rpfs_create_redundancy(c, to, st->mode, RPFS_O_WRITE, &co, red,
+					     &dst.f);
 	}
 	if (!ret)
 		ret = copy_blocks(&src, &dst, size, 0, side);

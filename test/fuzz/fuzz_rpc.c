@@ -42,13 +42,13 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_MKDIR:
 		return rpc_enc_mkdir(again, cap, r->path, r->mode, r->uid, r->gid);
 	case RPC_BODY_CREATE:
-		return rpc_enc_create(again, cap, r->path, r->mode, r->uid, r->gid,
-				      r->flags, r->stripe_unit, r->stripe_count,
-				      r->first_server);
+		return rpc_enc_create_red(again, cap, r->path, r->mode, r->uid, r->gid,
+					  r->flags, r->stripe_unit, r->stripe_count,
+					  r->first_server, r->redundancy);
 	case RPC_BODY_SETATTR:
 		if (r->mask == RPC_SET_LAYOUT)
-			return rpc_enc_setstripe(again, cap, r->path, r->stripe_unit,
-						 r->stripe_count);
+			return rpc_enc_setstripe_red(again, cap, r->path, r->stripe_unit,
+						     r->stripe_count, r->redundancy);
 		return rpc_enc_setattr(again, cap, r->path, r->mask, r->mode, r->uid,
 				       r->gid, r->atime, r->mtime);
 	case RPC_BODY_READDIR:
@@ -110,6 +110,7 @@ static int is_bodyless(uint16_t op)
 static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		      const struct rpc_seg *segs, uint32_t maxseg)
 {
+	struct red_spec red;
 	int n;
 
 	FUZZ_CHECK(size >= RPC_PREAMBLE);
@@ -129,6 +130,7 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 	case RPC_CREATE:
 		FUZZ_CHECK(!(r->flags & ~(RPC_CREATE_EXCL | RPC_WANT_RIGHTS)) &&
 			   r->first_server >= -1);
+		FUZZ_CHECK(!red_unpack(r->redundancy, &red));
 		break;
 	case RPC_LOOKUP:
 	case RPC_GETATTR:

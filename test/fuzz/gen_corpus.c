@@ -298,6 +298,7 @@ static void gen_config(void)
 {
 	text("two-servers", "; rpfs cluster configuration (see common/config.h)\n\n"
 			    "[cluster]\nstripe_unit = 1M\nstripe_count = 0\n"
+			    "redundancy = mirror:2\n"
 			    "key_file = cluster.key\n"
 			    "id = 00112233445566778899aabbccddeeff\n\n"
 			    "[server.0]\naddress = 127.0.0.1\nport = 7100\n"

@@ -24,6 +24,7 @@ static const char sample[] = "; a four-server cluster\n"
 			     "[cluster]\n"
 			     "stripe_unit = 64K\n"
 			     "stripe_count = 2\n"
+			     "redundancy = mirror:3\n"
 			     "key_file = /etc/rpfs/key\n"
 			     "\n"
 			     "[server.a]\n"
@@ -128,6 +129,8 @@ START_TEST(sample_loads_with_servers_in_file_order)
 	ck_assert_str_eq(cfg.servers[3].dir, "/tmp/rpfs/d");
 	ck_assert_uint_eq(cfg.stripe_unit, 65536);
 	ck_assert_uint_eq(cfg.stripe_count, 2);
+	ck_assert_uint_eq(cfg.redundancy.kind, RPFS_LAYOUT_MIRROR);
+	ck_assert_uint_eq(cfg.redundancy.copies, 3);
 	ck_assert_str_eq(cfg.key_file, "/etc/rpfs/key");
 	rpfs_config_free(&cfg);
 }
@@ -172,6 +175,7 @@ START_TEST(missing_cluster_section_gives_the_defaults)
 	ck_assert_msg(load_text(ONE_SERVER, &cfg, why, sizeof(why)) == 0, "%s", why);
 	ck_assert_uint_eq(cfg.stripe_unit, 1 << 20);
 	ck_assert_uint_eq(cfg.stripe_count, 0);
+	ck_assert_uint_eq(cfg.redundancy.kind, RPFS_LAYOUT_STRIPE); /* none */
 	ck_assert_str_eq(cfg.key_file, "");
 	xp_params_default(&d);
 	ck_assert_mem_eq(&cfg.xport, &d, sizeof(d));
@@ -304,6 +308,13 @@ static const struct {
 	{"[cluster]\nstripe_count = -1\n" ONE_SERVER, "bad number", ":2:"},
 	{"[cluster]\nstripe_count = 99999999999\n" ONE_SERVER, "bad number", ":2:"},
 	{"[cluster]\nstripe_count = 2\n" ONE_SERVER, "stripe_count", "[cluster]"},
+	{"[cluster]\nredundancy = raid5\n" ONE_SERVER, "not a redundancy", ":2:"},
+	{"[cluster]\nredundancy = mirror:9\n" ONE_SERVER, "2 to 8 copies", ":2:"},
+	{"[cluster]\nredundancy = ec:2+1\n" ONE_SERVER, "ec:K+P is not supported yet",
+	 ":2:"},
+	{"[cluster]\nredundancy = default\n" ONE_SERVER, "want none or mirror:N", ":2:"},
+	{"[cluster]\nredundancy = mirror:2\n" ONE_SERVER,
+	 "mirror:2 needs 2 io servers, the cluster has 1", "[cluster]"},
 	{"[server.0]\naddress = h\nport = 1\nroles = io,disk\ndir = /x\n",
 	 "unknown role 'disk'", ":4:"},
 	{"[server.0]\naddress = h\nport = 1\nroles = io,,meta\ndir = /x\n",
@@ -371,6 +382,7 @@ static void assert_same_config(const struct rpfs_config *a, const struct rpfs_co
 {
 	ck_assert_uint_eq(a->stripe_unit, b->stripe_unit);
 	ck_assert_uint_eq(a->stripe_count, b->stripe_count);
+	ck_assert_mem_eq(&a->redundancy, &b->redundancy, sizeof(a->redundancy));
 	ck_assert_str_eq(a->key_file, b->key_file);
 	ck_assert_uint_eq(a->nservers, b->nservers);
 	ck_assert_mem_eq(a->servers, b->servers, a->nservers * sizeof(a->servers[0]));

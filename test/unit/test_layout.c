@@ -3,7 +3,9 @@
  * out one by one, the splitting of extents into per-stripe pieces, the
  * datafile-size <-> logical-size round trip used by stat and truncate, the
  * layouts layout_check() refuses, and the kinds it refuses (those without
- * math yet, unknown ones) with the reason it gives. */
+ * math yet, unknown ones) with the reason it gives; the mirror kind: its
+ * slots, copies on distinct servers, its mapping as its data slots', its
+ * size as the longest copy's. */
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
@@ -353,22 +355,163 @@ END_TEST
 
 START_TEST(check_refuses_kinds_not_supported_yet)
 {
-	struct rpfs_layout mirror = STRIPED(4096, 2, 0, 4), ec = STRIPED(4096, 3, 0, 4);
+	struct rpfs_layout ec = STRIPED(4096, 3, 0, 4);
 	char why[160];
 
-	mirror.kind = RPFS_LAYOUT_MIRROR;
-	mirror.copies = 2;
 	ec.kind = RPFS_LAYOUT_EC;
 	ec.data_cells = 2;
 	ec.parity_cells = 1;
-	ck_assert_int_eq(layout_check(&mirror), -EOPNOTSUPP);
-	ck_assert_str_eq(layout_problem(&mirror, why, sizeof(why)),
-			 "layout kind mirror is not supported yet");
 	ck_assert_int_eq(layout_check(&ec), -EOPNOTSUPP);
 	ck_assert_str_eq(layout_problem(&ec, why, sizeof(why)),
 			 "layout kind ec is not supported yet");
-	ck_assert(!layout_kind_supported(RPFS_LAYOUT_MIRROR));
+	ck_assert(layout_kind_supported(RPFS_LAYOUT_MIRROR));
 	ck_assert(!layout_kind_supported(RPFS_LAYOUT_EC));
+}
+END_TEST
+
+/* ---- the mirror kind ------------------------------------------------------ */
+
+/* mirror:copies over count data slots of unit su, from first of n. */
+static struct rpfs_layout mirror_of(uint64_t su, uint32_t count, uint32_t copies,
+				    uint32_t first, uint32_t n)
+{
+	struct rpfs_layout l = STRIPED(su, count, first, n);
+
+	l.kind = RPFS_LAYOUT_MIRROR;
+	l.copies = copies;
+	return l;
+}
+
+START_TEST(mirror_check_takes_2_to_8_copies_that_fit)
+{
+	struct rpfs_layout l = mirror_of(4096, 2, 2, 0, 4);
+	char why[160];
+
+	ck_assert_int_eq(layout_check(&l), 0);
+	ck_assert_str_eq(layout_problem(&l, why, sizeof(why)), "");
+	l = mirror_of(4096, 1, RPFS_COPIES_MAX, 3, RPFS_COPIES_MAX);
+	ck_assert_int_eq(layout_check(&l), 0);
+	/* too few, too many copies */
+	l = mirror_of(4096, 2, 1, 0, 4);
+	ck_assert_int_eq(layout_check(&l), -EINVAL);
+	ck_assert_msg(strstr(layout_problem(&l, why, sizeof(why)), "2 to 8 copies"), "%s",
+		      why);
+	l = mirror_of(4096, 1, RPFS_COPIES_MAX + 1, 0, 16);
+	ck_assert_int_eq(layout_check(&l), -EINVAL);
+	/* count * copies slots must fit the servers */
+	l = mirror_of(4096, 3, 2, 0, 5);
+	ck_assert_int_eq(layout_check(&l), -EINVAL);
+	l = mirror_of(4096, 3, 2, 0, 6);
+	ck_assert_int_eq(layout_check(&l), 0);
+	/* ec parameters on a mirror */
+	l = mirror_of(4096, 2, 2, 0, 4);
+	l.data_cells = 2;
+	ck_assert_int_eq(layout_check(&l), -EINVAL);
+}
+END_TEST
+
+START_TEST(mirror_slots_are_count_times_copies_all_holding_data)
+{
+	for (uint32_t copies = 2; copies <= 4; copies++)
+		for (uint32_t count = 1; count <= 3; count++) {
+			struct rpfs_layout l = mirror_of(4096, count, copies, 1, 12);
+
+			ck_assert_int_eq(layout_check(&l), 0);
+			ck_assert_uint_eq(layout_slots(&l), count * copies);
+			ck_assert_uint_eq(layout_copies(&l), copies);
+			for (uint32_t s = 0; s < count * copies; s++)
+				ck_assert(layout_slot_has_data(&l, s));
+			ck_assert(!layout_slot_has_data(&l, count * copies));
+		}
+}
+END_TEST
+
+/* Copy c of data slot s is slot c * count + s, whichever copy is asked
+ * from; the copies of a slot are on distinct servers. */
+START_TEST(mirror_copy_slot_names_each_copy_on_a_distinct_server)
+{
+	struct rpfs_layout l = mirror_of(4096, 3, 3, 5, 9);
+
+	ck_assert_int_eq(layout_check(&l), 0);
+	for (uint32_t s = 0; s < layout_slots(&l); s++) {
+		bool seen[9] = {false};
+
+		for (uint32_t c = 0; c < 3; c++) {
+			uint32_t cs = layout_copy_slot(&l, s, c), srv;
+
+			ck_assert_uint_eq(cs, c * 3 + s % 3);
+			srv = layout_server(&l, cs);
+			ck_assert_uint_lt(srv, 9);
+			ck_assert_msg(!seen[srv], "slot %u: two copies on server %u", s,
+				      srv);
+			seen[srv] = true;
+		}
+	}
+	/* a stripe layout has one copy, itself */
+	ck_assert_uint_eq(layout_copies(&layouts[1]), 1);
+	ck_assert_uint_eq(layout_copy_slot(&layouts[1], 2, 0), 2);
+}
+END_TEST
+
+/* A mirror's logical bytes map and split as the stripe layout of its data
+ * slots: pieces are on primaries, slots below count. */
+START_TEST(mirror_maps_and_splits_as_its_data_slots)
+{
+	struct rpfs_layout m = mirror_of(4096, 3, 2, 1, 7);
+	struct rpfs_layout d = STRIPED(4096, 3, 1, 7);
+	struct rpfs_piece pm[64], pd[64];
+	uint64_t donem = 0, doned = 0;
+	size_t nm, nd;
+
+	srand(LSEED);
+	for (int i = 0; i < 2000; i++) {
+		uint64_t off = rnd64() % (1u << 24), lm, ld;
+		uint32_t sm, sd;
+
+		layout_map(&m, off, &sm, &lm);
+		layout_map(&d, off, &sd, &ld);
+		ck_assert_uint_eq(sm, sd);
+		ck_assert_uint_eq(lm, ld);
+		ck_assert_uint_lt(sm, 3);
+		/* every copy's byte is the same logical byte */
+		ck_assert_uint_eq(layout_logical(&m, sm + 3, lm), off);
+	}
+	nm = layout_split(&m, 1000, 50000, pm, 64, &donem);
+	nd = layout_split(&d, 1000, 50000, pd, 64, &doned);
+	ck_assert_uint_eq(nm, nd);
+	ck_assert_uint_eq(donem, doned);
+	for (size_t i = 0; i < nm; i++) {
+		ck_assert_uint_eq(pm[i].slot, pd[i].slot);
+		ck_assert_uint_lt(pm[i].slot, 3);
+		ck_assert_uint_eq(pm[i].local_off, pd[i].local_off);
+		ck_assert_uint_eq(pm[i].len, pd[i].len);
+	}
+}
+END_TEST
+
+/* The file is as long as its longest copy; each copy of a slot has the
+ * local size of its primary. */
+START_TEST(mirror_file_size_is_the_max_over_every_copy)
+{
+	struct rpfs_layout m = mirror_of(4096, 2, 2, 0, 4);
+	uint64_t sizes[4] = {0};
+
+	ck_assert_uint_eq(layout_file_size(&m, sizes), 0);
+	/* 10000 bytes: slot 0 has units 0 and 2 (4096 + 1808), slot 1 unit 1 */
+	for (uint32_t s = 0; s < 4; s++)
+		sizes[s] = layout_local_size(&m, s, 10000);
+	ck_assert_uint_eq(sizes[0], 4096 + 1808);
+	ck_assert_uint_eq(sizes[1], 4096);
+	ck_assert_uint_eq(sizes[2], sizes[0]);
+	ck_assert_uint_eq(sizes[3], sizes[1]);
+	ck_assert_uint_eq(layout_file_size(&m, sizes), 10000);
+	/* one copy lost the last write: the other still says how long */
+	sizes[0] = 4096;
+	ck_assert_uint_eq(layout_file_size(&m, sizes), 10000);
+	/* only a second copy holds the far byte */
+	memset(sizes, 0, sizeof(sizes));
+	sizes[3] = 1;
+	ck_assert_uint_eq(layout_file_size(&m, sizes), 4097);
 }
 END_TEST
 
@@ -443,11 +586,12 @@ END_TEST
  * math for a file whose bytes lie elsewhere. */
 START_TEST(math_on_a_kind_without_math_stops_the_program)
 {
-	struct rpfs_layout l = STRIPED(4096, 2, 0, 2);
+	struct rpfs_layout l = STRIPED(4096, 2, 0, 4);
 	struct rpfs_piece p[4];
 
-	l.kind = RPFS_LAYOUT_MIRROR;
-	l.copies = 2;
+	l.kind = RPFS_LAYOUT_EC;
+	l.data_cells = 2;
+	l.parity_cells = 1;
 	layout_split(&l, 0, 8192, p, 4, NULL);
 }
 END_TEST
@@ -496,6 +640,14 @@ static Suite *layout_suite(void)
 	tcase_add_test(tc, a_stripe_layout_uses_count_slots_all_holding_data);
 	tcase_add_test_raise_signal(tc, math_on_a_kind_without_math_stops_the_program,
 				    SIGABRT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mirror");
+	tcase_add_test(tc, mirror_check_takes_2_to_8_copies_that_fit);
+	tcase_add_test(tc, mirror_slots_are_count_times_copies_all_holding_data);
+	tcase_add_test(tc, mirror_copy_slot_names_each_copy_on_a_distinct_server);
+	tcase_add_test(tc, mirror_maps_and_splits_as_its_data_slots);
+	tcase_add_test(tc, mirror_file_size_is_the_max_over_every_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }

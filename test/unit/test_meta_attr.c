@@ -195,7 +195,6 @@ START_TEST(a_layout_of_a_kind_not_supported_yet_is_refused)
 		uint32_t kind, copies, k, p;
 		const char *name;
 	} kinds[] = {
-		{RPFS_LAYOUT_MIRROR, 2, 0, 0, "mirror"},
 		{RPFS_LAYOUT_EC, 0, 4, 2, "ec"},
 	};
 
@@ -216,6 +215,40 @@ START_TEST(a_layout_of_a_kind_not_supported_yet_is_refused)
 		ck_assert_int_eq(round_trip(&a, "/d", &b, why, sizeof(why)), -EOPNOTSUPP);
 		ck_assert_msg(strstr(why, kinds[i].name), "%s", why);
 	}
+}
+END_TEST
+
+/* A mirror file's layout, and the redundancy a directory's default holds
+ * (redundancy.h: a mirror; an explicit "none", kind stripe with copies 1;
+ * nothing of its own, zeros), are stored and read back as they are. */
+START_TEST(a_mirror_and_a_directory_redundancy_round_trip)
+{
+	struct rpc_attr a = file_attr(), b;
+	char why[200];
+
+	a.layout.stripe_count = 2;
+	a.layout.kind = RPFS_LAYOUT_MIRROR;
+	a.layout.copies = 4;
+	ck_assert_int_eq(round_trip(&a, "/f", &b, why, sizeof(why)), 0);
+	expect_same(&a, &b);
+	ck_assert_uint_eq(b.layout.kind, RPFS_LAYOUT_MIRROR);
+	ck_assert_uint_eq(b.layout.copies, 4);
+	/* 2 x 5 slots do not fit 8 servers */
+	a.layout.copies = 5;
+	ck_assert_int_eq(round_trip(&a, "/f", &b, why, sizeof(why)), -EPROTO);
+
+	a.type = RPC_TYPE_DIR;
+	a.layout = (struct rpfs_layout){0};
+	a.layout.kind = RPFS_LAYOUT_MIRROR;
+	a.layout.copies = 2;
+	ck_assert_int_eq(round_trip(&a, "/d", &b, why, sizeof(why)), 0);
+	ck_assert_uint_eq(b.layout.kind, RPFS_LAYOUT_MIRROR);
+	ck_assert_uint_eq(b.layout.copies, 2);
+	a.layout.kind = RPFS_LAYOUT_STRIPE;
+	a.layout.copies = 1;
+	ck_assert_int_eq(round_trip(&a, "/d", &b, why, sizeof(why)), 0);
+	ck_assert_uint_eq(b.layout.kind, RPFS_LAYOUT_STRIPE);
+	ck_assert_uint_eq(b.layout.copies, 1);
 }
 END_TEST
 
@@ -610,6 +643,7 @@ static Suite *meta_attr_suite(void)
 
 	tc = tcase_create("refused");
 	tcase_add_test(tc, a_layout_of_a_kind_not_supported_yet_is_refused);
+	tcase_add_test(tc, a_mirror_and_a_directory_redundancy_round_trip);
 	tcase_add_test(tc, an_unknown_kind_is_refused);
 	tcase_add_test(tc, an_unknown_version_is_refused);
 	tcase_add_test(tc, a_short_entry_is_refused);

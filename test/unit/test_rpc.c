@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rpc.h"
+#include "wire.h"
 
 #define BUFSZ  8192
 #define MAXSEG 64
@@ -162,6 +163,132 @@ START_TEST(create_round_trips)
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_int_eq(req.first_server, 3);
 	ck_assert_uint_eq(req.flags, 0);
+}
+END_TEST
+
+/* The redundancy field: left out when nothing is said (the body of an
+ * older client, which still decodes), else the last field; a value
+ * red_unpack refuses, or a present 0, is -EPROTO. */
+START_TEST(create_and_setstripe_carry_a_redundancy)
+{
+	uint32_t mirror2 = RED_PACK_MIRROR(2);
+	int plain = rpc_enc_create(buf, BUFSZ, "/d/f", 0644, 7, 8, 0, 0, 2, -1), n;
+
+	ck_assert_int_eq(decode(buf, (size_t)plain), 0);
+	ck_assert_uint_eq(req.redundancy, 0);
+	n = rpc_enc_create_red(buf, BUFSZ, "/d/f", 0644, 7, 8, 0, 0, 2, -1, 0);
+	ck_assert_int_eq(n, plain);
+	n = rpc_enc_create_red(buf, BUFSZ, "/d/f", 0644, 7, 8, RPC_CREATE_EXCL, 4096, 2,
+			       1, mirror2);
+	ck_assert_int_eq(n, plain + 4);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.redundancy, mirror2);
+	ck_assert_uint_eq(req.stripe_count, 2);
+	ck_assert_int_eq(req.first_server, 1);
+	ck_assert_uint_eq(get32(buf + n - 4), (RPFS_LAYOUT_MIRROR + 1) | 2 << 8);
+	assert_trailing_byte_refused((size_t)n);
+	/* a bad or zero value in the field */
+	put32(buf + n - 4, 0);
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	put32(buf + n - 4, RED_PACK_MIRROR(1));
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	put32(buf + n - 4, 0x77);
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	put32(buf + n - 4, RED_DEFAULT);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	/* the encoders refuse what the decoder would */
+	ck_assert_int_eq(rpc_enc_create_red(buf, BUFSZ, "/f", 0, 0, 0, 0, 0, 0, -1,
+					    RED_PACK_MIRROR(9)),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_setstripe_red(buf, BUFSZ, "/d", 0, 0, 1u << 30),
+			 -EINVAL);
+
+	plain = rpc_enc_setstripe(buf, BUFSZ, "/d", 65536, 2);
+	n = rpc_enc_setstripe_red(buf, BUFSZ, "/d", 65536, 2, mirror2);
+	ck_assert_int_eq(n, plain + 4);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.mask, RPC_SET_LAYOUT);
+	ck_assert_uint_eq(req.redundancy, mirror2);
+	ck_assert_uint_eq(req.stripe_count, 2);
+	assert_prefixes_refused(buf, (size_t)plain);
+	assert_trailing_byte_refused((size_t)n);
+	/* only a layout SETATTR has one */
+	n = rpc_enc_setattr(buf, BUFSZ, "/d", RPC_SET_MODE, 0600, 0, 0, 0, 0);
+	put32(buf + n, mirror2);
+	ck_assert_int_eq(decode(buf, (size_t)n + 4), -EPROTO);
+}
+END_TEST
+
+/* The text of a redundancy and its packed form (redundancy.h). */
+START_TEST(redundancy_specs_parse_format_and_pack)
+{
+	static const char *const good[] = {"none",   "mirror:2", "mirror:8",
+					   "ec:2+1", "ec:4+2",	 "default"};
+	static const char *const bad[] = {
+		"",	     "mirror",	  "mirror:",  "mirror:1", "mirror:9",
+		"mirror:02", "mirror:2x", "ec:2",     "ec:0+1",	  "ec:2+0",
+		"ec:2+1+1",  "raid5",	  "Mirror:2", " none",	  "ec:33+1"};
+	struct red_spec r, back;
+	char why[128], text[RED_TEXT_MAX];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(!red_parse(good[i], &r, why, sizeof(why)), "%s: %s",
+			      good[i], why);
+		ck_assert_str_eq(red_format(&r, text, sizeof(text)), good[i]);
+		ck_assert(red_valid(&r));
+		ck_assert_int_eq(red_unpack(red_pack(&r), &back), 0);
+		ck_assert_str_eq(red_format(&back, text, sizeof(text)), good[i]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = 0;
+		ck_assert_msg(red_parse(bad[i], &r, why, sizeof(why)) == -EINVAL,
+			      "'%s' accepted", bad[i]);
+		ck_assert_msg(why[0], "'%s': no reason", bad[i]);
+	}
+	ck_assert_int_eq(red_parse("mirror:3", &r, why, sizeof(why)), 0);
+	ck_assert_uint_eq(r.kind, RPFS_LAYOUT_MIRROR);
+	ck_assert_uint_eq(r.copies, 3);
+	ck_assert_uint_eq(red_copies(&r), 3);
+	ck_assert_uint_eq(red_slots(&r, 2), 6);
+	ck_assert_int_eq(red_parse("ec:4+2", &r, why, sizeof(why)), 0);
+	ck_assert_uint_eq(r.data_cells, 4);
+	ck_assert_uint_eq(r.parity_cells, 2);
+	/* not said, and values red_pack never makes */
+	ck_assert_int_eq(red_unpack(0, &r), 0);
+	ck_assert_uint_eq(r.kind, RED_DEFAULT);
+	ck_assert_int_eq(red_unpack(1u << 24 | 1, &r), -EINVAL);
+	ck_assert_int_eq(red_unpack(1 | 5 << 8, &r), -EINVAL); /* none with copies */
+	ck_assert_int_eq(red_unpack(RPFS_LAYOUT_KINDS + 1, &r), -EINVAL);
+}
+END_TEST
+
+/* A directory's default: "default" (nothing of its own), an explicit
+ * "none", a mirror; a file's layout from a spec. */
+START_TEST(redundancy_in_layouts)
+{
+	struct rpfs_layout l = {0};
+	struct red_spec r, back;
+	char why[128];
+
+	red_of_layout(&l, true, &r);
+	ck_assert_uint_eq(r.kind, RED_DEFAULT);
+	red_of_layout(&l, false, &r);
+	ck_assert_uint_eq(r.kind, RPFS_LAYOUT_STRIPE);
+	ck_assert_int_eq(red_parse("none", &r, why, sizeof(why)), 0);
+	red_to_dir_layout(&r, &l);
+	red_of_layout(&l, true, &back);
+	ck_assert_uint_eq(back.kind, RPFS_LAYOUT_STRIPE);
+	red_to_file_layout(&r, &l);
+	ck_assert_uint_eq(l.copies, 0);
+	ck_assert_int_eq(red_parse("mirror:2", &r, why, sizeof(why)), 0);
+	red_to_dir_layout(&r, &l);
+	red_of_layout(&l, true, &back);
+	ck_assert_uint_eq(back.kind, RPFS_LAYOUT_MIRROR);
+	ck_assert_uint_eq(back.copies, 2);
+	ck_assert_int_eq(red_parse("default", &r, why, sizeof(why)), 0);
+	red_to_dir_layout(&r, &l);
+	red_of_layout(&l, true, &back);
+	ck_assert_uint_eq(back.kind, RED_DEFAULT);
 }
 END_TEST
 
@@ -1472,6 +1599,9 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, rename_round_trips);
 	tcase_add_test(tc, stats_reply_round_trips_and_refuses_bad_input);
 	tcase_add_test(tc, setstripe_round_trips);
+	tcase_add_test(tc, create_and_setstripe_carry_a_redundancy);
+	tcase_add_test(tc, redundancy_specs_parse_format_and_pack);
+	tcase_add_test(tc, redundancy_in_layouts);
 	tcase_add_test(tc, search_round_trips);
 	tcase_add_test(tc, search_reply_round_trips_and_refuses_bad_input);
 	tcase_add_test(tc, meta_handles_round_trips);
