@@ -131,6 +131,11 @@ const char *rpfsc_desc(struct rpfs_client *c, int srv, enum rpfsc_role role);
 /* Is srv known not to answer now (silent within retry_unanswered_ms, or its
  * connection broken)? A mirrored read tries such a copy last. */
 bool rpfsc_server_suspect(struct rpfs_client *c, int srv);
+/* rpfs_create with a redundancy (the packed u32 of CREATE, rpc.h; 0: none
+ * asked, the directory's or the cluster's). */
+int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
+		 const struct rpfs_create_opts *opts, uint32_t redundancy,
+		 rpfs_file_t **out);
 /* An open reply (attributes, capability, then maybe the down list of a
  * mirrored file: rpc.h): note the servers it says are down. */
 void rpfsc_note_down(struct rpfs_client *c, const uint8_t *rep, size_t len);

@@ -200,6 +200,13 @@ static int create_error(struct rpfs_client *c, int srv, const char *path,
 int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		const struct rpfs_create_opts *opts, rpfs_file_t **out)
 {
+	return rpfsc_create(c, path, mode, flags, opts, 0, out);
+}
+
+int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
+		 const struct rpfs_create_opts *opts, uint32_t redundancy,
+		 rpfs_file_t **out)
+{
 	char norm[RPC_PATH_MAX + 1];
 	uint8_t body[RPFSC_META_BODY_CAP];
 	uint8_t rep[256];
@@ -214,12 +221,12 @@ int rpfs_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flag
 	srv = rpfsc_meta_srv(c, place_meta_of_path(&c->cfg, norm));
 	if (!(flags & RPFS_O_RDWR))
 		flags |= RPFS_O_RDWR;
-	len = rpc_enc_create(body, sizeof(body), norm, mode & 07777, (uint32_t)geteuid(),
-			     (uint32_t)getegid(),
-			     ((flags & RPFS_O_EXCL) ? RPC_CREATE_EXCL : 0) |
-				     want_flags(flags),
-			     opts ? opts->stripe_unit : 0, opts ? opts->stripe_count : 0,
-			     opts ? opts->first_server : -1);
+	len = rpc_enc_create_red(
+		body, sizeof(body), norm, mode & 07777, (uint32_t)geteuid(),
+		(uint32_t)getegid(),
+		((flags & RPFS_O_EXCL) ? RPC_CREATE_EXCL : 0) | want_flags(flags),
+		opts ? opts->stripe_unit : 0, opts ? opts->stripe_count : 0,
+		opts ? opts->first_server : -1, redundancy);
 	if (len < 0) {
 		rpfsc_err_set("%s: can't encode the request: %s", norm, strerror(-len));
 		return len;

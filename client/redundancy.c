@@ -108,14 +108,9 @@ int rpfs_create_redundancy(rpfs_client_t *c, const char *path, uint32_t mode,
 			   const char *redundancy, rpfs_file_t **out)
 {
 	char norm[RPC_PATH_MAX + 1];
-	uint8_t body[RPFSC_META_BODY_CAP];
-	uint8_t rep[256];
-	struct rpfs_stat st;
-	struct rpc_attr a;
 	struct red_spec r;
 	uint32_t packed, count = opts ? opts->stripe_count : 0;
-	size_t rep_len;
-	int srv, len, ret;
+	int ret;
 
 	*out = NULL;
 	ret = rpfsc_path_norm(path, norm);
@@ -138,44 +133,9 @@ int rpfs_create_redundancy(rpfs_client_t *c, const char *path, uint32_t mode,
 			       ? explain(c, norm, &r, count, ret)
 			       : ret;
 	}
-	if (!(flags & RPFS_O_RDWR))
-		flags |= RPFS_O_RDWR;
-	len = rpc_enc_create_red(
-		body, sizeof(body), norm, mode & 07777, (uint32_t)geteuid(),
-		(uint32_t)getegid(),
-		(uint16_t)(((flags & RPFS_O_EXCL) ? RPC_CREATE_EXCL : 0) |
-			   ((flags & RPFS_O_READ) ? RPC_WANT_READ : 0) |
-			   ((flags & RPFS_O_WRITE) ? RPC_WANT_WRITE : 0)),
-		opts ? opts->stripe_unit : 0, count, opts ? opts->first_server : -1,
-		packed);
-	if (len < 0) {
-		rpfsc_err_set("%s: can't encode the request: %s", norm, strerror(-len));
-		return len;
-	}
-	srv = rpfsc_meta_srv(c, place_meta_of_path(&c->cfg, norm));
-	ret = rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, rep, sizeof(rep),
-			  &rep_len);
-	if (ret == -EINVAL || ret == -EOPNOTSUPP)
-		return explain(c, norm, &r, count, ret);
-	if (ret)
-		return ret;
-	if (rpc_dec_attr(rep, rep_len, &a) || rpfsc_attr_layout(c, &a))
-		return rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_META), norm, -EPROTO, 0,
-					false);
-	if (a.type != RPC_TYPE_FILE) {
-		rpfsc_err_set("%s: %s", norm, strerror(EISDIR));
-		return -EISDIR;
-	}
-	/* The open file from the reply's attributes and capability (the
-	 * creator's rights whatever the mode), as rpfs_create makes it; the
-	 * public attributes carry no redundancy, so the file gets its whole
-	 * layout before anyone else sees it. */
-	rpfsc_attr_to_stat(&a, &st);
-	ret = rpfs_open_attr_path(c, &st, norm, out);
-	if (ret)
-		return ret;
-	(*out)->attr.layout = a.layout;
-	return 0;
+	ret = rpfsc_create(c, path, mode, flags, opts, packed, out);
+	return ret == -EINVAL || ret == -EOPNOTSUPP ? explain(c, norm, &r, count, ret)
+						    : ret;
 }
 
 int rpfs_open_attr_redundancy(rpfs_client_t *c, const struct rpfs_stat *st,
