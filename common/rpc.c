@@ -1035,6 +1035,9 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *   - LOCK/UNLOCK: len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
+ *     flags only RPC_IO_COPIES, and only on IO_WRITE: then 1 <= ncopies
+ *     <= RPC_COPIES_MAX, each copy's slot said (not RPC_SLOT_ANY); the
+ *     copies' I/O indexes are the receiver's to check;
  *   - IO_CREATE: nonce != 0;
  *   - SEARCH: want only mode bits (0..7), ngroups <= RPC_GROUPS_MAX;
  *   - META_HANDLES: 1 <= nhandles <= RPC_HANDLES_MAX, r->handles

@@ -67,6 +67,9 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_TRUNCATE:
 		return rpc_enc_truncate(again, cap, r->handle, &r->cap, r->size);
 	case RPC_BODY_IO:
+		if (r->ncopies)
+			return rpc_enc_io_copies(again, cap, r->handle, &r->cap, r->segs,
+						 r->nseg, r->slot, r->copies, r->ncopies);
 		return rpc_enc_io_slot(again, cap, r->op, r->handle, &r->cap, r->segs,
 				       r->nseg, r->slot);
 	case RPC_BODY_IO_CREATE:
@@ -148,8 +151,17 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 	case RPC_IO_WRITE:
 	case RPC_IO_READ:
 		FUZZ_CHECK(r->nseg <= maxseg && r->segs == segs);
+		/* a copies list only on a write with the flag, 1..RPC_COPIES_MAX
+		 * copies, each with a slot */
+		FUZZ_CHECK(!(r->flags & ~RPC_IO_COPIES));
+		FUZZ_CHECK(!!(r->flags & RPC_IO_COPIES) == (r->ncopies > 0));
+		FUZZ_CHECK(!r->ncopies ||
+			   (r->op == RPC_IO_WRITE && r->ncopies <= RPC_COPIES_MAX));
+		for (uint32_t i = 0; i < r->ncopies; i++)
+			FUZZ_CHECK(r->copies[i].slot != RPC_SLOT_ANY);
 		FUZZ_CHECK(RPC_PREAMBLE + 16 + RPC_CAP_SIZE +
-				   (uint64_t)r->nseg * RPC_SEG_SIZE ==
+				   (uint64_t)r->nseg * RPC_SEG_SIZE +
+				   (r->ncopies ? 4 + 8 * (uint64_t)r->ncopies : 0) ==
 			   size);
 		for (uint32_t i = 0; i < r->nseg; i++)
 			FUZZ_CHECK(segs[i].len > 0 &&
