@@ -8,11 +8,14 @@
  * Why copies never diverge, even under MPI's concurrent and overlapping
  * writes: what is forwarded is not the request's data but the primary's
  * datafile bytes over the write's segments, read back after the write was
- * stored; and the forwards of one datafile run one at a time (a lock per
- * handle, hashed). Whatever order two overlapping writes reach the
- * primary's disk in, the forward that runs last reads back after both are
- * stored, so the copy ends as the primary is. A small write's extra cost
- * is one read from the page cache.
+ * stored; and forwards of one datafile whose ranges overlap (the span from
+ * a write's lowest to its highest byte) run one at a time. Whatever order
+ * two overlapping writes reach the primary's disk in, the forward that
+ * runs last reads back after both are stored, so the copy ends as the
+ * primary is: for each byte, the forwards that cover it are serialised,
+ * and the last one reads it after every write to it whose forward went
+ * before. Forwards of disjoint ranges (MPI ranks writing their own blocks)
+ * run at once. A small write's extra cost is one read from the page cache.
  *
  * Forwarding blocks (peer calls), so it runs on IO_FORWARD_THREADS threads
  * of its own, never on the progress thread nor the storage workers (a
@@ -38,7 +41,12 @@
 
 #define IO_FORWARD_THREADS 4
 #define IO_FORWARD_PIECE   (2u << 20)
-#define IO_FORWARD_LOCKS   64
+
+/* A forward running: its datafile and span [lo, hi). */
+struct active {
+	uint64_t handle, lo, hi;
+	bool used;
+};
 
 struct io_forward {
 	struct srv *s;
@@ -48,7 +56,10 @@ struct io_forward {
 	bool stop;
 	pthread_t thr[IO_FORWARD_THREADS];
 	int nthr;
-	pthread_mutex_t order[IO_FORWARD_LOCKS]; /* by handle: one forward at a time */
+	/* the forwards running, one per thread at most (under lock); a
+	 * thread whose span overlaps one waits on done */
+	struct active run[IO_FORWARD_THREADS];
+	pthread_cond_t done;
 	atomic_uint_fast64_t forwarded, failed;
 };
 
@@ -175,11 +186,58 @@ static bool copies_ok(struct srv_op *op)
 	return true;
 }
 
+/* The span of op's segments. */
+static void span_of(const struct srv_op *op, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (uint32_t i = 0; i < op->q.nseg; i++) {
+		if (op->segs[i].off < *lo)
+			*lo = op->segs[i].off;
+		if (op->segs[i].off + op->segs[i].len > *hi)
+			*hi = op->segs[i].off + op->segs[i].len;
+	}
+}
+
+/* Wait until no running forward of op's datafile overlaps its span, then
+ * run it (slot *me of fw->run). */
+static void order_enter(struct io_forward *fw, const struct srv_op *op, int *me)
+{
+	uint64_t lo, hi;
+	bool clash;
+
+	span_of(op, &lo, &hi);
+	pthread_mutex_lock(&fw->lock);
+	do {
+		clash = false;
+		for (int i = 0; i < IO_FORWARD_THREADS; i++) {
+			const struct active *a = &fw->run[i];
+
+			if (a->used && a->handle == op->q.handle && a->lo < hi &&
+			    lo < a->hi)
+				clash = true;
+		}
+		if (clash)
+			pthread_cond_wait(&fw->done, &fw->lock);
+	} while (clash);
+	for (*me = 0; fw->run[*me].used; (*me)++)
+		;
+	fw->run[*me] = (struct active){op->q.handle, lo, hi, true};
+	pthread_mutex_unlock(&fw->lock);
+}
+
+static void order_leave(struct io_forward *fw, int me)
+{
+	pthread_mutex_lock(&fw->lock);
+	fw->run[me].used = false;
+	pthread_cond_broadcast(&fw->done);
+	pthread_mutex_unlock(&fw->lock);
+}
+
 static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 {
-	pthread_mutex_t *order = &fw->order[op->q.handle % IO_FORWARD_LOCKS];
 	uint32_t failed_io = UINT32_MAX;
-	int ret;
+	int me, ret;
 
 	if (!copies_ok(op)) {
 		log_warn(
@@ -190,9 +248,9 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		srv_op_complete(op);
 		return;
 	}
-	pthread_mutex_lock(order);
+	order_enter(fw, op, &me);
 	ret = forward(fw, op, buf, &failed_io);
-	pthread_mutex_unlock(order);
+	order_leave(fw, me);
 	if (ret) {
 		atomic_fetch_add(&fw->failed, 1);
 		/* The copy's server, not ours, is the cause: -EREMOTEIO, and
@@ -273,8 +331,7 @@ int io_forward_open(struct srv *s)
 	fw->s = s;
 	pthread_mutex_init(&fw->lock, NULL);
 	pthread_cond_init(&fw->wake, NULL);
-	for (int i = 0; i < IO_FORWARD_LOCKS; i++)
-		pthread_mutex_init(&fw->order[i], NULL);
+	pthread_cond_init(&fw->done, NULL);
 	for (int i = 0; i < IO_FORWARD_THREADS; i++) {
 		if (pthread_create(&fw->thr[i], NULL, forwarder, fw))
 			break;
@@ -300,8 +357,7 @@ void io_forward_close(struct srv *s)
 	pthread_mutex_unlock(&fw->lock);
 	for (int i = 0; i < fw->nthr; i++)
 		pthread_join(fw->thr[i], NULL);
-	for (int i = 0; i < IO_FORWARD_LOCKS; i++)
-		pthread_mutex_destroy(&fw->order[i]);
+	pthread_cond_destroy(&fw->done);
 	pthread_cond_destroy(&fw->wake);
 	pthread_mutex_destroy(&fw->lock);
 	free(fw);

@@ -22,6 +22,9 @@
 #     full measurement is bench/netns-scaling);
 #   - a host whose link goes down: every MPI rank gets an error naming that
 #     server within a bounded time, and so does the rpfs command; no hang;
+#     MPI jobs reading a mirrored file (mirror:2) over every host, running
+#     as the link goes down, complete with every byte right, and so does
+#     the rpfs command;
 #     rpfs df shows it unreachable and new files go to the other hosts;
 #     its link up again: online, new files use every host.
 # Prints PASS/FAIL lines and "N passed, N failed"; where namespaces cannot
@@ -71,6 +74,7 @@ mpirun_c() { # NP PROGRAM ARGS...: mpiexec in the client namespace, in $WORK/run
 echo "building the MPI programs with $MPICH_PREFIX/bin/mpicc"
 mkdir -p "$WORK/bin" "$WORK/run"
 for src in "$REPO/test/mpi/mpi_coll_rw.c" "$REPO/test/mpi/mpi_server_kill.c" \
+	"$REPO/test/mpi/mpi_mirror.c" \
 	"$REPO/examples/mpi_io_demo.c" "$REPO/bench/mpiio_bw.c"; do
 	t=$(basename "$src" .c)
 	"$MPICH_PREFIX/bin/mpicc" -O2 -o "$WORK/bin/$t" "$src" >"$WORK/$t.build.log" 2>&1 ||
@@ -176,6 +180,19 @@ else
 	fail "bytes per host:$shares (total $total) for a file of ${size:-?} bytes" "$WORK/stat.log"
 fi
 
+# a mirrored file over every host, for the reads while a host is cut off
+# (written before the links are shaped)
+mv=$((N - 1))
+mlog=$WORK/mirror.log
+if mpirun_c 4 "$WORK/bin/mpi_mirror" write rpfs:/t/mirror >"$mlog" 2>&1 &&
+	grep -q "No Errors" "$mlog" && client "$RPFS" stat /t/mirror >>"$mlog" 2>&1 &&
+	grep -q "io server $mv ($(ns_addr $mv):" "$mlog" &&
+	client "$RPFS" cat /t/mirror >"$WORK/mirror.ref" 2>>"$mlog"; then
+	pass "a mirrored file (mirror:2) written by 4 processes, with a copy on host s$mv"
+else
+	fail "a mirrored file (mirror:2) with a copy on host s$mv" "$mlog"
+fi
+
 # ---- quick scaling on shaped links -------------------------------------------
 if ns_shape 40mbit >"$WORK/shape.log" 2>&1; then
 	for s in 1 4; do
@@ -201,6 +218,16 @@ fi
 # ---- a host goes down ---------------------------------------------------------
 v=$((N - 1)) # an I/O-only server: the metadata server (s0) stays up
 vaddr=$(ns_addr $v)
+# jobs reading it one after the other while the link goes down: the
+# first is running when it does, the second starts with it down
+(
+	for i in 1 2 3 4 5 6; do
+		mpirun_c 4 "$WORK/bin/mpi_mirror" read rpfs:/t/mirror share || exit 1
+		[ $i -ge 2 ] && [ -e "$WORK/mirror.stop" ] && exit 0
+	done
+) >"$WORK/mirror-read.log" 2>&1 &
+mjob=$!
+sleep 1
 ready=$WORK/ready
 log=$WORK/down.log
 (cd "$WORK/run" && client timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 4 \
@@ -227,6 +254,24 @@ if [ $rc -eq 0 ] && grep -q "No Errors" "$log" && [ "$failed_ranks" -eq 4 ] &&
 else
 	fail "host s$v's link down during a job (exit $rc after ${secs}s, $failed_ranks ranks failed, $named errors name $vaddr)" "$log"
 fi
+touch "$WORK/mirror.stop"
+wait $mjob
+rc=$?
+reads=$(grep -c "No Errors" "$WORK/mirror-read.log")
+if [ $rc -eq 0 ] && [ "$reads" -ge 2 ]; then
+	pass "$reads MPI jobs read the mirrored file right as host s$v's link went down (4 processes each)"
+else
+	fail "MPI jobs reading the mirrored file as host s$v's link went down (exit $rc, $reads jobs right)" \
+		"$WORK/mirror-read.log"
+fi
+start=$(date +%s)
+if client timeout -k 5 60 "$RPFS" cat /t/mirror >"$WORK/mirror.cat" 2>"$WORK/mcat.log" &&
+	[ -s "$WORK/mirror.ref" ] && cmp -s "$WORK/mirror.cat" "$WORK/mirror.ref"; then
+	pass "rpfs cat of the mirrored file with host s$v cut off: the same $(wc -c <"$WORK/mirror.cat") bytes, in $(($(date +%s) - start))s"
+else
+	fail "rpfs cat of the mirrored file with host s$v cut off" "$WORK/mcat.log"
+fi
+rm -f "$WORK/mirror.cat" "$WORK/mirror.ref"
 start=$(date +%s)
 client timeout -k 5 60 "$RPFS" cat /t/coll >/dev/null 2>"$WORK/cat.log"
 rc=$?

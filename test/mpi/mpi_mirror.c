@@ -2,7 +2,7 @@
  * every rank and read back, then read again by a second run with one of
  * its servers killed.
  *
- * Usage: mpiexec -n N mpi_mirror write|read rpfs:/dir/file
+ * Usage: mpiexec -n N mpi_mirror write|read rpfs:/dir/file [share]
  *   write  creates the file with rpfs_redundancy=mirror:2, checks that
  *          MPI_File_get_info says mirror:2, and writes, every rank at
  *          once: (1) 4 MiB blocks, rank r's at blocks r, r+N, ... (blocking
@@ -11,7 +11,8 @@
  *          with nonblocking independent writes; then reads all back, checking
  *          every byte;
  *   read   opens it read-only and checks every byte (run with a server of
- *          the file killed: the reads come from the other copies).
+ *          the file killed: the reads come from the other copies); with
+ *          "share" each rank checks a 1/N share (slow links).
  * Every byte is a function of its offset and of the pass that wrote it,
  * so a byte from the wrong place, a stale copy or a lost write is found.
  * Prints " No Errors" on success. */
@@ -22,7 +23,7 @@
 #include <string.h>
 
 #define BLOCK	 (4 << 20)
-#define NBLOCKS	 2   /* per rank */
+#define NBLOCKS	 2 /* per rank */
 #define RECORD	 47008
 #define NRECORDS 40 /* per rank */
 
@@ -71,9 +72,10 @@ static int pass_of(uint64_t off, int nprocs)
 	return ((off - records_at(nprocs)) / RECORD / (uint64_t)nprocs) % 2 ? 2 : 3;
 }
 
-static void check_all(MPI_File fh, int rank, int nprocs)
+static void check_all(MPI_File fh, int rank, int nprocs, int share)
 {
-	uint64_t size = records_at(nprocs) + (uint64_t)RECORD * NRECORDS * (uint64_t)nprocs;
+	uint64_t size =
+		records_at(nprocs) + (uint64_t)RECORD * NRECORDS * (uint64_t)nprocs;
 	unsigned char *b = malloc(BLOCK);
 	MPI_Offset got;
 
@@ -85,19 +87,20 @@ static void check_all(MPI_File fh, int rank, int nprocs)
 	}
 	/* each rank checks every byte, in 4 MiB reads from its own start */
 	for (uint64_t k = 0; k * BLOCK < size; k++) {
-		uint64_t off = ((k + (uint64_t)rank) * BLOCK) % (((size + BLOCK - 1) / BLOCK) * BLOCK);
+		uint64_t off = ((k + (uint64_t)rank) * BLOCK) %
+			       (((size + BLOCK - 1) / BLOCK) * BLOCK);
 		uint64_t len = size - off < BLOCK ? size - off : BLOCK;
 		MPI_Status st;
 		int n;
 
-		if (off >= size)
+		if (off >= size || (share && k % (uint64_t)nprocs))
 			continue;
 		CHECK(MPI_File_read_at(fh, (MPI_Offset)off, b, (int)len, MPI_BYTE, &st),
 		      "MPI_File_read_at");
 		MPI_Get_count(&st, MPI_BYTE, &n);
 		if ((uint64_t)n != len) {
-			fprintf(stderr, "rank %d: read %d of %llu bytes at %llu\n", rank, n,
-				(unsigned long long)len, (unsigned long long)off);
+			fprintf(stderr, "rank %d: read %d of %llu bytes at %llu\n", rank,
+				n, (unsigned long long)len, (unsigned long long)off);
 			errs++;
 			continue;
 		}
@@ -139,17 +142,17 @@ int main(int argc, char **argv)
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	b = malloc(BLOCK);
 	if (!strcmp(argv[1], "read")) {
-		CHECK(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_RDONLY, MPI_INFO_NULL,
-				    &fh),
+		CHECK(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_RDONLY,
+				    MPI_INFO_NULL, &fh),
 		      "MPI_File_open (read)");
-		check_all(fh, rank, nprocs);
+		check_all(fh, rank, nprocs, argc > 3 && !strcmp(argv[3], "share"));
 		goto done;
 	}
 	MPI_Info_create(&info);
 	MPI_Info_set(info, "rpfs_redundancy", "mirror:2");
 	MPI_Info_set(info, "romio_cb_write", "enable");
-	CHECK(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR, info,
-			    &fh),
+	CHECK(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR,
+			    info, &fh),
 	      "MPI_File_open (create)");
 	MPI_Info_free(&info);
 	CHECK(MPI_File_get_info(fh, &got), "MPI_File_get_info");
@@ -175,7 +178,8 @@ int main(int argc, char **argv)
 			       ((uint64_t)i * (uint64_t)nprocs + (uint64_t)rank) * RECORD;
 
 		fill(b, off, RECORD, 2);
-		CHECK(MPI_File_write_at_all(fh, (MPI_Offset)off, b, RECORD, MPI_BYTE, &st),
+		CHECK(MPI_File_write_at_all(fh, (MPI_Offset)off, b, RECORD, MPI_BYTE,
+					    &st),
 		      "MPI_File_write_at_all (47008 B)");
 	}
 	for (int i = 0; i < NRECORDS; i += 2) {
@@ -184,8 +188,8 @@ int main(int argc, char **argv)
 
 		recs[nreq] = malloc(RECORD);
 		fill(recs[nreq], off, RECORD, 3);
-		CHECK(MPI_File_iwrite_at(fh, (MPI_Offset)off, recs[nreq], RECORD, MPI_BYTE,
-					 &req[nreq]),
+		CHECK(MPI_File_iwrite_at(fh, (MPI_Offset)off, recs[nreq], RECORD,
+					 MPI_BYTE, &req[nreq]),
 		      "MPI_File_iwrite_at (47008 B)");
 		nreq++;
 	}
@@ -195,7 +199,7 @@ int main(int argc, char **argv)
 	CHECK(MPI_File_sync(fh), "MPI_File_sync");
 	MPI_Barrier(MPI_COMM_WORLD);
 	CHECK(MPI_File_sync(fh), "MPI_File_sync");
-	check_all(fh, rank, nprocs);
+	check_all(fh, rank, nprocs, 0);
 done:
 	CHECK(MPI_File_close(&fh), "MPI_File_close");
 	free(b);
