@@ -472,9 +472,12 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	}
 	for (uint32_t s = 0; s < n; s++) {
 		int len = op == RPC_IO_TRUNCATE
-				  ? rpc_enc_truncate(
+				  ? rpc_enc_truncate_flags(
 					    body[s], sizeof(body[s]), a->handle, &a->cap,
-					    layout_local_size(&a->layout, s, size))
+					    layout_local_size(&a->layout, s, size),
+					    layout_copies(&a->layout) > 1
+						    ? RPC_TRUNCATE_COPIES
+						    : 0)
 				  : rpc_enc_handle_op(body[s], sizeof(body[s]), op,
 						      a->handle, &a->cap);
 

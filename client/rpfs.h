@@ -258,6 +258,15 @@ int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe
 int rpfs_stat_redundancy(rpfs_client_t *c, const char *path, char *buf, size_t len);
 /* The same for an open file (sends nothing). Errors: -ERANGE. */
 int rpfs_file_redundancy(rpfs_file_t *f, char *buf, size_t len);
+/* Compare a mirrored file's copies byte for byte, each read from its own
+ * server (as `lfs mirror verify`): 0 when every copy of every slot holds
+ * the same bytes (*checked: the bytes read, every copy counted), -EILSEQ
+ * at the first difference (*where: its file offset; the message names the
+ * slot and both servers), or the error of a copy that could not be read
+ * (its server down, a damaged block). A file without copies: 0, nothing
+ * read. Writes during the comparison make its answer meaningless for the
+ * bytes they touch. */
+int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where);
 /* rpfs_open_attr_path for attributes another process looked up, with the
  * redundancy that process's rpfs_file_redundancy gave (struct rpfs_stat
  * has no room for it; MPI drivers broadcast both). NULL or "" as "none".

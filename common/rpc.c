@@ -50,6 +50,7 @@
  *   LOCK: LOCK UNLOCK           handle u64, cap, off u64, len u64,      64
  *                               owner u64
  *   TRUNCATE: IO_TRUNCATE       handle u64, cap, size u64               48
+ *                               (flag RPC_TRUNCATE_COPIES: to every copy)
  *   IO: IO_WRITE IO_READ        handle u64, cap, nseg u32, slot u32     48+16*nseg
  *                               (stripe slot + 1, 0 = not said),
  *                               nseg x { off u64, len u64 }; IO_WRITE   (+4+8*nc)
@@ -519,9 +520,17 @@ int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t ha
 int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		     uint64_t size)
 {
+	return rpc_enc_truncate_flags(buf, cap, handle, capa, size, 0);
+}
+
+int rpc_enc_truncate_flags(void *buf, size_t cap, uint64_t handle,
+			   const struct rpc_cap *capa, uint64_t size, uint16_t flags)
+{
 	struct wr w;
 
-	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_TRUNCATE, 0);
+	if (flags & ~RPC_TRUNCATE_COPIES)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_TRUNCATE, flags);
 	wr_u64(&w, handle);
 	wr_cap(&w, capa);
 	wr_u64(&w, size);

@@ -84,6 +84,11 @@ struct rpc_copy {
 	uint32_t slot;
 };
 
+/* RPC_IO_TRUNCATE flags: sent to every copy of a mirrored file (a client
+ * that knows its redundancy); without, a mirrored file's truncate is
+ * refused (it would reach the primaries only: RPC_CAP_MIRRORED). */
+#define RPC_TRUNCATE_COPIES 1u
+
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
 /* CREATE LOOKUP GETATTR flags: the rights wanted in the capability the
@@ -112,6 +117,11 @@ struct rpc_copy {
  * the cluster's own). */
 #define RPC_CAP_READ  1u
 #define RPC_CAP_WRITE 2u
+/* Not a right but a fact the I/O servers must know: the file is mirrored,
+ * so a write must come to a slot's primary with its copies (RPC_IO_COPIES).
+ * A client that opened it without its redundancy (rpfs_open_attr from
+ * bare attributes) would write to the primaries only: refused instead. */
+#define RPC_CAP_MIRRORED 4u
 struct rpc_cap {
 	int64_t expiry;	     /* ns since the epoch, the issuing server's clock */
 	uint32_t rights;     /* RPC_CAP_* */
@@ -236,6 +246,9 @@ int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, const struct rpc_c
 		      int64_t delta);
 int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
 		 const struct rpc_cap *capa, uint64_t off, uint64_t len, uint64_t owner);
+/* The same with flags (RPC_TRUNCATE_COPIES). */
+int rpc_enc_truncate_flags(void *buf, size_t cap, uint64_t handle,
+			   const struct rpc_cap *capa, uint64_t size, uint16_t flags);
 int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		     uint64_t size);
 /* rpc_enc_io says no slot; rpc_enc_io_slot the stripe slot of the layout

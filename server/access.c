@@ -143,5 +143,17 @@ int access_check_request(struct srv_op *op)
 	if (ret == -EACCES)
 		log_info("rpfsd: op %u on handle %#llx from %s: no valid capability",
 			 q->op, (unsigned long long)q->handle, xp_conn_peer(op->conn));
+	/* A mirrored file's writes and truncates from a client that opened it
+	 * without its redundancy would reach the primaries only. */
+	if (!ret && (q->cap.rights & RPC_CAP_MIRRORED) &&
+	    ((q->op == RPC_IO_WRITE && !q->ncopies) ||
+	     (q->op == RPC_IO_TRUNCATE && !(q->flags & RPC_TRUNCATE_COPIES)))) {
+		log_warn(
+			"rpfsd: a %s of mirrored handle %#llx from %s is not for its copies "
+			"(opened without its redundancy?): refused",
+			q->op == RPC_IO_WRITE ? "write" : "truncate",
+			(unsigned long long)q->handle, xp_conn_peer(op->conn));
+		ret = -EINVAL;
+	}
 	return ret;
 }

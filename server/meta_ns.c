@@ -94,7 +94,10 @@ int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 		return reply_attr(op, a);
 	if (!checked && !access_may(ident_of(op->conn), a, wanted_bits(op->q.flags)))
 		return -EACCES;
-	access_grant(op->s, a->handle, wanted_rights(op->q.flags), &a->cap);
+	access_grant(op->s, a->handle,
+		     wanted_rights(op->q.flags) |
+			     (layout_copies(&a->layout) > 1 ? RPC_CAP_MIRRORED : 0),
+		     &a->cap);
 	rpc_enc_attr_cap(op->rep, a);
 	op->rep_len = RPC_ATTR_CAP_SIZE;
 	add_down(op, a);

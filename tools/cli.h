@@ -161,6 +161,7 @@ int cmd_du(const struct opts *o, int argc, char **argv);
 int cmd_find(const struct opts *o, int argc, char **argv);
 int cmd_setstripe(const struct opts *o, int argc, char **argv);
 int cmd_getstripe(const struct opts *o, int argc, char **argv);
+int cmd_verify(const struct opts *o, int argc, char **argv);
 int cmd_cp(const struct opts *o, int argc, char **argv);
 int cmd_cat(const struct opts *o, int argc, char **argv);
 int cmd_mount(const struct opts *o, int argc, char **argv); /* cli_mount.c */

@@ -697,6 +697,44 @@ int cmd_getstripe(const struct opts *o, int argc, char **argv)
 	return failed;
 }
 
+/* ---- verify --------------------------------------------------------------- */
+
+int cmd_verify(const struct opts *o, int argc, char **argv)
+{
+	rpfs_client_t *c = connect_cluster(o);
+	int failed = 0;
+
+	for (int i = 1; i < argc; i++) {
+		char path[PATH_MAX], red[RPFS_REDUNDANCY_MAX];
+		uint64_t checked, where;
+		rpfs_file_t *f;
+		int ret;
+
+		rpath(argv[i], path, sizeof(path));
+		ret = rpfs_open(c, path, RPFS_O_READ, &f);
+		if (ret) {
+			report("verify", path, ret);
+			failed = 1;
+			continue;
+		}
+		ret = rpfs_file_redundancy(f, red, sizeof(red));
+		if (!ret)
+			ret = rpfs_verify(f, &checked, &where);
+		if (ret) {
+			report("verify", path, ret);
+			failed = 1;
+		} else if (!strncmp(red, "mirror:", 7)) {
+			printf("%s: %s, copies agree (%llu bytes read)\n", path, red,
+			       (unsigned long long)checked);
+		} else {
+			printf("%s: %s, no copies to compare\n", path, red);
+		}
+		rpfs_close(f);
+	}
+	rpfs_finalize(c);
+	return failed;
+}
+
 /* ---- mv ----------------------------------------------------------------- */
 
 /* Rename, or where rpfs_rename says -EXDEV (the paths live on different

@@ -317,6 +317,19 @@ static const struct command commands[] = {
 	 0,
 	 "a file's layout, or a directory's default",
 	 ""},
+	{"verify",
+	 cmd_verify,
+	 {{0}},
+	 "FILE...",
+	 1,
+	 -1,
+	 0,
+	 "compare a mirrored file's copies byte for byte",
+	 "Reads every copy of every stripe slot from its own I/O server and\n"
+	 "compares them (as lfs mirror verify); exits 1 naming the first file\n"
+	 "offset where two copies differ, the slot and both servers, or a copy\n"
+	 "that cannot be read. A file without copies has nothing to compare.\n"
+	 "Writes while it runs make its answer meaningless for their bytes.\n"},
 	{"df",
 	 cmd_df,
 	 {HUMAN_OPT},

@@ -94,6 +94,7 @@ done
 check_eq "/m/a is on all 4 servers" "$(servers_of /m/a | tr ' ' '\n' | sort | tr '\n' ' ')" "0 1 2 3 "
 check "... reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
 check_in "... its copies are the same bytes" copies_agree /m/a
+check "... rpfs verify says so" sh -c "'$RPFS' verify /m/a | grep -q 'copies agree'"
 
 # ---- concurrent overlapping writers ------------------------------------------------
 FUSE=$(dirname "$RPFS")/rpfs-fuse
@@ -118,6 +119,7 @@ if [ "$(id -u)" = 0 ] && [ -x "$FUSE" ] && [ -c /dev/fuse ] && command -v fuserm
 	done
 	wait
 	check_in "4 overlapping writers: the copies are the same bytes" copies_agree /m/w
+	check "... rpfs verify says so" "$RPFS" verify /m/w
 	check "rpfs umount" "$RPFS" umount "$MNT"
 	MNT=
 else
@@ -133,6 +135,7 @@ for off in 100 1048676 2097252; do
 done
 check "a damaged copy: /m/b reads back right" sh -c "'$RPFS' cat /m/b | cmp - '$TMP/src'"
 check "... the damaged copy's server said so" grep -q "checksum mismatch" "$D/rpfsd.$dmg.log"
+check_fails "... rpfs verify names the damaged copy's server" "io server $dmg " "$RPFS" verify /m/b
 
 # ---- a server killed ---------------------------------------------------------------
 # server.0 is the metadata server: the victims are I/O-only servers

@@ -615,8 +615,14 @@ START_TEST(truncate_round_trips)
 	ck_assert_uint_eq(req.op, RPC_IO_TRUNCATE);
 	ck_assert_uint_eq(req.handle, 12);
 	ck_assert_uint_eq(req.size, (uint64_t)1 << 50);
+	ck_assert_uint_eq(req.flags, 0);
 	assert_prefixes_refused(buf, (size_t)n);
 	assert_trailing_byte_refused((size_t)n);
+	/* to every copy of a mirrored file */
+	n = rpc_enc_truncate_flags(buf, BUFSZ, 12, NULL, 7, RPC_TRUNCATE_COPIES);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.flags, RPC_TRUNCATE_COPIES);
+	ck_assert_int_eq(rpc_enc_truncate_flags(buf, BUFSZ, 12, NULL, 7, 2), -EINVAL);
 }
 END_TEST
 

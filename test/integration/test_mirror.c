@@ -1,0 +1,126 @@
+/* Mirrored files through librpfs (issue 29):
+ *   - rpfs_verify finds copies that agree after writes, and copies that
+ *     disagree after a write that failed because a copy's server was
+ *     killed (the primary kept its bytes: a failed write's bytes are
+ *     unspecified), naming the slot and the offset; the range written
+ *     again once the server is back, they agree again;
+ *   - a handle opened from bare attributes (no redundancy) would write and
+ *     truncate the primaries only: the I/O servers refuse both (the
+ *     capability says the file is mirrored);
+ *   - a file without copies has nothing to compare. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "rpfs.h"
+#include "testkit.h"
+
+#define NSRV 4
+#define MiB  (1u << 20)
+
+static struct cluster *start(void)
+{
+	struct cl_opts o = {.nservers = NSRV, .stripe_unit = MiB};
+	struct cluster *cl = cl_start(&o);
+
+	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
+	return cl;
+}
+
+static rpfs_file_t *create_mirror(rpfs_client_t *c, const char *path)
+{
+	struct rpfs_create_opts o = {.stripe_count = 2, .first_server = -1};
+	rpfs_file_t *f;
+
+	ck_assert_msg(rpfs_create_redundancy(c, path, 0644, RPFS_O_RDWR, &o, "mirror:2",
+					     &f) == 0,
+		      "create %s: %s", path, rpfs_errmsg());
+	return f;
+}
+
+START_TEST(test_verify_finds_agreeing_and_disagreeing_copies)
+{
+	struct cluster *cl = start();
+	rpfs_client_t *c = client(cl);
+	size_t len = 3 * MiB + 4321;
+	char *buf = malloc(len), *back = malloc(len);
+	rpfs_file_t *f = create_mirror(c, "/m"), *g;
+	struct rpfs_stat st;
+	uint64_t checked, where;
+	char red[32];
+
+	fill(buf, len, 7);
+	write_all(f, buf, len, 0);
+	ck_assert_int_eq(rpfs_file_redundancy(f, red, sizeof(red)), 0);
+	ck_assert_str_eq(red, "mirror:2");
+	ck_assert_msg(rpfs_verify(f, &checked, &where) == 0, "verify: %s", rpfs_errmsg());
+	ck_assert_uint_eq(checked, 2 * (uint64_t)len);
+	read_all(f, back, len, 0);
+	ck_assert_int_eq(first_diff(buf, back, len), -1);
+
+	/* the attributes without the redundancy: a striped view of the
+	 * primaries, whose writes and truncates would reach no copy */
+	rpfs_file_attr(f, &st);
+	ck_assert_int_eq(rpfs_open_attr_path(c, &st, "/m", &g), 0);
+	ck_assert_int_eq(rpfs_pwrite(g, "different", 9, MiB + 5), -EINVAL);
+	ck_assert_int_eq(rpfs_truncate(g, MiB), -EINVAL);
+	rpfs_close(g);
+	ck_assert_msg(rpfs_verify(f, &checked, &where) == 0, "verify: %s", rpfs_errmsg());
+
+	/* a write that fails for a copy's server killed: the copies disagree
+	 * where it went; written again after the restart, they agree */
+	{
+		uint32_t copy1[2];
+		uint32_t s, victim;
+		uint64_t off;
+
+		ck_assert_int_eq(rpfs_copy_servers(c, &st, "mirror:2", 1, copy1), 0);
+		s = copy1[1] ? 1 : 0; /* server 0 holds the metadata */
+		victim = copy1[s];
+		off = (uint64_t)s * MiB + 5; /* in data slot s, row 0 */
+		ck_assert_int_eq(cl_kill(cl, (int)victim), 0);
+		ck_assert_int_lt(rpfs_pwrite(f, "different", 9, off), 0);
+		ck_assert_msg(strstr(rpfs_errmsg(), "copy"), "message: %s",
+			      rpfs_errmsg());
+		ck_assert_int_eq(cl_restart(cl, (int)victim), 0);
+		ck_assert_int_eq(rpfs_verify(f, &checked, &where), -EILSEQ);
+		ck_assert_uint_eq(where, off);
+		ck_assert_msg(strstr(rpfs_errmsg(), "different bytes"), "message: %s",
+			      rpfs_errmsg());
+		write_all(f, buf + off, 9, off);
+		ck_assert_msg(rpfs_verify(f, &checked, &where) == 0, "verify: %s",
+			      rpfs_errmsg());
+	}
+	rpfs_close(f);
+
+	/* a file without copies: nothing to compare */
+	f = create(c, "/plain");
+	write_all(f, buf, MiB, 0);
+	ck_assert_int_eq(rpfs_verify(f, &checked, &where), 0);
+	ck_assert_uint_eq(checked, 0);
+	rpfs_close(f);
+	free(buf);
+	free(back);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("mirror");
+	TCase *tc = tcase_create("verify");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_verify_finds_agreeing_and_disagreeing_copies);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return cl_run_suite(argc, argv, make_suite);
+}
