@@ -251,16 +251,22 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 	order_enter(fw, op, &me);
 	ret = forward(fw, op, buf, &failed_io);
 	order_leave(fw, me);
-	if (ret) {
+	if (ret && failed_io != UINT32_MAX) {
 		atomic_fetch_add(&fw->failed, 1);
 		/* The copy's server, not ours, is the cause: -EREMOTEIO, and
 		 * which copy as the detail (rpc.h). */
 		op->status = -EREMOTEIO;
-		if (failed_io != UINT32_MAX) {
-			rpc_enc_u64(op->rep, failed_io);
-			op->rep_len = 8;
-			op->rep_on_error = true;
-		}
+		rpc_enc_u64(op->rep, failed_io);
+		op->rep_len = 8;
+		op->rep_on_error = true;
+	} else if (ret) {
+		/* ours: the read-back of what was just stored failed (the
+		 * datafile removed meanwhile, a damaged block) */
+		atomic_fetch_add(&fw->failed, 1);
+		log_warn("rpfsd: couldn't read back a write of handle %016" PRIx64
+			 " to forward it to its copies: %s",
+			 op->q.handle, strerror(-ret));
+		op->status = ret;
 	} else {
 		atomic_fetch_add(&fw->forwarded, 1);
 	}
