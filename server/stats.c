@@ -18,6 +18,7 @@
 
 #include "hash.h"
 #include "io_states.h"
+#include "io_forward.h"
 #include "log.h"
 #include "server.h"
 
@@ -146,6 +147,9 @@ static void counters(struct srv *s, struct stat_list *l)
 		put(l, "io.datafiles", files);
 		put(l, "cache.fd_hits", hits);
 		put(l, "cache.fd_misses", misses);
+		io_forward_counts(s, &files, &hits);
+		put(l, "mirror.forwarded", files);
+		put(l, "mirror.failed", hits);
 	}
 	put(l, "cache.rcache_hits", xs.rcache_hits);
 	put(l, "cache.rcache_misses", xs.rcache_misses);

@@ -95,6 +95,7 @@ check_eq "/m/a is on all 4 servers" "$(servers_of /m/a | tr ' ' '\n' | sort | tr
 check "... reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
 check_in "... its copies are the same bytes" copies_agree /m/a
 check "... rpfs verify says so" sh -c "'$RPFS' verify /m/a | grep -q 'copies agree'"
+check "... rpfs stats counts the forwarded writes" sh -c "'$RPFS' stats | awk '\$1 == \"mirror.forwarded\" && \$2 > 0 { f = 1 } END { exit !f }'"
 
 # ---- concurrent overlapping writers ------------------------------------------------
 FUSE=$(dirname "$RPFS")/rpfs-fuse
