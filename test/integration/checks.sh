@@ -1,6 +1,6 @@
 # shellcheck shell=sh
 # test/integration/checks.sh: the check helpers of the shell tests here
-# (space.sh, io-states.sh). Sourced, never run. Each prints "ok   WHAT" or
+# (space.sh, io-states.sh, mirror.sh). Sourced, never run. Each prints "ok   WHAT" or
 # "FAIL WHAT" with the command's output indented under it, and a failure
 # sets fail=1: the test exits with $fail. The caller sets TMP (scratch).
 fail=0
@@ -40,3 +40,22 @@ check_fails() {
 }
 # check_eq WHAT GOT WANT
 check_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi; }
+# The state df shows for server.N ("online", "unreachable(3s)" -> unreachable).
+state_of() {
+	"$RPFS" df 2>/dev/null | awk -v s="server.$1" '$1 == s {
+		n = split($0, w, "state ");
+		if (n > 1) { v = w[n]; sub(/\).*/, "", v) } else v = $NF;
+		sub(/\(.*/, "", v); print v }'
+}
+# wait_state N STATES SECONDS: df shows one of STATES ("a|b") for server.N
+# within SECONDS (times X, the caller's time scale) of wall time.
+wait_state() {
+	end=$(($(date +%s) + $3 * X))
+	while :; do
+		case "|$2|" in *"|$(state_of "$1")|"*) return 0 ;; esac
+		[ "$(date +%s)" -lt "$end" ] || break
+		sleep 0.1
+	done
+	echo "server.$1 is '$(state_of "$1")' after $(($3 * X)) s, not $2"
+	return 1
+}

@@ -50,25 +50,6 @@ trap 'exit 1' INT TERM
 
 # shellcheck source=test/integration/checks.sh
 . "$(dirname "$0")/checks.sh"
-# The state df shows for server.N ("online", "unreachable(3s)" -> unreachable).
-state_of() {
-	"$RPFS" df 2>/dev/null | awk -v s="server.$1" '$1 == s {
-		n = split($0, w, "state ");
-		if (n > 1) { v = w[n]; sub(/\).*/, "", v) } else v = $NF;
-		sub(/\(.*/, "", v); print v }'
-}
-# wait_state N STATES SECONDS: df shows one of STATES ("a|b") for server.N
-# within SECONDS (times X) of wall time.
-wait_state() {
-	end=$(($(date +%s) + $3 * X))
-	while :; do
-		case "|$2|" in *"|$(state_of "$1")|"*) return 0 ;; esac
-		[ "$(date +%s)" -lt "$end" ] || break
-		sleep 0.1
-	done
-	echo "server.$1 is '$(state_of "$1")' after $(($3 * X)) s, not $2"
-	return 1
-}
 # The I/O servers of a file's slots, as numbers, space separated.
 servers_of() {
 	"$RPFS" stat "$1" | sed -n 's/^  slot [0-9]*: io server \([0-9]*\) .*/\1/p' | tr '\n' ' '

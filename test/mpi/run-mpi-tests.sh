@@ -233,24 +233,9 @@ else
     fail "tile I/O with 768-byte pieces (two-phase), every read verified (np=4)" "$log"
 fi
 
-# A mirrored file (hint rpfs_redundancy=mirror:2): 4 ranks write 4 MiB
-# blocks, 47008-byte records collectively and again with nonblocking
-# calls, reading every byte back; a second job reads it with one of its
-# I/O servers killed (the other copy serves); the server is started again.
-run "mirrored file: 4 MiB blocks, 47008-byte records (collective, nonblocking)" 4 /t/mirror "" \
-    "$BIN/mpi_mirror" write rpfs:/t/mirror
-victim=$(suite_kill_copy_server /t/mirror)
-if [ -n "$victim" ]; then
-    run "  read back with its io server $victim killed" 4 /t/mirror "" \
-        "$BIN/mpi_mirror" read rpfs:/t/mirror
-    if suite_restart_server "$victim"; then
-        pass "  io server $victim started again and online"
-    else
-        fail "  io server $victim started again and online (rpfs df: $("$RPFS_CLI" df 2>&1 | tr '\n' ' '))"
-    fi
-else
-    fail "  no I/O-only server among /t/mirror's to kill"
-fi
+# A mirrored file written by 4 ranks, read with one of its servers killed
+# (test/support/suite.sh)
+suite_mirror_tests "$BIN/mpi_mirror" /t/mirror
 
 # last, as it breaks the server set: kill -9 an I/O-only server mid-job
 ready="$WORK/ready"

@@ -120,3 +120,25 @@ suite_restart_server() {
 	done
 	return 1
 }
+
+# suite_mirror_tests PROGRAM PATH: test/mpi/mpi_mirror through the caller's
+# run (NAME NP KEPT DELETED PROGRAM ARGS...): a mirrored file (hint
+# rpfs_redundancy=mirror:2) that 4 ranks write in 4 MiB blocks, 47008-byte
+# records collectively and again with nonblocking calls, reading every
+# byte back; a second job reads it with one of its I/O servers killed (the
+# other copy serves); the server is started again.
+suite_mirror_tests() {
+	run "mirrored file: 4 MiB blocks, 47008-byte records (collective, nonblocking)" 4 "$2" "" \
+		"$1" write "rpfs:$2"
+	_victim=$(suite_kill_copy_server "$2")
+	if [ -z "$_victim" ]; then
+		fail "  no I/O-only server among $2's to kill"
+		return
+	fi
+	run "  read back with its io server $_victim killed" 4 "$2" "" "$1" read "rpfs:$2"
+	if suite_restart_server "$_victim"; then
+		pass "  io server $_victim started again and online"
+	else
+		fail "  io server $_victim started again and online (rpfs df: $("$RPFS_CLI" df 2>&1 | tr '\n' ' '))"
+	fi
+}
