@@ -87,20 +87,19 @@ static size_t mirror_split(const struct rpfs_layout *l, uint64_t off, uint64_t l
 	return layout_stripe.split(&d, off, len, out, max, done);
 }
 
+/* Copy c's slots are sizes[c * count .. (c + 1) * count): each copy is a
+ * stripe layout of its own. */
 static uint64_t mirror_file_size(const struct rpfs_layout *l, const uint64_t *sizes)
 {
+	struct rpfs_layout d = data_view(l);
 	uint64_t size = 0;
 
-	for (uint32_t s = 0; s < mirror_slots(l); s++) {
-		uint64_t last;
+	for (uint32_t c = 0; c < l->copies; c++) {
+		uint64_t one =
+			layout_stripe.file_size(&d, sizes + (size_t)c * l->stripe_count);
 
-		if (!sizes[s])
-			continue;
-		last = mirror_logical(l, s, sizes[s] - 1);
-		if (last == UINT64_MAX)
-			return UINT64_MAX;
-		if (last + 1 > size)
-			size = last + 1;
+		if (one > size)
+			size = one;
 	}
 	return size;
 }
