@@ -133,6 +133,18 @@ const char *rpfsc_desc(struct rpfs_client *c, int srv, enum rpfsc_role role);
 bool rpfsc_server_suspect(struct rpfs_client *c, int srv);
 /* rpfs_create with a redundancy (the packed u32 of CREATE, rpc.h; 0: none
  * asked, the directory's or the cluster's). */
+/* One request per slot of a's layout, all at once (file.c): IO_SIZE into
+ * sizes[layout_slots], IO_TRUNCATE to each slot's share of size, or
+ * IO_SYNC. every_copy: every slot must answer; else a mirrored file needs
+ * one copy of each data slot (the others' sizes read as 0). */
+int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
+		   uint16_t op, uint64_t size, struct rpc_io_size *sizes,
+		   bool every_copy);
+/* One IO_READ of nseg segments of slot's datafile of f into iov, straight
+ * from that slot's server (no other copy taken for it); *got: the bytes
+ * the server produced. 0 or the error, its message set (listio.c). */
+int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *segs,
+		    uint32_t nseg, const struct iovec *iov, int niov, uint64_t *got);
 int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		 const struct rpfs_create_opts *opts, uint32_t redundancy,
 		 rpfs_file_t **out);

@@ -459,6 +459,12 @@ out:
 static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
 		    uint16_t op, uint64_t size, struct rpc_io_size *sizes)
 {
+	return rpfsc_per_slot(c, a, what, op, size, sizes, op == RPC_IO_TRUNCATE);
+}
+
+int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
+		   uint16_t op, uint64_t size, struct rpc_io_size *sizes, bool every_copy)
+{
 	uint32_t n = layout_slots(&a->layout);
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
 	uint8_t(*body)[64] = calloc(n, sizeof(*body));
@@ -495,7 +501,7 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char 
 		ops[s].rep = rep[s];
 		ops[s].rep_max = sizeof(rep[s]);
 	}
-	if (layout_copies(&a->layout) > 1 && op != RPC_IO_TRUNCATE) {
+	if (layout_copies(&a->layout) > 1 && !every_copy) {
 		ret = run_mirror(c, a, ops, n);
 	} else {
 		ret = rpfsc_run(c, ops, (int)n);

@@ -442,6 +442,49 @@ static void zero_tail(const struct iovec *iov, size_t cnt, size_t skip)
  * stopped, cut off, or a damaged block): the same segments from the slot's
  * other copies, one after the other, into the same memory. 0 when one
  * answered (calls[i] then holds its result). */
+int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *segs,
+		    uint32_t nseg, const struct iovec *iov, int niov, uint64_t *got)
+{
+	struct rpfs_client *c = f->c;
+	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slot));
+	size_t room = c->io_hdr + nseg * RPC_SEG_SIZE;
+	uint8_t *body = malloc(room), rep[16];
+	struct rpfsc_link *link = NULL;
+	struct xp_call call;
+	struct rpc_cap cap;
+	int len, ret;
+
+	*got = 0;
+	if (!body) {
+		rpfsc_err_set("%s: out of memory", f->path);
+		return -ENOMEM;
+	}
+	ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
+	if (!ret) {
+		len = rpc_enc_io_slot(body, room, RPC_IO_READ, f->attr.handle, &cap, segs,
+				      nseg, slot);
+		ret = len < 0 ? len : rpfsc_link_get(c, srv, RPFSC_IO, &link);
+	}
+	if (!ret) {
+		memset(&call, 0, sizeof(call));
+		call.req = body;
+		call.req_len = (size_t)len;
+		call.rep = rep;
+		call.rep_max = sizeof(rep);
+		call.rd_iov = iov;
+		call.rd_cnt = niov;
+		ret = xp_call_start(link->conn, &call);
+		if (!ret)
+			ret = xp_call_wait(&call);
+		if (ret)
+			ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
+		*got = call.rd_len;
+		rpfsc_link_put(c, srv, link);
+	}
+	free(body);
+	return ret;
+}
+
 static int read_other_copy(struct rpfs_request *io, size_t i)
 {
 	struct rpfs_client *c = io->f->c;
@@ -450,45 +493,22 @@ static int read_other_copy(struct rpfs_request *io, size_t i)
 	struct slotlist *orig = &io->sl[ch->slot];
 	uint32_t n = layout_copies(l);
 	uint32_t c0 = ch->slot / l->stripe_count;
-	size_t room = c->io_hdr + ch->nseg * RPC_SEG_SIZE;
-	uint8_t *body = malloc(room);
-	struct rpc_cap cap;
-	int ret = -ENOMEM;
 
-	if (!body)
-		return ret;
-	ret = rpfsc_file_cap(io->f, &cap);
-	for (uint32_t k = 1; k < n && !ret; k++) {
+	for (uint32_t k = 1; k < n; k++) {
 		uint32_t cs = layout_copy_slot(l, ch->slot, (c0 + k) % n);
-		struct slotlist *sl;
-		struct xp_call call;
-		int len;
+		uint64_t got;
 
-		if (slot_get(io, cs, &sl))
-			continue;
-		len = rpc_enc_io_slot(body, room, RPC_IO_READ, io->f->attr.handle, &cap,
-				      &orig->segs[ch->seg0], (uint32_t)ch->nseg, cs);
-		if (len < 0)
-			break;
-		memset(&call, 0, sizeof(call));
-		call.req = body;
-		call.req_len = (size_t)len;
-		call.rep = io->reps[i];
-		call.rep_max = sizeof(io->reps[i]);
-		call.rd_iov = &orig->iov[ch->iov0];
-		call.rd_cnt = (int)ch->niov;
-		if (xp_call_start(sl->link->conn, &call) || xp_call_wait(&call))
+		if (rpfsc_read_slot(io->f, cs, &orig->segs[ch->seg0], (uint32_t)ch->nseg,
+				    &orig->iov[ch->iov0], (int)ch->niov, &got))
 			continue;
 		log_info("%s: %s: read from the copy on %s instead", io->f->path,
 			 rpfsc_desc(c, orig->srv, RPFSC_IO),
-			 rpfsc_desc(c, sl->srv, RPFSC_IO));
+			 rpfsc_desc(c, rpfsc_io_srv(c, layout_server(l, cs)), RPFSC_IO));
 		io->calls[i].status = 0;
-		io->calls[i].rd_len = call.rd_len;
-		io->calls[i].rep_len = call.rep_len;
-		free(body);
+		io->calls[i].rd_len = got;
+		io->calls[i].rep_len = 0;
 		return 0;
 	}
-	free(body);
 	return -EIO;
 }
 

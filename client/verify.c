@@ -17,96 +17,35 @@
 
 #define VERIFY_CHUNK (1u << 20)
 
-/* len bytes at datafile offset off of slot's copy into buf; *got: bytes
- * the server produced (fewer past its end). */
+/* len bytes at datafile offset off of slot's copy into buf, from its own
+ * server; *got: bytes the server produced (fewer past its end). */
 static int read_copy(struct rpfs_file *f, uint32_t slot, uint64_t off, uint64_t len,
 		     char *buf, uint64_t *got)
 {
-	struct rpfs_client *c = f->c;
-	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slot));
 	struct rpc_seg seg = {off, len};
-	uint8_t body[256], rep[16];
 	struct iovec iov = {buf, (size_t)len};
-	struct rpfsc_link *link;
-	struct xp_call call;
-	struct rpc_cap cap;
-	int n, ret;
 
-	if (srv < 0)
-		return -EINVAL;
-	ret = rpfsc_file_cap(f, &cap);
-	if (ret)
-		return ret;
-	n = rpc_enc_io_slot(body, sizeof(body), RPC_IO_READ, f->attr.handle, &cap, &seg,
-			    1, slot);
-	if (n < 0)
-		return n;
-	ret = rpfsc_link_get(c, srv, RPFSC_IO, &link);
-	if (ret)
-		return ret;
-	memset(&call, 0, sizeof(call));
-	call.req = body;
-	call.req_len = (size_t)n;
-	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	call.rd_iov = &iov;
-	call.rd_cnt = 1;
-	ret = xp_call_start(link->conn, &call);
-	if (!ret)
-		ret = xp_call_wait(&call);
-	if (ret)
-		ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
-	rpfsc_link_put(c, srv, link);
-	*got = call.rd_len;
-	return ret;
+	return rpfsc_read_slot(f, slot, &seg, 1, &iov, 1, got);
 }
 
-/* Datafile sizes of every slot (sizes[layout_slots]). */
+/* Datafile sizes of every slot, every copy answering (sizes[layout_slots]). */
 static int slot_sizes(struct rpfs_file *f, uint64_t *sizes)
 {
-	struct rpfs_client *c = f->c;
 	uint32_t n = layout_slots(&f->attr.layout);
-	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
-	uint8_t(*body)[64] = calloc(n, sizeof(*body));
-	uint8_t(*rep)[RPC_IO_SIZE_REP] = calloc(n, sizeof(*rep));
-	struct rpc_cap cap;
-	int ret = -ENOMEM;
+	struct rpc_io_size *rs = calloc(n, sizeof(*rs));
+	struct rpc_attr a = f->attr;
+	int ret;
 
-	if (!ops || !body || !rep)
-		goto out;
-	ret = rpfsc_file_cap(f, &cap);
-	for (uint32_t s = 0; s < n && !ret; s++) {
-		int len = rpc_enc_handle_op(body[s], sizeof(body[s]), RPC_IO_SIZE,
-					    f->attr.handle, &cap);
-
-		if (len < 0) {
-			ret = len;
-			break;
-		}
-		ops[s].srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, s));
-		ops[s].role = RPFSC_IO;
-		ops[s].what = f->path;
-		ops[s].body = body[s];
-		ops[s].body_len = (size_t)len;
-		ops[s].rep = rep[s];
-		ops[s].rep_max = sizeof(rep[s]);
-	}
-	if (!ret)
-		ret = rpfsc_run(c, ops, (int)n);
-	for (uint32_t s = 0; s < n && !ret; s++) {
-		struct rpc_io_size sz;
-
-		if (rpc_dec_io_size(rep[s], ops[s].call.rep_len, &sz))
-			ret = rpfsc_err_server(rpfsc_desc(c, ops[s].srv, RPFSC_IO),
-					       f->path, -EPROTO, 0, false);
-		sizes[s] = sz.size;
-	}
-out:
-	if (ret == -ENOMEM)
+	if (!rs) {
 		rpfsc_err_set("%s: out of memory", f->path);
-	free(ops);
-	free(body);
-	free(rep);
+		return -ENOMEM;
+	}
+	ret = rpfsc_file_cap(f, &a.cap);
+	if (!ret)
+		ret = rpfsc_per_slot(f->c, &a, f->path, RPC_IO_SIZE, 0, rs, true);
+	for (uint32_t s = 0; s < n && !ret; s++)
+		sizes[s] = rs[s].size;
+	free(rs);
 	return ret;
 }
 
