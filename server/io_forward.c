@@ -135,8 +135,7 @@ static int send_piece(struct srv_op *op, const struct piece *pc, char *buf,
 }
 
 /* Forward op's segments, piece by piece. */
-static int forward(struct io_forward *fw, struct srv_op *op, char *buf,
-		   uint32_t *failed_io)
+static int forward(struct srv_op *op, char *buf, uint32_t *failed_io)
 {
 	struct piece pc = {.nseg = 0, .bytes = 0};
 	int ret = 0;
@@ -168,7 +167,6 @@ static int forward(struct io_forward *fw, struct srv_op *op, char *buf,
 		if (!ret)
 			ret = send_piece(op, &pc, buf, failed_io);
 	}
-	(void)fw;
 	return ret;
 }
 
@@ -249,7 +247,7 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		return;
 	}
 	order_enter(fw, op, &me);
-	ret = forward(fw, op, buf, &failed_io);
+	ret = forward(op, buf, &failed_io);
 	order_leave(fw, me);
 	if (ret && failed_io != UINT32_MAX) {
 		atomic_fetch_add(&fw->failed, 1);
