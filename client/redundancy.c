@@ -119,20 +119,22 @@ int rpfs_create_redundancy(rpfs_client_t *c, const char *path, uint32_t mode,
 	ret = spec_of(redundancy, norm, &r, &packed);
 	if (ret)
 		return ret;
+	if (!packed) {
+		/* The directory's or the cluster's: the metadata server knows
+		 * which; the parent is looked up only to explain a refusal
+		 * (no second round trip on every create). */
+		ret = rpfs_create(c, path, mode, flags, opts, out);
+		if (ret != -EINVAL && ret != -EOPNOTSUPP)
+			return ret;
+		inherited(c, norm, &r);
+		return explain(c, norm, &r, count, ret);
+	}
 	if (packed == RED_DEFAULT)
 		r = c->cfg.redundancy;
-	else if (!packed)
-		inherited(c, norm, &r);
 	/* What can't fit is said before anything is sent. */
 	if (r.kind == RPFS_LAYOUT_EC || red_copies(&r) > c->cfg.nio ||
-	    (packed && (uint64_t)count * red_copies(&r) > c->cfg.nio))
+	    (uint64_t)count * red_copies(&r) > c->cfg.nio)
 		return explain(c, norm, &r, count, -EINVAL);
-	if (!packed) {
-		ret = rpfs_create(c, path, mode, flags, opts, out);
-		return ret == -EINVAL || ret == -EOPNOTSUPP
-			       ? explain(c, norm, &r, count, ret)
-			       : ret;
-	}
 	ret = rpfsc_create(c, path, mode, flags, opts, packed, out);
 	return ret == -EINVAL || ret == -EOPNOTSUPP ? explain(c, norm, &r, count, ret)
 						    : ret;
