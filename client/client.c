@@ -163,12 +163,26 @@ bool rpfsc_server_suspect(struct rpfs_client *c, int srv)
 	return suspect;
 }
 
-void rpfsc_note_down(struct rpfs_client *c, const uint8_t *rep, size_t len)
+void rpfsc_reply_view(const uint8_t *rep, size_t len, struct rpfsc_view *v)
 {
 	uint32_t io[RPC_DOWN_MAX], n;
 
+	memset(v, 0, sizeof(*v));
 	if (len <= RPC_ATTR_CAP_SIZE ||
-	    rpc_dec_down(rep + RPC_ATTR_CAP_SIZE, len - RPC_ATTR_CAP_SIZE, io, &n))
+	    rpc_dec_open_tail(rep + RPC_ATTR_CAP_SIZE, len - RPC_ATTR_CAP_SIZE, io, &n,
+			      &v->epoch, v->stale, &v->n, &v->known))
+		memset(v, 0, sizeof(*v));
+}
+
+void rpfsc_note_down(struct rpfs_client *c, const uint8_t *rep, size_t len)
+{
+	uint32_t io[RPC_DOWN_MAX], n, stale[RPC_STALE_MAX], nstale;
+	uint64_t epoch;
+	bool view;
+
+	if (len <= RPC_ATTR_CAP_SIZE ||
+	    rpc_dec_open_tail(rep + RPC_ATTR_CAP_SIZE, len - RPC_ATTR_CAP_SIZE, io, &n,
+			      &epoch, stale, &nstale, &view))
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		int srv = io[i] < c->cfg.nio ? rpfsc_io_srv(c, io[i]) : -1;

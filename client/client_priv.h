@@ -94,6 +94,15 @@ struct rpfs_client {
 	pthread_cond_t bg_done;
 };
 
+/* A mirrored file's view (its open reply's, server/meta_mirror.c): which
+ * copies are stale, at which mirror epoch. */
+struct rpfsc_view {
+	bool known; /* false: opened from bare attributes, not fetched yet */
+	uint64_t epoch;
+	uint32_t n;
+	uint32_t stale[RPC_STALE_MAX]; /* slots */
+};
+
 struct rpfs_file {
 	struct rpfs_client *c;
 	/* As opened; layout.nservers = cluster I/O servers. attr.cap changes
@@ -107,6 +116,7 @@ struct rpfs_file {
 	bool renewing;		  /* keepalive.c: a renewal in flight */
 	bool closed;		  /* rpfs_close: no more renewals */
 	pthread_cond_t renewed;
+	struct rpfsc_view view; /* under cap_lock: mirrored files */
 	int refs; /* the opener's (until rpfs_close) and one per live request */
 	struct list_node node; /* on c->files */
 };
@@ -137,9 +147,9 @@ bool rpfsc_server_suspect(struct rpfs_client *c, int srv);
  * sizes[layout_slots], IO_TRUNCATE to each slot's share of size, or
  * IO_SYNC. every_copy: every slot must answer; else a mirrored file needs
  * one copy of each data slot (the others' sizes read as 0). */
-int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
-		   uint16_t op, uint64_t size, struct rpc_io_size *sizes,
-		   bool every_copy);
+int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
+		   const struct rpfsc_view *view, const char *what, uint16_t op,
+		   uint64_t size, struct rpc_io_size *sizes, bool every_copy);
 /* One IO_READ of nseg segments of slot's datafile of f into iov, straight
  * from that slot's server (no other copy taken for it); *got: the bytes
  * the server produced. 0 or the error, its message set (listio.c). */
@@ -151,6 +161,16 @@ int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned fla
 /* An open reply (attributes, capability, then maybe the down list of a
  * mirrored file: rpc.h): note the servers it says are down. */
 void rpfsc_note_down(struct rpfs_client *c, const uint8_t *rep, size_t len);
+/* The mirror view an open reply carries (v->known false if none). */
+void rpfsc_reply_view(const uint8_t *rep, size_t len, struct rpfsc_view *v);
+/* Is copy slot of f's layout stale in f's view? f's mirror epoch. */
+bool rpfsc_copy_stale(struct rpfs_file *f, uint32_t slot);
+uint64_t rpfsc_file_epoch(struct rpfs_file *f);
+/* A mirrored file opened from bare attributes fetches its view before its
+ * first I/O (GETATTR); reload fetches it again (a write answered with a
+ * newer epoch, a refusal as behind, a sync). */
+int rpfsc_file_view_ensure(struct rpfs_file *f);
+int rpfsc_file_view_reload(struct rpfs_file *f, uint64_t seen);
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		   struct rpfsc_link **out);
 void rpfsc_link_put(struct rpfs_client *c, int srv, struct rpfsc_link *l);
@@ -204,6 +224,9 @@ int rpfsc_path_norm(const char *path, char *out);
  * RPC_WANT_* ask for a capability with those rights (a->cap). */
 int rpfsc_lookup(struct rpfs_client *c, const char *path, uint16_t flags, char *norm,
 		 struct rpc_attr *a);
+/* The same, with a mirrored file's view (NULL: not wanted). */
+int rpfsc_lookup_view(struct rpfs_client *c, const char *path, uint16_t flags, char *norm,
+		      struct rpc_attr *a, struct rpfsc_view *view);
 
 /* ---- attr.c --------------------------------------------------------------- */
 
@@ -220,13 +243,13 @@ int rpfsc_attr_layout(struct rpfs_client *c, struct rpc_attr *a);
 /* ---- file.c --------------------------------------------------------------- */
 /* Logical size of a file from its I/O servers (IO_SIZE in parallel, with
  * the capability in a->cap). */
-int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
-		    uint64_t *size);
+int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a,
+		    const struct rpfsc_view *view, const char *what, uint64_t *size);
 /* The same, with the latest mtime and ctime of its datafiles (0: an older
  * server that does not say). */
 int rpfsc_file_size_times(struct rpfs_client *c, const struct rpc_attr *a,
-			  const char *what, uint64_t *size, int64_t *mtime,
-			  int64_t *ctime);
+			  const struct rpfsc_view *view, const char *what, uint64_t *size,
+			  int64_t *mtime, int64_t *ctime);
 /* The file's capability for a request, renewed first (GETATTR with the old
  * one) once half its lifetime has passed, or three quarters while the
  * background renews (c->keepalive). 0 or -errno (message set). */

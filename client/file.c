@@ -53,7 +53,7 @@ static void cap_set(struct rpfs_file *f, const struct rpc_cap *cap)
 }
 
 static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char *path,
-		    rpfs_file_t **out)
+		    const struct rpfsc_view *view, rpfs_file_t **out)
 {
 	struct rpfs_file *f = calloc(1, sizeof(*f));
 	char what[64];
@@ -71,6 +71,8 @@ static int file_new(struct rpfs_client *c, const struct rpc_attr *a, const char 
 	}
 	f->c = c;
 	f->attr = *a;
+	if (view)
+		f->view = *view;
 	cap_set(f, &a->cap);
 	f->refs = 1;
 	pthread_mutex_init(&f->cap_lock, NULL);
@@ -96,7 +98,8 @@ static uint16_t rights_flags(uint32_t rights)
 
 int rpfsc_file_cap_renew(struct rpfs_file *f)
 {
-	uint8_t body[64], rep[256];
+	uint8_t body[64], rep[RPC_OPEN_REP_MAX];
+	struct rpfsc_view view;
 	struct rpc_attr a;
 	size_t rep_len;
 	int srv, len, ret;
@@ -118,11 +121,71 @@ int rpfsc_file_cap_renew(struct rpfs_file *f)
 	    rep_len < RPC_ATTR_CAP_SIZE)
 		return rpfsc_err_server(rpfsc_desc(f->c, srv, RPFSC_META), f->path,
 					-EPROTO, 0, false);
+	rpfsc_reply_view(rep, rep_len, &view);
 	pthread_mutex_lock(&f->cap_lock);
 	cap_set(f, &a.cap);
+	/* views only move forward: a reply overtaken by a newer one */
+	if (view.known && (!f->view.known || view.epoch >= f->view.epoch))
+		f->view = view;
 	pthread_mutex_unlock(&f->cap_lock);
 	rpfsc_note_down(f->c, rep, rep_len);
 	return 0;
+}
+
+bool rpfsc_copy_stale(struct rpfs_file *f, uint32_t slot)
+{
+	bool stale = false;
+
+	pthread_mutex_lock(&f->cap_lock);
+	for (uint32_t i = 0; i < f->view.n; i++)
+		stale |= f->view.stale[i] == slot;
+	pthread_mutex_unlock(&f->cap_lock);
+	return stale;
+}
+
+uint64_t rpfsc_file_epoch(struct rpfs_file *f)
+{
+	uint64_t e;
+
+	pthread_mutex_lock(&f->cap_lock);
+	e = f->view.epoch;
+	pthread_mutex_unlock(&f->cap_lock);
+	return e;
+}
+
+int rpfsc_file_view_ensure(struct rpfs_file *f)
+{
+	bool known;
+
+	if (layout_copies(&f->attr.layout) < 2)
+		return 0;
+	pthread_mutex_lock(&f->cap_lock);
+	known = f->view.known;
+	pthread_mutex_unlock(&f->cap_lock);
+	return known ? 0 : rpfsc_file_cap_renew(f);
+}
+
+int rpfsc_file_view_reload(struct rpfs_file *f, uint64_t seen)
+{
+	if (seen && rpfsc_file_epoch(f) >= seen)
+		return 0; /* another thread reloaded it meanwhile */
+	return rpfsc_file_cap_renew(f);
+}
+
+/* f's view now (a copy). */
+static void view_of(struct rpfs_file *f, struct rpfsc_view *v)
+{
+	pthread_mutex_lock(&f->cap_lock);
+	*v = f->view;
+	pthread_mutex_unlock(&f->cap_lock);
+}
+
+static bool view_stale(const struct rpfsc_view *v, uint32_t slot)
+{
+	for (uint32_t i = 0; v && i < v->n; i++)
+		if (v->stale[i] == slot)
+			return true;
+	return false;
 }
 
 bool rpfsc_file_renew_begin(struct rpfs_file *f)
@@ -209,7 +272,8 @@ int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned fla
 {
 	char norm[RPC_PATH_MAX + 1];
 	uint8_t body[RPFSC_META_BODY_CAP];
-	uint8_t rep[256];
+	uint8_t rep[RPC_OPEN_REP_MAX];
+	struct rpfsc_view view;
 	struct rpc_attr a;
 	size_t rep_len;
 	int srv, len, ret;
@@ -239,31 +303,33 @@ int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned fla
 		return rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_META), norm, -EPROTO, 0,
 					false);
 	rpfsc_note_down(c, rep, rep_len);
+	rpfsc_reply_view(rep, rep_len, &view);
 	if (a.type != RPC_TYPE_FILE) {
 		/* Without EXCL an existing name answers with its attributes. */
 		rpfsc_err_set("%s: %s", norm, strerror(EISDIR));
 		return -EISDIR;
 	}
-	return file_new(c, &a, norm, out);
+	return file_new(c, &a, norm, &view, out);
 }
 
 int rpfs_open(rpfs_client_t *c, const char *path, unsigned flags, rpfs_file_t **out)
 {
 	char norm[RPC_PATH_MAX + 1];
+	struct rpfsc_view view;
 	struct rpc_attr a;
 	int ret;
 
 	*out = NULL;
 	if (!(flags & RPFS_O_RDWR))
 		flags |= RPFS_O_READ;
-	ret = rpfsc_lookup(c, path, want_flags(flags), norm, &a);
+	ret = rpfsc_lookup_view(c, path, want_flags(flags), norm, &a, &view);
 	if (ret)
 		return ret;
 	if (a.type != RPC_TYPE_FILE) {
 		rpfsc_err_set("%s: %s", norm, strerror(EISDIR));
 		return -EISDIR;
 	}
-	return file_new(c, &a, norm, out);
+	return file_new(c, &a, norm, &view, out);
 }
 
 int rpfs_open_attr(rpfs_client_t *c, const struct rpfs_stat *st, rpfs_file_t **out)
@@ -305,7 +371,7 @@ int rpfs_open_attr_path(rpfs_client_t *c, const struct rpfs_stat *st, const char
 			path ? path : what, c->cfg.nmeta, c->cfg.nio);
 		return -EINVAL;
 	}
-	return file_new(c, &a, path, out);
+	return file_new(c, &a, path, NULL, out);
 }
 
 void rpfsc_file_put_locked(struct rpfs_file *f)
@@ -345,15 +411,16 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 {
 	char norm[RPC_PATH_MAX + 1];
 	int64_t mtime = 0, ctime = 0;
+	struct rpfsc_view view;
 	struct rpc_attr a;
 	uint64_t size = 0;
 	int ret;
 
-	ret = rpfsc_lookup(c, path, 0, norm, &a);
+	ret = rpfsc_lookup_view(c, path, 0, norm, &a, &view);
 	if (ret)
 		return ret;
 	if (a.type == RPC_TYPE_FILE) {
-		ret = rpfsc_file_size_times(c, &a, norm, &size, &mtime, &ctime);
+		ret = rpfsc_file_size_times(c, &a, &view, norm, &size, &mtime, &ctime);
 		if (ret)
 			return ret;
 	}
@@ -371,7 +438,8 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
  * 0, or the first failure of a slot none of whose copies answered (its
  * message set again). */
 static int every_slot_has_a_copy(struct rpfs_client *c, const struct rpc_attr *a,
-				 struct rpfsc_op *ops, struct rpc_io_size *sizes)
+				 const struct rpfsc_view *view, struct rpfsc_op *ops,
+				 struct rpc_io_size *sizes)
 {
 	const struct rpfs_layout *l = &a->layout;
 
@@ -382,8 +450,12 @@ static int every_slot_has_a_copy(struct rpfs_client *c, const struct rpc_attr *a
 		for (uint32_t k = 0; k < layout_copies(l); k++) {
 			uint32_t cs = layout_copy_slot(l, s, k);
 
-			if (!ops[cs].call.status) {
+			if (!ops[cs].call.status && !view_stale(view, cs)) {
 				any = true;
+			} else if (view_stale(view, cs)) {
+				/* missed writes: neither its size nor its sync counts */
+				if (sizes)
+					memset(&sizes[cs], 0, sizeof(sizes[cs]));
 			} else {
 				if (!err) {
 					err = ops[cs].call.status;
@@ -392,6 +464,12 @@ static int every_slot_has_a_copy(struct rpfs_client *c, const struct rpc_attr *a
 				if (sizes)
 					memset(&sizes[cs], 0, sizeof(sizes[cs]));
 			}
+		}
+		if (!any && !err) {
+			rpfsc_err_set("%s: every copy of stripe slot %u is stale (missed "
+				      "writes): no copy holds its bytes",
+				      ops[0].what, s);
+			return -EIO;
 		}
 		if (!any)
 			return rpfsc_call_error(c, errsrv, RPFSC_IO, NULL, ops[0].what,
@@ -406,7 +484,7 @@ static int every_slot_has_a_copy(struct rpfs_client *c, const struct rpc_attr *a
  * timeout while another answers. ops[i].call.status is each result (-EAGAIN
  * for one not sent). */
 static int run_mirror(struct rpfs_client *c, const struct rpc_attr *a,
-		      struct rpfsc_op *ops, uint32_t n)
+		      const struct rpfsc_view *view, struct rpfsc_op *ops, uint32_t n)
 {
 	const struct rpfs_layout *l = &a->layout;
 	struct rpfsc_op *run = calloc(n, sizeof(*run));
@@ -427,7 +505,7 @@ static int run_mirror(struct rpfs_client *c, const struct rpc_attr *a,
 			uint32_t data = s % l->stripe_count;
 			bool answered = false;
 
-			if (sent[s])
+			if (sent[s] || view_stale(view, s))
 				continue;
 			for (uint32_t j = 0; j < layout_copies(l); j++)
 				answered |=
@@ -444,7 +522,7 @@ static int run_mirror(struct rpfs_client *c, const struct rpc_attr *a,
 		for (uint32_t i = 0; i < k; i++)
 			ops[idx[i]].call = run[i].call;
 	}
-	ret = every_slot_has_a_copy(c, a, ops, NULL);
+	ret = every_slot_has_a_copy(c, a, view, ops, NULL);
 out:
 	free(run);
 	free(idx);
@@ -456,14 +534,32 @@ out:
  * (sizes[] gets each datafile's size and times), IO_TRUNCATE to the slot's
  * share of size, or IO_SYNC. A mirrored file's size and sync need one copy
  * of each slot (every_slot_has_a_copy), its truncate every copy. */
-static int per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
-		    uint16_t op, uint64_t size, struct rpc_io_size *sizes)
+static int per_slot(struct rpfs_client *c, const struct rpc_attr *a,
+		    const struct rpfsc_view *view, const char *what, uint16_t op,
+		    uint64_t size, struct rpc_io_size *sizes)
 {
-	return rpfsc_per_slot(c, a, what, op, size, sizes, op == RPC_IO_TRUNCATE);
+	return rpfsc_per_slot(c, a, view, what, op, size, sizes, op == RPC_IO_TRUNCATE);
 }
 
-int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
-		   uint16_t op, uint64_t size, struct rpc_io_size *sizes, bool every_copy)
+/* A truncate of a mirrored file reaches every copy; a stale copy's failure
+ * (it is down, as it was when it missed a write) does not fail it: it is
+ * read from no more until it is made whole. */
+static int truncate_copies(struct rpfs_client *c, const struct rpfsc_view *view,
+			   struct rpfsc_op *ops, uint32_t n)
+{
+	int first = 0;
+
+	rpfsc_run_every(c, ops, (int)n);
+	for (uint32_t s = 0; s < n; s++)
+		if (ops[s].call.status && !view_stale(view, s) && !first)
+			first = rpfsc_call_error(c, ops[s].srv, RPFSC_IO, NULL,
+						 ops[s].what, ops[s].call.status);
+	return first;
+}
+
+int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
+		   const struct rpfsc_view *view, const char *what, uint16_t op,
+		   uint64_t size, struct rpc_io_size *sizes, bool every_copy)
 {
 	uint32_t n = layout_slots(&a->layout);
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
@@ -502,7 +598,10 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a, const char *
 		ops[s].rep_max = sizeof(rep[s]);
 	}
 	if (layout_copies(&a->layout) > 1 && !every_copy) {
-		ret = run_mirror(c, a, ops, n);
+		ret = run_mirror(c, a, view, ops, n);
+	} else if (layout_copies(&a->layout) > 1 && op == RPC_IO_TRUNCATE && view &&
+		   view->n) {
+		ret = truncate_copies(c, view, ops, n);
 	} else {
 		ret = rpfsc_run(c, ops, (int)n);
 	}
@@ -528,8 +627,8 @@ out:
 }
 
 int rpfsc_file_size_times(struct rpfs_client *c, const struct rpc_attr *a,
-			  const char *what, uint64_t *size, int64_t *mtime,
-			  int64_t *ctime)
+			  const struct rpfsc_view *view, const char *what, uint64_t *size,
+			  int64_t *mtime, int64_t *ctime)
 {
 	uint32_t n = layout_slots(&a->layout);
 	struct rpc_io_size *rs = calloc(n, sizeof(*rs));
@@ -540,7 +639,7 @@ int rpfsc_file_size_times(struct rpfs_client *c, const struct rpc_attr *a,
 		rpfsc_err_set("%s: out of memory", what);
 		goto out;
 	}
-	ret = per_slot(c, a, what, RPC_IO_SIZE, 0, rs);
+	ret = per_slot(c, a, view, what, RPC_IO_SIZE, 0, rs);
 	if (ret)
 		goto out;
 	*mtime = *ctime = 0;
@@ -556,31 +655,37 @@ out:
 	return ret;
 }
 
-int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a, const char *what,
-		    uint64_t *size)
+int rpfsc_file_size(struct rpfs_client *c, const struct rpc_attr *a,
+		    const struct rpfsc_view *view, const char *what, uint64_t *size)
 {
 	int64_t mtime, ctime;
 
-	return rpfsc_file_size_times(c, a, what, size, &mtime, &ctime);
+	return rpfsc_file_size_times(c, a, view, what, size, &mtime, &ctime);
 }
 
-/* The file's attributes with a current capability, for one operation. */
-static int attr_now(rpfs_file_t *f, struct rpc_attr *a)
+/* The file's attributes with a current capability and its mirror view, for
+ * one operation. */
+static int attr_now(rpfs_file_t *f, struct rpc_attr *a, struct rpfsc_view *view)
 {
+	int ret = rpfsc_file_view_ensure(f);
+
 	*a = f->attr;
-	return rpfsc_file_cap(f, &a->cap);
+	view_of(f, view);
+	return ret ? ret : rpfsc_file_cap(f, &a->cap);
 }
 
 int rpfs_getsize(rpfs_file_t *f, uint64_t *size)
 {
+	struct rpfsc_view view;
 	struct rpc_attr a;
-	int ret = attr_now(f, &a);
+	int ret = attr_now(f, &a, &view);
 
-	return ret ? ret : rpfsc_file_size(f->c, &a, f->path, size);
+	return ret ? ret : rpfsc_file_size(f->c, &a, &view, f->path, size);
 }
 
 int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 {
+	struct rpfsc_view view;
 	struct rpc_attr a;
 	int ret;
 
@@ -589,16 +694,25 @@ int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 			      f->path, (unsigned long long)size);
 		return -EFBIG;
 	}
-	ret = attr_now(f, &a);
-	return ret ? ret : per_slot(f->c, &a, f->path, RPC_IO_TRUNCATE, size, NULL);
+	ret = attr_now(f, &a, &view);
+	return ret ? ret
+		   : per_slot(f->c, &a, &view, f->path, RPC_IO_TRUNCATE, size, NULL);
 }
 
 int rpfs_sync(rpfs_file_t *f)
 {
+	struct rpfsc_view view;
 	struct rpc_attr a;
-	int ret = attr_now(f, &a);
+	int ret = attr_now(f, &a, &view);
 
-	return ret ? ret : per_slot(f->c, &a, f->path, RPC_IO_SYNC, 0, NULL);
+	if (!ret)
+		ret = per_slot(f->c, &a, &view, f->path, RPC_IO_SYNC, 0, NULL);
+	/* After a sync a process sees what others wrote before theirs
+	 * (MPI's sync-barrier-sync): for a mirrored file that includes the
+	 * copies their writes marked stale. */
+	if (!ret && layout_copies(&a.layout) > 1)
+		ret = rpfsc_file_view_reload(f, 0);
+	return ret;
 }
 
 /* ---- shared file pointer and locks -------------------------------------- */

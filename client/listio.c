@@ -72,7 +72,46 @@ struct rpfs_request {
 	struct list_node node;
 	struct xp_mem_hold *hold; /* the whole buffers, registered (bulk) */
 	int hold_err;		  /* posted: the progress thread's registration */
+	struct rpfsc_view view;	  /* a mirrored file's, as the request began */
 };
+
+static bool stale_in(const struct rpfsc_view *v, uint32_t slot)
+{
+	for (uint32_t i = 0; i < v->n; i++)
+		if (v->stale[i] == slot)
+			return true;
+	return false;
+}
+
+/* Did a call fail for want of its server (gone, stopped, cut off), rather
+ * than with the server's answer? */
+static bool server_lost(struct rpfsc_link *link, int ret)
+{
+	return (link && xp_conn_error(link->conn)) || ret == -ETIMEDOUT ||
+	       ret == -ECONNRESET || ret == -ENOTCONN || ret == -ECONNREFUSED ||
+	       ret == -EHOSTDOWN || ret == -EHOSTUNREACH || ret == -EPIPE ||
+	       ret == -ECONNABORTED;
+}
+
+/* The copies a write to copy slot cs of a mirrored file names: every other
+ * copy of its data slot, the stale ones flagged (not written to). */
+static uint32_t copies_of(const struct rpfs_layout *l, const struct rpfsc_view *v,
+			  uint32_t cs, struct rpc_copy *cp)
+{
+	uint32_t nc = 0;
+
+	for (uint32_t k = 0; k < layout_copies(l) && nc < RPC_COPIES_MAX; k++) {
+		uint32_t other = layout_copy_slot(l, cs, k);
+
+		if (other == cs)
+			continue;
+		cp[nc].slot = other;
+		cp[nc].io = layout_server(l, other);
+		cp[nc].flags = stale_in(v, other) ? RPC_COPY_STALE : 0;
+		nc++;
+	}
+	return nc;
+}
 
 static int oom(struct rpfs_request *io)
 {
@@ -268,7 +307,7 @@ static int read_slot(struct rpfs_request *io, uint32_t slot, uint64_t local,
 			bool suspect = srv >= 0 && rpfsc_server_suspect(io->f->c, srv);
 			int ret;
 
-			if (suspect != (pass == 1))
+			if (suspect != (pass == 1) || stale_in(&io->view, cs))
 				continue;
 			if (sl->srv >= 0) {
 				*out = cs;
@@ -282,6 +321,48 @@ static int read_slot(struct rpfs_request *io, uint32_t slot, uint64_t local,
 			if (!err)
 				err = ret;
 		}
+	}
+	if (!err) {
+		rpfsc_err_set("%s: every copy of stripe slot %u is stale (missed writes)",
+			      io->f->path, slot);
+		err = -EIO;
+	}
+	return err;
+}
+
+/* The copy of data slot a write of a mirrored file goes to (*out), its
+ * primary for this write: the first copy that is not stale, whose server
+ * is not known to be down and can be connected to (then one known down).
+ * Every client with the same view picks the same one, so one server orders
+ * a slot's writes. */
+static int write_slot(struct rpfs_request *io, uint32_t slot, uint32_t *out)
+{
+	const struct rpfs_layout *l = &io->f->attr.layout;
+	int err = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t k = 0; k < layout_copies(l); k++) {
+			uint32_t cs = layout_copy_slot(l, slot, k);
+			struct slotlist *sl = &io->sl[cs];
+			int srv = rpfsc_io_srv(io->f->c, layout_server(l, cs));
+			bool suspect = srv >= 0 && rpfsc_server_suspect(io->f->c, srv);
+			int ret;
+
+			if (suspect != (pass == 1) || stale_in(&io->view, cs))
+				continue;
+			ret = sl->srv >= 0 ? 0 : slot_get(io, cs, &sl);
+			if (!ret) {
+				*out = cs;
+				return 0;
+			}
+			if (!err)
+				err = ret;
+		}
+	}
+	if (!err) {
+		rpfsc_err_set("%s: every copy of stripe slot %u is stale (missed writes)",
+			      io->f->path, slot);
+		err = -EIO;
 	}
 	return err;
 }
@@ -322,6 +403,8 @@ static int map_lists(struct rpfs_request *io, const struct iovec *mem, int nmem,
 					if (!io->write && mirrored(io))
 						ret = read_slot(io, slot, pc[i].local_off,
 								&slot);
+					else if (mirrored(io))
+						ret = write_slot(io, slot, &slot);
 					if (!ret)
 						ret = add_piece(
 							io, slot, pc[i].local_off,
@@ -498,6 +581,8 @@ static int read_other_copy(struct rpfs_request *io, size_t i)
 		uint32_t cs = layout_copy_slot(l, ch->slot, (c0 + k) % n);
 		uint64_t got;
 
+		if (stale_in(&io->view, cs))
+			continue;
 		if (rpfsc_read_slot(io->f, cs, &orig->segs[ch->seg0], (uint32_t)ch->nseg,
 				    &orig->iov[ch->iov0], (int)ch->niov, &got))
 			continue;
@@ -509,6 +594,128 @@ static int read_other_copy(struct rpfs_request *io, size_t i)
 		io->calls[i].rep_len = 0;
 		return 0;
 	}
+	return -EIO;
+}
+
+/* One write of segs to copy slot cs as its primary, waited for; *epoch
+ * the epoch its reply carries when it marked copies stale, else 0. */
+static int write_copy(struct rpfs_request *io, uint32_t cs, const struct rpc_seg *segs,
+		      uint32_t nseg, const struct iovec *iov, int niov, uint64_t *epoch)
+{
+	struct rpfs_file *f = io->f;
+	struct rpfs_client *c = f->c;
+	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, cs));
+	size_t room = c->io_hdr + nseg * RPC_SEG_SIZE + RPC_IO_COPIES_ROOM;
+	uint8_t *body = malloc(room), rep[16];
+	struct rpc_copy cp[RPC_COPIES_MAX];
+	struct rpfsc_link *link = NULL;
+	struct xp_call call;
+	struct rpc_cap cap;
+	int len, ret;
+
+	*epoch = 0;
+	if (!body) {
+		rpfsc_err_set("%s: out of memory", f->path);
+		return -ENOMEM;
+	}
+	ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
+	if (!ret) {
+		uint32_t nc = copies_of(&f->attr.layout, &io->view, cs, cp);
+
+		len = rpc_enc_io_copies(body, room, f->attr.handle, &cap, segs, nseg, cs,
+					cp, nc, io->view.epoch);
+		ret = len < 0 ? len : rpfsc_link_get(c, srv, RPFSC_IO, &link);
+	}
+	if (!ret) {
+		memset(&call, 0, sizeof(call));
+		call.req = body;
+		call.req_len = (size_t)len;
+		call.rep = rep;
+		call.rep_max = sizeof(rep);
+		call.wr_iov = iov;
+		call.wr_cnt = niov;
+		ret = xp_call_start(link->conn, &call);
+		if (!ret)
+			ret = xp_call_wait(&call);
+		if (!ret && rpc_dec_u64(rep, call.rep_len, epoch))
+			*epoch = 0;
+		if (ret && ret != -RPC_EBEHIND)
+			ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
+		rpfsc_link_put(c, srv, link);
+	}
+	free(body);
+	return ret;
+}
+
+/* The view changed under a request (a write marked copies stale, or was
+ * refused as behind): fetch it and take it for the rest of the request. */
+static int reload_view(struct rpfs_request *io, uint64_t seen)
+{
+	int ret = rpfsc_file_view_reload(io->f, seen);
+
+	if (!ret) {
+		pthread_mutex_lock(&io->f->cap_lock);
+		io->view = io->f->view;
+		pthread_mutex_unlock(&io->f->cap_lock);
+	}
+	return ret;
+}
+
+/* A write of a mirrored file whose call i failed for want of its primary's
+ * server, or was refused as behind (the view is old): the same segments
+ * to another copy as primary, which forwards to the rest and marks the
+ * lost one stale; a few times, as views change. 0 when one took it. */
+static int write_other_copy(struct rpfs_request *io, size_t i, int err)
+{
+	const struct rpfs_layout *l = &io->f->attr.layout;
+	struct rpfs_client *c = io->f->c;
+	struct iochunk *ch = &io->ch[i];
+	struct slotlist *orig = &io->sl[ch->slot];
+	int srv0 = orig->srv;
+
+	for (int attempt = 0; attempt < 4; attempt++) {
+		uint32_t pick = UINT32_MAX;
+		uint64_t epoch;
+		int ret;
+
+		if (err == -RPC_EBEHIND && (ret = reload_view(io, 0)))
+			return ret;
+		for (int pass = 0; pass < 2 && pick == UINT32_MAX; pass++)
+			for (uint32_t k = 0; k < layout_copies(l) && pick == UINT32_MAX;
+			     k++) {
+				uint32_t cs = layout_copy_slot(l, ch->slot, k);
+				int srv = rpfsc_io_srv(c, layout_server(l, cs));
+				bool avoid = srv < 0 || rpfsc_server_suspect(c, srv) ||
+					     (srv == srv0 && err != -RPC_EBEHIND);
+
+				if (!stale_in(&io->view, cs) && avoid == (pass == 1))
+					pick = cs;
+			}
+		if (pick == UINT32_MAX) {
+			rpfsc_err_set("%s: every copy of stripe slot %u is stale (missed "
+				      "writes): the write can't be stored",
+				      io->f->path, ch->slot % l->stripe_count);
+			return -EIO;
+		}
+		ret = write_copy(io, pick, &orig->segs[ch->seg0], (uint32_t)ch->nseg,
+				 &orig->iov[ch->iov0], (int)ch->niov, &epoch);
+		if (!ret) {
+			log_info("%s: %s: written through the copy on %s instead",
+				 io->f->path, rpfsc_desc(c, srv0, RPFSC_IO),
+				 rpfsc_desc(c, rpfsc_io_srv(c, layout_server(l, pick)),
+					    RPFSC_IO));
+			io->calls[i].status = 0;
+			io->calls[i].rep_len = 0;
+			return epoch > io->view.epoch ? reload_view(io, epoch) : 0;
+		}
+		if (ret != -RPC_EBEHIND && !server_lost(NULL, ret))
+			return ret;
+		srv0 = rpfsc_io_srv(c, layout_server(l, pick));
+		err = ret;
+	}
+	rpfsc_err_set("%s: stripe slot %u: the copies' view kept changing: the write "
+		      "was not stored",
+		      io->f->path, ch->slot % l->stripe_count);
 	return -EIO;
 }
 
@@ -528,6 +735,22 @@ static ssize_t io_collect(struct rpfs_request *io)
 
 		if (ret && !io->write && mirrored(io) && !read_other_copy(io, i))
 			ret = 0;
+		if (ret && io->write && mirrored(io) &&
+		    (ret == -RPC_EBEHIND || server_lost(sl->link, ret))) {
+			ret = write_other_copy(io, i, ret);
+			if (ret && !first)
+				first = ret; /* its message is set */
+			continue;
+		}
+		if (!ret && io->write && mirrored(io) && call->rep_len >= 8 &&
+		    !rpc_dec_u64(io->reps[i], call->rep_len, &local) &&
+		    local > io->view.epoch) {
+			/* written, and the primary marked copies stale */
+			ret = reload_view(io, local);
+			if (ret && !first)
+				first = ret;
+			continue;
+		}
 		if (ret == -EREMOTEIO && io->write && !xp_conn_error(sl->link->conn) &&
 		    !rpc_dec_u64(io->reps[i], call->rep_len, &local)) {
 			/* The primary stored it; a copy could not (io_forward.c). */
@@ -631,20 +854,14 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 		 * from the wrong place. */
 		if (body_extra(io)) {
 			/* to the primary, which forwards to the copies */
-			const struct rpfs_layout *l = &io->f->attr.layout;
 			struct rpc_copy cp[RPC_COPIES_MAX];
-			uint32_t nc = 0;
+			uint32_t nc =
+				copies_of(&io->f->attr.layout, &io->view, ch->slot, cp);
 
-			for (uint32_t k = 1; k < layout_copies(l) && nc < RPC_COPIES_MAX;
-			     k++) {
-				cp[nc].slot = layout_copy_slot(l, ch->slot, k);
-				cp[nc].io = layout_server(l, cp[nc].slot);
-				nc++;
-			}
 			len = rpc_enc_io_copies(io->bodies + off, room,
 						io->f->attr.handle, &cap,
 						&sl->segs[ch->seg0], (uint32_t)ch->nseg,
-						ch->slot, cp, nc);
+						ch->slot, cp, nc, io->view.epoch);
 		} else {
 			len = rpc_enc_io_slot(io->bodies + off, room,
 					      io->write ? RPC_IO_WRITE : RPC_IO_READ,
@@ -731,6 +948,16 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 	io->f = f;
 	io->write = write;
 	io->nslots = layout_slots(&f->attr.layout);
+	if (layout_copies(&f->attr.layout) > 1) {
+		ret = rpfsc_file_view_ensure(f);
+		if (ret) {
+			free(io);
+			return ret;
+		}
+		pthread_mutex_lock(&f->cap_lock);
+		io->view = f->view;
+		pthread_mutex_unlock(&f->cap_lock);
+	}
 	/* A forced path takes only what that path carries. */
 	io->bytecap = p->force_path == XP_PATH_INLINE ? p->inline_max
 		      : p->force_path == XP_PATH_FAST ? p->fast_max

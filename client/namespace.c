@@ -170,10 +170,10 @@ int rpfs_utimes(rpfs_client_t *c, const char *path, int64_t atime_ns, int64_t mt
 
 /* LOOKUP of a normalized path: the attributes, with the layout completed. */
 static int lookup(struct rpfs_client *c, const char *norm, int srv, uint16_t flags,
-		  struct rpc_attr *a)
+		  struct rpc_attr *a, struct rpfsc_view *view)
 {
 	uint8_t body[RPFSC_META_BODY_CAP];
-	uint8_t rep[256];
+	uint8_t rep[RPC_OPEN_REP_MAX];
 	size_t rep_len;
 	int len, ret;
 
@@ -189,16 +189,24 @@ static int lookup(struct rpfs_client *c, const char *norm, int srv, uint16_t fla
 	if (a->type == RPC_TYPE_FILE && rpfsc_attr_layout(c, a))
 		return reply_error(c, srv, norm);
 	rpfsc_note_down(c, rep, rep_len);
+	if (view)
+		rpfsc_reply_view(rep, rep_len, view);
 	return 0;
+}
+
+int rpfsc_lookup_view(struct rpfs_client *c, const char *path, uint16_t flags, char *norm,
+		      struct rpc_attr *a, struct rpfsc_view *view)
+{
+	int srv, ret;
+
+	ret = path_owner(c, path, norm, &srv);
+	return ret ? ret : lookup(c, norm, srv, flags, a, view);
 }
 
 int rpfsc_lookup(struct rpfs_client *c, const char *path, uint16_t flags, char *norm,
 		 struct rpc_attr *a)
 {
-	int srv, ret;
-
-	ret = path_owner(c, path, norm, &srv);
-	return ret ? ret : lookup(c, norm, srv, flags, a);
+	return rpfsc_lookup_view(c, path, flags, norm, a, NULL);
 }
 
 /* ---- readdir ------------------------------------------------------------ */

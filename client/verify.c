@@ -42,7 +42,7 @@ static int slot_sizes(struct rpfs_file *f, uint64_t *sizes)
 	}
 	ret = rpfsc_file_cap(f, &a.cap);
 	if (!ret)
-		ret = rpfsc_per_slot(f->c, &a, f->path, RPC_IO_SIZE, 0, rs, true);
+		ret = rpfsc_per_slot(f->c, &a, NULL, f->path, RPC_IO_SIZE, 0, rs, true);
 	for (uint32_t s = 0; s < n && !ret; s++)
 		sizes[s] = rs[s].size;
 	free(rs);
@@ -81,7 +81,23 @@ int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = copies > 1 ? slot_sizes(f, sizes) : 0;
+	ret = copies > 1 ? rpfsc_file_view_reload(f, 0) : 0;
+	/* A copy marked stale missed writes: comparing it tells nothing. */
+	for (uint32_t cs = 0; copies > 1 && !ret && cs < layout_slots(l); cs++)
+		if (rpfsc_copy_stale(f, cs)) {
+			struct rpfs_client *c = f->c;
+
+			rpfsc_err_set(
+				"%s: the copy of stripe slot %u on %s is stale (it "
+				"missed writes while it was down): it needs a resync",
+				f->path, cs % l->stripe_count,
+				rpfsc_desc(c, rpfsc_io_srv(c, layout_server(l, cs)),
+					   RPFSC_IO));
+			*where = UINT64_MAX;
+			ret = -ESTALE;
+		}
+	if (!ret && copies > 1)
+		ret = slot_sizes(f, sizes);
 	for (uint32_t s = 0; s < l->stripe_count && copies > 1 && !ret; s++) {
 		for (uint32_t k = 1; k < copies && !ret; k++) {
 			uint64_t sk = sizes[layout_copy_slot(l, s, k)];

@@ -53,10 +53,13 @@
  *                               (flag RPC_TRUNCATE_COPIES: to every copy)
  *   IO: IO_WRITE IO_READ        handle u64, cap, nseg u32, slot u32     48+16*nseg
  *                               (stripe slot + 1, 0 = not said),
- *                               nseg x { off u64, len u64 }; IO_WRITE   (+4+8*nc)
+ *                               nseg x { off u64, len u64 }; IO_WRITE   (+12+12*nc)
  *                               with flag RPC_IO_COPIES then ncopies
- *                               u32 (1..RPC_COPIES_MAX), ncopies x
- *                               { io u32, slot + 1 u32 (not 0) }
+ *                               u32 (1..RPC_COPIES_MAX), epoch u64,
+ *                               ncopies x { io u32, slot + 1 u32 (not
+ *                               0), flags u32 (RPC_COPY_STALE) }; with  (+16)
+ *                               flag RPC_IO_FORWARD (not both) then
+ *                               epoch u64, flags u32, pad u32 (0)
  *   IO_CREATE                   handle u64, nonce u64 (not 0), slot     24
  *                               u32 (as IO_WRITE's), pad u32 (0)
  *   PROBE: IO_PROBE             meta u32, pad u32 (0)                   8
@@ -65,6 +68,8 @@
  *                               ngroups x gid u32
  *   HANDLES: META_HANDLES       count u32 (1..RPC_HANDLES_MAX), pad     8+8*count
  *                               u32 (0), count x handle u64
+ *   STALE: MIRROR_STALE         handle u64, epoch u64, slot + 1 u32,    24+4*n
+ *                               n u32 (1..RPC_COPIES_MAX), n x slot+1
  *
  *   redundancy (CREATE, setstripe SETATTR; redundancy.h): optional, the
  *   last field when present; an older client's body ends before it (not
@@ -556,25 +561,47 @@ static uint32_t slot_dec(uint32_t v)
 
 static uint32_t io_segs_in(size_t cap, size_t reserve);
 
+/* What follows an IO_WRITE's segments: nothing, a copies list
+ * (RPC_IO_COPIES) or a forward's epoch and flags (RPC_IO_FORWARD). */
+struct io_tail {
+	uint16_t flag;
+	const struct rpc_copy *copies;
+	uint32_t ncopies;
+	uint64_t epoch;
+	uint32_t fwd_flags;
+};
+
+static size_t tail_len(const struct io_tail *t)
+{
+	if (t->flag == RPC_IO_COPIES)
+		return 12 + 12 * (size_t)t->ncopies;
+	return t->flag == RPC_IO_FORWARD ? 16 : 0;
+}
+
 static int enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		  const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
-		  uint32_t slot, const struct rpc_copy *copies, uint32_t ncopies)
+		  uint32_t slot, const struct io_tail *t)
 {
 	struct wr w;
 
 	if (op != RPC_IO_WRITE && op != RPC_IO_READ)
 		return -EINVAL;
-	if (ncopies > RPC_COPIES_MAX || (ncopies && op != RPC_IO_WRITE))
+	if (t->flag && op != RPC_IO_WRITE)
 		return -EINVAL;
-	if (nseg > io_segs_in(cap_clamp(cap), ncopies ? 4 + 8 * (size_t)ncopies : 0))
+	if (t->flag == RPC_IO_COPIES && (!t->ncopies || t->ncopies > RPC_COPIES_MAX))
+		return -EINVAL;
+	if (nseg > io_segs_in(cap_clamp(cap), tail_len(t)))
 		return -E2BIG;
 	for (uint32_t i = 0; i < nseg; i++)
 		if (!segs[i].len || segs[i].len > UINT64_MAX - segs[i].off)
 			return -EINVAL;
-	for (uint32_t i = 0; i < ncopies; i++)
-		if (copies[i].slot == RPC_SLOT_ANY)
+	for (uint32_t i = 0; t->flag == RPC_IO_COPIES && i < t->ncopies; i++)
+		if (t->copies[i].slot == RPC_SLOT_ANY ||
+		    (t->copies[i].flags & ~RPC_COPY_STALE))
 			return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), op, ncopies ? RPC_IO_COPIES : 0);
+	if (t->fwd_flags & ~RPC_COPY_STALE)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), op, t->flag);
 	wr_u64(&w, handle);
 	wr_cap(&w, capa);
 	wr_u32(&w, nseg);
@@ -583,12 +610,18 @@ static int enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		wr_u64(&w, segs[i].off);
 		wr_u64(&w, segs[i].len);
 	}
-	if (ncopies) {
-		wr_u32(&w, ncopies);
-		for (uint32_t i = 0; i < ncopies; i++) {
-			wr_u32(&w, copies[i].io);
-			wr_u32(&w, slot_enc(copies[i].slot));
+	if (t->flag == RPC_IO_COPIES) {
+		wr_u32(&w, t->ncopies);
+		wr_u64(&w, t->epoch);
+		for (uint32_t i = 0; i < t->ncopies; i++) {
+			wr_u32(&w, t->copies[i].io);
+			wr_u32(&w, slot_enc(t->copies[i].slot));
+			wr_u32(&w, t->copies[i].flags);
 		}
+	} else if (t->flag == RPC_IO_FORWARD) {
+		wr_u64(&w, t->epoch);
+		wr_u32(&w, t->fwd_flags);
+		wr_u32(&w, 0);
 	}
 	return wr_end(&w);
 }
@@ -597,17 +630,50 @@ int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		    const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
 		    uint32_t slot)
 {
-	return enc_io(buf, cap, op, handle, capa, segs, nseg, slot, NULL, 0);
+	struct io_tail t = {0};
+
+	return enc_io(buf, cap, op, handle, capa, segs, nseg, slot, &t);
 }
 
 int rpc_enc_io_copies(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
-		      const struct rpc_copy *copies, uint32_t ncopies)
+		      const struct rpc_copy *copies, uint32_t ncopies, uint64_t epoch)
 {
-	if (!ncopies)
+	struct io_tail t = {.flag = RPC_IO_COPIES,
+			    .copies = copies,
+			    .ncopies = ncopies,
+			    .epoch = epoch};
+
+	return enc_io(buf, cap, RPC_IO_WRITE, handle, capa, segs, nseg, slot, &t);
+}
+
+int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_seg *segs,
+		       uint32_t nseg, uint32_t slot, uint64_t epoch, uint32_t fwd_flags)
+{
+	struct io_tail t = {
+		.flag = RPC_IO_FORWARD, .epoch = epoch, .fwd_flags = fwd_flags};
+
+	return enc_io(buf, cap, RPC_IO_WRITE, handle, NULL, segs, nseg, slot, &t);
+}
+
+int rpc_enc_mirror_stale(void *buf, size_t cap, uint64_t handle, uint64_t epoch,
+			 uint32_t slot, const uint32_t *stale, uint32_t n)
+{
+	struct wr w;
+
+	if (!n || n > RPC_COPIES_MAX || slot == RPC_SLOT_ANY)
 		return -EINVAL;
-	return enc_io(buf, cap, RPC_IO_WRITE, handle, capa, segs, nseg, slot, copies,
-		      ncopies);
+	for (uint32_t i = 0; i < n; i++)
+		if (stale[i] == RPC_SLOT_ANY)
+			return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_MIRROR_STALE, 0);
+	wr_u64(&w, handle);
+	wr_u64(&w, epoch);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, n);
+	for (uint32_t i = 0; i < n; i++)
+		wr_u32(&w, slot_enc(stale[i]));
+	return wr_end(&w);
 }
 
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
@@ -904,31 +970,39 @@ static int body_truncate(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		   uint32_t maxseg)
 {
-	bool copies = r->flags & RPC_IO_COPIES;
-	size_t left;
+	bool copies = r->flags & RPC_IO_COPIES, fwd = r->flags & RPC_IO_FORWARD;
+	size_t left, tail = 0;
 
 	dec_handle(rd, r);
 	r->nseg = rd_u32(rd);
 	r->slot = slot_dec(rd_u32(rd));
 	r->ncopies = 0;
+	r->epoch = 0;
+	r->fwd_flags = 0;
 	if (rd->err)
 		return rd->err;
-	if ((r->flags & ~RPC_IO_COPIES) || (copies && r->op != RPC_IO_WRITE))
+	if ((r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD)) || (copies && fwd) ||
+	    ((copies || fwd) && r->op != RPC_IO_WRITE))
 		return -EPROTO;
 	/* The count must describe exactly the rest of the body (but for the
-	 * copies list). */
+	 * tail). */
 	left = rd->len - rd->pos;
 	if (copies) {
 		size_t segs_len = (size_t)r->nseg * RPC_SEG_SIZE;
 		uint32_t n;
 
-		if (left < segs_len + 4)
+		if (segs_len / RPC_SEG_SIZE != r->nseg || left < segs_len + 4)
 			return -EPROTO;
 		n = get32(rd->p + rd->pos + segs_len);
-		if (!n || n > RPC_COPIES_MAX || left != segs_len + 4 + 8 * (size_t)n)
+		if (!n || n > RPC_COPIES_MAX)
 			return -EPROTO;
-		left = segs_len;
+		tail = 12 + 12 * (size_t)n;
+	} else if (fwd) {
+		tail = 16;
 	}
+	if (left < tail)
+		return -EPROTO;
+	left -= tail;
 	if (left % RPC_SEG_SIZE || left / RPC_SEG_SIZE != r->nseg)
 		return -EPROTO;
 	if (r->nseg > maxseg)
@@ -942,14 +1016,44 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	r->segs = segs;
 	if (copies) {
 		r->ncopies = rd_u32(rd);
+		r->epoch = rd_u64(rd);
 		for (uint32_t i = 0; i < r->ncopies; i++) {
 			r->copies[i].io = rd_u32(rd);
 			r->copies[i].slot = slot_dec(rd_u32(rd));
-			if (r->copies[i].slot == RPC_SLOT_ANY)
+			r->copies[i].flags = rd_u32(rd);
+			if (r->copies[i].slot == RPC_SLOT_ANY ||
+			    (r->copies[i].flags & ~RPC_COPY_STALE))
 				return -EPROTO;
 		}
+	} else if (fwd) {
+		r->epoch = rd_u64(rd);
+		r->fwd_flags = rd_u32(rd);
+		if (!rd->err && ((r->fwd_flags & ~RPC_COPY_STALE) || rd_u32(rd)))
+			return -EPROTO;
 	}
 	return rd->err;
+}
+
+/* Between servers only. */
+static int body_stale(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		      uint32_t maxseg)
+{
+	r->handle = rd_u64(rd);
+	r->epoch = rd_u64(rd);
+	r->slot = slot_dec(rd_u32(rd));
+	r->ncopies = rd_u32(rd);
+	if (rd->err)
+		return rd->err;
+	if (r->slot == RPC_SLOT_ANY || !r->ncopies || r->ncopies > RPC_COPIES_MAX)
+		return -EPROTO;
+	for (uint32_t i = 0; i < r->ncopies; i++) {
+		r->copies[i].io = 0;
+		r->copies[i].flags = 0;
+		r->copies[i].slot = slot_dec(rd_u32(rd));
+		if (!rd->err && r->copies[i].slot == RPC_SLOT_ANY)
+			return -EPROTO;
+	}
+	return 0;
 }
 
 /* Between servers only: no capability. */
@@ -1004,6 +1108,7 @@ static const dec_fn decoders[] = {
 	[RPC_BODY_TRUNCATE] = body_truncate,   [RPC_BODY_IO] = body_io,
 	[RPC_BODY_IO_CREATE] = body_io_create, [RPC_BODY_PROBE] = body_probe,
 	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
+	[RPC_BODY_STALE] = body_stale,
 };
 
 /* The fields of the preamble, and the defaults of those a body may not
@@ -1044,9 +1149,13 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *   - LOCK/UNLOCK: len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
- *     flags only RPC_IO_COPIES, and only on IO_WRITE: then 1 <= ncopies
- *     <= RPC_COPIES_MAX, each copy's slot said (not RPC_SLOT_ANY); the
- *     copies' I/O indexes are the receiver's to check;
+ *     flags only RPC_IO_COPIES or RPC_IO_FORWARD (not both), and only
+ *     on IO_WRITE: with RPC_IO_COPIES 1 <= ncopies <= RPC_COPIES_MAX,
+ *     each copy's slot said (not RPC_SLOT_ANY) and its flags only
+ *     RPC_COPY_STALE; the copies' I/O indexes are the receiver's to
+ *     check; with RPC_IO_FORWARD fwd_flags only RPC_COPY_STALE;
+ *   - MIRROR_STALE: slot said, 1 <= ncopies <= RPC_COPIES_MAX, each
+ *     copies[i].slot said;
  *   - IO_CREATE: nonce != 0;
  *   - SEARCH: want only mode bits (0..7), ngroups <= RPC_GROUPS_MAX;
  *   - META_HANDLES: 1 <= nhandles <= RPC_HANDLES_MAX, r->handles
@@ -1467,5 +1576,70 @@ int rpc_dec_down(const void *buf, size_t len, uint32_t *io, uint32_t *n)
 	}
 	for (uint32_t i = 0; i < *n; i++)
 		io[i] = get32(p + 4 + 4 * (size_t)i);
+	return 0;
+}
+
+int rpc_enc_view(void *buf, size_t cap, uint64_t epoch, const uint32_t *slots, uint32_t n)
+{
+	uint8_t *p = buf;
+
+	if (n > RPC_STALE_MAX)
+		return -EINVAL;
+	if (cap < 12 + 4 * (size_t)n)
+		return -E2BIG;
+	put64(p, epoch);
+	put32(p + 8, n);
+	for (uint32_t i = 0; i < n; i++)
+		put32(p + 12 + 4 * (size_t)i, slots[i]);
+	return (int)(12 + 4 * n);
+}
+
+int rpc_dec_view(const void *buf, size_t len, uint64_t *epoch, uint32_t *slots,
+		 uint32_t *n)
+{
+	const uint8_t *p = buf;
+	uint32_t k;
+
+	*n = 0;
+	*epoch = 0;
+	if (len < 12)
+		return -EPROTO;
+	k = get32(p + 8);
+	if (k > RPC_STALE_MAX || len != 12 + 4 * (size_t)k)
+		return -EPROTO;
+	*epoch = get64(p);
+	for (uint32_t i = 0; i < k; i++)
+		slots[i] = get32(p + 12 + 4 * (size_t)i);
+	*n = k;
+	return 0;
+}
+
+int rpc_dec_open_tail(const void *buf, size_t len, uint32_t *down, uint32_t *ndown,
+		      uint64_t *epoch, uint32_t *stale, uint32_t *nstale, bool *has_view)
+{
+	const uint8_t *p = buf;
+	size_t dlen;
+	int ret;
+
+	*ndown = 0;
+	*nstale = 0;
+	*epoch = 0;
+	*has_view = false;
+	if (!len)
+		return 0;
+	if (len < 4 || get32(p) > RPC_DOWN_MAX)
+		return -EPROTO;
+	dlen = 4 + 4 * (size_t)get32(p);
+	if (len < dlen)
+		return -EPROTO;
+	ret = rpc_dec_down(p, dlen, down, ndown);
+	if (ret || len == dlen)
+		return ret;
+	ret = rpc_dec_view(p + dlen, len - dlen, epoch, stale, nstale);
+	if (ret) {
+		*ndown = 0;
+		return ret;
+	}
+	*has_view = true;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #ifndef RPFS_RPC_H
 #define RPFS_RPC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,17 +73,32 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
  * (struct rpc_copy): the receiver is the primary of a mirrored slot and
  * forwards the write to them before answering (server/io_forward.c). */
 #define RPC_IO_COPIES 1u
+/* RPC_IO_WRITE flags: a primary's forward of a mirrored write to one copy
+ * (peers only); the segments are followed by the primary's mirror epoch and
+ * the copy's flags (RPC_COPY_STALE). */
+#define RPC_IO_FORWARD 2u
 /* Copies a write names at most (mirror:8 has 7 besides the primary). */
 #define RPC_COPIES_MAX 7
 /* Bytes a copies list takes at most: rpc_io_max_segs leaves this room. */
-#define RPC_IO_COPIES_ROOM (4 + 8 * RPC_COPIES_MAX)
+#define RPC_IO_COPIES_ROOM (12 + 12 * RPC_COPIES_MAX)
+/* A copy the metadata server marked stale (it missed writes): written to
+ * when it answers, never read from, never made a primary. */
+#define RPC_COPY_STALE 1u
 
-/* A copy of a mirrored slot: its I/O server (index among the I/O servers)
- * and the slot its datafile holds. */
+/* A copy of a mirrored slot: its I/O server (index among the I/O servers),
+ * the slot its datafile holds, RPC_COPY_* flags. */
 struct rpc_copy {
 	uint32_t io;
 	uint32_t slot;
+	uint32_t flags;
 };
+
+/* A primary, a copy or a client whose mirror epoch of a file is older than
+ * the receiver's: its view of which copies are stale is out of date (the
+ * sender reloads it, server/io_forward.c). */
+#define RPC_EBEHIND EL2NSYNC
+/* Stale copies a file's mirror view lists at most. */
+#define RPC_STALE_MAX 64
 
 /* RPC_IO_TRUNCATE flags: sent to every copy of a mirrored file (a client
  * that knows its redundancy); without, a mirrored file's truncate is
@@ -205,9 +221,14 @@ struct rpc_req {
 	/* IO_WRITE / IO_READ */
 	uint32_t nseg;
 	struct rpc_seg *segs; /* points into a caller buffer (rpc_decode_req's segs) */
-	/* IO_WRITE with RPC_IO_COPIES: where to forward it (1..RPC_COPIES_MAX) */
+	/* IO_WRITE with RPC_IO_COPIES: where to forward it (1..RPC_COPIES_MAX);
+	 * MIRROR_STALE: the copies to mark (slots only) */
 	uint32_t ncopies;
 	struct rpc_copy copies[RPC_COPIES_MAX];
+	/* IO_WRITE with RPC_IO_COPIES or RPC_IO_FORWARD, MIRROR_STALE: the
+	 * sender's mirror epoch of the file */
+	uint64_t epoch;
+	uint32_t fwd_flags; /* IO_WRITE with RPC_IO_FORWARD: RPC_COPY_* */
 };
 
 /* Encoders return the body length, or -E2BIG if it does not fit cap. */
@@ -263,7 +284,16 @@ int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
  * to (1..RPC_COPIES_MAX; RPC_IO_COPIES). */
 int rpc_enc_io_copies(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
-		      const struct rpc_copy *copies, uint32_t ncopies);
+		      const struct rpc_copy *copies, uint32_t ncopies, uint64_t epoch);
+/* IO_WRITE from a primary to one copy (RPC_IO_FORWARD): its epoch and the
+ * copy's flags. */
+int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_seg *segs,
+		       uint32_t nseg, uint32_t slot, uint64_t epoch, uint32_t fwd_flags);
+/* MIRROR_STALE, from the primary of slot to the file's metadata server:
+ * mark copies stale[0..n) (slots, 1..RPC_COPIES_MAX) that could not be
+ * written. The reply is the file's mirror view (rpc_enc_view). */
+int rpc_enc_mirror_stale(void *buf, size_t cap, uint64_t handle, uint64_t epoch,
+			 uint32_t slot, const uint32_t *stale, uint32_t n);
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
 		      uint32_t slot);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
@@ -302,6 +332,21 @@ int rpc_enc_down(void *buf, size_t cap, const uint32_t *io, uint32_t n);
 /* 0 and *n entries into io (room for RPC_DOWN_MAX), or -EPROTO. An empty
  * body is an empty list. */
 int rpc_dec_down(const void *buf, size_t len, uint32_t *io, uint32_t *n);
+/* A mirrored file's view: its mirror epoch (raised by every mark) and the
+ * slots of its stale copies: epoch u64, count u32, count x slot u32 (at
+ * most RPC_STALE_MAX). It follows the down list in an open reply, and is
+ * MIRROR_STALE's reply. */
+int rpc_enc_view(void *buf, size_t cap, uint64_t epoch, const uint32_t *slots,
+		 uint32_t n);
+int rpc_dec_view(const void *buf, size_t len, uint64_t *epoch, uint32_t *slots,
+		 uint32_t *n);
+/* The longest open reply: attributes, capability, down list, view. */
+#define RPC_OPEN_REP_MAX                                                                 \
+	(RPC_ATTR_CAP_SIZE + 4 + 4 * RPC_DOWN_MAX + 12 + 4 * RPC_STALE_MAX)
+/* An open reply's tail (after RPC_ATTR_CAP_SIZE): the down list, then the
+ * view if there is one (*has_view). */
+int rpc_dec_open_tail(const void *buf, size_t len, uint32_t *down, uint32_t *ndown,
+		      uint64_t *epoch, uint32_t *stale, uint32_t *nstale, bool *has_view);
 
 /* Reply bodies. rpc_enc_attr writes RPC_ATTR_SIZE bytes (no capability:
  * also the stored form); rpc_enc_attr_cap RPC_ATTR_CAP_SIZE (with a->cap).

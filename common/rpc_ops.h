@@ -67,6 +67,7 @@ enum rpc_body {
 	RPC_BODY_PROBE,	    /* metadata server index */
 	RPC_BODY_SEARCH,    /* path, want, an identity */
 	RPC_BODY_HANDLES,   /* a count of handles, the handles */
+	RPC_BODY_STALE,	    /* handle, epoch, slot, the copies' slots */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -145,6 +146,9 @@ enum rpc_runs {
 	/* between servers (rpfsd --check): what the owner knows of handles */              \
 	X(META_HANDLES, 24, "meta_handles", RPC_TO_ANY_META,  RPC_BODY_HANDLES,             \
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_meta_handles) \
+	/* from a mirror's primary: copies that missed a write (io_forward.c) */           \
+	X(MIRROR_STALE, 25, "mirror_stale", RPC_TO_HANDLE_META, RPC_BODY_STALE,             \
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_stale) \
 	/* I/O server: a list of datafile segments; data in the call */                  \
 	X(IO_WRITE,    40, "io_write",    RPC_TO_IO,          RPC_BODY_IO,                  \
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_WRITE,  RPC_RUNS_STREAMED,    serve_io_write)     \

@@ -137,6 +137,11 @@ int access_check_request(struct srv_op *op)
 			 xp_conn_peer(op->conn));
 		return -EPERM;
 	}
+	if (q->op == RPC_IO_WRITE && (q->flags & RPC_IO_FORWARD)) {
+		log_warn("rpfsd: a forwarded write from %s, a client: refused",
+			 xp_conn_peer(op->conn));
+		return -EPERM;
+	}
 	/* A renewal: rights are then checked against the mode. */
 	ret = access_check_cap(op->s, q->handle, &q->cap, rights_needed[need],
 			       need == RPC_ACCESS_RENEW);

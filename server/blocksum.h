@@ -53,6 +53,9 @@
 /* Header fields of version 2. */
 #define CSUM_HDR_SLOT	32
 #define CSUM_HDR_EXTENT 40
+/* The mirror epoch a copy of a mirrored file is current at (u64, 0 in files
+ * made before mirrors had epochs: server/io_forward.c). */
+#define CSUM_HDR_EPOCH 48
 
 struct csum_ver {
 	uint32_t crc, end; /* end 0: no version */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "rpc.h"
 #include "wire.h"
 
 /* Entries handled at once on the stack; longer ranges allocate. */
@@ -40,6 +41,7 @@ static int hdr_dec(const uint8_t *hdr, size_t len, struct datafile *f)
 	f->version = get32(hdr + 8);
 	f->slot = f->version < 2 ? CSUM_SLOT_ANY : get32(hdr + CSUM_HDR_SLOT);
 	f->extent = f->version < 2 ? UINT64_MAX : get64(hdr + CSUM_HDR_EXTENT);
+	f->epoch = f->version < 2 ? 0 : get64(hdr + CSUM_HDR_EPOCH);
 	return 0;
 }
 
@@ -363,6 +365,28 @@ int datafile_set_extent(struct datafile *f, uint64_t size)
 	ret = pwrite_full(f->cfd, ext, sizeof(ext), CSUM_HDR_EXTENT);
 	if (!ret)
 		f->extent = size;
+	return ret;
+}
+
+int datafile_admit_epoch(struct datafile *f, uint64_t epoch, bool raise)
+{
+	uint8_t ep[8];
+	int ret = 0;
+
+	if (f->cfd < 0 && (ret = datafile_ensure_sumfile(f)))
+		return ret;
+	pthread_mutex_lock(&f->lock);
+	if (epoch < f->epoch) {
+		ret = -RPC_EBEHIND;
+	} else if (raise && epoch > f->epoch && f->version >= 2) {
+		put64(ep, epoch);
+		ret = pwrite_full(f->cfd, ep, sizeof(ep), CSUM_HDR_EPOCH);
+		if (!ret)
+			ret = fdatasync(f->cfd) ? -errno : 0;
+		if (!ret)
+			f->epoch = epoch;
+	}
+	pthread_mutex_unlock(&f->lock);
 	return ret;
 }
 

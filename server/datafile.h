@@ -40,6 +40,7 @@ struct datafile {
 	uint32_t version;     /* of the checksum file's format */
 	uint32_t slot;	      /* the stripe slot the datafile holds, or CSUM_SLOT_ANY */
 	uint64_t extent;      /* the size the last truncate gave (version 2) */
+	uint64_t epoch;	      /* mirror epoch (version 2; under lock) */
 	pthread_mutex_t lock; /* held, cfd */
 	pthread_cond_t cond;
 	struct datafile_range *held; /* block ranges being written */
@@ -78,6 +79,11 @@ int datafile_covered(struct datafile *f, uint64_t *end);
 /* Record size as the extent (what a truncate does; also --accept-damaged). */
 int datafile_set_extent(struct datafile *f, uint64_t size);
 int datafile_sync(struct datafile *f);
+/* A mirrored write of the mirror epoch epoch (io_forward.c): -RPC_EBEHIND
+ * (its sender's view is older than this copy's) when epoch is below the
+ * datafile's; else, with raise, the datafile's epoch becomes epoch (kept
+ * in the checksum file's header before the write is admitted). */
+int datafile_admit_epoch(struct datafile *f, uint64_t epoch, bool raise);
 
 /* A write request that fails part way (ENOSPC after some of its chunks or
  * pages) must leave the datafile no longer than it was, or the size would

@@ -403,6 +403,12 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		fd_put(io, e);
 		goto out;
 	}
+	if (write && (op->q.flags & (RPC_IO_COPIES | RPC_IO_FORWARD)) &&
+	    (ret = datafile_admit_epoch(&e->cf, op->q.epoch,
+					!(op->q.fwd_flags & RPC_COPY_STALE)))) {
+		fd_put(io, e);
+		goto out;
+	}
 	if (write && (ret = write_enter(op, &e->cf))) {
 		fd_put(io, e);
 		return ret; /* said when it happened */
@@ -452,6 +458,10 @@ out:
 		log_warn("rpfsd: no datafile %s/%016" PRIx64
 			 " for a %s (file removed, or storage lost)",
 			 io->dir, op->q.handle, write ? "write" : "read");
+	} else if (ret == -RPC_EBEHIND) {
+		log_info("rpfsd: a mirrored write of datafile %s/%016" PRIx64
+			 " at mirror epoch %" PRIu64 " is behind this copy's: refused",
+			 io->dir, op->q.handle, op->q.epoch);
 	} else if (ret) {
 		log_warn("rpfsd: %s of datafile %016" PRIx64 " failed: %s",
 			 write ? "write" : "read", op->q.handle, strerror(-ret));
@@ -471,6 +481,19 @@ int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint6
 	ret = datafile_read(&e->cf, buf, len, off, &bad);
 	fd_put(io, e);
 	return ret;
+}
+
+int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch)
+{
+	struct iosrv *io = s->io;
+	struct fdent *e;
+	int ret = fd_get(io, handle, &e);
+
+	if (ret)
+		return ret;
+	ret = datafile_admit_epoch(&e->cf, epoch, true);
+	fd_put(io, e);
+	return ret == -RPC_EBEHIND ? 0 : ret;
 }
 
 /* ---- requests ------------------------------------------------------------------ */

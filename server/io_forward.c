@@ -23,11 +23,13 @@
  * could wait on a worker waiting on us). Pieces of at most IO_FORWARD_PIECE
  * bytes travel in one call per copy, all copies at once.
  *
- * A copy that cannot be written fails the write with -EREMOTEIO and the
- * copy's I/O index as the reply's detail (rpc.h), so the client names the
- * server; the bytes on the primary stay (a failed write's bytes are
- * unspecified, as in POSIX). Writing on while a copy is down and resyncing
- * it later (issue 29) is not done yet. */
+ * A copy that cannot be written is marked stale at the file's metadata
+ * server (MIRROR_STALE, meta_mirror.c) before the write is answered, and
+ * the file's mirror epoch rises: this datafile and the copies still written
+ * take it, and refuse writes and forwards of an older one (RPC_EBEHIND),
+ * so a process that has not learnt of the mark cannot write around it.
+ * Only when the copy can't be marked either does the write fail:
+ * -EREMOTEIO, the copy's I/O index as the reply's detail (rpc.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -60,7 +62,7 @@ struct io_forward {
 	 * thread whose span overlaps one waits on done */
 	struct active run[IO_FORWARD_THREADS];
 	pthread_cond_t done;
-	atomic_uint_fast64_t forwarded, failed;
+	atomic_uint_fast64_t forwarded, failed, marked;
 };
 
 /* One piece's calls, one per copy. */
@@ -68,6 +70,16 @@ struct piece {
 	struct rpc_seg segs[64];
 	uint32_t nseg;
 	uint64_t bytes;
+};
+
+/* One write's forward: the epoch it carries (raised by its own marks), the
+ * copies still written to (not stale), what failed. */
+struct fwd {
+	struct srv_op *op;
+	uint64_t epoch;
+	bool live[RPC_COPIES_MAX];
+	bool degraded;	    /* a copy was marked stale on the way */
+	uint32_t failed_io; /* the copy whose failure failed the write */
 };
 
 static int read_back(struct srv_op *op, const struct piece *pc, char *buf)
@@ -85,58 +97,124 @@ static int read_back(struct srv_op *op, const struct piece *pc, char *buf)
 	return 0;
 }
 
-/* Send one piece to every copy; on failure *failed_io is the copy's I/O
- * index. */
-static int send_piece(struct srv_op *op, const struct piece *pc, char *buf,
-		      uint32_t *failed_io)
+/* Ask the file's metadata server to mark copies stale[0..n) (slots) stale:
+ * they missed a write this primary stored. Its answer is the file's new
+ * mirror epoch, which this datafile takes before the write is answered;
+ * -RPC_EBEHIND if the metadata server has this primary marked stale. */
+static int mark_stale(struct fwd *w, const uint32_t *stale, uint32_t n)
 {
+	struct srv_op *op = w->op;
+	struct srv *s = op->s;
+	uint32_t meta = place_meta_of_handle(op->q.handle);
+	uint8_t body[RPC_PREAMBLE + 24 + 4 * RPC_COPIES_MAX];
+	uint8_t rep[12 + 4 * RPC_STALE_MAX];
+	uint32_t slots[RPC_STALE_MAX], ns;
+	struct xp_call call;
+	uint64_t epoch;
+	int len, ret;
+
+	if (meta >= s->cfg.nmeta)
+		return -EINVAL;
+	len = rpc_enc_mirror_stale(body, sizeof(body), op->q.handle, w->epoch, op->q.slot,
+				   stale, n);
+	if (len < 0)
+		return len;
+	memset(&call, 0, sizeof(call));
+	call.req = body;
+	call.req_len = (size_t)len;
+	call.rep = rep;
+	call.rep_max = sizeof(rep);
+	ret = peer_call(s, s->cfg.meta[meta], &call);
+	if (ret) {
+		log_warn("rpfsd: couldn't mark the copies of handle %016" PRIx64
+			 " that missed a write stale on metadata server %s: %s",
+			 op->q.handle, s->cfg.servers[s->cfg.meta[meta]].name,
+			 strerror(-ret));
+		return ret;
+	}
+	if (rpc_dec_view(rep, call.rep_len, &epoch, slots, &ns) || epoch <= w->epoch)
+		return -EPROTO;
+	ret = io_raise_epoch(s, op->q.handle, epoch);
+	if (ret)
+		return ret;
+	w->epoch = epoch;
+	w->degraded = true;
+	return 0;
+}
+
+/* Send one piece to every live copy. A copy that fails is marked stale and
+ * written to no more; the others get the piece again with the new epoch
+ * (they take it, so that a primary still at the old one is refused). 0 when
+ * every copy that was not marked has it. */
+static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
+{
+	struct srv_op *op = w->op;
 	struct srv *s = op->s;
 	uint32_t n = op->q.ncopies;
 	struct xp_call calls[RPC_COPIES_MAX];
-	uint32_t servers[RPC_COPIES_MAX] = {0};
+	uint32_t servers[RPC_COPIES_MAX] = {0}, which[RPC_COPIES_MAX];
+	uint32_t stale[RPC_COPIES_MAX], nstale = 0;
 	bool transport[RPC_COPIES_MAX];
 	uint8_t body[RPC_COPIES_MAX][RPC_PREAMBLE + 48 + 64 * RPC_SEG_SIZE + 64];
 	uint8_t rep[RPC_COPIES_MAX][16];
 	struct iovec iov = {buf, (size_t)pc->bytes};
-	int ret;
+	int k = 0, ret;
 
 	memset(calls, 0, sizeof(calls));
 	for (uint32_t c = 0; c < n; c++) {
-		int len = rpc_enc_io_slot(body[c], sizeof(body[c]), RPC_IO_WRITE,
-					  op->q.handle, NULL, pc->segs, pc->nseg,
-					  op->q.copies[c].slot);
+		int len;
 
+		if (!w->live[c])
+			continue;
+		len = rpc_enc_io_forward(body[k], sizeof(body[k]), op->q.handle, pc->segs,
+					 pc->nseg, op->q.copies[c].slot, w->epoch, 0);
 		if (len < 0)
 			return len;
-		servers[c] = s->cfg.io[op->q.copies[c].io];
-		calls[c].req = body[c];
-		calls[c].req_len = (size_t)len;
-		calls[c].wr_iov = &iov;
-		calls[c].wr_cnt = 1;
-		calls[c].rep = rep[c];
-		calls[c].rep_max = sizeof(rep[c]);
-		calls[c].path = XP_PATH_AUTO;
+		which[k] = c;
+		servers[k] = s->cfg.io[op->q.copies[c].io];
+		calls[k].req = body[k];
+		calls[k].req_len = (size_t)len;
+		calls[k].wr_iov = &iov;
+		calls[k].wr_cnt = 1;
+		calls[k].rep = rep[k];
+		calls[k].rep_max = sizeof(rep[k]);
+		calls[k].path = XP_PATH_AUTO;
+		k++;
 	}
-	ret = peer_call_all(s, servers, calls, transport, (int)n, NULL, NULL);
-	if (!ret)
+	if (!k || !peer_call_all(s, servers, calls, transport, k, NULL, NULL))
 		return 0;
-	for (uint32_t c = 0; c < n; c++) {
-		if (!calls[c].status)
+	for (int i = 0; i < k; i++) {
+		uint32_t c = which[i];
+
+		if (!calls[i].status)
 			continue;
-		*failed_io = op->q.copies[c].io;
-		log_warn("rpfsd: couldn't forward a write of handle %016" PRIx64
-			 " to its copy on I/O server %u (%s, slot %u): %s",
-			 op->q.handle, op->q.copies[c].io,
-			 s->cfg.servers[servers[c]].name, op->q.copies[c].slot,
-			 strerror(-calls[c].status));
-		return calls[c].status;
+		if (calls[i].status == -RPC_EBEHIND) {
+			/* this primary's view is older than the copy's */
+			w->failed_io = op->q.copies[c].io;
+			return -RPC_EBEHIND;
+		}
+		log_warn(
+			"rpfsd: couldn't forward a write of handle %016" PRIx64
+			" to its copy on I/O server %u (%s, slot %u): %s; marking it stale",
+			op->q.handle, op->q.copies[c].io, s->cfg.servers[servers[i]].name,
+			op->q.copies[c].slot, strerror(-calls[i].status));
+		w->live[c] = false;
+		stale[nstale++] = op->q.copies[c].slot;
+		if (w->failed_io == UINT32_MAX)
+			w->failed_io = op->q.copies[c].io;
 	}
-	return ret;
+	ret = mark_stale(w, stale, nstale);
+	if (ret)
+		return ret == -RPC_EBEHIND ? ret : -EREMOTEIO;
+	atomic_fetch_add(&s->fwd->marked, nstale);
+	/* the survivors take the new epoch */
+	return send_piece(w, pc, buf);
 }
 
 /* Forward op's segments, piece by piece. */
-static int forward(struct srv_op *op, char *buf, uint32_t *failed_io)
+static int forward(struct fwd *w, char *buf)
 {
+	struct srv_op *op = w->op;
 	struct piece pc = {.nseg = 0, .bytes = 0};
 	int ret = 0;
 
@@ -156,7 +234,7 @@ static int forward(struct srv_op *op, char *buf, uint32_t *failed_io)
 			if (pc.bytes == IO_FORWARD_PIECE || pc.nseg == 64) {
 				ret = read_back(op, &pc, buf);
 				if (!ret)
-					ret = send_piece(op, &pc, buf, failed_io);
+					ret = send_piece(w, &pc, buf);
 				pc.nseg = 0;
 				pc.bytes = 0;
 			}
@@ -165,7 +243,7 @@ static int forward(struct srv_op *op, char *buf, uint32_t *failed_io)
 	if (!ret && pc.nseg) {
 		ret = read_back(op, &pc, buf);
 		if (!ret)
-			ret = send_piece(op, &pc, buf, failed_io);
+			ret = send_piece(w, &pc, buf);
 	}
 	return ret;
 }
@@ -234,7 +312,7 @@ static void order_leave(struct io_forward *fw, int me)
 
 static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 {
-	uint32_t failed_io = UINT32_MAX;
+	struct fwd w = {.op = op, .epoch = op->q.epoch, .failed_io = UINT32_MAX};
 	int me, ret;
 
 	if (!copies_ok(op)) {
@@ -246,15 +324,23 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		srv_op_complete(op);
 		return;
 	}
+	for (uint32_t c = 0; c < op->q.ncopies; c++)
+		w.live[c] = !(op->q.copies[c].flags & RPC_COPY_STALE);
 	order_enter(fw, op, &me);
-	ret = forward(op, buf, &failed_io);
+	ret = forward(&w, buf);
 	order_leave(fw, me);
-	if (ret && failed_io != UINT32_MAX) {
+	if (ret == -RPC_EBEHIND) {
+		/* this primary is stale, or the client's view is old: it
+		 * reloads its view and writes again (client/listio.c) */
 		atomic_fetch_add(&fw->failed, 1);
-		/* The copy's server, not ours, is the cause: -EREMOTEIO, and
-		 * which copy as the detail (rpc.h). */
+		op->status = ret;
+	} else if (ret && w.failed_io != UINT32_MAX) {
+		atomic_fetch_add(&fw->failed, 1);
+		/* The copy's server, not ours, is the cause, and it could not
+		 * be marked stale: -EREMOTEIO, and which copy as the detail
+		 * (rpc.h). */
 		op->status = -EREMOTEIO;
-		rpc_enc_u64(op->rep, failed_io);
+		rpc_enc_u64(op->rep, w.failed_io);
 		op->rep_len = 8;
 		op->rep_on_error = true;
 	} else if (ret) {
@@ -267,6 +353,12 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		op->status = ret;
 	} else {
 		atomic_fetch_add(&fw->forwarded, 1);
+		if (w.degraded) {
+			/* Written, with copies marked stale: the new epoch
+			 * tells the client to reload its view. */
+			rpc_enc_u64(op->rep, w.epoch);
+			op->rep_len = 8;
+		}
 	}
 	srv_op_complete(op);
 }
@@ -368,10 +460,12 @@ void io_forward_close(struct srv *s)
 	s->fwd = NULL;
 }
 
-void io_forward_counts(struct srv *s, uint64_t *forwarded, uint64_t *failed)
+void io_forward_counts(struct srv *s, uint64_t *forwarded, uint64_t *failed,
+		       uint64_t *marked)
 {
 	struct io_forward *fw = s->fwd;
 
 	*forwarded = fw ? atomic_load(&fw->forwarded) : 0;
 	*failed = fw ? atomic_load(&fw->failed) : 0;
+	*marked = fw ? atomic_load(&fw->marked) : 0;
 }

@@ -15,7 +15,9 @@ void io_forward_close(struct srv *s);
  * forwarding (its reply follows when every copy has it). false: it needs
  * none (no copies, failed, or already forwarded); answer it now. */
 bool io_forward_take(struct srv_op *op);
-/* Counters for rpfs stats: writes forwarded, copies that failed. */
-void io_forward_counts(struct srv *s, uint64_t *forwarded, uint64_t *failed);
+/* Counters for rpfs stats: writes forwarded, writes that failed for a
+ * copy, copies marked stale. */
+void io_forward_counts(struct srv *s, uint64_t *forwarded, uint64_t *failed,
+		       uint64_t *marked);
 
 #endif

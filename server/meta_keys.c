@@ -169,7 +169,9 @@ int meta_del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t hand
 	hv.mv_data = hk;
 	hv.mv_size = 8;
 	ret = meta_lmdb_err(mdb_del(txn, m->byh, &hv, NULL), "delete handle");
-	return ret == -ENOENT ? 0 : ret;
+	if (ret == -ENOENT)
+		ret = 0;
+	return ret ? ret : meta_stale_del(m, txn, handle);
 }
 
 int meta_txn_begin(struct meta *m, bool rdonly, MDB_txn **txn)

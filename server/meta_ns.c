@@ -62,19 +62,19 @@ static unsigned wanted_bits(uint16_t flags)
  * capability for the rights asked, after checking them against its mode
  * for the caller unless checked says the caller may (it just made it). */
 /* A mirrored file's servers known down, after the capability (rpc.h). */
-static void add_down(struct srv_op *op, const struct rpc_attr *a)
+/* A mirrored file's open reply ends with its servers known to be down
+ * (io_states) and its mirror view (meta_mirror.c). */
+static int add_down(struct srv_op *op, const struct rpc_attr *a)
 {
 	struct srv *s = op->s;
 	uint32_t list[RPC_DOWN_MAX], n = 0;
-	bool *down;
+	bool *down = NULL;
 	int len;
 
-	if (layout_copies(&a->layout) < 2 || !s->io_states || !s->cfg.nio)
-		return;
-	down = calloc(s->cfg.nio, sizeof(*down));
-	if (!down)
-		return;
-	if (io_states_down(s, down))
+	if (layout_copies(&a->layout) < 2)
+		return 0;
+	if (s->io_states && s->cfg.nio && (down = calloc(s->cfg.nio, sizeof(*down))) &&
+	    io_states_down(s, down))
 		for (uint32_t slot = 0;
 		     slot < layout_slots(&a->layout) && n < RPC_DOWN_MAX; slot++) {
 			uint32_t io = layout_server(&a->layout, slot);
@@ -84,8 +84,10 @@ static void add_down(struct srv_op *op, const struct rpc_attr *a)
 		}
 	free(down);
 	len = rpc_enc_down(op->rep + op->rep_len, SRV_REPLY_CAP - op->rep_len, list, n);
-	if (len > 0)
-		op->rep_len += (size_t)len;
+	if (len < 0)
+		return len;
+	op->rep_len += (size_t)len;
+	return meta_add_view(op, a->handle);
 }
 
 int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
@@ -100,8 +102,7 @@ int meta_reply_open(struct srv_op *op, struct rpc_attr *a, bool checked)
 		     &a->cap);
 	rpc_enc_attr_cap(op->rep, a);
 	op->rep_len = RPC_ATTR_CAP_SIZE;
-	add_down(op, a);
-	return 0;
+	return add_down(op, a);
 }
 
 int meta_local_lookup(struct srv *s, const char *path, struct rpc_attr *a)

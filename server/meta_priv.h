@@ -92,6 +92,17 @@ int meta_get_entry(struct meta *m, MDB_txn *txn, const char *path, struct rpc_at
 int meta_put_entry(struct meta *m, MDB_txn *txn, const char *path,
 		   const struct rpc_attr *a, bool new_entry);
 int meta_del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t handle);
+
+/* ---- meta_mirror.c: stale copies of mirrored files ---- */
+
+/* The mirror epoch of handle and the slots of its stale copies (room for
+ * RPC_STALE_MAX); none marked: epoch 0, *n 0. */
+int meta_stale_get(struct meta *m, MDB_txn *txn, uint64_t handle, uint64_t *epoch,
+		   uint32_t *slots, uint32_t *n);
+/* Forget handle's marks (its entry goes). */
+int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle);
+/* Append handle's mirror view (rpc_enc_view) to op's reply. */
+int meta_add_view(struct srv_op *op, uint64_t handle);
 /* Is the entry stored in v a direct child of dir? */
 bool meta_is_child(const MDB_val *v, const char *dir);
 int meta_txn_begin(struct meta *m, bool rdonly, MDB_txn **txn);

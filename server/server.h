@@ -244,6 +244,8 @@ void io_write_free(struct srv_op *op);
 /* io.c: len bytes of handle's datafile at off, checked (io_forward.c's
  * read-back). */
 int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off);
+/* The mirror epoch of handle's datafile becomes epoch (if below: kept). */
+int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch);
 
 /* stats.c: RPC_STATS (serve_stats) runs on a worker (statvfs and the
  * stores' counts). */

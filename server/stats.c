@@ -141,15 +141,16 @@ static void counters(struct srv *s, struct stat_list *l)
 	    atomic_load_explicit(&s->stats.bulk_waits, memory_order_relaxed));
 	put(l, "waits.pool", xs.pool_waits);
 	if (s->io) {
-		uint64_t files, hits, misses, forwarded, failed;
+		uint64_t files, hits, misses, forwarded, failed, marked;
 
 		io_counts(s, &files, &hits, &misses);
 		put(l, "io.datafiles", files);
 		put(l, "cache.fd_hits", hits);
 		put(l, "cache.fd_misses", misses);
-		io_forward_counts(s, &forwarded, &failed);
+		io_forward_counts(s, &forwarded, &failed, &marked);
 		put(l, "mirror.forwarded", forwarded);
 		put(l, "mirror.failed", failed);
+		put(l, "mirror.marked_stale", marked);
 	}
 	put(l, "cache.rcache_hits", xs.rcache_hits);
 	put(l, "cache.rcache_misses", xs.rcache_misses);

@@ -70,7 +70,11 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_IO:
 		if (r->ncopies)
 			return rpc_enc_io_copies(again, cap, r->handle, &r->cap, r->segs,
-						 r->nseg, r->slot, r->copies, r->ncopies);
+						 r->nseg, r->slot, r->copies, r->ncopies,
+						 r->epoch);
+		if (r->flags & RPC_IO_FORWARD)
+			return rpc_enc_io_forward(again, cap, r->handle, r->segs, r->nseg,
+						  r->slot, r->epoch, r->fwd_flags);
 		return rpc_enc_io_slot(again, cap, r->op, r->handle, &r->cap, r->segs,
 				       r->nseg, r->slot);
 	case RPC_BODY_IO_CREATE:
@@ -80,6 +84,14 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_SEARCH:
 		return rpc_enc_search(again, cap, r->path, r->want, r->uid, r->gid,
 				      r->groups, r->ngroups);
+	case RPC_BODY_STALE: {
+		uint32_t st[RPC_COPIES_MAX];
+
+		for (uint32_t i = 0; i < r->ncopies && i < RPC_COPIES_MAX; i++)
+			st[i] = r->copies[i].slot;
+		return rpc_enc_mirror_stale(again, cap, r->handle, r->epoch, r->slot, st,
+					    r->ncopies);
+	}
 	case RPC_BODY_HANDLES: {
 		uint64_t h[RPC_HANDLES_MAX];
 
@@ -154,15 +166,20 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(r->nseg <= maxseg && r->segs == segs);
 		/* a copies list only on a write with the flag, 1..RPC_COPIES_MAX
 		 * copies, each with a slot */
-		FUZZ_CHECK(!(r->flags & ~RPC_IO_COPIES));
+		FUZZ_CHECK(!(r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD)));
+		FUZZ_CHECK((r->flags & (RPC_IO_COPIES | RPC_IO_FORWARD)) !=
+			   (RPC_IO_COPIES | RPC_IO_FORWARD));
+		FUZZ_CHECK(!r->flags || r->op == RPC_IO_WRITE);
 		FUZZ_CHECK(!!(r->flags & RPC_IO_COPIES) == (r->ncopies > 0));
-		FUZZ_CHECK(!r->ncopies ||
-			   (r->op == RPC_IO_WRITE && r->ncopies <= RPC_COPIES_MAX));
+		FUZZ_CHECK(r->ncopies <= RPC_COPIES_MAX);
+		FUZZ_CHECK(!(r->fwd_flags & ~RPC_COPY_STALE));
 		for (uint32_t i = 0; i < r->ncopies; i++)
-			FUZZ_CHECK(r->copies[i].slot != RPC_SLOT_ANY);
+			FUZZ_CHECK(r->copies[i].slot != RPC_SLOT_ANY &&
+				   !(r->copies[i].flags & ~RPC_COPY_STALE));
 		FUZZ_CHECK(RPC_PREAMBLE + 16 + RPC_CAP_SIZE +
 				   (uint64_t)r->nseg * RPC_SEG_SIZE +
-				   (r->ncopies ? 4 + 8 * (uint64_t)r->ncopies : 0) ==
+				   (r->ncopies ? 12 + 12 * (uint64_t)r->ncopies : 0) +
+				   ((r->flags & RPC_IO_FORWARD) ? 16 : 0) ==
 			   size);
 		for (uint32_t i = 0; i < r->nseg; i++)
 			FUZZ_CHECK(segs[i].len > 0 &&

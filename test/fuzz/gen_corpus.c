@@ -248,8 +248,13 @@ static void gen_rpc(void)
 	REQ("io-write", rpc_enc_io(buf, sizeof(buf), RPC_IO_WRITE, 7, NULL, segs, 3));
 	REQ("io-read", rpc_enc_io(buf, sizeof(buf), RPC_IO_READ, 7, NULL, segs, 1));
 	REQ("io-write-copies",
-	    rpc_enc_io_copies(buf, sizeof(buf), 7, NULL, segs, 3, 0,
-			      (const struct rpc_copy[]){{1, 2}, {2, 4}}, 2));
+	    rpc_enc_io_copies(
+		    buf, sizeof(buf), 7, NULL, segs, 3, 0,
+		    (const struct rpc_copy[]){{1, 2, 0}, {2, 4, RPC_COPY_STALE}}, 2, 5));
+	REQ("io-write-forward",
+	    rpc_enc_io_forward(buf, sizeof(buf), 7, segs, 3, 2, 5, 0));
+	REQ("mirror-stale",
+	    rpc_enc_mirror_stale(buf, sizeof(buf), 7, 4, 0, (const uint32_t[]){2}, 1));
 	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	{

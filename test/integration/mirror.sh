@@ -141,12 +141,23 @@ check_eq "... stat gives /m/a's size" "$("$RPFS" stat /m/a | sed -n 's/^ *size: 
 check "... ls -l lists /m" sh -c "'$RPFS' ls -l /m | grep -q ' a$'"
 check "... a new mirrored file" "$RPFS" cp "$TMP/src" rpfs:/m/new
 check "... which reads back right" sh -c "'$RPFS' cat /m/new | cmp - '$TMP/src'"
-check_fails "... a write to /m/a names the server it can't reach" "io server $k" \
-	"$RPFS" cp "$TMP/src" rpfs:/m/a
+# degraded writes: the primary marks the missing copy stale and writes on
+head -c 3000000 /dev/urandom >"$TMP/src2"
+check "... a write to /m/a goes on without it" "$RPFS" cp "$TMP/src2" rpfs:/m/a
+check "... and reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src2'"
+check "... written again" "$RPFS" cp "$TMP/src" rpfs:/m/a
+check "... and reads back right again" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
+check "... the primary marked the copy stale (rpfs stats)" \
+	sh -c "'$RPFS' stats | grep -Eq 'mirror.marked_stale[^0-9]*[1-9]'"
 
 # ---- it returns; another stopped ---------------------------------------------------
 check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
 check_in "server.$k online again" wait_state "$k" online 5
+check_fails "... rpfs verify says /m/a's copy on it is stale" "stale" "$RPFS" verify /m/a
+for i in 1 2 3; do
+	check "... /m/a still reads right (never from the stale copy) $i" \
+		sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
+done
 check "/m/b rewritten" "$RPFS" cp "$TMP/src" rpfs:/m/b
 check_in "... its copies agree again" copies_agree /m/b
 st=$(first_io_only "$k")

@@ -70,8 +70,9 @@ START_TEST(test_verify_finds_agreeing_and_disagreeing_copies)
 	rpfs_close(g);
 	ck_assert_msg(rpfs_verify(f, &checked, &where) == 0, "verify: %s", rpfs_errmsg());
 
-	/* a write that fails for a copy's server killed: the copies disagree
-	 * where it went; written again after the restart, they agree */
+	/* a write with a copy's server killed: written to the primary, the
+	 * copy marked stale (read from no more, rpfs_verify says so), even
+	 * after its server is back */
 	{
 		uint32_t copy1[2];
 		uint32_t s, victim;
@@ -82,17 +83,26 @@ START_TEST(test_verify_finds_agreeing_and_disagreeing_copies)
 		victim = copy1[s];
 		off = (uint64_t)s * MiB + 5; /* in data slot s, row 0 */
 		ck_assert_int_eq(cl_kill(cl, (int)victim), 0);
-		ck_assert_int_lt(rpfs_pwrite(f, "different", 9, off), 0);
-		ck_assert_msg(strstr(rpfs_errmsg(), "copy"), "message: %s",
-			      rpfs_errmsg());
+		write_all(f, "different", 9, off);
+		memcpy(buf + off, "different", 9);
+		read_all(f, back, len, 0);
+		ck_assert_int_eq(first_diff(buf, back, len), -1);
 		ck_assert_int_eq(cl_restart(cl, (int)victim), 0);
-		ck_assert_int_eq(rpfs_verify(f, &checked, &where), -EILSEQ);
-		ck_assert_uint_eq(where, off);
-		ck_assert_msg(strstr(rpfs_errmsg(), "different bytes"), "message: %s",
+		/* back, but stale: every read still comes from the primary */
+		for (int i = 0; i < 3; i++) {
+			read_all(f, back, len, 0);
+			ck_assert_int_eq(first_diff(buf, back, len), -1);
+		}
+		ck_assert_int_eq(rpfs_verify(f, &checked, &where), -ESTALE);
+		ck_assert_msg(strstr(rpfs_errmsg(), "stale"), "message: %s",
 			      rpfs_errmsg());
-		write_all(f, buf + off, 9, off);
-		ck_assert_msg(rpfs_verify(f, &checked, &where) == 0, "verify: %s",
-			      rpfs_errmsg());
+		/* another opener learns the mark at open */
+		ck_assert_int_eq(rpfs_open(c, "/m", RPFS_O_READ, &g), 0);
+		for (int i = 0; i < 3; i++) {
+			read_all(g, back, len, 0);
+			ck_assert_int_eq(first_diff(buf, back, len), -1);
+		}
+		rpfs_close(g);
 	}
 	rpfs_close(f);
 

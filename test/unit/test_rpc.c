@@ -653,14 +653,17 @@ END_TEST
 START_TEST(io_write_with_copies_round_trips)
 {
 	struct rpc_seg in[2] = {{0, 4096}, {1 << 20, 47008}};
-	struct rpc_copy cp[2] = {{3, 5}, {0, 0}};
-	int n = rpc_enc_io_copies(buf, BUFSZ, 0x42, NULL, in, 2, 1, cp, 2);
+	struct rpc_copy cp[2] = {{3, 5, 0}, {0, 0, RPC_COPY_STALE}};
+	int n = rpc_enc_io_copies(buf, BUFSZ, 0x42, NULL, in, 2, 1, cp, 2, 77);
 
-	ck_assert_int_eq(n,
-			 RPC_PREAMBLE + 16 + RPC_CAP_SIZE + 2 * RPC_SEG_SIZE + 4 + 2 * 8);
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16 + RPC_CAP_SIZE + 2 * RPC_SEG_SIZE + 12 +
+				    2 * 12);
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.op, RPC_IO_WRITE);
 	ck_assert_uint_eq(req.flags, RPC_IO_COPIES);
+	ck_assert_uint_eq(req.epoch, 77);
+	ck_assert_uint_eq(req.copies[0].flags, 0);
+	ck_assert_uint_eq(req.copies[1].flags, RPC_COPY_STALE);
 	ck_assert_uint_eq(req.slot, 1);
 	ck_assert_uint_eq(req.nseg, 2);
 	ck_assert_mem_eq(req.segs, in, sizeof(in));
@@ -676,23 +679,104 @@ START_TEST(io_write_with_copies_round_trips)
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	ck_assert_uint_eq(req.ncopies, 0);
 	/* no copies, too many, a read with copies, a copy without a slot */
-	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 0),
+	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 0, 0),
 			 -EINVAL);
-	ck_assert_int_eq(
-		rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, RPC_COPIES_MAX + 1),
-		-EINVAL);
+	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp,
+					   RPC_COPIES_MAX + 1, 0),
+			 -EINVAL);
+	cp[1].flags = 2; /* unknown */
+	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 2, 0),
+			 -EINVAL);
+	cp[1].flags = 0;
 	cp[1].slot = RPC_SLOT_ANY;
-	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 2),
+	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 2, 0),
 			 -EINVAL);
+}
+END_TEST
+
+START_TEST(io_forward_round_trips)
+{
+	struct rpc_seg in[1] = {{8192, 4096}};
+	int n = rpc_enc_io_forward(buf, BUFSZ, 0x42, in, 1, 3, 9, RPC_COPY_STALE);
+
+	ck_assert_int_eq(n, RPC_PREAMBLE + 16 + RPC_CAP_SIZE + RPC_SEG_SIZE + 16);
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	ck_assert_uint_eq(req.flags, RPC_IO_FORWARD);
+	ck_assert_uint_eq(req.epoch, 9);
+	ck_assert_uint_eq(req.fwd_flags, RPC_COPY_STALE);
+	ck_assert_uint_eq(req.slot, 3);
+	ck_assert_uint_eq(req.ncopies, 0);
+	assert_prefixes_refused(buf, (size_t)n);
+	assert_trailing_byte_refused((size_t)n);
+	/* unknown flags, a padding that is not 0, both tails' flags */
+	buf[n - 8] = 2;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[n - 8] = 0;
+	buf[n - 1] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[n - 1] = 0;
+	buf[2] = RPC_IO_FORWARD | RPC_IO_COPIES;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, in, 1, 0, 1, 4), -EINVAL);
+}
+END_TEST
+
+START_TEST(mirror_stale_and_view_round_trip)
+{
+	uint32_t stale[2] = {4, 6}, out[RPC_STALE_MAX], nd, ns, n;
+	uint32_t down[RPC_DOWN_MAX];
+	uint64_t epoch;
+	uint8_t b[4 + 12 + 4 * (RPC_STALE_MAX + 1)];
+	bool has;
+	int len = rpc_enc_mirror_stale(buf, BUFSZ, 0x77, 5, 2, stale, 2);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 24 + 8);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_MIRROR_STALE);
+	ck_assert_uint_eq(req.handle, 0x77);
+	ck_assert_uint_eq(req.epoch, 5);
+	ck_assert_uint_eq(req.slot, 2);
+	ck_assert_uint_eq(req.ncopies, 2);
+	ck_assert_uint_eq(req.copies[1].slot, 6);
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	ck_assert_int_eq(rpc_enc_mirror_stale(buf, BUFSZ, 1, 0, 0, stale, 0), -EINVAL);
+	ck_assert_int_eq(rpc_enc_mirror_stale(buf, BUFSZ, 1, 0, RPC_SLOT_ANY, stale, 1),
+			 -EINVAL);
+	/* the view: alone, after a down list, and refusals */
+	len = rpc_enc_view(b, sizeof(b), 12, stale, 2);
+	ck_assert_int_eq(len, 20);
+	ck_assert_int_eq(rpc_dec_view(b, 20, &epoch, out, &n), 0);
+	ck_assert_uint_eq(epoch, 12);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(out[0], 4);
+	ck_assert_int_eq(rpc_dec_view(b, 19, &epoch, out, &n), -EPROTO);
+	ck_assert_int_eq(rpc_enc_view(b, sizeof(b), 1, out, RPC_STALE_MAX + 1), -EINVAL);
+	ck_assert_int_eq(rpc_enc_view(b, 19, 1, stale, 2), -E2BIG);
+	ck_assert_int_eq(rpc_enc_down(b, sizeof(b), stale, 1), 8);
+	ck_assert_int_eq(rpc_enc_view(b + 8, sizeof(b) - 8, 3, stale, 2), 20);
+	ck_assert_int_eq(rpc_dec_open_tail(b, 28, down, &nd, &epoch, out, &ns, &has), 0);
+	ck_assert(has);
+	ck_assert_uint_eq(nd, 1);
+	ck_assert_uint_eq(down[0], 4);
+	ck_assert_uint_eq(epoch, 3);
+	ck_assert_uint_eq(ns, 2);
+	ck_assert_int_eq(rpc_dec_open_tail(b, 8, down, &nd, &epoch, out, &ns, &has), 0);
+	ck_assert(!has);
+	ck_assert_uint_eq(nd, 1);
+	ck_assert_int_eq(rpc_dec_open_tail(b, 27, down, &nd, &epoch, out, &ns, &has),
+			 -EPROTO);
+	ck_assert_int_eq(rpc_dec_open_tail(b, 6, down, &nd, &epoch, out, &ns, &has),
+			 -EPROTO);
 }
 END_TEST
 
 START_TEST(io_copies_list_that_lies_is_refused)
 {
 	struct rpc_seg in[1] = {{0, 4096}};
-	struct rpc_copy cp[1] = {{2, 3}};
-	int n = rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 1, 0, cp, 1);
-	size_t at = (size_t)n - 12; /* the count */
+	struct rpc_copy cp[1] = {{2, 3, 0}};
+	int n = rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 1, 0, cp, 1, 0);
+	size_t at = (size_t)n - 24; /* the count */
 
 	ck_assert_int_gt(n, 0);
 	/* a count of 0, of more than the list, of more than the most */
@@ -704,8 +788,12 @@ START_TEST(io_copies_list_that_lies_is_refused)
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	buf[at] = 1;
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	/* a copy's unknown flag */
+	buf[n - 4] = 2;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[n - 4] = 0;
 	/* a copy's slot of 0 (none said) */
-	memset(buf + n - 4, 0, 4);
+	memset(buf + n - 8, 0, 4);
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	/* the flag on a read */
 	n = rpc_enc_io(buf, BUFSZ, RPC_IO_READ, 1, NULL, in, 1);
@@ -713,7 +801,7 @@ START_TEST(io_copies_list_that_lies_is_refused)
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	/* another flag on a write */
 	n = rpc_enc_io(buf, BUFSZ, RPC_IO_WRITE, 1, NULL, in, 1);
-	buf[2] = 2;
+	buf[2] = 4;
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 }
 END_TEST
@@ -1596,6 +1684,8 @@ static Suite *rpc_suite(void)
 	Suite *s = suite_create("rpc");
 	TCase *tc = tcase_create("round trip");
 
+	tcase_add_test(tc, io_forward_round_trips);
+	tcase_add_test(tc, mirror_stale_and_view_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
 	tcase_add_test(tc, bodyless_ops_round_trip);
 	tcase_add_test(tc, mkdir_round_trips);

@@ -1,0 +1,229 @@
+/* Role meta: which copies of a mirrored file are stale, and its mirror
+ * epoch (docs/design/redundancy.md, "Degraded writes").
+ *
+ * A primary that could not forward a write to a copy asks the file's
+ * metadata server to mark that copy stale (MIRROR_STALE) before it answers
+ * the write. The mark is kept in the store ("sys", key "mstale" and the
+ * handle: a record of epoch u64, count u32, count x slot u32), committed
+ * before the reply, so that a write acknowledged with a copy missing is
+ * known to be missing from it after any crash. Each mark raises the file's
+ * epoch; the primary and the copies still written take it, and refuse
+ * writes and forwards of an older one: a client or a primary that has not
+ * learnt of the mark (a stale copy back from the dead, acting as primary
+ * for a client that opened the file before) is refused and reloads its
+ * view, instead of writing around the mark.
+ *
+ * Open replies of mirrored files (CREATE, LOOKUP, GETATTR) carry the view
+ * (epoch and stale slots) after the down list: clients never read a stale
+ * copy nor make it a primary. Here marks are only added; they go with the
+ * file (REMOVE). Bringing a stale copy back (resync) is not done yet. */
+#include <errno.h>
+#include <inttypes.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "meta_priv.h"
+#include "meta_record.h"
+#include "placement.h"
+#include "wire.h"
+
+#define STALE_TAG     "mstale"
+#define STALE_TAG_LEN 6
+
+static MDB_val stale_key(uint8_t k[STALE_TAG_LEN + 8], uint64_t handle)
+{
+	memcpy(k, STALE_TAG, STALE_TAG_LEN);
+	meta_put_be64(k + STALE_TAG_LEN, handle);
+	return (MDB_val){STALE_TAG_LEN + 8, k};
+}
+
+int meta_stale_get(struct meta *m, MDB_txn *txn, uint64_t handle, uint64_t *epoch,
+		   uint32_t *slots, uint32_t *n)
+{
+	uint8_t kb[STALE_TAG_LEN + 8];
+	MDB_val k = stale_key(kb, handle), v;
+	const uint8_t *p;
+	int rc = rec_get(txn, m->sys, REC_SYS, &k, &v);
+
+	*epoch = 0;
+	*n = 0;
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc == REC_DAMAGED) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "stale copies of handle %016" PRIx64,
+			 handle);
+		return meta_damaged(m, what);
+	}
+	if (rc)
+		return meta_lmdb_err(rc, "stale copies lookup");
+	p = v.mv_data;
+	if (v.mv_size < 12 || get32(p + 8) > RPC_STALE_MAX ||
+	    v.mv_size != 12 + 4 * (size_t)get32(p + 8))
+		return -EIO;
+	*epoch = get64(p);
+	*n = get32(p + 8);
+	for (uint32_t i = 0; i < *n; i++)
+		slots[i] = get32(p + 12 + 4 * (size_t)i);
+	return 0;
+}
+
+static int stale_put(struct meta *m, MDB_txn *txn, uint64_t handle, uint64_t epoch,
+		     const uint32_t *slots, uint32_t n)
+{
+	uint8_t kb[STALE_TAG_LEN + 8], pb[12 + 4 * RPC_STALE_MAX];
+	MDB_val k = stale_key(kb, handle), v = {12 + 4 * (size_t)n, pb};
+
+	put64(pb, epoch);
+	put32(pb + 8, n);
+	for (uint32_t i = 0; i < n; i++)
+		put32(pb + 12 + 4 * (size_t)i, slots[i]);
+	return meta_lmdb_err(rec_put(txn, m->sys, REC_SYS, &k, &v, 0), "mark stale");
+}
+
+int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle)
+{
+	uint8_t kb[STALE_TAG_LEN + 8];
+	MDB_val k = stale_key(kb, handle);
+	int ret = meta_lmdb_err(mdb_del(txn, m->sys, &k, NULL), "delete stale copies");
+
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/* The entry of handle (a file this server made) in txn. */
+static int entry_of(struct meta *m, MDB_txn *txn, uint64_t handle, char *path,
+		    struct rpc_attr *a)
+{
+	uint8_t hk[8];
+	MDB_val k = {8, hk}, v;
+	int ret;
+
+	meta_put_be64(hk, handle);
+	ret = rec_get(txn, m->byh, REC_BYHANDLE, &k, &v);
+	if (ret == REC_DAMAGED) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "handle %016" PRIx64, handle);
+		return meta_damaged(m, what);
+	}
+	ret = meta_lmdb_err(ret, "handle lookup");
+	if (!ret && (v.mv_size == 0 || v.mv_size > RPC_PATH_MAX))
+		ret = -EIO;
+	if (ret)
+		return ret;
+	memcpy(path, v.mv_data, v.mv_size);
+	path[v.mv_size] = 0;
+	return meta_get_entry(m, txn, path, a);
+}
+
+/* Are the slots of a MIRROR_STALE copies of the primary's data slot? */
+static bool marks_fit(const struct rpc_attr *a, const struct rpc_req *q)
+{
+	const struct rpfs_layout *l = &a->layout;
+	uint32_t slots = layout_slots(l);
+
+	if (a->type != RPC_TYPE_FILE || layout_copies(l) < 2 || q->slot >= slots)
+		return false;
+	for (uint32_t i = 0; i < q->ncopies; i++) {
+		uint32_t cs = q->copies[i].slot;
+
+		if (cs >= slots || cs == q->slot ||
+		    cs % l->stripe_count != q->slot % l->stripe_count)
+			return false;
+	}
+	return true;
+}
+
+int serve_mirror_stale(struct srv_op *op)
+{
+	struct srv *s = op->s;
+	struct meta *m = s->meta;
+	const struct rpc_req *q = &op->q;
+	char path[RPC_PATH_MAX + 1];
+	uint32_t slots[RPC_STALE_MAX], n;
+	struct rpc_attr a;
+	uint64_t epoch;
+	MDB_txn *txn;
+	int ret, len;
+
+	if (place_meta_of_handle(q->handle) != m->index)
+		return -EREMOTE;
+	ret = meta_txn_begin(m, false, &txn);
+	if (ret)
+		return ret;
+	ret = entry_of(m, txn, q->handle, path, &a);
+	if (!ret && !marks_fit(&a, q))
+		ret = -EINVAL;
+	if (!ret)
+		ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
+	for (uint32_t i = 0; !ret && i < n; i++)
+		if (slots[i] == q->slot)
+			ret = -RPC_EBEHIND; /* the primary itself missed writes */
+	for (uint32_t i = 0; !ret && i < q->ncopies; i++) {
+		bool have = false;
+
+		for (uint32_t j = 0; j < n; j++)
+			have |= slots[j] == q->copies[i].slot;
+		if (!have && n == RPC_STALE_MAX)
+			ret = -ENOSPC;
+		else if (!have)
+			slots[n++] = q->copies[i].slot;
+	}
+	if (!ret) {
+		epoch = (epoch > q->epoch ? epoch : q->epoch) + 1;
+		ret = stale_put(m, txn, q->handle, epoch, slots, n);
+	}
+	if (ret) {
+		mdb_txn_abort(txn);
+	} else {
+		ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
+	}
+	if (ret == -RPC_EBEHIND) {
+		log_warn(
+			"rpfsd: %s: the primary of slot %u asking to mark copies stale is "
+			"stale itself: refused",
+			path, q->slot);
+		return ret;
+	}
+	if (ret) {
+		log_warn("rpfsd: couldn't mark copies of handle %016" PRIx64 " stale: %s",
+			 q->handle, strerror(-ret));
+		return ret;
+	}
+	for (uint32_t i = 0; i < q->ncopies; i++)
+		log_warn("rpfsd: %s: copy in slot %u (I/O server %u) missed a write: "
+			 "marked stale (mirror epoch %" PRIu64 ")",
+			 path, q->copies[i].slot,
+			 layout_server(&a.layout, q->copies[i].slot), epoch);
+	len = rpc_enc_view(op->rep, SRV_REPLY_CAP, epoch, slots, n);
+	if (len < 0)
+		return len;
+	op->rep_len = (size_t)len;
+	return 0;
+}
+
+int meta_add_view(struct srv_op *op, uint64_t handle)
+{
+	struct meta *m = op->s->meta;
+	uint32_t slots[RPC_STALE_MAX], n;
+	uint64_t epoch;
+	MDB_txn *txn;
+	int ret, len;
+
+	ret = meta_txn_begin(m, true, &txn);
+	if (ret)
+		return ret;
+	ret = meta_stale_get(m, txn, handle, &epoch, slots, &n);
+	mdb_txn_abort(txn);
+	if (ret)
+		return ret;
+	len = rpc_enc_view(op->rep + op->rep_len, SRV_REPLY_CAP - op->rep_len, epoch,
+			   slots, n);
+	if (len < 0)
+		return len;
+	op->rep_len += (size_t)len;
+	return 0;
+}
