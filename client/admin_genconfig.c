@@ -1,6 +1,6 @@
 /* A config for servers on several hosts (rpfs_admin.h, `rpfs genconfig`):
- * one [server.NAME] per host with a stable id, the stripe defaults, the
- * transport settings, and a new cluster key beside it.
+ * one [server.NAME] per host with a stable id, the stripe and redundancy
+ * defaults, the transport settings, and a new cluster key beside it.
  *
  * The file is written by the same writer as a launcher's (config.c) and
  * loaded back before it is kept, so what genconfig writes is what rpfsd
@@ -130,6 +130,9 @@ static int gen_fill(struct rpfs_config *cfg, const struct rpfs_genconfig_opts *o
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->stripe_unit = o->stripe_unit ? o->stripe_unit : 1u << 20;
 	cfg->stripe_count = o->stripe_count;
+	if (o->redundancy &&
+	    rpfsc_cluster_redundancy(o->redundancy, "--redundancy ", &cfg->redundancy))
+		return -EINVAL;
 	xp_params_default(&cfg->xport);
 	rpfs_config_new_id(cfg);
 	snprintf(cfg->key_file, sizeof(cfg->key_file), "%s", GEN_KEYNAME);
@@ -231,7 +234,8 @@ int rpfs_admin_genconfig(const struct rpfs_genconfig_opts *o, const char *outdir
 		rpfsc_err_set("writing %s: %s", cfg.path,
 			      ret == -EINVAL ? "a value that would not load back"
 					     : strerror(-ret));
-	/* Loading it back checks what rpfsd will check (roles, stripe count). */
+	/* Loading it back checks what rpfsd will check (roles, stripe count, a
+	 * mirror's copies against the I/O servers). */
 	if (!ret && (ret = rpfs_config_load(cfg.path, &back, why, sizeof(why)))) {
 		rpfsc_err_set("%s", why);
 		unlink(cfg.path);

@@ -6,7 +6,8 @@
  *   launch_files.c    what a launcher writes: ports chosen, config, key
  *   launch_proc.c     rpfsd processes: finding rpfsd, spawning in either
  *                     mode, pid files, stopping by pid files (rpfs down)
- *   portprobe.c       whether a port listens, without connecting to it */
+ *   portprobe.c       whether a port listens, without connecting to it
+ *   redundancy.c      a cluster's default redundancy (and files', rpfs.h) */
 #ifndef RPFS_ADMIN_PRIV_H
 #define RPFS_ADMIN_PRIV_H
 
@@ -27,11 +28,18 @@
 void rpfsc_server_info(const struct rpfs_server_cfg *s, struct rpfs_server_info *out);
 const struct rpfs_config *rpfsc_admin_cfg(const rpfs_admin_config_t *a);
 
+/* ---- redundancy.c -------------------------------------------------------- */
+
+/* spec as a cluster's default redundancy ([cluster] redundancy): none or
+ * mirror:N into r, else -EINVAL with the message ("WHAT" "SPEC: why"). */
+int rpfsc_cluster_redundancy(const char *spec, const char *what, struct red_spec *r);
+
 /* ---- launch_files.c ------------------------------------------------------ */
 
 /* The config of a launcher (no ports yet): n servers (0: 2) on address, storage
  * dir/sN, the first nmeta also metadata servers, key dir/cluster.key, a
- * new cluster id, the settings in [transport]. 0, or -errno with the
+ * new cluster id, the settings in [transport], the redundancy (-EINVAL
+ * when its copies are more than the servers). 0, or -errno with the
  * message set (a bad setting names it). */
 int rpfsc_launch_config_init(struct rpfs_config *cfg, const struct rpfs_launch_opts *o,
 			     const char *dir);

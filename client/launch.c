@@ -77,6 +77,7 @@ static int fail(struct rpfs_launch *l, int i, int err)
 static int check_opts(const struct rpfs_launch_opts *o)
 {
 	const char *bad = NULL;
+	struct red_spec r;
 
 	if (!o || !o->dir || !*o->dir)
 		bad = "no directory";
@@ -92,7 +93,10 @@ static int check_opts(const struct rpfs_launch_opts *o)
 		bad = "no list of settings";
 	if (bad)
 		rpfsc_err_set("launch: %s", bad);
-	return bad ? -EINVAL : 0;
+	else if (!o->redundancy ||
+		 !rpfsc_cluster_redundancy(o->redundancy, "launch: redundancy ", &r))
+		return 0;
+	return -EINVAL;
 }
 
 /* Paths of the launcher's files: none may be cut short. */

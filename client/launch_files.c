@@ -62,11 +62,23 @@ static int apply_settings(struct rpfs_config *cfg, const struct rpfs_launch_opts
 int rpfsc_launch_config_init(struct rpfs_config *cfg, const struct rpfs_launch_opts *o,
 			     const char *dir)
 {
-	int n = o->nservers > 0 ? o->nservers : 2, nmeta = o->nmeta > 0 ? o->nmeta : 1;
-	int ret;
+	int n = o->nservers > 0 ? o->nservers : RPFS_LAUNCH_NSERVERS_DEFAULT;
+	int nmeta = o->nmeta > 0 ? o->nmeta : 1, ret;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->stripe_unit = o->stripe_unit ? o->stripe_unit : 1u << 20;
+	/* Every server is an I/O server: a mirror:N needs N of them (each new
+	 * file at least one slot, its N copies on distinct servers). */
+	if (o->redundancy &&
+	    (ret = rpfsc_cluster_redundancy(o->redundancy, "launch: redundancy ",
+					    &cfg->redundancy)))
+		return ret;
+	if (red_copies(&cfg->redundancy) > (uint32_t)n) {
+		rpfsc_err_set("launch: redundancy %s needs at least %u I/O servers, the "
+			      "cluster would have %d",
+			      o->redundancy, red_copies(&cfg->redundancy), n);
+		return -EINVAL;
+	}
 	xp_params_default(&cfg->xport);
 	rpfs_config_new_id(cfg);
 	ret = put(cfg->path, sizeof(cfg->path), "path", "%s/rpfs.conf", dir, 0);
@@ -344,6 +356,17 @@ static int compare(const struct rpfs_config *cfg, const struct rpfs_launch_opts 
 			 (unsigned long long)cfg->stripe_unit);
 		snprintf(want, sizeof(want), "%llu", (unsigned long long)o->stripe_unit);
 		return differs(dir, "stripe_unit ", have, want);
+	}
+	if (o->redundancy) {
+		struct red_spec r;
+		char rhave[RED_TEXT_MAX], rwant[RED_TEXT_MAX];
+
+		if (rpfsc_cluster_redundancy(o->redundancy, "launch: redundancy ", &r))
+			return -EINVAL;
+		red_format(&cfg->redundancy, rhave, sizeof(rhave));
+		red_format(&r, rwant, sizeof(rwant));
+		if (strcmp(rhave, rwant))
+			return differs(dir, "redundancy ", rhave, rwant);
 	}
 	for (uint32_t i = 0; i < cfg->nservers; i++) {
 		const struct rpfs_server_cfg *s = &cfg->servers[i];

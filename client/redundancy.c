@@ -1,6 +1,7 @@
 /* A file's redundancy through librpfs (rpfs.h, "redundancy"): the spec
  * checked, sent with a create or a directory's default, read back from a
- * file's or directory's attributes; the servers of each copy. The text and
+ * file's or directory's attributes; the servers of each copy; a cluster's
+ * default as a launcher or genconfig writes it (rpfs_admin.h). The text and
  * its packed form are common/redundancy.c's; the metadata server decides
  * (server/meta_create.c), and its errors get their numbers here, where
  * the message is made. */
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client_priv.h"
+#include "admin_priv.h"
 #include "redundancy.h"
 
 /* The spec of a call: NULL or "" is not said (*packed 0). */
@@ -54,6 +55,30 @@ int rpfs_redundancy_parse(const char *spec, char *norm, size_t len)
 		return -EINVAL;
 	}
 	return norm ? text_out(&r, norm, len) : 0;
+}
+
+int rpfsc_cluster_redundancy(const char *spec, const char *what, struct red_spec *r)
+{
+	char why[128];
+
+	if (red_parse(spec, r, why, sizeof(why)))
+		rpfsc_err_set("%s%s", what, why);
+	else if (r->kind == RPFS_LAYOUT_EC)
+		rpfsc_err_set("%s%s: ec:K+P is not supported yet", what, spec);
+	else if (r->kind == RED_DEFAULT)
+		rpfsc_err_set("%s%s: a cluster's redundancy is none or mirror:N", what,
+			      spec);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+int rpfs_admin_redundancy_copies(const char *spec)
+{
+	struct red_spec r;
+	int ret = rpfsc_cluster_redundancy(spec, "", &r);
+
+	return ret ? ret : (int)red_copies(&r);
 }
 
 /* The redundancy a new file of path (normalized) would take where the

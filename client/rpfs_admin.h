@@ -109,6 +109,11 @@ void rpfs_admin_settings_markdown(FILE *f);
 /* "4096", "64K", "1M", "2G" -> bytes. Errors: -EINVAL (not a size, or too
  * large). */
 int rpfs_admin_parse_size(const char *s, uint64_t *out);
+/* The copies of spec as a cluster's default redundancy ([cluster]
+ * redundancy, as rpfs up and rpfs genconfig --redundancy write it): 1 for
+ * none, N for mirror:N. Errors: -EINVAL with the message ("ec:4+2: ec:K+P
+ * is not supported yet"; default and what rpfs_redundancy_parse refuses). */
+int rpfs_admin_redundancy_copies(const char *spec);
 
 /* ---- a config for servers on several hosts (rpfs genconfig) ------------ */
 
@@ -129,6 +134,8 @@ struct rpfs_genconfig_opts {
 	int nhosts;
 	uint64_t stripe_unit;  /* 0: 1 MiB */
 	uint32_t stripe_count; /* 0: all I/O servers */
+	/* of new files, [cluster] redundancy: none or mirror:N (NULL: none) */
+	const char *redundancy;
 	/* [transport] settings, provider and timeout_ms say */
 	const struct rpfs_opt *settings;
 	int nsettings;
@@ -173,6 +180,9 @@ enum rpfs_launch_mode {
 	RPFS_LAUNCH_CHILD = 1,
 };
 
+/* rpfs_launch_opts.nservers of a new cluster when it says 0. */
+#define RPFS_LAUNCH_NSERVERS_DEFAULT 2
+
 /* rpfs_launch_opts.port: free ports the kernel picks, not consecutive. */
 #define RPFS_LAUNCH_ANY_PORTS (-1)
 
@@ -187,7 +197,7 @@ typedef int (*rpfs_launch_ping_fn)(const char *config, int server, char *why,
 struct rpfs_launch_opts {
 	const char *dir; /* an existing directory for the files above */
 	/* 1 .. 256, all of them I/O servers (0: as the cluster in dir has,
-	 * a new one 2) */
+	 * a new one RPFS_LAUNCH_NSERVERS_DEFAULT) */
 	int nservers;
 	int nmeta;	     /* the first nmeta are also metadata servers (0: 1) */
 	const char *address; /* IPv4 address to listen on (NULL: 127.0.0.1) */
@@ -195,6 +205,9 @@ struct rpfs_launch_opts {
 	 * free consecutive ports from 7100; RPFS_LAUNCH_ANY_PORTS. */
 	int port;
 	uint64_t stripe_unit; /* of new files (0: 1 MiB) */
+	/* Of new files, [cluster] redundancy: none or mirror:N, N at most the
+	 * servers (NULL: none, or as the cluster in dir has). */
+	const char *redundancy;
 	/* Transport settings written into the config's [transport] section
 	 * (any setting, e.g. provider, timeout_ms, force_path). */
 	const struct rpfs_opt *settings;

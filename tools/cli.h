@@ -39,7 +39,10 @@ struct opts {
 	long count;
 	bool start_set; /* setstripe -i START (-1: the metadata server picks) */
 	long start;
-	const char *redundancy; /* setstripe -N SPEC (none, mirror:N, default) */
+	/* setstripe -N SPEC (none, mirror:N, default); up and genconfig
+	 * --redundancy SPEC (none, mirror:N: redundancy_copies 1, N) */
+	const char *redundancy;
+	int redundancy_copies;
 	const char *dir;
 	const char *config;
 	const char *address;  /* up: where the servers listen */

@@ -62,6 +62,25 @@ static void up_failed(rpfs_launch_t *l, int ret, const char *dir)
 	    si.address, si.port);
 }
 
+/* A new cluster (none in dir, or --new) must have the I/O servers its
+ * --redundancy needs: all its servers are I/O servers, and a file of one
+ * slot needs one per copy. A cluster in dir is the launcher's to compare. */
+static void up_check_redundancy(const struct opts *o, const char *cmd,
+				const struct rpfs_launch_opts *lo, const char *dir)
+{
+	char conf[PATH_MAX + 16];
+	int n = lo->nservers > 0 ? lo->nservers : RPFS_LAUNCH_NSERVERS_DEFAULT;
+
+	snprintf(conf, sizeof(conf), "%s/rpfs.conf", dir);
+	if (!o->redundancy || (!lo->new_cluster && !access(conf, F_OK)))
+		return;
+	if (o->redundancy_copies > n)
+		usage_error(cmd,
+			    "--redundancy=%s needs at least %d I/O servers, the cluster "
+			    "would have %d",
+			    o->redundancy, o->redundancy_copies, n);
+}
+
 int cmd_up(const struct opts *o, int argc, char **argv)
 {
 	const char *d = o->dir ? o->dir : default_dir();
@@ -71,6 +90,7 @@ int cmd_up(const struct opts *o, int argc, char **argv)
 		.address = o->address,
 		.port = o->port,
 		.stripe_unit = o->stripe_unit,
+		.redundancy = o->redundancy,
 		.settings = &provider,
 		.nsettings = o->provider ? 1 : 0,
 		.mode = RPFS_LAUNCH_DAEMON,
@@ -89,6 +109,7 @@ int cmd_up(const struct opts *o, int argc, char **argv)
 				    argv[1]);
 		lo.nservers = (int)n;
 	}
+	up_check_redundancy(o, argv[0], &lo, d); /* before anything is made */
 	if (mkdir(d, 0700) && errno != EEXIST)
 		die("mkdir %s: %s", d, strerror(errno));
 	if (!realpath(d, dir))
@@ -394,7 +415,8 @@ int cmd_genconfig(const struct opts *o, int argc, char **argv)
 {
 	struct rpfs_genconfig_host hosts[256];
 	struct rpfs_opt set[64];
-	struct rpfs_genconfig_opts g = {.hosts = hosts, .settings = set};
+	struct rpfs_genconfig_opts g = {
+		.hosts = hosts, .settings = set, .redundancy = o->redundancy};
 	const char *out = NULL;
 	uint64_t sz;
 	char *eq;

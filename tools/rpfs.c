@@ -96,6 +96,8 @@ static const struct command commands[] = {
 	   CO_LONG},
 	  {'P', "provider", "P", OPT_PROVIDER, "the libfabric provider of the config",
 	   CO_LONG},
+	  {'N', "redundancy", "SPEC", OPT_REDUNDANCY,
+	   "new files' redundancy: none (default) or mirror:N", CO_LONG},
 	  {0, "new", NULL, OPT_NEW, "a new cluster where D holds one", 0}},
 	 "[N]",
 	 0,
@@ -108,6 +110,10 @@ static const struct command commands[] = {
 	 "from 7100) and waits until each answers. Server 0 has roles meta,io, the\n"
 	 "others io. Storage in D/s0, D/s1, ...; default D is $RPFS_DIR or ~/.rpfs.\n"
 	 "--provider writes the libfabric provider into the config.\n"
+	 "--redundancy writes [cluster] redundancy = SPEC, the default of new files\n"
+	 "(a directory's setstripe -N wins): none, or mirror:N (N copies of each\n"
+	 "stripe slot on distinct I/O servers: it needs N servers at least, else\n"
+	 "up exits 2; ec:K+P is not supported yet).\n"
 	 "\n"
 	 "When D holds a cluster (after rpfs down), up starts that cluster again:\n"
 	 "the same id, key, config and ports, its data kept; options are checked\n"
@@ -133,6 +139,8 @@ static const struct command commands[] = {
 	  {0, "provider", "P", OPT_PROVIDER, "the libfabric provider (tcp, verbs)", 0},
 	  {0, "stripe-unit", "S", OPT_STRIPE_UNIT, "new files' stripe unit (K, M, G)", 0},
 	  {0, "stripe-count", "C", OPT_STRIPE_COUNT, "new files' stripe count", 0},
+	  {0, "redundancy", "SPEC", OPT_REDUNDANCY,
+	   "new files' redundancy: none (default) or mirror:N", 0},
 	  {0, "set", "KEY=VALUE", OPT_SET, "a transport setting", CO_REPEAT},
 	  {0, "log-dir", "D", OPT_LOG_DIR, "where the servers write their logs", 0},
 	  {0, "out", "DIR", OPT_OUT, "where to write rpfs.conf and rpfs.key",
@@ -639,8 +647,14 @@ static void set_option(const char *cmd, struct opts *o, const struct cli_opt *op
 		o->start_set = true;
 		break;
 	case OPT_REDUNDANCY:
-		if (rpfs_redundancy_parse(arg, NULL, 0))
+		if (!strcmp(cmd, "up") || !strcmp(cmd, "genconfig")) {
+			/* a cluster's default: none or mirror:N */
+			o->redundancy_copies = rpfs_admin_redundancy_copies(arg);
+			if (o->redundancy_copies < 0)
+				usage_error(cmd, "--redundancy=%s", rpfs_errmsg());
+		} else if (rpfs_redundancy_parse(arg, NULL, 0)) {
 			usage_error(cmd, "%s", rpfs_errmsg());
+		}
 		o->redundancy = arg;
 		break;
 	case OPT_JSON:

@@ -9,7 +9,10 @@
 #     supported yet, and nothing is left behind;
 #   - [cluster] redundancy = mirror:2 in the config is the default of
 #     directories without their own; existing files keep theirs across
-#     the restart; rpfs cp within rpfs keeps a file's.
+#     the restart; rpfs cp within rpfs keeps a file's;
+#   - rpfs up --redundancy writes it into a new cluster's config; a spec
+#     that does not fit the servers, or is not one, exits 2 and makes
+#     nothing; a restart that asks for another is refused.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
@@ -18,9 +21,11 @@ RPFS=${RPFS:-./rpfs}
 ADDR=${RPFS_TEST_ADDR:-127.0.0.1}
 TMP=$(mktemp -d /tmp/rpfs-redundancy-XXXXXX) || exit 1
 D=$TMP/cluster
+D2=$TMP/mirrored # a second cluster, made by rpfs up --redundancy
 
 cleanup() {
 	"$RPFS" down --dir "$D" >/dev/null 2>&1
+	"$RPFS" down --dir "$D2" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -134,5 +139,48 @@ check_eq "and mirror:3" "$(redundancy_of /three)" "mirror:3"
 # ---- a copy within rpfs keeps it (the files are empty: no data) ----------------
 check "rpfs cp rpfs:/three rpfs:/n/copy" "$RPFS" cp rpfs:/three rpfs:/n/copy
 check_eq "the copy is mirror:3 in a 'none' directory" "$(redundancy_of /n/copy)" "mirror:3"
+
+# ---- rpfs up --redundancy: a new cluster's default -----------------------------
+# check_status WHAT STATUS PATTERN COMMAND...: exits STATUS, saying PATTERN
+check_status() {
+	what=$1
+	want=$2
+	pat=$3
+	shift 3
+	timeout 120 "$@" >"$TMP/out" 2>&1
+	got=$?
+	if [ "$got" != "$want" ]; then
+		bad "$what: exit status $got, not $want" "$TMP/out"
+	elif grep -q -- "$pat" "$TMP/out"; then
+		ok "$what"
+	else
+		bad "$what: no '$pat' in its message" "$TMP/out"
+	fi
+}
+# Ports as the first cluster's: the launcher's scan for a free run.
+check "rpfs up --redundancy=mirror:2 (2 servers)" \
+	"$RPFS" up --dir "$D2" --address "$ADDR" --redundancy=mirror:2
+grep -qx "redundancy = mirror:2" "$D2/rpfs.conf" || bad "its config has [cluster] redundancy = mirror:2" "$D2/rpfs.conf"
+export RPFS_CONFIG="$D2/rpfs.conf"
+check "a new file at its root" "$RPFS" setstripe /f
+check_eq "it is mirror:2" "$(redundancy_of /f)" "mirror:2"
+check_eq "of one slot" "$(count_of /f)" "1"
+check "rpfs down" "$RPFS" down --dir "$D2"
+check_status "a restart asking for none" 1 "has redundancy mirror:2, not none as asked" \
+	"$RPFS" up --dir "$D2" --address "$ADDR" --redundancy=none
+check "a restart with -N mirror:2" "$RPFS" up --dir "$D2" --address "$ADDR" -N mirror:2
+check_eq "the file is still mirror:2" "$(redundancy_of /f)" "mirror:2"
+check "rpfs down" "$RPFS" down --dir "$D2"
+check_status "mirror:3 over 2 servers" 2 \
+	"rpfs up: --redundancy=mirror:3 needs at least 3 I/O servers, the cluster would have 2" \
+	"$RPFS" up -n 2 --dir "$TMP/nofit" --address "$ADDR" --redundancy=mirror:3
+[ ! -e "$TMP/nofit" ] || bad "it made nothing: $TMP/nofit exists"
+check_status "--redundancy=bogus" 2 "not a redundancy" \
+	"$RPFS" up --dir "$TMP/nofit" --address "$ADDR" --redundancy=bogus
+check_status "--redundancy=ec:2+1" 2 "ec:K+P is not supported yet" \
+	"$RPFS" up -n 4 --dir "$TMP/nofit" --address "$ADDR" --redundancy=ec:2+1
+check_status "--new over D2 asking for 3 copies of 2 servers" 2 "needs at least 3 I/O servers" \
+	"$RPFS" up --new --dir "$D2" --address "$ADDR" -N mirror:3
+[ -f "$D2/rpfs.conf" ] || bad "and D2's cluster is still there"
 
 exit $fail
