@@ -678,6 +678,13 @@ static int write_other_copy(struct rpfs_request *io, size_t i, int err)
 		uint64_t epoch;
 		int ret;
 
+		if (err == -RPC_EBEHIND && attempt) {
+			/* a resync's end: the copies took the new epoch a
+			 * moment before the metadata server gives it out */
+			struct timespec d = {0, 20000000L * attempt};
+
+			nanosleep(&d, NULL);
+		}
 		if (err == -RPC_EBEHIND && (ret = reload_view(io, 0)))
 			return ret;
 		for (int pass = 0; pass < 2 && pick == UINT32_MAX; pass++)

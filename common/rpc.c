@@ -69,7 +69,10 @@
  *   HANDLES: META_HANDLES       count u32 (1..RPC_HANDLES_MAX), pad     8+8*count
  *                               u32 (0), count x handle u64
  *   STALE: MIRROR_STALE         handle u64, epoch u64, slot + 1 u32,    24+4*n
- *                               n u32 (1..RPC_COPIES_MAX), n x slot+1
+ *     MIRROR_FRESH              n u32 (1..RPC_COPIES_MAX), n x slot+1
+ *   RESYNC: IO_RESYNC           handle u64, slot + 1 u32, target io     32
+ *                               u32, target slot + 1 u32 (not the
+ *                               slot), pad u32 (0), epoch u64
  *
  *   redundancy (CREATE, setstripe SETATTR; redundancy.h): optional, the
  *   last field when present; an older client's body ends before it (not
@@ -656,8 +659,43 @@ int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_
 	return enc_io(buf, cap, RPC_IO_WRITE, handle, NULL, segs, nseg, slot, &t);
 }
 
+static int enc_stale(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
+		     uint64_t epoch, uint32_t slot, const uint32_t *stale, uint32_t n);
+
 int rpc_enc_mirror_stale(void *buf, size_t cap, uint64_t handle, uint64_t epoch,
 			 uint32_t slot, const uint32_t *stale, uint32_t n)
+{
+	return enc_stale(buf, cap, RPC_MIRROR_STALE, 0, handle, epoch, slot, stale, n);
+}
+
+int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
+			 uint64_t epoch, uint32_t slot, uint32_t target)
+{
+	if (flags & ~RPC_FRESH_FAILED)
+		return -EINVAL;
+	return enc_stale(buf, cap, RPC_MIRROR_FRESH, flags, handle, epoch, slot, &target,
+			 1);
+}
+
+int rpc_enc_io_resync(void *buf, size_t cap, uint64_t handle, uint32_t slot,
+		      const struct rpc_copy *target, uint64_t epoch)
+{
+	struct wr w;
+
+	if (slot == RPC_SLOT_ANY || target->slot == RPC_SLOT_ANY || target->slot == slot)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_RESYNC, 0);
+	wr_u64(&w, handle);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, target->io);
+	wr_u32(&w, slot_enc(target->slot));
+	wr_u32(&w, 0);
+	wr_u64(&w, epoch);
+	return wr_end(&w);
+}
+
+static int enc_stale(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
+		     uint64_t epoch, uint32_t slot, const uint32_t *stale, uint32_t n)
 {
 	struct wr w;
 
@@ -666,7 +704,7 @@ int rpc_enc_mirror_stale(void *buf, size_t cap, uint64_t handle, uint64_t epoch,
 	for (uint32_t i = 0; i < n; i++)
 		if (stale[i] == RPC_SLOT_ANY)
 			return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), RPC_MIRROR_STALE, 0);
+	wr_preamble(&w, buf, cap_clamp(cap), op, flags);
 	wr_u64(&w, handle);
 	wr_u64(&w, epoch);
 	wr_u32(&w, slot_enc(slot));
@@ -984,6 +1022,10 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	if ((r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD)) || (copies && fwd) ||
 	    ((copies || fwd) && r->op != RPC_IO_WRITE))
 		return -EPROTO;
+	/* a forward is a server's: its capability is zero */
+	if (fwd && (r->cap.expiry || r->cap.rights || r->cap.lifetime_s ||
+		    memcmp(r->cap.mac, (const uint8_t[16]){0}, 16)))
+		return -EPROTO;
 	/* The count must describe exactly the rest of the body (but for the
 	 * tail). */
 	left = rd->len - rd->pos;
@@ -1044,7 +1086,8 @@ static int body_stale(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	r->ncopies = rd_u32(rd);
 	if (rd->err)
 		return rd->err;
-	if (r->slot == RPC_SLOT_ANY || !r->ncopies || r->ncopies > RPC_COPIES_MAX)
+	if (r->slot == RPC_SLOT_ANY || !r->ncopies || r->ncopies > RPC_COPIES_MAX ||
+	    (r->op == RPC_MIRROR_FRESH && r->ncopies != 1))
 		return -EPROTO;
 	for (uint32_t i = 0; i < r->ncopies; i++) {
 		r->copies[i].io = 0;
@@ -1099,6 +1142,25 @@ static int body_handles(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return 0;
 }
 
+/* Between servers only. */
+static int body_resync(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		       uint32_t maxseg)
+{
+	r->handle = rd_u64(rd);
+	r->slot = slot_dec(rd_u32(rd));
+	r->ncopies = 1;
+	r->copies[0].io = rd_u32(rd);
+	r->copies[0].slot = slot_dec(rd_u32(rd));
+	r->copies[0].flags = 0;
+	if (rd_u32(rd) && !rd->err)
+		return -EPROTO;
+	r->epoch = rd_u64(rd);
+	if (!rd->err && (r->slot == RPC_SLOT_ANY || r->copies[0].slot == RPC_SLOT_ANY ||
+			 r->copies[0].slot == r->slot))
+		return -EPROTO;
+	return 0;
+}
+
 static const dec_fn decoders[] = {
 	[RPC_BODY_NONE] = body_none,	       [RPC_BODY_PATH] = body_path,
 	[RPC_BODY_MKDIR] = body_mkdir,	       [RPC_BODY_CREATE] = body_create,
@@ -1108,7 +1170,7 @@ static const dec_fn decoders[] = {
 	[RPC_BODY_TRUNCATE] = body_truncate,   [RPC_BODY_IO] = body_io,
 	[RPC_BODY_IO_CREATE] = body_io_create, [RPC_BODY_PROBE] = body_probe,
 	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
-	[RPC_BODY_STALE] = body_stale,
+	[RPC_BODY_STALE] = body_stale,	       [RPC_BODY_RESYNC] = body_resync,
 };
 
 /* The fields of the preamble, and the defaults of those a body may not
@@ -1153,7 +1215,8 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *     on IO_WRITE: with RPC_IO_COPIES 1 <= ncopies <= RPC_COPIES_MAX,
  *     each copy's slot said (not RPC_SLOT_ANY) and its flags only
  *     RPC_COPY_STALE; the copies' I/O indexes are the receiver's to
- *     check; with RPC_IO_FORWARD fwd_flags only RPC_COPY_STALE;
+ *     check; with RPC_IO_FORWARD a zero capability and fwd_flags only
+ *     RPC_COPY_STALE;
  *   - MIRROR_STALE: slot said, 1 <= ncopies <= RPC_COPIES_MAX, each
  *     copies[i].slot said;
  *   - IO_CREATE: nonce != 0;

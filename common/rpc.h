@@ -97,6 +97,8 @@ struct rpc_copy {
  * the receiver's: its view of which copies are stale is out of date (the
  * sender reloads it, server/io_forward.c). */
 #define RPC_EBEHIND EL2NSYNC
+/* MIRROR_FRESH flags: the resync failed (the copy stays stale). */
+#define RPC_FRESH_FAILED 1u
 /* Stale copies a file's mirror view lists at most. */
 #define RPC_STALE_MAX 64
 
@@ -289,6 +291,16 @@ int rpc_enc_io_copies(void *buf, size_t cap, uint64_t handle, const struct rpc_c
  * copy's flags. */
 int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_seg *segs,
 		       uint32_t nseg, uint32_t slot, uint64_t epoch, uint32_t fwd_flags);
+/* IO_RESYNC, from a metadata server to the server of a fresh copy (slot) of
+ * handle: make the stale copy target (its I/O server and slot) hold this
+ * copy's bytes, then take epoch, in the background; MIRROR_FRESH says how
+ * it went. MIRROR_FRESH (flags 0 or RPC_FRESH_FAILED), from that server to
+ * the file's metadata server: epoch as the IO_RESYNC's, slot the source's,
+ * stale[0] the target's (n 1). */
+int rpc_enc_io_resync(void *buf, size_t cap, uint64_t handle, uint32_t slot,
+		      const struct rpc_copy *target, uint64_t epoch);
+int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
+			 uint64_t epoch, uint32_t slot, uint32_t target);
 /* MIRROR_STALE, from the primary of slot to the file's metadata server:
  * mark copies stale[0..n) (slots, 1..RPC_COPIES_MAX) that could not be
  * written. The reply is the file's mirror view (rpc_enc_view). */

@@ -68,6 +68,7 @@ enum rpc_body {
 	RPC_BODY_SEARCH,    /* path, want, an identity */
 	RPC_BODY_HANDLES,   /* a count of handles, the handles */
 	RPC_BODY_STALE,	    /* handle, epoch, slot, the copies' slots */
+	RPC_BODY_RESYNC,    /* handle, source slot, target copy, epoch */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -149,6 +150,9 @@ enum rpc_runs {
 	/* from a mirror's primary: copies that missed a write (io_forward.c) */           \
 	X(MIRROR_STALE, 25, "mirror_stale", RPC_TO_HANDLE_META, RPC_BODY_STALE,             \
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_stale) \
+	/* from a resync's source: the stale copy has the primary's bytes (or not) */       \
+	X(MIRROR_FRESH, 26, "mirror_fresh", RPC_TO_HANDLE_META, RPC_BODY_STALE,             \
+	  RPC_FRESH_FAILED,    RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_fresh) \
 	/* I/O server: a list of datafile segments; data in the call */                  \
 	X(IO_WRITE,    40, "io_write",    RPC_TO_IO,          RPC_BODY_IO,                  \
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_WRITE,  RPC_RUNS_STREAMED,    serve_io_write)     \
@@ -169,7 +173,10 @@ enum rpc_runs {
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_create)    \
 	/* which handles of a metadata server have datafiles */                         \
 	X(IO_PROBE,    49, "io_probe",    RPC_TO_IO,          RPC_BODY_PROBE,               \
-	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_probe)
+	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_probe)     \
+	/* from a metadata server: copy a datafile to its stale copy (io_forward.c) */      \
+	X(IO_RESYNC,   50, "io_resync",   RPC_TO_IO,          RPC_BODY_RESYNC,              \
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_resync)
 /* clang-format on */
 
 #endif

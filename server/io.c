@@ -483,6 +483,20 @@ int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint6
 	return ret;
 }
 
+int io_size_local(struct srv *s, uint64_t handle, uint64_t *size)
+{
+	struct iosrv *io = s->io;
+	struct fdent *e;
+	uint64_t bad = 0;
+	int ret = fd_get(io, handle, &e);
+
+	if (ret)
+		return ret;
+	ret = datafile_size(&e->cf, size, &bad);
+	fd_put(io, e);
+	return ret;
+}
+
 int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch)
 {
 	struct iosrv *io = s->io;
@@ -560,6 +574,7 @@ int serve_io_truncate(struct srv_op *op)
 
 	if (op->q.size > (uint64_t)INT64_MAX)
 		return -EFBIG;
+	io_forward_disturb(op->s, op->q.handle);
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
@@ -624,6 +639,8 @@ int serve_io_statfs(struct srv_op *op)
 
 int serve_io_write(struct srv_op *op)
 {
+	if (op->q.flags & RPC_IO_FORWARD)
+		io_forward_disturb(op->s, op->q.handle);
 	return stream_io(op, true, (char *)xp_req_wr_data(op->r), 0, op->total);
 }
 
@@ -708,12 +725,14 @@ void io_dispatch(struct srv_op *op)
 		srv_op_finish(op);
 		return;
 	}
-	if (!op->total) {
+	/* A forward without data still carries an epoch to take (a
+	 * resync's end, io_forward.c). */
+	if (!op->total && !(op->q.flags & RPC_IO_FORWARD)) {
 		srv_op_finish(op);
 		return;
 	}
-	if (op->q.op == RPC_IO_WRITE ? xp_req_wr_data(op->r) != NULL
-				     : xp_req_rd_buf(op->r) != NULL) {
+	if (!op->total || (op->q.op == RPC_IO_WRITE ? xp_req_wr_data(op->r) != NULL
+						    : xp_req_rd_buf(op->r) != NULL)) {
 		sched_submit(op);
 		return;
 	}

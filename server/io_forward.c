@@ -29,13 +29,27 @@
  * take it, and refuse writes and forwards of an older one (RPC_EBEHIND),
  * so a process that has not learnt of the mark cannot write around it.
  * Only when the copy can't be marked either does the write fail:
- * -EREMOTEIO, the copy's I/O index as the reply's detail (rpc.h). */
+ * -EREMOTEIO, the copy's I/O index as the reply's detail (rpc.h).
+ *
+ * Resync (IO_RESYNC, from the metadata server's meta_resync.c) makes a
+ * stale copy whole again from a fresh one, this server, in the background:
+ * it is registered first, so that every write forwarded from then on goes
+ * to it too; then the datafile goes to it piece by piece, each piece under
+ * the same ordering as forwards (read back after every overlapping forward
+ * before it, so the copy ends as this one is, as for forwards), at
+ * IO_RESYNC_MBPS; at the end, with no forward running, this datafile and
+ * the copy take the epoch the metadata server gave, and MIRROR_FRESH tells
+ * it to clear the mark. A forward or a truncate reaching this server from
+ * elsewhere meanwhile (another primary, a client's truncate) could have
+ * changed bytes behind the pieces: the resync then fails and is tried
+ * again later. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io_forward.h"
 #include "log.h"
@@ -43,6 +57,11 @@
 
 #define IO_FORWARD_THREADS 4
 #define IO_FORWARD_PIECE   (2u << 20)
+/* Resyncs running at once (the other threads forward writes), queued at
+ * most, and their pace. */
+#define IO_RESYNC_RUN	2
+#define IO_RESYNC_QUEUE 16
+#define IO_RESYNC_MBPS	400
 
 /* A forward running: its datafile and span [lo, hi). */
 struct active {
@@ -50,11 +69,24 @@ struct active {
 	bool used;
 };
 
+/* A resync of a stale copy from this server's datafile. */
+struct resync {
+	uint64_t handle;
+	uint64_t epoch; /* what the copies take at the end */
+	uint32_t slot;	/* this datafile's */
+	struct rpc_copy target;
+	bool disturbed; /* under lock: bytes may have changed behind it */
+	struct resync *next;
+};
+
 struct io_forward {
 	struct srv *s;
-	pthread_mutex_t lock; /* queue, stop */
+	pthread_mutex_t lock; /* queues, stop, resyncs */
 	pthread_cond_t wake;
 	struct srv_op *head, *tail; /* queued ops, linked by bulk_next */
+	struct resync *jhead, *jtail;
+	uint32_t jqueued;
+	struct resync *running[IO_RESYNC_RUN];
 	bool stop;
 	pthread_t thr[IO_FORWARD_THREADS];
 	int nthr;
@@ -62,7 +94,9 @@ struct io_forward {
 	 * thread whose span overlaps one waits on done */
 	struct active run[IO_FORWARD_THREADS];
 	pthread_cond_t done;
-	atomic_uint_fast64_t forwarded, failed, marked;
+	atomic_int nresyncs; /* running: a cheap test for io_forward_disturb */
+	atomic_uint_fast64_t forwarded, failed, marked, resynced, resync_failed,
+		resync_bytes;
 };
 
 /* One piece's calls, one per copy. */
@@ -72,22 +106,33 @@ struct piece {
 	uint64_t bytes;
 };
 
-/* One write's forward: the epoch it carries (raised by its own marks), the
- * copies still written to (not stale), what failed. */
-struct fwd {
-	struct srv_op *op;
-	uint64_t epoch;
-	bool live[RPC_COPIES_MAX];
-	bool degraded;	    /* a copy was marked stale on the way */
-	uint32_t failed_io; /* the copy whose failure failed the write */
+/* A copy a forward writes to. */
+struct fcopy {
+	struct rpc_copy c; /* c.flags: RPC_COPY_STALE, sent with the forward */
+	bool live;	   /* still written to */
+	bool resync;	   /* a resync's target: a failure fails the resync */
 };
 
-static int read_back(struct srv_op *op, const struct piece *pc, char *buf)
+/* One forward (a write's, or a resync's): the datafile, the epoch it
+ * carries (raised by its own marks), its copies, what failed. */
+struct fwd {
+	struct srv *s;
+	uint64_t handle;
+	uint32_t slot;
+	uint64_t epoch;
+	struct fcopy cp[RPC_COPIES_MAX + 1];
+	uint32_t n;
+	bool degraded;	    /* a copy was marked stale on the way */
+	uint32_t failed_io; /* the copy whose failure failed the write */
+	struct resync *rs;  /* the resync this forward feeds, if any */
+};
+
+static int read_back(const struct fwd *w, const struct piece *pc, char *buf)
 {
 	char *at = buf;
 
 	for (uint32_t i = 0; i < pc->nseg; i++) {
-		int ret = io_read_local(op->s, op->q.handle, at, pc->segs[i].len,
+		int ret = io_read_local(w->s, w->handle, at, pc->segs[i].len,
 					pc->segs[i].off);
 
 		if (ret)
@@ -103,9 +148,8 @@ static int read_back(struct srv_op *op, const struct piece *pc, char *buf)
  * -RPC_EBEHIND if the metadata server has this primary marked stale. */
 static int mark_stale(struct fwd *w, const uint32_t *stale, uint32_t n)
 {
-	struct srv_op *op = w->op;
-	struct srv *s = op->s;
-	uint32_t meta = place_meta_of_handle(op->q.handle);
+	struct srv *s = w->s;
+	uint32_t meta = place_meta_of_handle(w->handle);
 	uint8_t body[RPC_PREAMBLE + 24 + 4 * RPC_COPIES_MAX];
 	uint8_t rep[12 + 4 * RPC_STALE_MAX];
 	uint32_t slots[RPC_STALE_MAX], ns;
@@ -115,7 +159,7 @@ static int mark_stale(struct fwd *w, const uint32_t *stale, uint32_t n)
 
 	if (meta >= s->cfg.nmeta)
 		return -EINVAL;
-	len = rpc_enc_mirror_stale(body, sizeof(body), op->q.handle, w->epoch, op->q.slot,
+	len = rpc_enc_mirror_stale(body, sizeof(body), w->handle, w->epoch, w->slot,
 				   stale, n);
 	if (len < 0)
 		return len;
@@ -128,13 +172,13 @@ static int mark_stale(struct fwd *w, const uint32_t *stale, uint32_t n)
 	if (ret) {
 		log_warn("rpfsd: couldn't mark the copies of handle %016" PRIx64
 			 " that missed a write stale on metadata server %s: %s",
-			 op->q.handle, s->cfg.servers[s->cfg.meta[meta]].name,
+			 w->handle, s->cfg.servers[s->cfg.meta[meta]].name,
 			 strerror(-ret));
 		return ret;
 	}
 	if (rpc_dec_view(rep, call.rep_len, &epoch, slots, &ns) || epoch <= w->epoch)
 		return -EPROTO;
-	ret = io_raise_epoch(s, op->q.handle, epoch);
+	ret = io_raise_epoch(s, w->handle, epoch);
 	if (ret)
 		return ret;
 	w->epoch = epoch;
@@ -142,40 +186,47 @@ static int mark_stale(struct fwd *w, const uint32_t *stale, uint32_t n)
 	return 0;
 }
 
+static void disturb(struct io_forward *fw, struct resync *rs)
+{
+	pthread_mutex_lock(&fw->lock);
+	rs->disturbed = true;
+	pthread_mutex_unlock(&fw->lock);
+}
+
 /* Send one piece to every live copy. A copy that fails is marked stale and
- * written to no more; the others get the piece again with the new epoch
- * (they take it, so that a primary still at the old one is refused). 0 when
- * every copy that was not marked has it. */
+ * written to no more (a resync's target fails its resync instead); the
+ * others get the piece again with the new epoch (they take it, so that a
+ * primary still at the old one is refused). 0 when every copy that was not
+ * marked has it. */
 static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
 {
-	struct srv_op *op = w->op;
-	struct srv *s = op->s;
-	uint32_t n = op->q.ncopies;
-	struct xp_call calls[RPC_COPIES_MAX];
-	uint32_t servers[RPC_COPIES_MAX] = {0}, which[RPC_COPIES_MAX];
+	struct srv *s = w->s;
+	struct xp_call calls[RPC_COPIES_MAX + 1];
+	uint32_t servers[RPC_COPIES_MAX + 1] = {0}, which[RPC_COPIES_MAX + 1];
 	uint32_t stale[RPC_COPIES_MAX], nstale = 0;
-	bool transport[RPC_COPIES_MAX];
-	uint8_t body[RPC_COPIES_MAX][RPC_PREAMBLE + 48 + 64 * RPC_SEG_SIZE + 64];
-	uint8_t rep[RPC_COPIES_MAX][16];
+	bool transport[RPC_COPIES_MAX + 1];
+	uint8_t body[RPC_COPIES_MAX + 1][RPC_PREAMBLE + 48 + 64 * RPC_SEG_SIZE + 64];
+	uint8_t rep[RPC_COPIES_MAX + 1][16];
 	struct iovec iov = {buf, (size_t)pc->bytes};
 	int k = 0, ret;
 
 	memset(calls, 0, sizeof(calls));
-	for (uint32_t c = 0; c < n; c++) {
+	for (uint32_t c = 0; c < w->n; c++) {
 		int len;
 
-		if (!w->live[c])
+		if (!w->cp[c].live)
 			continue;
-		len = rpc_enc_io_forward(body[k], sizeof(body[k]), op->q.handle, pc->segs,
-					 pc->nseg, op->q.copies[c].slot, w->epoch, 0);
+		len = rpc_enc_io_forward(body[k], sizeof(body[k]), w->handle, pc->segs,
+					 pc->nseg, w->cp[c].c.slot, w->epoch,
+					 w->cp[c].c.flags);
 		if (len < 0)
 			return len;
 		which[k] = c;
-		servers[k] = s->cfg.io[op->q.copies[c].io];
+		servers[k] = s->cfg.io[w->cp[c].c.io];
 		calls[k].req = body[k];
 		calls[k].req_len = (size_t)len;
-		calls[k].wr_iov = &iov;
-		calls[k].wr_cnt = 1;
+		calls[k].wr_iov = pc->bytes ? &iov : NULL;
+		calls[k].wr_cnt = pc->bytes ? 1 : 0;
 		calls[k].rep = rep[k];
 		calls[k].rep_max = sizeof(rep[k]);
 		calls[k].path = XP_PATH_AUTO;
@@ -184,25 +235,35 @@ static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
 	if (!k || !peer_call_all(s, servers, calls, transport, k, NULL, NULL))
 		return 0;
 	for (int i = 0; i < k; i++) {
-		uint32_t c = which[i];
+		struct fcopy *fc = &w->cp[which[i]];
 
 		if (!calls[i].status)
 			continue;
+		fc->live = false;
+		if (fc->resync) {
+			log_info("rpfsd: resync of handle %016" PRIx64
+				 " to I/O server %u (slot %u): %s",
+				 w->handle, fc->c.io, fc->c.slot,
+				 strerror(-calls[i].status));
+			disturb(s->fwd, w->rs);
+			continue;
+		}
 		if (calls[i].status == -RPC_EBEHIND) {
 			/* this primary's view is older than the copy's */
-			w->failed_io = op->q.copies[c].io;
+			w->failed_io = fc->c.io;
 			return -RPC_EBEHIND;
 		}
 		log_warn(
 			"rpfsd: couldn't forward a write of handle %016" PRIx64
 			" to its copy on I/O server %u (%s, slot %u): %s; marking it stale",
-			op->q.handle, op->q.copies[c].io, s->cfg.servers[servers[i]].name,
-			op->q.copies[c].slot, strerror(-calls[i].status));
-		w->live[c] = false;
-		stale[nstale++] = op->q.copies[c].slot;
+			w->handle, fc->c.io, s->cfg.servers[servers[i]].name, fc->c.slot,
+			strerror(-calls[i].status));
+		stale[nstale++] = fc->c.slot;
 		if (w->failed_io == UINT32_MAX)
-			w->failed_io = op->q.copies[c].io;
+			w->failed_io = fc->c.io;
 	}
+	if (!nstale)
+		return 0;
 	ret = mark_stale(w, stale, nstale);
 	if (ret)
 		return ret == -RPC_EBEHIND ? ret : -EREMOTEIO;
@@ -211,15 +272,14 @@ static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
 	return send_piece(w, pc, buf);
 }
 
-/* Forward op's segments, piece by piece. */
-static int forward(struct fwd *w, char *buf)
+/* Forward segs[0..nseg), piece by piece. */
+static int forward(struct fwd *w, const struct rpc_seg *segs, uint32_t nseg, char *buf)
 {
-	struct srv_op *op = w->op;
 	struct piece pc = {.nseg = 0, .bytes = 0};
 	int ret = 0;
 
-	for (uint32_t i = 0; i < op->q.nseg && !ret; i++) {
-		uint64_t off = op->segs[i].off, left = op->segs[i].len;
+	for (uint32_t i = 0; i < nseg && !ret; i++) {
+		uint64_t off = segs[i].off, left = segs[i].len;
 
 		while (left && !ret) {
 			uint64_t room = IO_FORWARD_PIECE - pc.bytes;
@@ -232,7 +292,7 @@ static int forward(struct fwd *w, char *buf)
 			off += n;
 			left -= n;
 			if (pc.bytes == IO_FORWARD_PIECE || pc.nseg == 64) {
-				ret = read_back(op, &pc, buf);
+				ret = read_back(w, &pc, buf);
 				if (!ret)
 					ret = send_piece(w, &pc, buf);
 				pc.nseg = 0;
@@ -241,7 +301,7 @@ static int forward(struct fwd *w, char *buf)
 		}
 	}
 	if (!ret && pc.nseg) {
-		ret = read_back(op, &pc, buf);
+		ret = read_back(w, &pc, buf);
 		if (!ret)
 			ret = send_piece(w, &pc, buf);
 	}
@@ -262,35 +322,33 @@ static bool copies_ok(struct srv_op *op)
 	return true;
 }
 
-/* The span of op's segments. */
-static void span_of(const struct srv_op *op, uint64_t *lo, uint64_t *hi)
+/* The span of segs. */
+static void span_of(const struct rpc_seg *segs, uint32_t nseg, uint64_t *lo, uint64_t *hi)
 {
 	*lo = UINT64_MAX;
 	*hi = 0;
-	for (uint32_t i = 0; i < op->q.nseg; i++) {
-		if (op->segs[i].off < *lo)
-			*lo = op->segs[i].off;
-		if (op->segs[i].off + op->segs[i].len > *hi)
-			*hi = op->segs[i].off + op->segs[i].len;
+	for (uint32_t i = 0; i < nseg; i++) {
+		if (segs[i].off < *lo)
+			*lo = segs[i].off;
+		if (segs[i].off + segs[i].len > *hi)
+			*hi = segs[i].off + segs[i].len;
 	}
 }
 
-/* Wait until no running forward of op's datafile overlaps its span, then
- * run it (slot *me of fw->run). */
-static void order_enter(struct io_forward *fw, const struct srv_op *op, int *me)
+/* Wait until no running forward of handle's datafile overlaps [lo, hi),
+ * then run it (slot *me of fw->run). */
+static void order_enter(struct io_forward *fw, uint64_t handle, uint64_t lo, uint64_t hi,
+			int *me)
 {
-	uint64_t lo, hi;
 	bool clash;
 
-	span_of(op, &lo, &hi);
 	pthread_mutex_lock(&fw->lock);
 	do {
 		clash = false;
 		for (int i = 0; i < IO_FORWARD_THREADS; i++) {
 			const struct active *a = &fw->run[i];
 
-			if (a->used && a->handle == op->q.handle && a->lo < hi &&
-			    lo < a->hi)
+			if (a->used && a->handle == handle && a->lo < hi && lo < a->hi)
 				clash = true;
 		}
 		if (clash)
@@ -298,7 +356,7 @@ static void order_enter(struct io_forward *fw, const struct srv_op *op, int *me)
 	} while (clash);
 	for (*me = 0; fw->run[*me].used; (*me)++)
 		;
-	fw->run[*me] = (struct active){op->q.handle, lo, hi, true};
+	fw->run[*me] = (struct active){handle, lo, hi, true};
 	pthread_mutex_unlock(&fw->lock);
 }
 
@@ -310,9 +368,40 @@ static void order_leave(struct io_forward *fw, int me)
 	pthread_mutex_unlock(&fw->lock);
 }
 
+/* A resync of handle's slot running here: its target copy is written to by
+ * this forward too (called in order, so that no piece of the resync read
+ * back before this write was stored is sent after it). */
+static void join_resync(struct io_forward *fw, struct fwd *w)
+{
+	pthread_mutex_lock(&fw->lock);
+	for (int i = 0; i < IO_RESYNC_RUN; i++) {
+		struct resync *rs = fw->running[i];
+
+		if (!rs || rs->handle != w->handle || rs->slot != w->slot)
+			continue;
+		w->rs = rs;
+		for (uint32_t c = 0; c < w->n; c++)
+			if (w->cp[c].c.slot == rs->target.slot)
+				w->cp[c].live =
+					false; /* as the client saw it: replaced */
+		w->cp[w->n] =
+			(struct fcopy){.c = rs->target, .live = true, .resync = true};
+		w->cp[w->n].c.flags = RPC_COPY_STALE;
+		w->n++;
+		break;
+	}
+	pthread_mutex_unlock(&fw->lock);
+}
+
 static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 {
-	struct fwd w = {.op = op, .epoch = op->q.epoch, .failed_io = UINT32_MAX};
+	struct fwd w = {.s = op->s,
+			.handle = op->q.handle,
+			.slot = op->q.slot,
+			.epoch = op->q.epoch,
+			.n = op->q.ncopies,
+			.failed_io = UINT32_MAX};
+	uint64_t lo, hi;
 	int me, ret;
 
 	if (!copies_ok(op)) {
@@ -324,10 +413,16 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		srv_op_complete(op);
 		return;
 	}
-	for (uint32_t c = 0; c < op->q.ncopies; c++)
-		w.live[c] = !(op->q.copies[c].flags & RPC_COPY_STALE);
-	order_enter(fw, op, &me);
-	ret = forward(&w, buf);
+	for (uint32_t c = 0; c < op->q.ncopies; c++) {
+		w.cp[c].c = op->q.copies[c];
+		w.cp[c].c.flags = 0;
+		w.cp[c].live = !(op->q.copies[c].flags & RPC_COPY_STALE);
+	}
+	span_of(op->segs, op->q.nseg, &lo, &hi);
+	order_enter(fw, op->q.handle, lo, hi, &me);
+	if (atomic_load(&fw->nresyncs))
+		join_resync(fw, &w);
+	ret = forward(&w, op->segs, op->q.nseg, buf);
 	order_leave(fw, me);
 	if (ret == -RPC_EBEHIND) {
 		/* this primary is stale, or the client's view is old: it
@@ -363,6 +458,245 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 	srv_op_complete(op);
 }
 
+/* ---- resync ---------------------------------------------------------------------- */
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A call from this server to the target's. */
+static int call_target(struct srv *s, const struct rpc_copy *t, const void *body, int len)
+{
+	struct xp_call call;
+	uint8_t rep[64];
+
+	if (len < 0)
+		return len;
+	memset(&call, 0, sizeof(call));
+	call.req = body;
+	call.req_len = (size_t)len;
+	call.rep = rep;
+	call.rep_max = sizeof(rep);
+	return peer_call(s, s->cfg.io[t->io], &call);
+}
+
+/* The target's datafile cut (or grown) to size; made first if its server
+ * lost it (a stale copy whose storage went). */
+static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
+{
+	uint8_t body[128];
+	int ret;
+
+	ret = call_target(s, &rs->target, body,
+			  rpc_enc_truncate_flags(body, sizeof(body), rs->handle, NULL,
+						 size, RPC_TRUNCATE_COPIES));
+	if (ret != -ESTALE)
+		return ret;
+	ret = call_target(s, &rs->target, body,
+			  rpc_enc_io_create(body, sizeof(body), rs->handle,
+					    ((uint64_t)mono_us() << 8) | 1,
+					    rs->target.slot));
+	if (ret && ret != -EEXIST)
+		return ret;
+	return call_target(s, &rs->target, body,
+			   rpc_enc_truncate_flags(body, sizeof(body), rs->handle, NULL,
+						  size, RPC_TRUNCATE_COPIES));
+}
+
+/* Tell the file's metadata server how the resync went. */
+static void report(struct srv *s, const struct resync *rs, bool ok)
+{
+	uint32_t meta = place_meta_of_handle(rs->handle);
+	uint8_t body[RPC_PREAMBLE + 32];
+	struct xp_call call;
+	uint8_t rep[64];
+	int len = rpc_enc_mirror_fresh(body, sizeof(body), ok ? 0 : RPC_FRESH_FAILED,
+				       rs->handle, rs->epoch, rs->slot, rs->target.slot);
+
+	if (len < 0 || meta >= s->cfg.nmeta)
+		return;
+	memset(&call, 0, sizeof(call));
+	call.req = body;
+	call.req_len = (size_t)len;
+	call.rep = rep;
+	call.rep_max = sizeof(rep);
+	if (peer_call(s, s->cfg.meta[meta], &call))
+		log_info(
+			"rpfsd: couldn't tell metadata server %s how the resync of handle "
+			"%016" PRIx64 " went (it asks again)",
+			s->cfg.servers[s->cfg.meta[meta]].name, rs->handle);
+}
+
+static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
+{
+	struct srv *s = fw->s;
+	struct fwd w = {.s = s,
+			.handle = rs->handle,
+			.slot = rs->slot,
+			.epoch = rs->epoch - 1,
+			.n = 1,
+			.failed_io = UINT32_MAX,
+			.rs = rs};
+	int64_t start = mono_us();
+	uint64_t size = 0, off = 0, sent = 0;
+	bool ok;
+	int me, ret;
+
+	w.cp[0] = (struct fcopy){.c = rs->target, .live = true, .resync = true};
+	w.cp[0].c.flags = RPC_COPY_STALE;
+	/* the target as long as this datafile, with no forward running */
+	order_enter(fw, rs->handle, 0, UINT64_MAX, &me);
+	ret = io_size_local(s, rs->handle, &size);
+	if (!ret)
+		ret = target_size(s, rs, size);
+	order_leave(fw, me);
+	while (!ret) {
+		struct piece pc = {.nseg = 1};
+		int64_t due;
+
+		ret = io_size_local(s, rs->handle, &size);
+		if (ret || off >= size)
+			break;
+		pc.segs[0].off = off;
+		pc.segs[0].len =
+			size - off < IO_FORWARD_PIECE ? size - off : IO_FORWARD_PIECE;
+		pc.bytes = pc.segs[0].len;
+		order_enter(fw, rs->handle, off, off + pc.bytes, &me);
+		ret = read_back(&w, &pc, buf);
+		if (!ret)
+			ret = send_piece(&w, &pc, buf);
+		order_leave(fw, me);
+		if (!ret && !w.cp[0].live)
+			ret = -EIO;
+		off += pc.bytes;
+		sent += pc.bytes;
+		/* the pace: IO_RESYNC_MBPS MB/s is as many bytes a microsecond */
+		due = start + (int64_t)(sent / IO_RESYNC_MBPS) - mono_us();
+		if (!ret && due > 0) {
+			struct timespec d = {due / 1000000, (due % 1000000) * 1000};
+
+			nanosleep(&d, NULL);
+		}
+	}
+	/* the end: with no forward running, both take the new epoch */
+	order_enter(fw, rs->handle, 0, UINT64_MAX, &me);
+	pthread_mutex_lock(&fw->lock);
+	ok = !ret && !rs->disturbed;
+	pthread_mutex_unlock(&fw->lock);
+	if (ok) {
+		struct piece none = {.nseg = 0, .bytes = 0};
+
+		w.epoch = rs->epoch;
+		w.cp[0].c.flags = 0;
+		ok = !io_raise_epoch(s, rs->handle, rs->epoch) &&
+		     !send_piece(&w, &none, buf) && w.cp[0].live;
+	}
+	pthread_mutex_lock(&fw->lock);
+	for (int i = 0; i < IO_RESYNC_RUN; i++)
+		if (fw->running[i] == rs)
+			fw->running[i] = NULL;
+	atomic_fetch_sub(&fw->nresyncs, 1);
+	pthread_mutex_unlock(&fw->lock);
+	order_leave(fw, me);
+	atomic_fetch_add(&fw->resync_bytes, sent);
+	atomic_fetch_add(ok ? &fw->resynced : &fw->resync_failed, 1);
+	if (ok)
+		log_info("rpfsd: resynced handle %016" PRIx64
+			 " to its copy on I/O server %u (slot %u): %" PRIu64 " bytes",
+			 rs->handle, rs->target.io, rs->target.slot, sent);
+	else
+		log_warn(
+			"rpfsd: the resync of handle %016" PRIx64
+			" to its copy on I/O server %u (slot %u) failed (%s): tried again "
+			"later",
+			rs->handle, rs->target.io, rs->target.slot,
+			ret ? strerror(-ret) : "changed meanwhile");
+	report(s, rs, ok);
+	free(rs);
+}
+
+int serve_io_resync(struct srv_op *op)
+{
+	struct srv *s = op->s;
+	struct io_forward *fw = s->io ? s->fwd : NULL;
+	const struct rpc_copy *t = &op->q.copies[0];
+	struct resync *rs;
+	int ret = 0;
+
+	if (!fw)
+		return -EOPNOTSUPP;
+	if (t->io >= s->cfg.nio || (int)s->cfg.io[t->io] == s->self || !op->q.epoch)
+		return -EINVAL;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return -ENOMEM;
+	rs->handle = op->q.handle;
+	rs->epoch = op->q.epoch;
+	rs->slot = op->q.slot;
+	rs->target = *t;
+	pthread_mutex_lock(&fw->lock);
+	for (int i = 0; i < IO_RESYNC_RUN; i++)
+		if (fw->running[i] && fw->running[i]->handle == rs->handle)
+			ret = -EBUSY;
+	for (struct resync *q = fw->jhead; q; q = q->next)
+		if (q->handle == rs->handle)
+			ret = -EBUSY;
+	if (!ret && fw->jqueued >= IO_RESYNC_QUEUE)
+		ret = -EBUSY;
+	if (!ret) {
+		if (fw->jtail)
+			fw->jtail->next = rs;
+		else
+			fw->jhead = rs;
+		fw->jtail = rs;
+		fw->jqueued++;
+		pthread_cond_signal(&fw->wake);
+	}
+	pthread_mutex_unlock(&fw->lock);
+	if (ret)
+		free(rs);
+	return ret;
+}
+
+void io_forward_disturb(struct srv *s, uint64_t handle)
+{
+	struct io_forward *fw = s->fwd;
+
+	if (!fw || !atomic_load(&fw->nresyncs))
+		return;
+	pthread_mutex_lock(&fw->lock);
+	for (int i = 0; i < IO_RESYNC_RUN; i++)
+		if (fw->running[i] && fw->running[i]->handle == handle)
+			fw->running[i]->disturbed = true;
+	pthread_mutex_unlock(&fw->lock);
+}
+
+/* ---- threads --------------------------------------------------------------------- */
+
+/* Under lock: a queued resync that may run now (registered as running). */
+static struct resync *take_resync(struct io_forward *fw)
+{
+	struct resync *rs = fw->jhead;
+
+	for (int i = 0; rs && i < IO_RESYNC_RUN; i++) {
+		if (fw->running[i])
+			continue;
+		fw->jhead = rs->next;
+		if (!fw->jhead)
+			fw->jtail = NULL;
+		fw->jqueued--;
+		rs->next = NULL;
+		fw->running[i] = rs;
+		atomic_fetch_add(&fw->nresyncs, 1);
+		return rs;
+	}
+	return NULL;
+}
+
 static void *forwarder(void *arg)
 {
 	struct io_forward *fw = arg;
@@ -370,19 +704,33 @@ static void *forwarder(void *arg)
 
 	pthread_mutex_lock(&fw->lock);
 	for (;;) {
-		struct srv_op *op;
+		struct srv_op *op = NULL;
+		struct resync *rs = NULL;
 
-		while (!fw->head && !fw->stop)
+		while (!fw->head && !fw->stop && !(fw->jhead && (rs = take_resync(fw))))
 			pthread_cond_wait(&fw->wake, &fw->lock);
-		if (!fw->head)
+		if (!fw->head && !rs)
 			break;
-		op = fw->head;
-		fw->head = op->bulk_next;
-		if (!fw->head)
-			fw->tail = NULL;
-		op->bulk_next = NULL;
+		if (!rs) {
+			op = fw->head;
+			fw->head = op->bulk_next;
+			if (!fw->head)
+				fw->tail = NULL;
+			op->bulk_next = NULL;
+		}
 		pthread_mutex_unlock(&fw->lock);
-		if (buf) {
+		if (rs && buf) {
+			run_resync(fw, rs, buf);
+		} else if (rs) {
+			pthread_mutex_lock(&fw->lock);
+			for (int i = 0; i < IO_RESYNC_RUN; i++)
+				if (fw->running[i] == rs)
+					fw->running[i] = NULL;
+			atomic_fetch_sub(&fw->nresyncs, 1);
+			pthread_mutex_unlock(&fw->lock);
+			report(fw->s, rs, false);
+			free(rs);
+		} else if (buf) {
 			run_one(fw, op, buf);
 		} else {
 			op->status = -ENOMEM;
@@ -449,6 +797,14 @@ void io_forward_close(struct srv *s)
 		return;
 	pthread_mutex_lock(&fw->lock);
 	fw->stop = true;
+	/* queued resyncs are dropped: the metadata server asks again */
+	while (fw->jhead) {
+		struct resync *rs = fw->jhead;
+
+		fw->jhead = rs->next;
+		free(rs);
+	}
+	fw->jtail = NULL;
 	pthread_cond_broadcast(&fw->wake);
 	pthread_mutex_unlock(&fw->lock);
 	for (int i = 0; i < fw->nthr; i++)
@@ -460,12 +816,18 @@ void io_forward_close(struct srv *s)
 	s->fwd = NULL;
 }
 
-void io_forward_counts(struct srv *s, uint64_t *forwarded, uint64_t *failed,
-		       uint64_t *marked)
+void io_forward_counts(struct srv *s, struct io_forward_counts *n)
 {
 	struct io_forward *fw = s->fwd;
 
-	*forwarded = fw ? atomic_load(&fw->forwarded) : 0;
-	*failed = fw ? atomic_load(&fw->failed) : 0;
-	*marked = fw ? atomic_load(&fw->marked) : 0;
+	memset(n, 0, sizeof(*n));
+	if (!fw)
+		return;
+	n->forwarded = atomic_load(&fw->forwarded);
+	n->failed = atomic_load(&fw->failed);
+	n->marked = atomic_load(&fw->marked);
+	n->resynced = atomic_load(&fw->resynced);
+	n->resync_failed = atomic_load(&fw->resync_failed);
+	n->resync_bytes = atomic_load(&fw->resync_bytes);
+	n->resyncing = (uint64_t)atomic_load(&fw->nresyncs);
 }

@@ -15,9 +15,21 @@ void io_forward_close(struct srv *s);
  * forwarding (its reply follows when every copy has it). false: it needs
  * none (no copies, failed, or already forwarded); answer it now. */
 bool io_forward_take(struct srv_op *op);
-/* Counters for rpfs stats: writes forwarded, writes that failed for a
- * copy, copies marked stale. */
-void io_forward_counts(struct srv *s, uint64_t *forwarded, uint64_t *failed,
-		       uint64_t *marked);
+/* A forward or a truncate of handle reached this server from elsewhere:
+ * a resync from it may have missed the change (it fails, and is tried
+ * again). */
+void io_forward_disturb(struct srv *s, uint64_t handle);
+
+/* Counters for rpfs stats. */
+struct io_forward_counts {
+	uint64_t forwarded;	/* writes forwarded to their copies */
+	uint64_t failed;	/* writes that failed for a copy */
+	uint64_t marked;	/* copies marked stale */
+	uint64_t resynced;	/* stale copies made whole from here */
+	uint64_t resync_failed; /* resyncs that failed (tried again) */
+	uint64_t resync_bytes;	/* bytes they sent */
+	uint64_t resyncing;	/* running now */
+};
+void io_forward_counts(struct srv *s, struct io_forward_counts *n);
 
 #endif

@@ -331,7 +331,8 @@ static void shutdown_server(struct srv *s)
 	sched_stop(s);
 	/* A heartbeat still waiting for a server holds a peer connection:
 	 * then the peers are left to exit. */
-	beats_done = io_states_stop(s);
+	beats_done = meta_resync_stop(s);
+	beats_done = io_states_stop(s) && beats_done;
 	io_close(s);
 	meta_close(s);
 	if (beats_done)
@@ -550,6 +551,8 @@ int main(int argc, char **argv)
 		ret = meta_check_store(s, accept_empty, startup_why, sizeof(startup_why));
 	if (!ret && s->meta)
 		ret = io_states_start(s);
+	if (!ret && s->meta)
+		ret = meta_resync_start(s);
 	if (ret) {
 		char line[sizeof(startup_why) + 320];
 		size_t len;

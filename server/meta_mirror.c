@@ -15,8 +15,9 @@
  *
  * Open replies of mirrored files (CREATE, LOOKUP, GETATTR) carry the view
  * (epoch and stale slots) after the down list: clients never read a stale
- * copy nor make it a primary. Here marks are only added; they go with the
- * file (REMOVE). Bringing a stale copy back (resync) is not done yet. */
+ * copy nor make it a primary. A mark goes when a resync made the copy
+ * whole (MIRROR_FRESH, driven by meta_resync.c), or with the file (REMOVE).
+ * A record stays when its last mark goes: its epoch must never go back. */
 #include <errno.h>
 #include <inttypes.h>
 #include <lmdb.h>
@@ -29,8 +30,8 @@
 #include "placement.h"
 #include "wire.h"
 
-#define STALE_TAG     "mstale"
-#define STALE_TAG_LEN 6
+#define STALE_TAG     META_STALE_TAG
+#define STALE_TAG_LEN META_STALE_TAG_LEN
 
 static MDB_val stale_key(uint8_t k[STALE_TAG_LEN + 8], uint64_t handle)
 {
@@ -93,9 +94,8 @@ int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle)
 	return ret == -ENOENT ? 0 : ret;
 }
 
-/* The entry of handle (a file this server made) in txn. */
-static int entry_of(struct meta *m, MDB_txn *txn, uint64_t handle, char *path,
-		    struct rpc_attr *a)
+int meta_entry_of_handle(struct meta *m, MDB_txn *txn, uint64_t handle, char *path,
+			 struct rpc_attr *a)
 {
 	uint8_t hk[8];
 	MDB_val k = {8, hk}, v;
@@ -154,7 +154,7 @@ int serve_mirror_stale(struct srv_op *op)
 	ret = meta_txn_begin(m, false, &txn);
 	if (ret)
 		return ret;
-	ret = entry_of(m, txn, q->handle, path, &a);
+	ret = meta_entry_of_handle(m, txn, q->handle, path, &a);
 	if (!ret && !marks_fit(&a, q))
 		ret = -EINVAL;
 	if (!ret)
@@ -225,5 +225,60 @@ int meta_add_view(struct srv_op *op, uint64_t handle)
 	if (len < 0)
 		return len;
 	op->rep_len += (size_t)len;
+	return 0;
+}
+
+int serve_mirror_fresh(struct srv_op *op)
+{
+	struct srv *s = op->s;
+	struct meta *m = s->meta;
+	const struct rpc_req *q = &op->q;
+	char path[RPC_PATH_MAX + 1];
+	uint32_t slots[RPC_STALE_MAX], n, kept = 0;
+	uint32_t target = q->copies[0].slot;
+	bool ok = !(q->flags & RPC_FRESH_FAILED), had = false;
+	struct rpc_attr a;
+	uint64_t epoch;
+	MDB_txn *txn;
+	int ret;
+
+	if (place_meta_of_handle(q->handle) != m->index)
+		return -EREMOTE;
+	meta_resync_done(s, q->handle, ok);
+	if (!ok)
+		return 0;
+	ret = meta_txn_begin(m, false, &txn);
+	if (ret)
+		return ret;
+	ret = meta_entry_of_handle(m, txn, q->handle, path, &a);
+	if (!ret)
+		ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		if (slots[i] == target)
+			had = true;
+		else
+			slots[kept++] = slots[i];
+	}
+	/* Marked again meanwhile (the epoch moved): it stays stale, and is
+	 * resynced again. */
+	if (!ret && had && epoch + 1 == q->epoch)
+		ret = stale_put(m, txn, q->handle, q->epoch, slots, kept);
+	else if (!ret)
+		had = false;
+	if (ret || !had) {
+		mdb_txn_abort(txn);
+	} else {
+		ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
+	}
+	if (ret) {
+		log_warn("rpfsd: couldn't clear the stale mark of handle %016" PRIx64
+			 " slot %u: %s",
+			 q->handle, target, strerror(-ret));
+		return ret;
+	}
+	if (had)
+		log_warn("rpfsd: %s: copy in slot %u (I/O server %u) resynced: whole "
+			 "again (mirror epoch %" PRIu64 ")",
+			 path, target, layout_server(&a.layout, target), q->epoch);
 	return 0;
 }

@@ -103,6 +103,18 @@ int meta_stale_get(struct meta *m, MDB_txn *txn, uint64_t handle, uint64_t *epoc
 int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle);
 /* Append handle's mirror view (rpc_enc_view) to op's reply. */
 int meta_add_view(struct srv_op *op, uint64_t handle);
+/* The path and entry of handle (a file this server made) in txn. */
+int meta_entry_of_handle(struct meta *m, MDB_txn *txn, uint64_t handle, char *path,
+			 struct rpc_attr *a);
+/* The key prefix of the stale-copy records in "sys" (meta_resync.c scans
+ * them). */
+#define META_STALE_TAG	   "mstale"
+#define META_STALE_TAG_LEN 6
+
+/* ---- meta_resync.c: making stale copies whole again ---- */
+
+/* A resync of handle that this server asked for ended (MIRROR_FRESH). */
+void meta_resync_done(struct srv *s, uint64_t handle, bool ok);
 /* Is the entry stored in v a direct child of dir? */
 bool meta_is_child(const MDB_val *v, const char *dir);
 int meta_txn_begin(struct meta *m, bool rdonly, MDB_txn **txn);

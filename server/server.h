@@ -109,6 +109,7 @@ struct srv {
 	struct io_forward *fwd; /* role io: mirrored writes' forwarding (io_forward.c) */
 	struct peers *peers;
 	struct io_states *io_states; /* role meta: its I/O servers' states */
+	struct meta_resync *resync;  /* role meta: stale copies' resync (meta_resync.c) */
 	struct place *place;
 	struct srv_stats stats;
 };
@@ -244,6 +245,16 @@ void io_write_free(struct srv_op *op);
 /* io.c: len bytes of handle's datafile at off, checked (io_forward.c's
  * read-back). */
 int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off);
+/* meta_resync.c: the thread that has stale copies of mirrored files
+ * resynced (role meta, started with the heartbeats). Stopping returns false
+ * when it is still in a call after a short while (then the peers it uses
+ * are left to exit). Its counters for rpfs stats. */
+int meta_resync_start(struct srv *s);
+bool meta_resync_stop(struct srv *s);
+void meta_resync_counts(struct srv *s, uint64_t *stale_copies, uint64_t *asked,
+			uint64_t *done, uint64_t *failed);
+/* The size of handle's datafile (io_forward.c's resync). */
+int io_size_local(struct srv *s, uint64_t handle, uint64_t *size);
 /* The mirror epoch of handle's datafile becomes epoch (if below: kept). */
 int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch);
 

@@ -97,6 +97,15 @@ static int storage(struct srv *s, struct stat_list *l)
 			return ret;
 		put(l, "meta.files", n);
 	}
+	if (s->resync) {
+		uint64_t stale, asked, done, failed;
+
+		meta_resync_counts(s, &stale, &asked, &done, &failed);
+		put(l, "mirror.stale_copies", stale);
+		put(l, "mirror.resyncs_asked", asked);
+		put(l, "mirror.resyncs_done", done);
+		put(l, "mirror.resyncs_failed", failed);
+	}
 	return 0;
 }
 
@@ -141,16 +150,21 @@ static void counters(struct srv *s, struct stat_list *l)
 	    atomic_load_explicit(&s->stats.bulk_waits, memory_order_relaxed));
 	put(l, "waits.pool", xs.pool_waits);
 	if (s->io) {
-		uint64_t files, hits, misses, forwarded, failed, marked;
+		uint64_t files, hits, misses;
+		struct io_forward_counts fc;
 
 		io_counts(s, &files, &hits, &misses);
 		put(l, "io.datafiles", files);
 		put(l, "cache.fd_hits", hits);
 		put(l, "cache.fd_misses", misses);
-		io_forward_counts(s, &forwarded, &failed, &marked);
-		put(l, "mirror.forwarded", forwarded);
-		put(l, "mirror.failed", failed);
-		put(l, "mirror.marked_stale", marked);
+		io_forward_counts(s, &fc);
+		put(l, "mirror.forwarded", fc.forwarded);
+		put(l, "mirror.failed", fc.failed);
+		put(l, "mirror.marked_stale", fc.marked);
+		put(l, "mirror.resynced", fc.resynced);
+		put(l, "mirror.resync_failed", fc.resync_failed);
+		put(l, "mirror.resync_bytes", fc.resync_bytes);
+		put(l, "mirror.resyncing", fc.resyncing);
 	}
 	put(l, "cache.rcache_hits", xs.rcache_hits);
 	put(l, "cache.rcache_misses", xs.rcache_misses);

@@ -89,9 +89,15 @@ static int reencode(const struct rpc_req *r, size_t cap)
 
 		for (uint32_t i = 0; i < r->ncopies && i < RPC_COPIES_MAX; i++)
 			st[i] = r->copies[i].slot;
+		if (r->op == RPC_MIRROR_FRESH)
+			return rpc_enc_mirror_fresh(again, cap, r->flags, r->handle,
+						    r->epoch, r->slot, st[0]);
 		return rpc_enc_mirror_stale(again, cap, r->handle, r->epoch, r->slot, st,
 					    r->ncopies);
 	}
+	case RPC_BODY_RESYNC:
+		return rpc_enc_io_resync(again, cap, r->handle, r->slot, &r->copies[0],
+					 r->epoch);
 	case RPC_BODY_HANDLES: {
 		uint64_t h[RPC_HANDLES_MAX];
 

@@ -253,6 +253,10 @@ static void gen_rpc(void)
 		    (const struct rpc_copy[]){{1, 2, 0}, {2, 4, RPC_COPY_STALE}}, 2, 5));
 	REQ("io-write-forward",
 	    rpc_enc_io_forward(buf, sizeof(buf), 7, segs, 3, 2, 5, 0));
+	REQ("mirror-fresh",
+	    rpc_enc_mirror_fresh(buf, sizeof(buf), RPC_FRESH_FAILED, 7, 5, 0, 2));
+	REQ("io-resync", rpc_enc_io_resync(buf, sizeof(buf), 7, 0,
+					   &(const struct rpc_copy){3, 2, 0}, 5));
 	REQ("mirror-stale",
 	    rpc_enc_mirror_stale(buf, sizeof(buf), 7, 4, 0, (const uint32_t[]){2}, 1));
 	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1));

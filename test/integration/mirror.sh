@@ -12,9 +12,13 @@
 #     back right (the other copy), the damaged copy's server says so;
 #   - an I/O server holding copies killed (-9): the files read back right, stat
 #     gives their size, ls -l lists them, a new mirrored file is made and
-#     reads right; a write to a file with a copy on it fails naming it
-#     (no degraded writes yet), never a silent loss;
-#   - it restarts; another I/O server is stopped (SIGSTOP): the files read
+#     reads right; writes to a file with a copy on it go on (the primary
+#     marks the copy stale) and read back right;
+#   - it restarts: the stale copy is resynced by itself (rpfs verify
+#     passes, rpfs stats counts it); then the server holding the other copy
+#     is killed: the file reads back right from the resynced copy, takes
+#     writes, and is resynced again when that server returns;
+#   - another I/O server is stopped (SIGSTOP): the files read
 #     back right once the metadata server noticed, without a timeout_ms
 #     wait (the open reply's down list; measured against the same read
 #     with every server up), then after SIGCONT.
@@ -131,7 +135,19 @@ first_io_only() {
 		[ "$s" != 0 ] && [ "$s" != "${1:-}" ] && { echo "$s"; return; }
 	done
 }
-k=$(first_io_only)
+# k and buddy: the two copies of one of /m/a's slots, neither on server.0
+set -- $(servers_of /m/a)
+if [ "$1" != 0 ] && [ "$3" != 0 ]; then k=$1 buddy=$3; else k=$2 buddy=$4; fi
+# wait_verify FILE SECONDS: rpfs verify passes within SECONDS (a resync)
+wait_verify() {
+	i=0
+	while [ $i -lt "$2" ]; do
+		"$RPFS" verify "$1" && return 0
+		sleep 1
+		i=$((i + 1))
+	done
+	return 1
+}
 kill -9 "$(pid_of "$k")"
 check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
 for f in a c; do
@@ -151,13 +167,26 @@ check "... the primary marked the copy stale (rpfs stats)" \
 	sh -c "'$RPFS' stats | grep -Eq 'mirror.marked_stale[^0-9]*[1-9]'"
 
 # ---- it returns; another stopped ---------------------------------------------------
+check_fails "... rpfs verify says /m/a's copy on it is stale" "stale" "$RPFS" verify /m/a
 check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
 check_in "server.$k online again" wait_state "$k" online 5
-check_fails "... rpfs verify says /m/a's copy on it is stale" "stale" "$RPFS" verify /m/a
-for i in 1 2 3; do
-	check "... /m/a still reads right (never from the stale copy) $i" \
-		sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
-done
+check "... /m/a still reads right (never from a stale copy)" \
+	sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
+check_in "... /m/a's stale copy resynced by itself: rpfs verify passes" \
+	wait_verify /m/a $((30 * X))
+check "... rpfs stats counts the resync" \
+	sh -c "'$RPFS' stats | grep -Eq 'mirror.resyncs_done[^0-9]*[1-9]'"
+kill -9 "$(pid_of "$buddy")"
+check_in "server.$buddy (the other copy) killed: unreachable" wait_state "$buddy" unreachable 3
+check "... /m/a reads back right from the resynced copy" \
+	sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
+check "... and takes a write" "$RPFS" cp "$TMP/src2" rpfs:/m/a
+check "... which reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src2'"
+check "... and another" "$RPFS" cp "$TMP/src" rpfs:/m/a
+check "rpfs up starts server.$buddy again" "$RPFS" up --dir "$D"
+check_in "server.$buddy online again" wait_state "$buddy" online 5
+check_in "... resynced again: rpfs verify passes" wait_verify /m/a $((30 * X))
+check "... /m/a reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
 check "/m/b rewritten" "$RPFS" cp "$TMP/src" rpfs:/m/b
 check_in "... its copies agree again" copies_agree /m/b
 st=$(first_io_only "$k")

@@ -717,7 +717,52 @@ START_TEST(io_forward_round_trips)
 	buf[n - 1] = 0;
 	buf[2] = RPC_IO_FORWARD | RPC_IO_COPIES;
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	buf[2] = RPC_IO_FORWARD;
+	ck_assert_int_eq(decode(buf, (size_t)n), 0);
+	/* a forward carries no capability (servers send none) */
+	buf[RPC_PREAMBLE + 8 + 5] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, in, 1, 0, 1, 4), -EINVAL);
+}
+END_TEST
+
+START_TEST(resync_and_fresh_round_trip)
+{
+	struct rpc_copy t = {3, 2, 0};
+	int len = rpc_enc_io_resync(buf, BUFSZ, 0x99, 0, &t, 8);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 32);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_RESYNC);
+	ck_assert_uint_eq(req.handle, 0x99);
+	ck_assert_uint_eq(req.slot, 0);
+	ck_assert_uint_eq(req.ncopies, 1);
+	ck_assert_uint_eq(req.copies[0].io, 3);
+	ck_assert_uint_eq(req.copies[0].slot, 2);
+	ck_assert_uint_eq(req.epoch, 8);
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	/* the target is the source, a padding that is not 0 */
+	t.slot = 0;
+	ck_assert_int_eq(rpc_enc_io_resync(buf, BUFSZ, 1, 0, &t, 1), -EINVAL);
+	t.slot = 2;
+	len = rpc_enc_io_resync(buf, BUFSZ, 1, 0, &t, 1);
+	buf[RPC_PREAMBLE + 20] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	/* MIRROR_FRESH: one target, the failure flag */
+	len = rpc_enc_mirror_fresh(buf, BUFSZ, RPC_FRESH_FAILED, 0x99, 8, 0, 2);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_MIRROR_FRESH);
+	ck_assert_uint_eq(req.flags, RPC_FRESH_FAILED);
+	ck_assert_uint_eq(req.copies[0].slot, 2);
+	ck_assert_int_eq(rpc_enc_mirror_fresh(buf, BUFSZ, 2, 1, 1, 0, 2), -EINVAL);
+	{
+		uint32_t two[2] = {1, 2};
+
+		len = rpc_enc_mirror_stale(buf, BUFSZ, 1, 1, 0, two, 2);
+		buf[0] = RPC_MIRROR_FRESH; /* op code, little endian */
+		ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	}
 }
 END_TEST
 
@@ -1686,6 +1731,7 @@ static Suite *rpc_suite(void)
 
 	tcase_add_test(tc, io_forward_round_trips);
 	tcase_add_test(tc, mirror_stale_and_view_round_trip);
+	tcase_add_test(tc, resync_and_fresh_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
 	tcase_add_test(tc, bodyless_ops_round_trip);
 	tcase_add_test(tc, mkdir_round_trips);

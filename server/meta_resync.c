@@ -1,0 +1,327 @@
+/* Role meta: stale copies of mirrored files made whole again, in the
+ * background (docs/design/redundancy.md, "Resync").
+ *
+ * A thread looks through the stale marks this server keeps (meta_mirror.c)
+ * every RESYNC_PERIOD_MS. For a stale copy whose I/O server is online
+ * again, it asks the server of a fresh copy of the same slot, the first
+ * one as clients pick their primary, to resync it (IO_RESYNC, run there by
+ * io_forward.c, paced), with the epoch the copies take at the end; that
+ * server says how it went (MIRROR_FRESH), and a success clears the mark if
+ * the file was not marked again meanwhile. Only the files written while a
+ * copy was away are marked, so a returning server gets only those: a
+ * resync is per file (the datafile whole), not per range.
+ *
+ * At most RESYNC_INFLIGHT resyncs are asked for at once (each source paces
+ * its own); one asked for and never answered (its source died) is asked
+ * again after RESYNC_LOST_MS. `rpfs stats` shows the stale copies left
+ * (mirror.stale_copies) and the resyncs done. */
+#include <errno.h>
+#include <inttypes.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io_states.h"
+#include "log.h"
+#include "meta_priv.h"
+#include "meta_record.h"
+#include "placement.h"
+#include "wire.h"
+
+#define RESYNC_PERIOD_MS 1000
+#define RESYNC_INFLIGHT	 4
+#define RESYNC_LOST_MS	 (10 * 60 * 1000)
+#define RESYNC_SCAN_MAX	 256 /* marked files looked at per round */
+
+struct inflight {
+	uint64_t handle;
+	int64_t since_ms;
+	bool used;
+};
+
+struct meta_resync {
+	struct srv *s;
+	pthread_t thr;
+	pthread_mutex_t lock; /* all that follows */
+	pthread_cond_t wake;
+	bool stop, running;
+	struct inflight fl[RESYNC_INFLIGHT];
+	uint64_t stale_copies; /* at the last round */
+	uint64_t asked, done, failed;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+struct marked {
+	uint64_t handle, epoch;
+	uint32_t n, slots[RPC_STALE_MAX];
+};
+
+/* The marked files (up to max), and how many stale copies in all. */
+static int scan(struct meta *m, struct marked *out, uint32_t max, uint32_t *n,
+		uint64_t *copies)
+{
+	uint8_t kb[META_STALE_TAG_LEN + 8] = META_STALE_TAG;
+	MDB_val k = {META_STALE_TAG_LEN, kb}, v;
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	int rc, ret = meta_txn_begin(m, true, &txn);
+
+	*n = 0;
+	*copies = 0;
+	if (ret)
+		return ret;
+	rc = mdb_cursor_open(txn, m->sys, &cur);
+	for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); !rc;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		struct marked x;
+
+		if (k.mv_size != META_STALE_TAG_LEN + 8 ||
+		    memcmp(k.mv_data, META_STALE_TAG, META_STALE_TAG_LEN))
+			break;
+		x.handle = get_be64((const uint8_t *)k.mv_data + META_STALE_TAG_LEN);
+		if (meta_stale_get(m, txn, x.handle, &x.epoch, x.slots, &x.n) || !x.n)
+			continue;
+		*copies += x.n;
+		if (*n < max)
+			out[(*n)++] = x;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		ret = meta_lmdb_err(rc, "stale marks scan");
+	mdb_txn_abort(txn);
+	return ret;
+}
+
+static bool stale_in(const struct marked *x, uint32_t slot)
+{
+	for (uint32_t i = 0; i < x->n; i++)
+		if (x->slots[i] == slot)
+			return true;
+	return false;
+}
+
+/* Under lock: a free in-flight entry for handle, NULL if it has one or
+ * none is free. */
+static struct inflight *slot_for(struct meta_resync *r, uint64_t handle, int64_t now)
+{
+	struct inflight *free_one = NULL;
+
+	for (int i = 0; i < RESYNC_INFLIGHT; i++) {
+		struct inflight *f = &r->fl[i];
+
+		if (f->used && now - f->since_ms > RESYNC_LOST_MS)
+			f->used = false; /* never answered: asked again */
+		if (f->used && f->handle == handle)
+			return NULL;
+		if (!f->used && !free_one)
+			free_one = f;
+	}
+	return free_one;
+}
+
+/* Ask for one stale copy of x to be resynced, if its server is back and a
+ * fresh copy's server is up. */
+static void resync_one(struct meta_resync *r, const struct marked *x)
+{
+	struct srv *s = r->s;
+	struct meta *m = s->meta;
+	char path[RPC_PATH_MAX + 1];
+	struct rpc_attr a;
+	MDB_txn *txn;
+	int ret;
+
+	ret = meta_txn_begin(m, true, &txn);
+	if (ret)
+		return;
+	ret = meta_entry_of_handle(m, txn, x->handle, path, &a);
+	mdb_txn_abort(txn);
+	if (ret || layout_copies(&a.layout) < 2)
+		return;
+	for (uint32_t i = 0; i < x->n; i++) {
+		const struct rpfs_layout *l = &a.layout;
+		uint32_t t = x->slots[i], src = UINT32_MAX;
+		struct rpc_copy target = {layout_server(l, t), t, 0};
+		uint8_t body[RPC_PREAMBLE + 40], rep[64];
+		struct inflight *f;
+		struct xp_call call;
+		int len;
+
+		if (t >= layout_slots(l) || target.io >= s->cfg.nio ||
+		    io_states_get(s, target.io, NULL) != IO_ONLINE)
+			continue;
+		for (uint32_t k = 0; k < layout_copies(l) && src == UINT32_MAX; k++) {
+			uint32_t cs = layout_copy_slot(l, t, k);
+			uint32_t io = layout_server(l, cs);
+
+			if (cs != t && !stale_in(x, cs) && io < s->cfg.nio &&
+			    io_states_get(s, io, NULL) == IO_ONLINE)
+				src = cs;
+		}
+		if (src == UINT32_MAX)
+			continue;
+		pthread_mutex_lock(&r->lock);
+		f = slot_for(r, x->handle, mono_ms());
+		if (f)
+			*f = (struct inflight){x->handle, mono_ms(), true};
+		pthread_mutex_unlock(&r->lock);
+		if (!f)
+			return;
+		len = rpc_enc_io_resync(body, sizeof(body), x->handle, src, &target,
+					x->epoch + 1);
+		memset(&call, 0, sizeof(call));
+		call.req = body;
+		call.req_len = len > 0 ? (size_t)len : 0;
+		call.rep = rep;
+		call.rep_max = sizeof(rep);
+		ret = len < 0 ? len
+			      : peer_call(s, s->cfg.io[layout_server(l, src)], &call);
+		pthread_mutex_lock(&r->lock);
+		if (ret)
+			f->used = false; /* busy, or gone: the next round */
+		else
+			r->asked++;
+		pthread_mutex_unlock(&r->lock);
+		if (!ret)
+			log_info(
+				"rpfsd: %s: resyncing the copy in slot %u (I/O server %u) "
+				"from slot %u",
+				path, t, target.io, src);
+		return; /* one at a time per file: the epoch moves */
+	}
+}
+
+static void *driver(void *arg)
+{
+	struct meta_resync *r = arg;
+	struct marked *xs = calloc(RESYNC_SCAN_MAX, sizeof(*xs));
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && xs) {
+		struct timespec until;
+		uint64_t copies;
+		uint32_t n;
+
+		pthread_mutex_unlock(&r->lock);
+		if (!scan(r->s->meta, xs, RESYNC_SCAN_MAX, &n, &copies)) {
+			pthread_mutex_lock(&r->lock);
+			r->stale_copies = copies;
+			pthread_mutex_unlock(&r->lock);
+			for (uint32_t i = 0; i < n; i++)
+				resync_one(r, &xs[i]);
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += RESYNC_PERIOD_MS / 1000;
+		pthread_mutex_lock(&r->lock);
+		if (!r->stop)
+			pthread_cond_timedwait(&r->wake, &r->lock, &until);
+	}
+	r->running = false;
+	pthread_cond_broadcast(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+	free(xs);
+	return NULL;
+}
+
+void meta_resync_done(struct srv *s, uint64_t handle, bool ok)
+{
+	struct meta_resync *r = s->resync;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < RESYNC_INFLIGHT; i++)
+		if (r->fl[i].used && r->fl[i].handle == handle)
+			r->fl[i].used = false;
+	if (ok)
+		r->done++;
+	else
+		r->failed++;
+	pthread_cond_signal(&r->wake); /* the next one now */
+	pthread_mutex_unlock(&r->lock);
+}
+
+int meta_resync_start(struct srv *s)
+{
+	struct meta_resync *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	r->s = s;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->wake, NULL);
+	r->running = true;
+	ret = pthread_create(&r->thr, NULL, driver, r);
+	if (ret) {
+		pthread_cond_destroy(&r->wake);
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return -ret;
+	}
+	s->resync = r;
+	return 0;
+}
+
+bool meta_resync_stop(struct srv *s)
+{
+	struct meta_resync *r = s->resync;
+	struct timespec until;
+	bool done;
+
+	if (!r)
+		return true;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->wake);
+	/* an IO_RESYNC to a server cut off ends when the transport gives up */
+	while (r->running && !pthread_cond_timedwait(&r->wake, &r->lock, &until))
+		;
+	done = !r->running;
+	pthread_mutex_unlock(&r->lock);
+	if (!done) {
+		pthread_detach(r->thr);
+		return false; /* left to the exit, with the peers it uses */
+	}
+	pthread_join(r->thr, NULL);
+	pthread_cond_destroy(&r->wake);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	s->resync = NULL;
+	return true;
+}
+
+void meta_resync_counts(struct srv *s, uint64_t *stale_copies, uint64_t *asked,
+			uint64_t *done, uint64_t *failed)
+{
+	struct meta_resync *r = s->resync;
+
+	*stale_copies = *asked = *done = *failed = 0;
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	*stale_copies = r->stale_copies;
+	*asked = r->asked;
+	*done = r->done;
+	*failed = r->failed;
+	pthread_mutex_unlock(&r->lock);
+}
