@@ -171,6 +171,8 @@ uint64_t rpfsc_file_epoch(struct rpfs_file *f);
  * newer epoch, a refusal as behind, a sync). */
 int rpfsc_file_view_ensure(struct rpfs_file *f);
 int rpfsc_file_view_reload(struct rpfs_file *f, uint64_t seen);
+/* rpfs_truncate of a mirrored file (listio.c): through each slot's primary. */
+int rpfsc_truncate_mirror(struct rpfs_file *f, uint64_t size);
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,
 		   struct rpfsc_link **out);
 void rpfsc_link_put(struct rpfs_client *c, int srv, struct rpfsc_link *l);

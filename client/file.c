@@ -541,22 +541,6 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 	return rpfsc_per_slot(c, a, view, what, op, size, sizes, op == RPC_IO_TRUNCATE);
 }
 
-/* A truncate of a mirrored file reaches every copy; a stale copy's failure
- * (it is down, as it was when it missed a write) does not fail it: it is
- * read from no more until it is made whole. */
-static int truncate_copies(struct rpfs_client *c, const struct rpfsc_view *view,
-			   struct rpfsc_op *ops, uint32_t n)
-{
-	int first = 0;
-
-	rpfsc_run_every(c, ops, (int)n);
-	for (uint32_t s = 0; s < n; s++)
-		if (ops[s].call.status && !view_stale(view, s) && !first)
-			first = rpfsc_call_error(c, ops[s].srv, RPFSC_IO, NULL,
-						 ops[s].what, ops[s].call.status);
-	return first;
-}
-
 int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 		   const struct rpfsc_view *view, const char *what, uint16_t op,
 		   uint64_t size, struct rpc_io_size *sizes, bool every_copy)
@@ -574,12 +558,9 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 	}
 	for (uint32_t s = 0; s < n; s++) {
 		int len = op == RPC_IO_TRUNCATE
-				  ? rpc_enc_truncate_flags(
+				  ? rpc_enc_truncate(
 					    body[s], sizeof(body[s]), a->handle, &a->cap,
-					    layout_local_size(&a->layout, s, size),
-					    layout_copies(&a->layout) > 1
-						    ? RPC_TRUNCATE_COPIES
-						    : 0)
+					    layout_local_size(&a->layout, s, size))
 				  : rpc_enc_handle_op(body[s], sizeof(body[s]), op,
 						      a->handle, &a->cap);
 
@@ -599,9 +580,6 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 	}
 	if (layout_copies(&a->layout) > 1 && !every_copy) {
 		ret = run_mirror(c, a, view, ops, n);
-	} else if (layout_copies(&a->layout) > 1 && op == RPC_IO_TRUNCATE && view &&
-		   view->n) {
-		ret = truncate_copies(c, view, ops, n);
 	} else {
 		ret = rpfsc_run(c, ops, (int)n);
 	}
@@ -694,6 +672,8 @@ int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 			      f->path, (unsigned long long)size);
 		return -EFBIG;
 	}
+	if (layout_copies(&f->attr.layout) > 1)
+		return rpfsc_truncate_mirror(f, size);
 	ret = attr_now(f, &a, &view);
 	return ret ? ret
 		   : per_slot(f->c, &a, &view, f->path, RPC_IO_TRUNCATE, size, NULL);

@@ -1121,3 +1121,91 @@ ssize_t rpfs_pread(rpfs_file_t *f, void *buf, size_t len, uint64_t off)
 
 	return io_sync(f, false, &iov, 1, &seg, 1);
 }
+
+/* ---- truncate of a mirrored file ---------------------------------------------- */
+
+/* Data slot s's share (local bytes) to its primary, which truncates its
+ * datafile and forwards the truncate to the other copies in order with the
+ * writes it forwards (server/io_forward.c), marking those it can't reach
+ * stale; to the next copy when the primary's server is lost, as writes. */
+static int truncate_slot(struct rpfs_file *f, uint32_t s, uint64_t local)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	struct rpfs_client *c = f->c;
+	struct rpfsc_view v;
+	int lost = -1, err = 0;
+
+	for (int attempt = 0; attempt < 5; attempt++) {
+		uint8_t body[128 + RPC_IO_COPIES_ROOM], rep[16];
+		struct rpc_copy cp[RPC_COPIES_MAX];
+		uint32_t pick = UINT32_MAX, nc;
+		struct rpc_cap cap;
+		uint64_t epoch;
+		size_t rep_len = 0;
+		int srv = -1, len, ret;
+
+		if (err == -RPC_EBEHIND) {
+			struct timespec d = {0, 20000000L * attempt};
+
+			nanosleep(&d, NULL);
+			if ((ret = rpfsc_file_view_reload(f, 0)))
+				return ret;
+		}
+		pthread_mutex_lock(&f->cap_lock);
+		v = f->view;
+		pthread_mutex_unlock(&f->cap_lock);
+		for (int pass = 0; pass < 2 && pick == UINT32_MAX; pass++)
+			for (uint32_t k = 0; k < layout_copies(l) && pick == UINT32_MAX;
+			     k++) {
+				uint32_t cs = layout_copy_slot(l, s, k);
+				int cand = rpfsc_io_srv(c, layout_server(l, cs));
+				bool avoid = cand < 0 || cand == lost ||
+					     rpfsc_server_suspect(c, cand);
+
+				if (!stale_in(&v, cs) && avoid == (pass == 1)) {
+					pick = cs;
+					srv = cand;
+				}
+			}
+		if (pick == UINT32_MAX || srv < 0) {
+			rpfsc_err_set("%s: every copy of stripe slot %u is stale (missed "
+				      "writes): it can't be truncated",
+				      f->path, s);
+			return -EIO;
+		}
+		ret = rpfsc_file_cap(f, &cap);
+		if (ret)
+			return ret;
+		nc = copies_of(l, &v, pick, cp);
+		len = rpc_enc_truncate_copies(body, sizeof(body), f->attr.handle, &cap,
+					      local, pick, cp, nc, v.epoch);
+		if (len < 0) {
+			rpfsc_err_set("%s: can't encode a truncate: %s", f->path,
+				      strerror(-len));
+			return len;
+		}
+		ret = rpfsc_call1(c, srv, RPFSC_IO, f->path, body, (size_t)len, rep,
+				  sizeof(rep), &rep_len);
+		if (!ret) {
+			if (!rpc_dec_u64(rep, rep_len, &epoch) && epoch > v.epoch)
+				return rpfsc_file_view_reload(f, epoch);
+			return 0;
+		}
+		if (ret != -RPC_EBEHIND && !server_lost(NULL, ret))
+			return ret;
+		if (ret != -RPC_EBEHIND)
+			lost = srv;
+		err = ret;
+	}
+	return err;
+}
+
+int rpfsc_truncate_mirror(struct rpfs_file *f, uint64_t size)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	int ret = rpfsc_file_view_ensure(f);
+
+	for (uint32_t s = 0; !ret && s < l->stripe_count; s++)
+		ret = truncate_slot(f, s, layout_local_size(l, s, size));
+	return ret;
+}

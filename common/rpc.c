@@ -49,8 +49,10 @@
  *   FETCH_ADD                   handle u64, cap, delta i64              48
  *   LOCK: LOCK UNLOCK           handle u64, cap, off u64, len u64,      64
  *                               owner u64
- *   TRUNCATE: IO_TRUNCATE       handle u64, cap, size u64               48
- *                               (flag RPC_TRUNCATE_COPIES: to every copy)
+ *   TRUNCATE: IO_TRUNCATE       handle u64, cap, size u64; with a flag  48
+ *                               (RPC_TRUNCATE_COPIES, _FORWARD: as      (+8+tail)
+ *                               IO_WRITE's) slot + 1 u32 (not 0), pad
+ *                               u32 (0), then IO_WRITE's tail
  *   IO: IO_WRITE IO_READ        handle u64, cap, nseg u32, slot u32     48+16*nseg
  *                               (stripe slot + 1, 0 = not said),
  *                               nseg x { off u64, len u64 }; IO_WRITE   (+12+12*nc)
@@ -525,26 +527,6 @@ int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t ha
 	return wr_end(&w);
 }
 
-int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
-		     uint64_t size)
-{
-	return rpc_enc_truncate_flags(buf, cap, handle, capa, size, 0);
-}
-
-int rpc_enc_truncate_flags(void *buf, size_t cap, uint64_t handle,
-			   const struct rpc_cap *capa, uint64_t size, uint16_t flags)
-{
-	struct wr w;
-
-	if (flags & ~RPC_TRUNCATE_COPIES)
-		return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_TRUNCATE, flags);
-	wr_u64(&w, handle);
-	wr_cap(&w, capa);
-	wr_u64(&w, size);
-	return wr_end(&w);
-}
-
 int rpc_enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	       const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg)
 {
@@ -562,10 +544,9 @@ static uint32_t slot_dec(uint32_t v)
 	return v ? v - 1 : RPC_SLOT_ANY;
 }
 
-static uint32_t io_segs_in(size_t cap, size_t reserve);
-
-/* What follows an IO_WRITE's segments: nothing, a copies list
- * (RPC_IO_COPIES) or a forward's epoch and flags (RPC_IO_FORWARD). */
+/* The copies list or the forward's epoch after a body (IO_WRITE's and
+ * IO_TRUNCATE's): flag RPC_IO_COPIES / RPC_TRUNCATE_COPIES (the same
+ * value), RPC_IO_FORWARD / RPC_TRUNCATE_FORWARD (the same). */
 struct io_tail {
 	uint16_t flag;
 	const struct rpc_copy *copies;
@@ -581,6 +562,87 @@ static size_t tail_len(const struct io_tail *t)
 	return t->flag == RPC_IO_FORWARD ? 16 : 0;
 }
 
+static int tail_check(const struct io_tail *t)
+{
+	if (t->flag == RPC_IO_COPIES && (!t->ncopies || t->ncopies > RPC_COPIES_MAX))
+		return -EINVAL;
+	for (uint32_t i = 0; t->flag == RPC_IO_COPIES && i < t->ncopies; i++)
+		if (t->copies[i].slot == RPC_SLOT_ANY ||
+		    (t->copies[i].flags & ~RPC_COPY_STALE))
+			return -EINVAL;
+	return t->fwd_flags & ~RPC_COPY_STALE ? -EINVAL : 0;
+}
+
+static void wr_tail(struct wr *w, const struct io_tail *t)
+{
+	if (t->flag == RPC_IO_COPIES) {
+		wr_u32(w, t->ncopies);
+		wr_u64(w, t->epoch);
+		for (uint32_t i = 0; i < t->ncopies; i++) {
+			wr_u32(w, t->copies[i].io);
+			wr_u32(w, slot_enc(t->copies[i].slot));
+			wr_u32(w, t->copies[i].flags);
+		}
+	} else if (t->flag == RPC_IO_FORWARD) {
+		wr_u64(w, t->epoch);
+		wr_u32(w, t->fwd_flags);
+		wr_u32(w, 0);
+	}
+}
+
+static int enc_truncate(void *buf, size_t cap, uint64_t handle,
+			const struct rpc_cap *capa, uint64_t size, uint32_t slot,
+			const struct io_tail *t)
+{
+	struct wr w;
+	int ret = tail_check(t);
+
+	if (ret)
+		return ret;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_TRUNCATE, t->flag);
+	wr_u64(&w, handle);
+	wr_cap(&w, capa);
+	wr_u64(&w, size);
+	if (t->flag) {
+		wr_u32(&w, slot_enc(slot));
+		wr_u32(&w, 0);
+	}
+	wr_tail(&w, t);
+	return wr_end(&w);
+}
+
+int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		     uint64_t size)
+{
+	struct io_tail t = {0};
+
+	return enc_truncate(buf, cap, handle, capa, size, RPC_SLOT_ANY, &t);
+}
+
+int rpc_enc_truncate_copies(void *buf, size_t cap, uint64_t handle,
+			    const struct rpc_cap *capa, uint64_t size, uint32_t slot,
+			    const struct rpc_copy *copies, uint32_t ncopies,
+			    uint64_t epoch)
+{
+	struct io_tail t = {.flag = RPC_IO_COPIES,
+			    .copies = copies,
+			    .ncopies = ncopies,
+			    .epoch = epoch};
+
+	return enc_truncate(buf, cap, handle, capa, size, slot, &t);
+}
+
+int rpc_enc_truncate_forward(void *buf, size_t cap, uint64_t handle, uint64_t size,
+			     uint32_t slot, uint64_t epoch, uint32_t fwd_flags)
+{
+	struct io_tail t = {
+		.flag = RPC_IO_FORWARD, .epoch = epoch, .fwd_flags = fwd_flags};
+
+	return enc_truncate(buf, cap, handle, NULL, size, slot, &t);
+}
+
+static uint32_t io_segs_in(size_t cap, size_t reserve);
+
 static int enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		  const struct rpc_cap *capa, const struct rpc_seg *segs, uint32_t nseg,
 		  uint32_t slot, const struct io_tail *t)
@@ -591,19 +653,13 @@ static int enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		return -EINVAL;
 	if (t->flag && op != RPC_IO_WRITE)
 		return -EINVAL;
-	if (t->flag == RPC_IO_COPIES && (!t->ncopies || t->ncopies > RPC_COPIES_MAX))
+	if (tail_check(t))
 		return -EINVAL;
 	if (nseg > io_segs_in(cap_clamp(cap), tail_len(t)))
 		return -E2BIG;
 	for (uint32_t i = 0; i < nseg; i++)
 		if (!segs[i].len || segs[i].len > UINT64_MAX - segs[i].off)
 			return -EINVAL;
-	for (uint32_t i = 0; t->flag == RPC_IO_COPIES && i < t->ncopies; i++)
-		if (t->copies[i].slot == RPC_SLOT_ANY ||
-		    (t->copies[i].flags & ~RPC_COPY_STALE))
-			return -EINVAL;
-	if (t->fwd_flags & ~RPC_COPY_STALE)
-		return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), op, t->flag);
 	wr_u64(&w, handle);
 	wr_cap(&w, capa);
@@ -613,19 +669,7 @@ static int enc_io(void *buf, size_t cap, uint16_t op, uint64_t handle,
 		wr_u64(&w, segs[i].off);
 		wr_u64(&w, segs[i].len);
 	}
-	if (t->flag == RPC_IO_COPIES) {
-		wr_u32(&w, t->ncopies);
-		wr_u64(&w, t->epoch);
-		for (uint32_t i = 0; i < t->ncopies; i++) {
-			wr_u32(&w, t->copies[i].io);
-			wr_u32(&w, slot_enc(t->copies[i].slot));
-			wr_u32(&w, t->copies[i].flags);
-		}
-	} else if (t->flag == RPC_IO_FORWARD) {
-		wr_u64(&w, t->epoch);
-		wr_u32(&w, t->fwd_flags);
-		wr_u32(&w, 0);
-	}
+	wr_tail(&w, t);
 	return wr_end(&w);
 }
 
@@ -997,19 +1041,86 @@ static int body_lock(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return !rd->err && (!r->len || r->len > UINT64_MAX - r->off) ? -EPROTO : 0;
 }
 
+/* The tail after IO_WRITE's segments or IO_TRUNCATE's size (flags
+ * RPC_IO_COPIES or RPC_IO_FORWARD, the same values as RPC_TRUNCATE_*):
+ * its length from the bytes at p (left of them), 0 for none, -EPROTO. */
+static long tail_len_at(const struct rpc_req *r, const uint8_t *p, size_t left)
+{
+	uint32_t n;
+
+	if (r->flags & RPC_IO_FORWARD)
+		return 16;
+	if (!(r->flags & RPC_IO_COPIES))
+		return 0;
+	if (left < 4)
+		return -EPROTO;
+	n = get32(p);
+	if (!n || n > RPC_COPIES_MAX)
+		return -EPROTO;
+	return 12 + 12 * (long)n;
+}
+
+static int dec_tail(struct rd *rd, struct rpc_req *r)
+{
+	r->ncopies = 0;
+	r->epoch = 0;
+	r->fwd_flags = 0;
+	if (r->flags & RPC_IO_COPIES) {
+		r->ncopies = rd_u32(rd);
+		r->epoch = rd_u64(rd);
+		for (uint32_t i = 0; i < r->ncopies && i < RPC_COPIES_MAX; i++) {
+			r->copies[i].io = rd_u32(rd);
+			r->copies[i].slot = slot_dec(rd_u32(rd));
+			r->copies[i].flags = rd_u32(rd);
+			if (r->copies[i].slot == RPC_SLOT_ANY ||
+			    (r->copies[i].flags & ~RPC_COPY_STALE))
+				return -EPROTO;
+		}
+	} else if (r->flags & RPC_IO_FORWARD) {
+		/* a forward is a server's: its capability is zero */
+		if (r->cap.expiry || r->cap.rights || r->cap.lifetime_s ||
+		    memcmp(r->cap.mac, (const uint8_t[16]){0}, 16))
+			return -EPROTO;
+		r->epoch = rd_u64(rd);
+		r->fwd_flags = rd_u32(rd);
+		if (!rd->err && ((r->fwd_flags & ~RPC_COPY_STALE) || rd_u32(rd)))
+			return -EPROTO;
+	}
+	return rd->err;
+}
+
 static int body_truncate(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 			 uint32_t maxseg)
 {
+	long tail;
+
 	dec_handle(rd, r);
 	r->size = rd_u64(rd);
-	return 0;
+	r->slot = RPC_SLOT_ANY;
+	if (rd->err)
+		return rd->err;
+	if ((r->flags & ~(RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD)) ||
+	    (r->flags & RPC_TRUNCATE_COPIES && r->flags & RPC_TRUNCATE_FORWARD))
+		return -EPROTO;
+	if (r->flags) {
+		r->slot = slot_dec(rd_u32(rd));
+		if (rd_u32(rd) && !rd->err)
+			return -EPROTO;
+		if (!rd->err && r->slot == RPC_SLOT_ANY)
+			return -EPROTO;
+	}
+	tail = tail_len_at(r, rd->p + rd->pos, rd->len - rd->pos);
+	if (tail < 0 || (size_t)tail != rd->len - rd->pos)
+		return -EPROTO;
+	return dec_tail(rd, r);
 }
 
 static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		   uint32_t maxseg)
 {
 	bool copies = r->flags & RPC_IO_COPIES, fwd = r->flags & RPC_IO_FORWARD;
-	size_t left, tail = 0;
+	size_t left, segs_len;
+	long tail;
 
 	dec_handle(rd, r);
 	r->nseg = rd_u32(rd);
@@ -1022,30 +1133,14 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	if ((r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD)) || (copies && fwd) ||
 	    ((copies || fwd) && r->op != RPC_IO_WRITE))
 		return -EPROTO;
-	/* a forward is a server's: its capability is zero */
-	if (fwd && (r->cap.expiry || r->cap.rights || r->cap.lifetime_s ||
-		    memcmp(r->cap.mac, (const uint8_t[16]){0}, 16)))
-		return -EPROTO;
 	/* The count must describe exactly the rest of the body (but for the
 	 * tail). */
 	left = rd->len - rd->pos;
-	if (copies) {
-		size_t segs_len = (size_t)r->nseg * RPC_SEG_SIZE;
-		uint32_t n;
-
-		if (segs_len / RPC_SEG_SIZE != r->nseg || left < segs_len + 4)
-			return -EPROTO;
-		n = get32(rd->p + rd->pos + segs_len);
-		if (!n || n > RPC_COPIES_MAX)
-			return -EPROTO;
-		tail = 12 + 12 * (size_t)n;
-	} else if (fwd) {
-		tail = 16;
-	}
-	if (left < tail)
+	segs_len = (size_t)r->nseg * RPC_SEG_SIZE;
+	if (segs_len / RPC_SEG_SIZE != r->nseg || segs_len > left)
 		return -EPROTO;
-	left -= tail;
-	if (left % RPC_SEG_SIZE || left / RPC_SEG_SIZE != r->nseg)
+	tail = tail_len_at(r, rd->p + rd->pos + segs_len, left - segs_len);
+	if (tail < 0 || left != segs_len + (size_t)tail)
 		return -EPROTO;
 	if (r->nseg > maxseg)
 		return -E2BIG;
@@ -1056,24 +1151,7 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 			return -EPROTO;
 	}
 	r->segs = segs;
-	if (copies) {
-		r->ncopies = rd_u32(rd);
-		r->epoch = rd_u64(rd);
-		for (uint32_t i = 0; i < r->ncopies; i++) {
-			r->copies[i].io = rd_u32(rd);
-			r->copies[i].slot = slot_dec(rd_u32(rd));
-			r->copies[i].flags = rd_u32(rd);
-			if (r->copies[i].slot == RPC_SLOT_ANY ||
-			    (r->copies[i].flags & ~RPC_COPY_STALE))
-				return -EPROTO;
-		}
-	} else if (fwd) {
-		r->epoch = rd_u64(rd);
-		r->fwd_flags = rd_u32(rd);
-		if (!rd->err && ((r->fwd_flags & ~RPC_COPY_STALE) || rd_u32(rd)))
-			return -EPROTO;
-	}
-	return rd->err;
+	return dec_tail(rd, r);
 }
 
 /* Between servers only. */

@@ -102,10 +102,13 @@ struct rpc_copy {
 /* Stale copies a file's mirror view lists at most. */
 #define RPC_STALE_MAX 64
 
-/* RPC_IO_TRUNCATE flags: sent to every copy of a mirrored file (a client
- * that knows its redundancy); without, a mirrored file's truncate is
- * refused (it would reach the primaries only: RPC_CAP_MIRRORED). */
-#define RPC_TRUNCATE_COPIES 1u
+/* RPC_IO_TRUNCATE flags, as RPC_IO_WRITE's: to a mirrored slot's primary
+ * with the copies list, which it forwards to (ordered with the writes it
+ * forwards: io_forward.c); without, a mirrored file's truncate is refused
+ * (it would reach one copy only: RPC_CAP_MIRRORED). RPC_TRUNCATE_FORWARD:
+ * a primary's forward to one copy (peers only), with its epoch. */
+#define RPC_TRUNCATE_COPIES  RPC_IO_COPIES
+#define RPC_TRUNCATE_FORWARD RPC_IO_FORWARD
 
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
@@ -269,9 +272,14 @@ int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, const struct rpc_c
 		      int64_t delta);
 int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
 		 const struct rpc_cap *capa, uint64_t off, uint64_t len, uint64_t owner);
-/* The same with flags (RPC_TRUNCATE_COPIES). */
-int rpc_enc_truncate_flags(void *buf, size_t cap, uint64_t handle,
-			   const struct rpc_cap *capa, uint64_t size, uint16_t flags);
+/* To a mirrored slot's primary, with its copies (RPC_TRUNCATE_COPIES), and
+ * from it to one copy (RPC_TRUNCATE_FORWARD): as IO_WRITE's. */
+int rpc_enc_truncate_copies(void *buf, size_t cap, uint64_t handle,
+			    const struct rpc_cap *capa, uint64_t size, uint32_t slot,
+			    const struct rpc_copy *copies, uint32_t ncopies,
+			    uint64_t epoch);
+int rpc_enc_truncate_forward(void *buf, size_t cap, uint64_t handle, uint64_t size,
+			     uint32_t slot, uint64_t epoch, uint32_t fwd_flags);
 int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		     uint64_t size);
 /* rpc_enc_io says no slot; rpc_enc_io_slot the stripe slot of the layout

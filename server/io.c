@@ -574,11 +574,17 @@ int serve_io_truncate(struct srv_op *op)
 
 	if (op->q.size > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	io_forward_disturb(op->s, op->q.handle);
+	if (op->q.flags & RPC_TRUNCATE_FORWARD)
+		io_forward_disturb(op->s, op->q.handle);
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
-	ret = datafile_truncate(&e->cf, op->q.size, &bad);
+	/* a mirrored truncate: its epoch as a write's (io_forward.c) */
+	if (op->q.flags & (RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD))
+		ret = datafile_admit_epoch(&e->cf, op->q.epoch,
+					   !(op->q.fwd_flags & RPC_COPY_STALE));
+	if (!ret)
+		ret = datafile_truncate(&e->cf, op->q.size, &bad);
 	if (!ret)
 		atomic_store(&e->changed, srv_now_ns());
 	fd_put(io, e);

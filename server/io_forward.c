@@ -198,7 +198,12 @@ static void disturb(struct io_forward *fw, struct resync *rs)
  * others get the piece again with the new epoch (they take it, so that a
  * primary still at the old one is refused). 0 when every copy that was not
  * marked has it. */
-static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
+static int send_piece(struct fwd *w, const struct piece *pc, char *buf);
+
+/* Send one piece (or, trunc not NULL, a truncate to *trunc) to every live
+ * copy: send_piece's. */
+static int send_to_copies(struct fwd *w, const struct piece *pc, char *buf,
+			  const uint64_t *trunc)
 {
 	struct srv *s = w->s;
 	struct xp_call calls[RPC_COPIES_MAX + 1];
@@ -216,17 +221,20 @@ static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
 
 		if (!w->cp[c].live)
 			continue;
-		len = rpc_enc_io_forward(body[k], sizeof(body[k]), w->handle, pc->segs,
-					 pc->nseg, w->cp[c].c.slot, w->epoch,
-					 w->cp[c].c.flags);
+		len = trunc ? rpc_enc_truncate_forward(body[k], sizeof(body[k]),
+						       w->handle, *trunc, w->cp[c].c.slot,
+						       w->epoch, w->cp[c].c.flags)
+			    : rpc_enc_io_forward(body[k], sizeof(body[k]), w->handle,
+						 pc->segs, pc->nseg, w->cp[c].c.slot,
+						 w->epoch, w->cp[c].c.flags);
 		if (len < 0)
 			return len;
 		which[k] = c;
 		servers[k] = s->cfg.io[w->cp[c].c.io];
 		calls[k].req = body[k];
 		calls[k].req_len = (size_t)len;
-		calls[k].wr_iov = pc->bytes ? &iov : NULL;
-		calls[k].wr_cnt = pc->bytes ? 1 : 0;
+		calls[k].wr_iov = !trunc && pc->bytes ? &iov : NULL;
+		calls[k].wr_cnt = !trunc && pc->bytes ? 1 : 0;
 		calls[k].rep = rep[k];
 		calls[k].rep_max = sizeof(rep[k]);
 		calls[k].path = XP_PATH_AUTO;
@@ -269,7 +277,12 @@ static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
 		return ret == -RPC_EBEHIND ? ret : -EREMOTEIO;
 	atomic_fetch_add(&s->fwd->marked, nstale);
 	/* the survivors take the new epoch */
-	return send_piece(w, pc, buf);
+	return send_to_copies(w, pc, buf, trunc);
+}
+
+static int send_piece(struct fwd *w, const struct piece *pc, char *buf)
+{
+	return send_to_copies(w, pc, buf, NULL);
 }
 
 /* Forward segs[0..nseg), piece by piece. */
@@ -418,11 +431,25 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		w.cp[c].c.flags = 0;
 		w.cp[c].live = !(op->q.copies[c].flags & RPC_COPY_STALE);
 	}
-	span_of(op->segs, op->q.nseg, &lo, &hi);
+	/* A truncate was applied here before: its forward, after every
+	 * forward running, and before any that starts, orders it with them
+	 * on every copy as here. */
+	if (op->q.op == RPC_IO_TRUNCATE) {
+		lo = 0;
+		hi = UINT64_MAX;
+	} else {
+		span_of(op->segs, op->q.nseg, &lo, &hi);
+	}
 	order_enter(fw, op->q.handle, lo, hi, &me);
 	if (atomic_load(&fw->nresyncs))
 		join_resync(fw, &w);
-	ret = forward(&w, op->segs, op->q.nseg, buf);
+	if (op->q.op == RPC_IO_TRUNCATE) {
+		struct piece none = {.nseg = 0, .bytes = 0};
+
+		ret = send_to_copies(&w, &none, buf, &op->q.size);
+	} else {
+		ret = forward(&w, op->segs, op->q.nseg, buf);
+	}
 	order_leave(fw, me);
 	if (ret == -RPC_EBEHIND) {
 		/* this primary is stale, or the client's view is old: it
@@ -492,8 +519,9 @@ static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
 	int ret;
 
 	ret = call_target(s, &rs->target, body,
-			  rpc_enc_truncate_flags(body, sizeof(body), rs->handle, NULL,
-						 size, RPC_TRUNCATE_COPIES));
+			  rpc_enc_truncate_forward(body, sizeof(body), rs->handle, size,
+						   rs->target.slot, rs->epoch - 1,
+						   RPC_COPY_STALE));
 	if (ret != -ESTALE)
 		return ret;
 	ret = call_target(s, &rs->target, body,
@@ -503,8 +531,9 @@ static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
 	if (ret && ret != -EEXIST)
 		return ret;
 	return call_target(s, &rs->target, body,
-			   rpc_enc_truncate_flags(body, sizeof(body), rs->handle, NULL,
-						  size, RPC_TRUNCATE_COPIES));
+			   rpc_enc_truncate_forward(body, sizeof(body), rs->handle, size,
+						    rs->target.slot, rs->epoch - 1,
+						    RPC_COPY_STALE));
 }
 
 /* Tell the file's metadata server how the resync went. */
@@ -747,7 +776,8 @@ bool io_forward_take(struct srv_op *op)
 {
 	struct io_forward *fw = op->s->io ? op->s->fwd : NULL;
 
-	if (op->q.op != RPC_IO_WRITE || !op->q.ncopies || op->forwarded || op->status)
+	if ((op->q.op != RPC_IO_WRITE && op->q.op != RPC_IO_TRUNCATE) || !op->q.ncopies ||
+	    op->forwarded || op->status)
 		return false;
 	op->forwarded = true;
 	if (!fw) {

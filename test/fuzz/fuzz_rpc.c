@@ -65,8 +65,14 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		return rpc_enc_lock(again, cap, r->op, r->flags, r->handle, &r->cap,
 				    r->off, r->len, r->owner);
 	case RPC_BODY_TRUNCATE:
-		return rpc_enc_truncate_flags(again, cap, r->handle, &r->cap, r->size,
-					      r->flags & RPC_TRUNCATE_COPIES);
+		if (r->flags & RPC_TRUNCATE_COPIES)
+			return rpc_enc_truncate_copies(again, cap, r->handle, &r->cap,
+						       r->size, r->slot, r->copies,
+						       r->ncopies, r->epoch);
+		if (r->flags & RPC_TRUNCATE_FORWARD)
+			return rpc_enc_truncate_forward(again, cap, r->handle, r->size,
+							r->slot, r->epoch, r->fwd_flags);
+		return rpc_enc_truncate(again, cap, r->handle, &r->cap, r->size);
 	case RPC_BODY_IO:
 		if (r->ncopies)
 			return rpc_enc_io_copies(again, cap, r->handle, &r->cap, r->segs,

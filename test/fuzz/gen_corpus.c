@@ -257,6 +257,11 @@ static void gen_rpc(void)
 	    rpc_enc_mirror_fresh(buf, sizeof(buf), RPC_FRESH_FAILED, 7, 5, 0, 2));
 	REQ("io-resync", rpc_enc_io_resync(buf, sizeof(buf), 7, 0,
 					   &(const struct rpc_copy){3, 2, 0}, 5));
+	REQ("truncate-copies",
+	    rpc_enc_truncate_copies(buf, sizeof(buf), 7, NULL, 4096, 0,
+				    (const struct rpc_copy[]){{1, 2, 0}}, 1, 3));
+	REQ("truncate-forward",
+	    rpc_enc_truncate_forward(buf, sizeof(buf), 7, 4096, 2, 3, 0));
 	REQ("mirror-stale",
 	    rpc_enc_mirror_stale(buf, sizeof(buf), 7, 4, 0, (const uint32_t[]){2}, 1));
 	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1));

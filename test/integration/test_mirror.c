@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "rpfs.h"
@@ -70,13 +71,14 @@ START_TEST(test_verify_finds_agreeing_and_disagreeing_copies)
 	rpfs_close(g);
 	ck_assert_msg(rpfs_verify(f, &checked, &where) == 0, "verify: %s", rpfs_errmsg());
 
-	/* a write with a copy's server killed: written to the primary, the
-	 * copy marked stale (read from no more, rpfs_verify says so), even
-	 * after its server is back */
+	/* a write and a truncate with a copy's server killed: done on the
+	 * primary, the copy marked stale (read from no more, rpfs_verify says
+	 * so); the server back, the copy is resynced by itself */
 	{
 		uint32_t copy1[2];
 		uint32_t s, victim;
-		uint64_t off;
+		uint64_t off, size;
+		int i;
 
 		ck_assert_int_eq(rpfs_copy_servers(c, &st, "mirror:2", 1, copy1), 0);
 		s = copy1[1] ? 1 : 0; /* server 0 holds the metadata */
@@ -87,22 +89,28 @@ START_TEST(test_verify_finds_agreeing_and_disagreeing_copies)
 		memcpy(buf + off, "different", 9);
 		read_all(f, back, len, 0);
 		ck_assert_int_eq(first_diff(buf, back, len), -1);
-		ck_assert_int_eq(cl_restart(cl, (int)victim), 0);
-		/* back, but stale: every read still comes from the primary */
-		for (int i = 0; i < 3; i++) {
-			read_all(f, back, len, 0);
-			ck_assert_int_eq(first_diff(buf, back, len), -1);
-		}
+		/* another opener learns the mark at open */
+		ck_assert_int_eq(rpfs_open(c, "/m", RPFS_O_READ | RPFS_O_WRITE, &g), 0);
+		read_all(g, back, len, 0);
+		ck_assert_int_eq(first_diff(buf, back, len), -1);
+		/* a truncate through the primaries, the lost copy's skipped */
+		len -= 4000;
+		ck_assert_msg(rpfs_truncate(g, len) == 0, "truncate: %s", rpfs_errmsg());
+		ck_assert_int_eq(rpfs_getsize(f, &size), 0);
+		ck_assert_uint_eq(size, len);
+		rpfs_close(g);
 		ck_assert_int_eq(rpfs_verify(f, &checked, &where), -ESTALE);
 		ck_assert_msg(strstr(rpfs_errmsg(), "stale"), "message: %s",
 			      rpfs_errmsg());
-		/* another opener learns the mark at open */
-		ck_assert_int_eq(rpfs_open(c, "/m", RPFS_O_READ, &g), 0);
-		for (int i = 0; i < 3; i++) {
-			read_all(g, back, len, 0);
+		ck_assert_int_eq(cl_restart(cl, (int)victim), 0);
+		/* back: stale until resynced, then every copy agrees */
+		for (i = 0; i < 300 && rpfs_verify(f, &checked, &where); i++) {
+			read_all(f, back, len, 0);
 			ck_assert_int_eq(first_diff(buf, back, len), -1);
+			usleep(100000);
 		}
-		rpfs_close(g);
+		ck_assert_msg(i < 300, "not resynced in 30 s: %s", rpfs_errmsg());
+		ck_assert_uint_eq(checked, 2 * (uint64_t)len);
 	}
 	rpfs_close(f);
 

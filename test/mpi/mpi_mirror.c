@@ -2,7 +2,7 @@
  * every rank and read back, then read again by a second run with one of
  * its servers killed.
  *
- * Usage: mpiexec -n N mpi_mirror write|read rpfs:/dir/file [share]
+ * Usage: mpiexec -n N mpi_mirror write|read rpfs:/dir/file [share] [pause=FILE]
  *   write  creates the file with rpfs_redundancy=mirror:2, checks that
  *          MPI_File_get_info says mirror:2, and writes, every rank at
  *          once: (1) 4 MiB blocks, rank r's at blocks r, r+N, ... (blocking
@@ -13,6 +13,10 @@
  *   read   opens it read-only and checks every byte (run with a server of
  *          the file killed: the reads come from the other copies); with
  *          "share" each rank checks a 1/N share (slow links).
+ *   pause=FILE  (write) after the 4 MiB blocks, rank 0 makes FILE and
+ *          every rank waits until it is gone (at most 120 s): a test kills
+ *          one of the file's servers meanwhile, so that the records are
+ *          written with it down (degraded writes) and read back so.
  * Every byte is a function of its offset and of the pass that wrote it,
  * so a byte from the wrong place, a stale copy or a lost write is found.
  * Prints " No Errors" on success. */
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BLOCK	 (4 << 20)
 #define NBLOCKS	 2 /* per rank */
@@ -128,7 +133,8 @@ int main(int argc, char **argv)
 	int nreq = 0;
 	MPI_Status st;
 	unsigned char *b;
-	int rank, nprocs, all, flag;
+	int rank, nprocs, all, flag, share = 0;
+	const char *pause = NULL;
 	char val[MPI_MAX_INFO_VAL + 1];
 
 	MPI_Init(&argc, &argv);
@@ -139,13 +145,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: %s write|read rpfs:/path\n", argv[0]);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "share"))
+			share = 1;
+		else if (!strncmp(argv[i], "pause=", 6))
+			pause = argv[i] + 6;
+	}
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	b = malloc(BLOCK);
 	if (!strcmp(argv[1], "read")) {
 		CHECK(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_RDONLY,
 				    MPI_INFO_NULL, &fh),
 		      "MPI_File_open (read)");
-		check_all(fh, rank, nprocs, argc > 3 && !strcmp(argv[3], "share"));
+		check_all(fh, rank, nprocs, share);
 		goto done;
 	}
 	MPI_Info_create(&info);
@@ -170,6 +182,25 @@ int main(int argc, char **argv)
 		fill(b, off, BLOCK, 1);
 		CHECK(MPI_File_write_at(fh, (MPI_Offset)off, b, BLOCK, MPI_BYTE, &st),
 		      "MPI_File_write_at (4 MiB)");
+	}
+	if (pause) {
+		/* a server is killed here (the caller's) */
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (!rank) {
+			FILE *m = fopen(pause, "w");
+
+			if (m)
+				fclose(m);
+			for (int t = 0; t < 1200; t++) {
+				FILE *still = fopen(pause, "r");
+
+				if (!still)
+					break;
+				fclose(still);
+				usleep(100000);
+			}
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
 	}
 	/* (2) interleaved records, collective (pass 2), then (3) rewritten
 	 * with nonblocking independent writes (pass 3) */

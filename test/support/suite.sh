@@ -96,18 +96,6 @@ suite_cluster_down() {
 	"$RPFS_CLI" down --dir "$CLUSTER" >/dev/null 2>&1 || true
 }
 
-# suite_kill_copy_server PATH: kill -9 an I/O-only server (not server.0,
-# which holds the metadata) among PATH's slots (rpfs stat, copies
-# included); prints its number, or nothing when there is none.
-suite_kill_copy_server() {
-	for _s in $("$RPFS_CLI" stat "$1" 2>/dev/null |
-		sed -n 's/^  \(copy [0-9]* of \)\{0,1\}slot [0-9]*: io server \([0-9]*\) .*/\2/p'); do
-		[ "$_s" != 0 ] || continue
-		kill -9 "$(cat "$CLUSTER/rpfsd.$_s.pid")" 2>/dev/null && echo "$_s"
-		return
-	done
-}
-
 # suite_restart_server N: start the cluster's stopped servers again (rpfs
 # up) and wait until the metadata server sees server.N online (rpfs df),
 # at most 30 s. 0 when it is.
@@ -121,24 +109,86 @@ suite_restart_server() {
 	return 1
 }
 
+# suite_copy_pair PATH: the two I/O servers holding the copies of one of
+# PATH's data slots (a mirror:2 file), neither of them server.0 (the
+# metadata server): "A B", or nothing.
+suite_copy_pair() {
+	"$RPFS_CLI" stat "$1" 2>/dev/null |
+		sed -n 's/^  \(copy [0-9]* of \)\{0,1\}slot [0-9]*: io server \([0-9]*\) .*/\2/p' |
+		awk '{ s[NR - 1] = $1 } END {
+			h = NR / 2
+			for (i = 0; i < h; i++)
+				if (s[i] != 0 && s[i + h] != 0) { print s[i], s[i + h]; exit }
+		}'
+}
+
+# suite_wait_verify PATH SECONDS: rpfs verify PATH passes within SECONDS
+# (the stale copies resynced).
+suite_wait_verify() {
+	_end=$(($(date +%s) + $2))
+	while [ "$(date +%s)" -lt "$_end" ]; do
+		"$RPFS_CLI" verify "$1" >/dev/null 2>&1 && return 0
+		sleep 1
+	done
+	return 1
+}
+
 # suite_mirror_tests PROGRAM PATH: test/mpi/mpi_mirror through the caller's
-# run (NAME NP KEPT DELETED PROGRAM ARGS...): a mirrored file (hint
-# rpfs_redundancy=mirror:2) that 4 ranks write in 4 MiB blocks, 47008-byte
-# records collectively and again with nonblocking calls, reading every
-# byte back; a second job reads it with one of its I/O servers killed (the
-# other copy serves); the server is started again.
+# run (NAME NP KEPT DELETED PROGRAM ARGS...): a mirrored file (made with
+# both copies off server.0, opened with the hint rpfs_redundancy=mirror:2)
+# that 4 ranks write in 4 MiB blocks, then, with
+# one of its I/O servers killed -9 mid-run, 47008-byte records collectively
+# and again with nonblocking calls, reading every byte back; a second job
+# reads it with the server still down; the server is started again and
+# its stale copies resynced (rpfs verify); then the server of the other
+# copy is killed and a third job reads every byte from the resynced copy.
 suite_mirror_tests() {
-	run "mirrored file: 4 MiB blocks, 47008-byte records (collective, nonblocking)" 4 "$2" "" \
-		"$1" write "rpfs:$2"
-	_victim=$(suite_kill_copy_server "$2")
-	if [ -z "$_victim" ]; then
-		fail "  no I/O-only server among $2's to kill"
+	# one slot on servers 1 and 2: neither copy on server.0
+	"$RPFS_CLI" rm "$2" >/dev/null 2>&1
+	if ! "$RPFS_CLI" setstripe -N mirror:2 -c 1 -i 1 "$2" >/dev/null 2>&1; then
+		fail "mirrored file: rpfs setstripe -N mirror:2 -c 1 -i 1 $2"
 		return
 	fi
-	run "  read back with its io server $_victim killed" 4 "$2" "" "$1" read "rpfs:$2"
-	if suite_restart_server "$_victim"; then
-		pass "  io server $_victim started again and online"
+	_pause=$(mktemp -u "${TMPDIR:-/tmp}/rpfs-mirror-pause.XXXXXX")
+	_pair_file=$_pause.pair
+	(
+		# at the job's pause: kill one copy's server, then let it go on
+		_end=$(($(date +%s) + 120))
+		while [ ! -e "$_pause" ] && [ "$(date +%s)" -lt "$_end" ]; do sleep 0.1; done
+		_pair=$(suite_copy_pair "$2")
+		echo "$_pair" >"$_pair_file"
+		set -- $_pair
+		[ -n "${1:-}" ] && kill -9 "$(cat "$CLUSTER/rpfsd.$1.pid")" 2>/dev/null
+		rm -f "$_pause"
+	) &
+	_killer=$!
+	run "mirrored file: 4 MiB blocks, then 47008-byte records (collective, nonblocking) with an io server killed -9 mid-run" \
+		4 "$2" "" "$1" write "rpfs:$2" "pause=$_pause"
+	wait "$_killer" 2>/dev/null
+	rm -f "$_pause"
+	set -- "$1" "$2" $(cat "$_pair_file" 2>/dev/null)
+	rm -f "$_pair_file"
+	if [ $# -lt 4 ]; then
+		fail "  no two I/O-only servers holding copies of one of $2's slots"
+		return
+	fi
+	run "  read back with its io server $3 still down" 4 "$2" "" "$1" read "rpfs:$2"
+	if suite_restart_server "$3"; then
+		pass "  io server $3 started again and online"
 	else
-		fail "  io server $_victim started again and online (rpfs df: $("$RPFS_CLI" df 2>&1 | tr '\n' ' '))"
+		fail "  io server $3 started again and online (rpfs df: $("$RPFS_CLI" df 2>&1 | tr '\n' ' '))"
+		return
+	fi
+	if suite_wait_verify "$2" 60; then
+		pass "  its stale copies resynced (rpfs verify passes)"
+	else
+		fail "  its stale copies resynced (rpfs verify: $("$RPFS_CLI" verify "$2" 2>&1 | tr '\n' ' '))"
+	fi
+	kill -9 "$(cat "$CLUSTER/rpfsd.$4.pid")" 2>/dev/null
+	run "  read back with the other copy's io server $4 killed" 4 "$2" "" "$1" read "rpfs:$2"
+	if suite_restart_server "$4"; then
+		pass "  io server $4 started again and online"
+	else
+		fail "  io server $4 started again and online (rpfs df: $("$RPFS_CLI" df 2>&1 | tr '\n' ' '))"
 	fi
 }

@@ -618,11 +618,39 @@ START_TEST(truncate_round_trips)
 	ck_assert_uint_eq(req.flags, 0);
 	assert_prefixes_refused(buf, (size_t)n);
 	assert_trailing_byte_refused((size_t)n);
-	/* to every copy of a mirrored file */
-	n = rpc_enc_truncate_flags(buf, BUFSZ, 12, NULL, 7, RPC_TRUNCATE_COPIES);
-	ck_assert_int_eq(decode(buf, (size_t)n), 0);
-	ck_assert_uint_eq(req.flags, RPC_TRUNCATE_COPIES);
-	ck_assert_int_eq(rpc_enc_truncate_flags(buf, BUFSZ, 12, NULL, 7, 2), -EINVAL);
+	/* to a mirrored slot's primary with its copies, and forwarded */
+	{
+		struct rpc_copy cp[2] = {{3, 4, RPC_COPY_STALE}, {1, 2, 0}};
+
+		n = rpc_enc_truncate_copies(buf, BUFSZ, 12, NULL, 7, 0, cp, 2, 9);
+		ck_assert_int_eq(n, RPC_PREAMBLE + 16 + RPC_CAP_SIZE + 8 + 12 + 24);
+		ck_assert_int_eq(decode(buf, (size_t)n), 0);
+		ck_assert_uint_eq(req.flags, RPC_TRUNCATE_COPIES);
+		ck_assert_uint_eq(req.slot, 0);
+		ck_assert_uint_eq(req.ncopies, 2);
+		ck_assert_uint_eq(req.copies[0].flags, RPC_COPY_STALE);
+		ck_assert_uint_eq(req.copies[1].slot, 2);
+		ck_assert_uint_eq(req.epoch, 9);
+		assert_prefixes_refused(buf, (size_t)n);
+		assert_trailing_byte_refused((size_t)n);
+		ck_assert_int_eq(
+			rpc_enc_truncate_copies(buf, BUFSZ, 12, NULL, 7, 0, cp, 0, 9),
+			-EINVAL);
+		n = rpc_enc_truncate_forward(buf, BUFSZ, 12, 7, 4, 9, RPC_COPY_STALE);
+		ck_assert_int_eq(n, RPC_PREAMBLE + 16 + RPC_CAP_SIZE + 8 + 16);
+		ck_assert_int_eq(decode(buf, (size_t)n), 0);
+		ck_assert_uint_eq(req.flags, RPC_TRUNCATE_FORWARD);
+		ck_assert_uint_eq(req.slot, 4);
+		ck_assert_uint_eq(req.fwd_flags, RPC_COPY_STALE);
+		assert_prefixes_refused(buf, (size_t)n);
+		assert_trailing_byte_refused((size_t)n);
+		/* both flags; a flagged truncate without its slot */
+		buf[2] = RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD;
+		ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+		buf[2] = RPC_TRUNCATE_FORWARD;
+		memset(buf + RPC_PREAMBLE + 16 + RPC_CAP_SIZE, 0, 4);
+		ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
+	}
 }
 END_TEST
 
