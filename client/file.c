@@ -432,7 +432,7 @@ int rpfs_stat(rpfs_client_t *c, const char *path, struct rpfs_stat *st)
 
 /* ---- per-datafile operations -------------------------------------------- */
 
-/* Of a mirrored file's IO_SIZE and IO_SYNC, one copy of each slot
+/* Of a mirrored file's IO_SIZE, one copy of each slot
  * answering is enough (every acknowledged write is on every copy:
  * io_forward.c); the copies that did not answer count as empty in sizes.
  * 0, or the first failure of a slot none of whose copies answered (its
@@ -478,7 +478,7 @@ static int every_slot_has_a_copy(struct rpfs_client *c, const struct rpc_attr *a
 	return 0;
 }
 
-/* A mirrored file's IO_SIZE or IO_SYNC: first to the copies whose servers
+/* A mirrored file's IO_SIZE: first to the copies whose servers
  * are not known to be down (rpfsc_server_suspect), then, for a slot none
  * of those answered, to its other copies; so a stopped copy costs no
  * timeout while another answers. ops[i].call.status is each result (-EAGAIN
@@ -530,10 +530,43 @@ out:
 	return ret;
 }
 
+/* A mirrored file's IO_SYNC: every copy that is not stale, so that what
+ * the sync covers survives the loss of any of them (one that can't be
+ * reached fails it, naming its server: a stale copy is not synced, it is
+ * resynced whole). */
+static int sync_copies(struct rpfs_client *c, const struct rpfsc_view *view,
+		       struct rpfsc_op *ops, uint32_t n)
+{
+	struct rpfsc_op *run = calloc(n, sizeof(*run));
+	uint32_t *idx = calloc(n, sizeof(*idx)), k = 0;
+	int ret = 0;
+
+	if (!run || !idx) {
+		free(run);
+		free(idx);
+		rpfsc_err_set("%s: out of memory", ops[0].what);
+		return -ENOMEM;
+	}
+	for (uint32_t s = 0; s < n; s++)
+		if (!view_stale(view, s)) {
+			run[k] = ops[s];
+			idx[k++] = s;
+		}
+	rpfsc_run_every(c, run, (int)k);
+	for (uint32_t i = 0; i < k && !ret; i++)
+		if (run[i].call.status)
+			ret = rpfsc_call_error(c, run[i].srv, RPFSC_IO, NULL, run[i].what,
+					       run[i].call.status);
+	free(run);
+	free(idx);
+	return ret;
+}
+
 /* One request per slot of the layout, all in flight at once: IO_SIZE
  * (sizes[] gets each datafile's size and times), IO_TRUNCATE to the slot's
  * share of size, or IO_SYNC. A mirrored file's size and sync need one copy
- * of each slot (every_slot_has_a_copy), its truncate every copy. */
+ * of each slot (every_slot_has_a_copy), its sync every copy not stale
+ * (sync_copies); its truncate goes through the primaries (listio.c). */
 static int per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 		    const struct rpfsc_view *view, const char *what, uint16_t op,
 		    uint64_t size, struct rpc_io_size *sizes)
@@ -578,7 +611,9 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 		ops[s].rep = rep[s];
 		ops[s].rep_max = sizeof(rep[s]);
 	}
-	if (layout_copies(&a->layout) > 1 && !every_copy) {
+	if (layout_copies(&a->layout) > 1 && op == RPC_IO_SYNC) {
+		ret = sync_copies(c, view, ops, n);
+	} else if (layout_copies(&a->layout) > 1 && !every_copy) {
 		ret = run_mirror(c, a, view, ops, n);
 	} else {
 		ret = rpfsc_run(c, ops, (int)n);

@@ -36,6 +36,7 @@
 #include "datafile.h"
 #include "hashtab.h"
 #include "io_forward.h"
+#include "mirror_dirty.h"
 #include "list.h"
 #include "log.h"
 #include "proto.h"
@@ -409,6 +410,12 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		fd_put(io, e);
 		goto out;
 	}
+	/* a primary's write: listed before its bytes change (crashes) */
+	if (write && (op->q.flags & RPC_IO_COPIES) &&
+	    (ret = mirror_dirty_hold(op->s, op))) {
+		fd_put(io, e);
+		goto out;
+	}
 	if (write && (ret = write_enter(op, &e->cf))) {
 		fd_put(io, e);
 		return ret; /* said when it happened */
@@ -583,6 +590,8 @@ int serve_io_truncate(struct srv_op *op)
 	if (op->q.flags & (RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD))
 		ret = datafile_admit_epoch(&e->cf, op->q.epoch,
 					   !(op->q.fwd_flags & RPC_COPY_STALE));
+	if (!ret && (op->q.flags & RPC_TRUNCATE_COPIES))
+		ret = mirror_dirty_hold(op->s, op);
 	if (!ret)
 		ret = datafile_truncate(&e->cf, op->q.size, &bad);
 	if (!ret)
@@ -805,6 +814,9 @@ int io_open(struct srv *s)
 	if (ret)
 		log_err("rpfsd: couldn't start the threads forwarding mirrored writes: %s",
 			strerror(-ret));
+	if (!ret && (ret = mirror_dirty_open(s)))
+		log_err("rpfsd: couldn't start the list of mirrored datafiles being written: %s",
+			strerror(-ret));
 	return ret;
 
 err_fini:
@@ -823,6 +835,7 @@ void io_close(struct srv *s)
 	if (!io)
 		return;
 	io_forward_close(s);
+	mirror_dirty_close(s);
 	/* Clean shutdown: what was written is on disk before we say goodbye. */
 	list_foreach_safe(&io->lru, n, next) {
 		struct fdent *e = list_entry(n, struct fdent, lru);

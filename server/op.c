@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "io_forward.h"
+#include "mirror_dirty.h"
 #include "log.h"
 #include "server.h"
 
@@ -30,6 +31,7 @@ static void op_free(struct srv_op *op)
 		sched_conn_put(s, op->sc);
 	free(op->segs);
 	free(op->seg_end);
+	mirror_dirty_release(s, op);
 	io_write_free(op);
 	free(op);
 	atomic_fetch_sub(&s->live_ops, 1);

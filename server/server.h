@@ -107,6 +107,8 @@ struct srv {
 	struct meta *meta;	/* NULL unless role meta */
 	struct iosrv *io;	/* NULL unless role io */
 	struct io_forward *fwd; /* role io: mirrored writes' forwarding (io_forward.c) */
+	struct mirror_dirty
+		*dirty; /* role io: datafiles whose copies may lag (mirror_dirty.c) */
 	struct peers *peers;
 	struct io_states *io_states; /* role meta: its I/O servers' states */
 	struct meta_resync *resync;  /* role meta: stale copies' resync (meta_resync.c) */
@@ -139,6 +141,7 @@ struct srv_op {
 	atomic_uint_least64_t bad_plus1; /* io.c: damaged datafile offset + 1 */
 	int status;			 /* reply status */
 	bool rep_on_error; /* a failed op still sends rep (the error's detail) */
+	bool mirror_dirty; /* holds its handle in mirror_dirty.c's list */
 	size_t rep_len;	   /* reply body bytes in rep */
 	size_t rd_len;	   /* read data bytes */
 
