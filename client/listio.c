@@ -286,63 +286,19 @@ static int add_piece(struct rpfs_request *io, uint32_t slot, uint64_t local, cha
 	return 0;
 }
 
-/* The copy of data slot a read of a mirrored file takes (*out): copies
- * take turns by row of stripe units, so a large read draws on every copy;
- * a copy whose server is known not to answer (rpfsc_server_suspect), or
- * cannot be connected to, is passed over. Fails only when no copy of the
- * slot can be reached. */
-static int read_slot(struct rpfs_request *io, uint32_t slot, uint64_t local,
+/* The first copy of data slot, from copy first on in turn, that is not
+ * stale, whose server is not known to be down (then one known down) and
+ * can be connected to (*out). Fails only when none can. */
+static int pick_copy(struct rpfs_request *io, uint32_t slot, uint32_t first,
 		     uint32_t *out)
 {
 	const struct rpfs_layout *l = &io->f->attr.layout;
 	uint32_t n = layout_copies(l);
-	uint32_t first = (uint32_t)((local / l->stripe_unit + slot) % n);
 	int err = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t k = 0; k < n; k++) {
 			uint32_t cs = layout_copy_slot(l, slot, (first + k) % n);
-			struct slotlist *sl = &io->sl[cs];
-			int srv = rpfsc_io_srv(io->f->c, layout_server(l, cs));
-			bool suspect = srv >= 0 && rpfsc_server_suspect(io->f->c, srv);
-			int ret;
-
-			if (suspect != (pass == 1) || stale_in(&io->view, cs))
-				continue;
-			if (sl->srv >= 0) {
-				*out = cs;
-				return 0;
-			}
-			ret = slot_get(io, cs, &sl);
-			if (!ret) {
-				*out = cs;
-				return 0;
-			}
-			if (!err)
-				err = ret;
-		}
-	}
-	if (!err) {
-		rpfsc_err_set("%s: every copy of stripe slot %u is stale (missed writes)",
-			      io->f->path, slot);
-		err = -EIO;
-	}
-	return err;
-}
-
-/* The copy of data slot a write of a mirrored file goes to (*out), its
- * primary for this write: the first copy that is not stale, whose server
- * is not known to be down and can be connected to (then one known down).
- * Every client with the same view picks the same one, so one server orders
- * a slot's writes. */
-static int write_slot(struct rpfs_request *io, uint32_t slot, uint32_t *out)
-{
-	const struct rpfs_layout *l = &io->f->attr.layout;
-	int err = 0;
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t k = 0; k < layout_copies(l); k++) {
-			uint32_t cs = layout_copy_slot(l, slot, k);
 			struct slotlist *sl = &io->sl[cs];
 			int srv = rpfsc_io_srv(io->f->c, layout_server(l, cs));
 			bool suspect = srv >= 0 && rpfsc_server_suspect(io->f->c, srv);
@@ -365,6 +321,27 @@ static int write_slot(struct rpfs_request *io, uint32_t slot, uint32_t *out)
 		err = -EIO;
 	}
 	return err;
+}
+
+/* The copy of data slot a read of a mirrored file takes (*out): copies
+ * take turns by row of stripe units, so a large read draws on every copy. */
+static int read_slot(struct rpfs_request *io, uint32_t slot, uint64_t local,
+		     uint32_t *out)
+{
+	const struct rpfs_layout *l = &io->f->attr.layout;
+
+	return pick_copy(io, slot,
+			 (uint32_t)((local / l->stripe_unit + slot) % layout_copies(l)),
+			 out);
+}
+
+/* The copy of data slot a write of a mirrored file goes to (*out), its
+ * primary for this write: the first that pick_copy takes from copy 0.
+ * Every client with the same view picks the same one, so one server orders
+ * a slot's writes. */
+static int write_slot(struct rpfs_request *io, uint32_t slot, uint32_t *out)
+{
+	return pick_copy(io, slot, 0, out);
 }
 
 /* Walk the memory and file lists in step and distribute the pieces. */
@@ -521,6 +498,42 @@ static void zero_tail(const struct iovec *iov, size_t cnt, size_t skip)
 	}
 }
 
+/* One I/O call of body (len bytes) to server srv, waited for: data from
+ * wr or into rd, the reply into rep (16 bytes). *rd_len the bytes read.
+ * A failure other than -RPC_EBEHIND has its message set. */
+static int call_io(struct rpfs_file *f, int srv, const void *body, int len,
+		   const struct iovec *wr, int nwr, const struct iovec *rd, int nrd,
+		   uint8_t rep[16], size_t *rep_len, uint64_t *rd_len)
+{
+	struct rpfs_client *c = f->c;
+	struct rpfsc_link *link = NULL;
+	struct xp_call call;
+	int ret = len < 0 ? len : rpfsc_link_get(c, srv, RPFSC_IO, &link);
+
+	*rep_len = 0;
+	*rd_len = 0;
+	if (ret)
+		return ret;
+	memset(&call, 0, sizeof(call));
+	call.req = body;
+	call.req_len = (size_t)len;
+	call.rep = rep;
+	call.rep_max = 16;
+	call.wr_iov = wr;
+	call.wr_cnt = nwr;
+	call.rd_iov = rd;
+	call.rd_cnt = nrd;
+	ret = xp_call_start(link->conn, &call);
+	if (!ret)
+		ret = xp_call_wait(&call);
+	if (ret && ret != -RPC_EBEHIND)
+		ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
+	*rep_len = call.rep_len;
+	*rd_len = call.rd_len;
+	rpfsc_link_put(c, srv, link);
+	return ret;
+}
+
 /* A read of a mirrored file whose call i failed (the copy's server gone,
  * stopped, cut off, or a damaged block): the same segments from the slot's
  * other copies, one after the other, into the same memory. 0 when one
@@ -532,10 +545,9 @@ int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *se
 	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slot));
 	size_t room = c->io_hdr + nseg * RPC_SEG_SIZE;
 	uint8_t *body = malloc(room), rep[16];
-	struct rpfsc_link *link = NULL;
-	struct xp_call call;
 	struct rpc_cap cap;
-	int len, ret;
+	size_t rep_len;
+	int ret;
 
 	*got = 0;
 	if (!body) {
@@ -543,27 +555,11 @@ int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *se
 		return -ENOMEM;
 	}
 	ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
-	if (!ret) {
-		len = rpc_enc_io_slot(body, room, RPC_IO_READ, f->attr.handle, &cap, segs,
-				      nseg, slot);
-		ret = len < 0 ? len : rpfsc_link_get(c, srv, RPFSC_IO, &link);
-	}
-	if (!ret) {
-		memset(&call, 0, sizeof(call));
-		call.req = body;
-		call.req_len = (size_t)len;
-		call.rep = rep;
-		call.rep_max = sizeof(rep);
-		call.rd_iov = iov;
-		call.rd_cnt = niov;
-		ret = xp_call_start(link->conn, &call);
-		if (!ret)
-			ret = xp_call_wait(&call);
-		if (ret)
-			ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
-		*got = call.rd_len;
-		rpfsc_link_put(c, srv, link);
-	}
+	if (!ret)
+		ret = call_io(f, srv, body,
+			      rpc_enc_io_slot(body, room, RPC_IO_READ, f->attr.handle,
+					      &cap, segs, nseg, slot),
+			      NULL, 0, iov, niov, rep, &rep_len, got);
 	free(body);
 	return ret;
 }
@@ -608,10 +604,10 @@ static int write_copy(struct rpfs_request *io, uint32_t cs, const struct rpc_seg
 	size_t room = c->io_hdr + nseg * RPC_SEG_SIZE + RPC_IO_COPIES_ROOM;
 	uint8_t *body = malloc(room), rep[16];
 	struct rpc_copy cp[RPC_COPIES_MAX];
-	struct rpfsc_link *link = NULL;
-	struct xp_call call;
 	struct rpc_cap cap;
-	int len, ret;
+	size_t rep_len;
+	uint64_t none;
+	int ret;
 
 	*epoch = 0;
 	if (!body) {
@@ -622,27 +618,13 @@ static int write_copy(struct rpfs_request *io, uint32_t cs, const struct rpc_seg
 	if (!ret) {
 		uint32_t nc = copies_of(&f->attr.layout, &io->view, cs, cp);
 
-		len = rpc_enc_io_copies(body, room, f->attr.handle, &cap, segs, nseg, cs,
-					cp, nc, io->view.epoch);
-		ret = len < 0 ? len : rpfsc_link_get(c, srv, RPFSC_IO, &link);
+		ret = call_io(f, srv, body,
+			      rpc_enc_io_copies(body, room, f->attr.handle, &cap, segs,
+						nseg, cs, cp, nc, io->view.epoch),
+			      iov, niov, NULL, 0, rep, &rep_len, &none);
 	}
-	if (!ret) {
-		memset(&call, 0, sizeof(call));
-		call.req = body;
-		call.req_len = (size_t)len;
-		call.rep = rep;
-		call.rep_max = sizeof(rep);
-		call.wr_iov = iov;
-		call.wr_cnt = niov;
-		ret = xp_call_start(link->conn, &call);
-		if (!ret)
-			ret = xp_call_wait(&call);
-		if (!ret && rpc_dec_u64(rep, call.rep_len, epoch))
-			*epoch = 0;
-		if (ret && ret != -RPC_EBEHIND)
-			ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
-		rpfsc_link_put(c, srv, link);
-	}
+	if (!ret && rpc_dec_u64(rep, rep_len, epoch))
+		*epoch = 0;
 	free(body);
 	return ret;
 }

@@ -142,43 +142,63 @@ static int read_back(const struct fwd *w, const struct piece *pc, char *buf)
 	return 0;
 }
 
-/* Ask the file's metadata server to mark copies stale[0..n) (slots) stale:
- * they missed a write this primary stored. Its answer is the file's new
- * mirror epoch, which this datafile takes before the write is answered;
- * -RPC_EBEHIND if the metadata server has this primary marked stale. */
-static int mark_stale(struct fwd *w, const uint32_t *stale, uint32_t n)
+/* One call of body (len bytes, or a negative errno from its encoder) to
+ * server, the reply into rep. */
+static int ask(struct srv *s, uint32_t server, const void *body, int len, void *rep,
+	       size_t rep_max, size_t *rep_len, bool quiet)
 {
-	struct srv *s = w->s;
-	uint32_t meta = place_meta_of_handle(w->handle);
-	uint8_t body[RPC_PREAMBLE + 24 + 4 * RPC_COPIES_MAX];
-	uint8_t rep[12 + 4 * RPC_STALE_MAX];
-	uint32_t slots[RPC_STALE_MAX], ns;
 	struct xp_call call;
-	uint64_t epoch;
-	int len, ret;
+	int ret;
 
-	if (meta >= s->cfg.nmeta)
-		return -EINVAL;
-	len = rpc_enc_mirror_stale(body, sizeof(body), w->handle, w->epoch, w->slot,
-				   stale, n);
 	if (len < 0)
 		return len;
 	memset(&call, 0, sizeof(call));
 	call.req = body;
 	call.req_len = (size_t)len;
 	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	ret = peer_call(s, s->cfg.meta[meta], &call);
-	if (ret) {
+	call.rep_max = rep_max;
+	ret = quiet ? peer_call_quiet(s, server, &call) : peer_call(s, server, &call);
+	if (rep_len)
+		*rep_len = call.rep_len;
+	return ret;
+}
+
+int io_mark_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
+		  const uint32_t *stale, uint32_t n, bool quiet, uint64_t *new_epoch)
+{
+	uint32_t meta = place_meta_of_handle(handle);
+	uint8_t body[RPC_PREAMBLE + 24 + 4 * RPC_COPIES_MAX];
+	uint8_t rep[12 + 4 * RPC_STALE_MAX];
+	uint32_t slots[RPC_STALE_MAX], ns;
+	size_t rep_len;
+	int ret;
+
+	if (meta >= s->cfg.nmeta)
+		return -EINVAL;
+	ret = ask(s, s->cfg.meta[meta], body,
+		  rpc_enc_mirror_stale(body, sizeof(body), handle, epoch, slot, stale, n),
+		  rep, sizeof(rep), &rep_len, quiet);
+	if (ret && !quiet && ret != -RPC_EBEHIND)
 		log_warn("rpfsd: couldn't mark the copies of handle %016" PRIx64
 			 " that missed a write stale on metadata server %s: %s",
-			 w->handle, s->cfg.servers[s->cfg.meta[meta]].name,
-			 strerror(-ret));
+			 handle, s->cfg.servers[s->cfg.meta[meta]].name, strerror(-ret));
+	if (ret)
 		return ret;
-	}
-	if (rpc_dec_view(rep, call.rep_len, &epoch, slots, &ns) || epoch <= w->epoch)
+	if (rpc_dec_view(rep, rep_len, new_epoch, slots, &ns) || *new_epoch <= epoch)
 		return -EPROTO;
-	ret = io_raise_epoch(s, w->handle, epoch);
+	return io_raise_epoch(s, handle, *new_epoch);
+}
+
+/* Mark copies stale[0..n) of w's datafile stale: they missed a write this
+ * primary stored. The file's new mirror epoch is this datafile's before
+ * the write is answered; -RPC_EBEHIND if the metadata server has this
+ * primary marked stale. */
+static int mark_stale(struct fwd *w, const uint32_t *stale, uint32_t n)
+{
+	uint64_t epoch;
+	int ret = io_mark_stale(w->s, w->handle, w->epoch, w->slot, stale, n, false,
+				&epoch);
+
 	if (ret)
 		return ret;
 	w->epoch = epoch;
@@ -498,17 +518,9 @@ static int64_t mono_us(void)
 /* A call from this server to the target's. */
 static int call_target(struct srv *s, const struct rpc_copy *t, const void *body, int len)
 {
-	struct xp_call call;
 	uint8_t rep[64];
 
-	if (len < 0)
-		return len;
-	memset(&call, 0, sizeof(call));
-	call.req = body;
-	call.req_len = (size_t)len;
-	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	return peer_call(s, s->cfg.io[t->io], &call);
+	return ask(s, s->cfg.io[t->io], body, len, rep, sizeof(rep), NULL, false);
 }
 
 /* The target's datafile cut (or grown) to size; made first if its server
@@ -540,24 +552,28 @@ static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
 static void report(struct srv *s, const struct resync *rs, bool ok)
 {
 	uint32_t meta = place_meta_of_handle(rs->handle);
-	uint8_t body[RPC_PREAMBLE + 32];
-	struct xp_call call;
-	uint8_t rep[64];
-	int len = rpc_enc_mirror_fresh(body, sizeof(body), ok ? 0 : RPC_FRESH_FAILED,
-				       rs->handle, rs->epoch, rs->slot, rs->target.slot);
+	uint8_t body[RPC_PREAMBLE + 32], rep[64];
 
-	if (len < 0 || meta >= s->cfg.nmeta)
-		return;
-	memset(&call, 0, sizeof(call));
-	call.req = body;
-	call.req_len = (size_t)len;
-	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	if (peer_call(s, s->cfg.meta[meta], &call))
+	if (meta < s->cfg.nmeta &&
+	    ask(s, s->cfg.meta[meta], body,
+		rpc_enc_mirror_fresh(body, sizeof(body), ok ? 0 : RPC_FRESH_FAILED,
+				     rs->handle, rs->epoch, rs->slot, rs->target.slot),
+		rep, sizeof(rep), NULL, false))
 		log_info(
 			"rpfsd: couldn't tell metadata server %s how the resync of handle "
 			"%016" PRIx64 " went (it asks again)",
 			s->cfg.servers[s->cfg.meta[meta]].name, rs->handle);
+}
+
+/* rs runs no more: forwards stop joining it. */
+static void resync_end(struct io_forward *fw, struct resync *rs)
+{
+	pthread_mutex_lock(&fw->lock);
+	for (int i = 0; i < IO_RESYNC_RUN; i++)
+		if (fw->running[i] == rs)
+			fw->running[i] = NULL;
+	atomic_fetch_sub(&fw->nresyncs, 1);
+	pthread_mutex_unlock(&fw->lock);
 }
 
 static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
@@ -624,12 +640,7 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 		ok = !io_raise_epoch(s, rs->handle, rs->epoch) &&
 		     !send_piece(&w, &none, buf) && w.cp[0].live;
 	}
-	pthread_mutex_lock(&fw->lock);
-	for (int i = 0; i < IO_RESYNC_RUN; i++)
-		if (fw->running[i] == rs)
-			fw->running[i] = NULL;
-	atomic_fetch_sub(&fw->nresyncs, 1);
-	pthread_mutex_unlock(&fw->lock);
+	resync_end(fw, rs);
 	order_leave(fw, me);
 	atomic_fetch_add(&fw->resync_bytes, sent);
 	atomic_fetch_add(ok ? &fw->resynced : &fw->resync_failed, 1);
@@ -751,12 +762,7 @@ static void *forwarder(void *arg)
 		if (rs && buf) {
 			run_resync(fw, rs, buf);
 		} else if (rs) {
-			pthread_mutex_lock(&fw->lock);
-			for (int i = 0; i < IO_RESYNC_RUN; i++)
-				if (fw->running[i] == rs)
-					fw->running[i] = NULL;
-			atomic_fetch_sub(&fw->nresyncs, 1);
-			pthread_mutex_unlock(&fw->lock);
+			resync_end(fw, rs);
 			report(fw->s, rs, false);
 			free(rs);
 		} else if (buf) {

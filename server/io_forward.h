@@ -15,6 +15,12 @@ void io_forward_close(struct srv *s);
  * forwarding (its reply follows when every copy has it). false: it needs
  * none (no copies, failed, or already forwarded); answer it now. */
 bool io_forward_take(struct srv_op *op);
+/* Have the file's metadata server mark copies stale[0..n) (slots) of
+ * handle stale, for the primary of slot at epoch (MIRROR_STALE); this
+ * datafile takes the new epoch (*new_epoch). -RPC_EBEHIND: the primary is
+ * stale itself. quiet: a failure is the caller's to log. */
+int io_mark_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
+		  const uint32_t *stale, uint32_t n, bool quiet, uint64_t *new_epoch);
 /* A forward or a truncate of handle reached this server from elsewhere:
  * a resync from it may have missed the change (it fails, and is tried
  * again). */

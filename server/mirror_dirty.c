@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io_forward.h"
 #include "log.h"
 #include "mirror_dirty.h"
 #include "server.h"
@@ -208,28 +209,14 @@ void mirror_dirty_release(struct srv *s, struct srv_op *op)
  * refused for good), <0 try again. */
 static int report(struct mirror_dirty *d, const struct dent *e)
 {
-	struct srv *s = d->s;
-	uint32_t meta = place_meta_of_handle(e->handle);
-	uint8_t body[RPC_PREAMBLE + 24 + 4 * RPC_COPIES_MAX];
-	uint8_t rep[12 + 4 * RPC_STALE_MAX];
-	uint32_t slots[RPC_STALE_MAX], ns;
-	struct xp_call call;
 	uint64_t epoch;
-	int len, ret;
+	int ret;
 
-	if (meta >= s->cfg.nmeta || !e->ncopies)
+	if (!e->ncopies)
 		return 0;
-	len = rpc_enc_mirror_stale(body, sizeof(body), e->handle, 0, e->slot, e->copies,
-				   e->ncopies);
-	if (len < 0)
-		return 0;
-	memset(&call, 0, sizeof(call));
-	call.req = body;
-	call.req_len = (size_t)len;
-	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	ret = peer_call_quiet(s, s->cfg.meta[meta], &call);
-	if (ret == -RPC_EBEHIND || ret == -ENOENT || ret == -EINVAL) {
+	ret = io_mark_stale(d->s, e->handle, 0, e->slot, e->copies, e->ncopies, true,
+			    &epoch);
+	if (ret == -RPC_EBEHIND || ret == -ENOENT || ret == -EINVAL || ret == -EPROTO) {
 		log_info("rpfsd: handle %016" PRIx64
 			 ": its copies' marks not needed (%s)",
 			 e->handle, strerror(-ret));
@@ -237,8 +224,6 @@ static int report(struct mirror_dirty *d, const struct dent *e)
 	}
 	if (ret)
 		return ret;
-	if (!rpc_dec_view(rep, call.rep_len, &epoch, slots, &ns))
-		io_raise_epoch(s, e->handle, epoch);
 	log_warn("rpfsd: handle %016" PRIx64
 		 " (slot %u) may have differed from its copies "
 		 "(a write cut short): they are marked stale and resynced from here",
