@@ -94,9 +94,10 @@ static bool server_lost(struct rpfsc_link *link, int ret)
 }
 
 /* The copies a write to copy slot cs of a mirrored file names: every other
- * copy of its data slot, the stale ones flagged (not written to). */
-static uint32_t copies_of(const struct rpfs_layout *l, const struct rpfsc_view *v,
-			  uint32_t cs, struct rpc_copy *cp)
+ * copy of its data slot, the stale ones flagged (not written to), and
+ * those whose servers are known not to answer (marked stale at once). */
+static uint32_t copies_of(struct rpfs_client *c, const struct rpfs_layout *l,
+			  const struct rpfsc_view *v, uint32_t cs, struct rpc_copy *cp)
 {
 	uint32_t nc = 0;
 
@@ -108,6 +109,9 @@ static uint32_t copies_of(const struct rpfs_layout *l, const struct rpfsc_view *
 		cp[nc].slot = other;
 		cp[nc].io = layout_server(l, other);
 		cp[nc].flags = stale_in(v, other) ? RPC_COPY_STALE : 0;
+		if (!cp[nc].flags && c &&
+		    rpfsc_server_suspect(c, rpfsc_io_srv(c, cp[nc].io)))
+			cp[nc].flags = RPC_COPY_DOWN;
 		nc++;
 	}
 	return nc;
@@ -616,7 +620,7 @@ static int write_copy(struct rpfs_request *io, uint32_t cs, const struct rpc_seg
 	}
 	ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
 	if (!ret) {
-		uint32_t nc = copies_of(&f->attr.layout, &io->view, cs, cp);
+		uint32_t nc = copies_of(f->c, &f->attr.layout, &io->view, cs, cp);
 
 		ret = call_io(f, srv, body,
 			      rpc_enc_io_copies(body, room, f->attr.handle, &cap, segs,
@@ -844,8 +848,8 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 		if (body_extra(io)) {
 			/* to the primary, which forwards to the copies */
 			struct rpc_copy cp[RPC_COPIES_MAX];
-			uint32_t nc =
-				copies_of(&io->f->attr.layout, &io->view, ch->slot, cp);
+			uint32_t nc = copies_of(io->f->c, &io->f->attr.layout, &io->view,
+						ch->slot, cp);
 
 			len = rpc_enc_io_copies(io->bodies + off, room,
 						io->f->attr.handle, &cap,
@@ -1158,7 +1162,7 @@ static int truncate_slot(struct rpfs_file *f, uint32_t s, uint64_t local)
 		ret = rpfsc_file_cap(f, &cap);
 		if (ret)
 			return ret;
-		nc = copies_of(l, &v, pick, cp);
+		nc = copies_of(c, l, &v, pick, cp);
 		len = rpc_enc_truncate_copies(body, sizeof(body), f->attr.handle, &cap,
 					      local, pick, cp, nc, v.epoch);
 		if (len < 0) {

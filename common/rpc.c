@@ -59,7 +59,7 @@
  *                               with flag RPC_IO_COPIES then ncopies
  *                               u32 (1..RPC_COPIES_MAX), epoch u64,
  *                               ncopies x { io u32, slot + 1 u32 (not
- *                               0), flags u32 (RPC_COPY_STALE) }; with  (+16)
+ *                               0), flags u32 (RPC_COPY_*) }; with      (+16)
  *                               flag RPC_IO_FORWARD (not both) then
  *                               epoch u64, flags u32, pad u32 (0)
  *   IO_CREATE                   handle u64, nonce u64 (not 0), slot     24
@@ -568,7 +568,7 @@ static int tail_check(const struct io_tail *t)
 		return -EINVAL;
 	for (uint32_t i = 0; t->flag == RPC_IO_COPIES && i < t->ncopies; i++)
 		if (t->copies[i].slot == RPC_SLOT_ANY ||
-		    (t->copies[i].flags & ~RPC_COPY_STALE))
+		    (t->copies[i].flags & ~RPC_COPY_FLAGS))
 			return -EINVAL;
 	return t->fwd_flags & ~RPC_COPY_STALE ? -EINVAL : 0;
 }
@@ -1073,7 +1073,7 @@ static int dec_tail(struct rd *rd, struct rpc_req *r)
 			r->copies[i].slot = slot_dec(rd_u32(rd));
 			r->copies[i].flags = rd_u32(rd);
 			if (r->copies[i].slot == RPC_SLOT_ANY ||
-			    (r->copies[i].flags & ~RPC_COPY_STALE))
+			    (r->copies[i].flags & ~RPC_COPY_FLAGS))
 				return -EPROTO;
 		}
 	} else if (r->flags & RPC_IO_FORWARD) {
@@ -1292,7 +1292,7 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *     flags only RPC_IO_COPIES or RPC_IO_FORWARD (not both), and only
  *     on IO_WRITE: with RPC_IO_COPIES 1 <= ncopies <= RPC_COPIES_MAX,
  *     each copy's slot said (not RPC_SLOT_ANY) and its flags only
- *     RPC_COPY_STALE; the copies' I/O indexes are the receiver's to
+ *     RPC_COPY_FLAGS; the copies' I/O indexes are the receiver's to
  *     check; with RPC_IO_FORWARD a zero capability and fwd_flags only
  *     RPC_COPY_STALE;
  *   - MIRROR_STALE: slot said, 1 <= ncopies <= RPC_COPIES_MAX, each

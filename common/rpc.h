@@ -84,6 +84,12 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 /* A copy the metadata server marked stale (it missed writes): written to
  * when it answers, never read from, never made a primary. */
 #define RPC_COPY_STALE 1u
+/* A copy whose server the client knows not to answer (its connection
+ * broken, silent, or down in the metadata server's list): the primary
+ * marks it stale at once instead of waiting for the transport to give up
+ * on it. A wrong guess costs a resync, never bytes. */
+#define RPC_COPY_DOWN  2u
+#define RPC_COPY_FLAGS (RPC_COPY_STALE | RPC_COPY_DOWN)
 
 /* A copy of a mirrored slot: its I/O server (index among the I/O servers),
  * the slot its datafile holds, RPC_COPY_* flags. */

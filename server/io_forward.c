@@ -434,6 +434,7 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 			.epoch = op->q.epoch,
 			.n = op->q.ncopies,
 			.failed_io = UINT32_MAX};
+	uint32_t down[RPC_COPIES_MAX], ndown = 0;
 	uint64_t lo, hi;
 	int me, ret;
 
@@ -449,7 +450,9 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 	for (uint32_t c = 0; c < op->q.ncopies; c++) {
 		w.cp[c].c = op->q.copies[c];
 		w.cp[c].c.flags = 0;
-		w.cp[c].live = !(op->q.copies[c].flags & RPC_COPY_STALE);
+		w.cp[c].live = !(op->q.copies[c].flags & RPC_COPY_FLAGS);
+		if (op->q.copies[c].flags == RPC_COPY_DOWN)
+			down[ndown++] = op->q.copies[c].slot;
 	}
 	/* A truncate was applied here before: its forward, after every
 	 * forward running, and before any that starts, orders it with them
@@ -463,7 +466,20 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 	order_enter(fw, op->q.handle, lo, hi, &me);
 	if (atomic_load(&fw->nresyncs))
 		join_resync(fw, &w);
-	if (op->q.op == RPC_IO_TRUNCATE) {
+	/* copies the client knows down: marked now, not waited for */
+	ret = ndown ? mark_stale(&w, down, ndown) : 0;
+	if (ret) {
+		for (uint32_t c = 0; c < op->q.ncopies && w.failed_io == UINT32_MAX; c++)
+			if (op->q.copies[c].flags == RPC_COPY_DOWN)
+				w.failed_io = op->q.copies[c].io;
+		if (ret != -RPC_EBEHIND)
+			ret = -EREMOTEIO;
+	} else if (ndown) {
+		atomic_fetch_add(&fw->marked, ndown);
+	}
+	if (ret) {
+		/* the write is not forwarded: answered with the failure */
+	} else if (op->q.op == RPC_IO_TRUNCATE) {
 		struct piece none = {.nseg = 0, .bytes = 0};
 
 		ret = send_to_copies(&w, &none, buf, &op->q.size);

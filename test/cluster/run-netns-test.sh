@@ -272,6 +272,15 @@ else
 	fail "rpfs cat of the mirrored file with host s$v cut off" "$WORK/mcat.log"
 fi
 rm -f "$WORK/mirror.cat" "$WORK/mirror.ref"
+# a write with the host cut off: its copy is marked stale, the write goes on
+head -c 3000000 /dev/urandom >"$WORK/mirror.new"
+start=$(date +%s)
+if client timeout -k 5 60 "$RPFS" cp "$WORK/mirror.new" rpfs:/t/mirror 2>"$WORK/mcp.log" &&
+	client timeout -k 5 60 "$RPFS" cat /t/mirror 2>>"$WORK/mcp.log" | cmp -s - "$WORK/mirror.new"; then
+	pass "rpfs cp onto the mirrored file with host s$v cut off: written and read back right, in $(($(date +%s) - start))s (its copy marked stale)"
+else
+	fail "rpfs cp onto the mirrored file with host s$v cut off" "$WORK/mcp.log"
+fi
 start=$(date +%s)
 client timeout -k 5 60 "$RPFS" cat /t/coll >/dev/null 2>"$WORK/cat.log"
 rc=$?
@@ -321,6 +330,17 @@ if wait_df "$vaddr:7100).* online$" &&
 else
 	fail "its link up again" "$WORK/df.log"
 	cat "$WORK/back.log" 2>/dev/null | sed 's/^/    /'
+fi
+# the mirrored file's copy on the host that came back: resynced by itself
+i=0
+while [ $i -lt 60 ] && ! client "$RPFS" verify /t/mirror >"$WORK/mverify.log" 2>&1; do
+	sleep 1
+	i=$((i + 1))
+done
+if [ $i -lt 60 ] && client "$RPFS" cat /t/mirror 2>>"$WORK/mverify.log" | cmp -s - "$WORK/mirror.new"; then
+	pass "the mirrored file's stale copy on s$v resynced in ${i}s (rpfs verify), the bytes right"
+else
+	fail "the mirrored file's stale copy on s$v resynced" "$WORK/mverify.log"
 fi
 
 finish

@@ -187,7 +187,7 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(!(r->fwd_flags & ~RPC_COPY_STALE));
 		for (uint32_t i = 0; i < r->ncopies; i++)
 			FUZZ_CHECK(r->copies[i].slot != RPC_SLOT_ANY &&
-				   !(r->copies[i].flags & ~RPC_COPY_STALE));
+				   !(r->copies[i].flags & ~RPC_COPY_FLAGS));
 		FUZZ_CHECK(RPC_PREAMBLE + 16 + RPC_CAP_SIZE +
 				   (uint64_t)r->nseg * RPC_SEG_SIZE +
 				   (r->ncopies ? 12 + 12 * (uint64_t)r->ncopies : 0) +

@@ -712,7 +712,7 @@ START_TEST(io_write_with_copies_round_trips)
 	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp,
 					   RPC_COPIES_MAX + 1, 0),
 			 -EINVAL);
-	cp[1].flags = 2; /* unknown */
+	cp[1].flags = 4; /* unknown */
 	ck_assert_int_eq(rpc_enc_io_copies(buf, BUFSZ, 1, NULL, in, 2, 0, cp, 2, 0),
 			 -EINVAL);
 	cp[1].flags = 0;
@@ -862,7 +862,7 @@ START_TEST(io_copies_list_that_lies_is_refused)
 	buf[at] = 1;
 	ck_assert_int_eq(decode(buf, (size_t)n), 0);
 	/* a copy's unknown flag */
-	buf[n - 4] = 2;
+	buf[n - 4] = 4;
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
 	buf[n - 4] = 0;
 	/* a copy's slot of 0 (none said) */
