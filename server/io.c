@@ -504,6 +504,21 @@ int io_size_local(struct srv *s, uint64_t handle, uint64_t *size)
 	return ret;
 }
 
+int io_epoch_local(struct srv *s, uint64_t handle, uint64_t *epoch)
+{
+	struct iosrv *io = s->io;
+	struct fdent *e;
+	int ret = fd_get(io, handle, &e);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->cf.lock);
+	*epoch = e->cf.epoch;
+	pthread_mutex_unlock(&e->cf.lock);
+	fd_put(io, e);
+	return 0;
+}
+
 int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch)
 {
 	struct iosrv *io = s->io;

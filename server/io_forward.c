@@ -111,6 +111,7 @@ struct fcopy {
 	struct rpc_copy c; /* c.flags: RPC_COPY_STALE, sent with the forward */
 	bool live;	   /* still written to */
 	bool resync;	   /* a resync's target: a failure fails the resync */
+	bool maybe;	   /* stale in an older view: written to, a failure ignored */
 };
 
 /* One forward (a write's, or a resync's): the datafile, the epoch it
@@ -268,6 +269,8 @@ static int send_to_copies(struct fwd *w, const struct piece *pc, char *buf,
 		if (!calls[i].status)
 			continue;
 		fc->live = false;
+		if (fc->maybe)
+			continue;
 		if (fc->resync) {
 			log_info("rpfsd: resync of handle %016" PRIx64
 				 " to I/O server %u (slot %u): %s",
@@ -435,7 +438,7 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 			.n = op->q.ncopies,
 			.failed_io = UINT32_MAX};
 	uint32_t down[RPC_COPIES_MAX], ndown = 0;
-	uint64_t lo, hi;
+	uint64_t lo, hi, cur;
 	int me, ret;
 
 	if (!copies_ok(op)) {
@@ -464,6 +467,23 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		span_of(op->segs, op->q.nseg, &lo, &hi);
 	}
 	order_enter(fw, op->q.handle, lo, hi, &me);
+	/* The datafile's epoch may have risen since the op was admitted (a
+	 * resync's end, a mark by another forward): this primary stored the
+	 * bytes and is not stale, so they go at its epoch now, which the
+	 * copies take; at the op's they would be refused. */
+	if (!io_epoch_local(op->s, op->q.handle, &cur) && cur > w.epoch) {
+		w.epoch = cur;
+		/* The client's view is older than this datafile's: a copy it
+		 * took for stale may be whole again (a resync ended since),
+		 * and must not miss this write. It gets it, without taking
+		 * the epoch; if it can't, it is stale anyway. */
+		for (uint32_t c = 0; c < w.n; c++)
+			if (op->q.copies[c].flags & RPC_COPY_STALE) {
+				w.cp[c].live = true;
+				w.cp[c].maybe = true;
+				w.cp[c].c.flags = RPC_COPY_STALE;
+			}
+	}
 	if (atomic_load(&fw->nresyncs))
 		join_resync(fw, &w);
 	/* copies the client knows down: marked now, not waited for */
@@ -511,9 +531,10 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 		op->status = ret;
 	} else {
 		atomic_fetch_add(&fw->forwarded, 1);
-		if (w.degraded) {
-			/* Written, with copies marked stale: the new epoch
-			 * tells the client to reload its view. */
+		if (w.degraded || w.epoch > op->q.epoch) {
+			/* Written, with copies marked stale (or the epoch
+			 * moved meanwhile): the new epoch tells the client to
+			 * reload its view. */
 			rpc_enc_u64(op->rep, w.epoch);
 			op->rep_len = 8;
 		}

@@ -258,6 +258,8 @@ void meta_resync_counts(struct srv *s, uint64_t *stale_copies, uint64_t *asked,
 			uint64_t *done, uint64_t *failed);
 /* The size of handle's datafile (io_forward.c's resync). */
 int io_size_local(struct srv *s, uint64_t handle, uint64_t *size);
+/* The mirror epoch of handle's datafile now. */
+int io_epoch_local(struct srv *s, uint64_t handle, uint64_t *epoch);
 /* The mirror epoch of handle's datafile becomes epoch (if below: kept). */
 int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch);
 

@@ -198,6 +198,84 @@ START_TEST(test_crash_of_every_server_leaves_copies_that_agree)
 }
 END_TEST
 
+/* ---- writes during a resync ------------------------------------------------------ */
+
+#define RS_SIZE (48u * MiB)
+#define RS_REC	65536u
+
+struct rs_writer {
+	rpfs_file_t *f;
+	char *model; /* what the file should hold */
+	int stop;    /* atomic */
+	int errors, writes;
+};
+
+static void *rs_write(void *arg)
+{
+	struct rs_writer *w = arg;
+	uint64_t x = 12345;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t off;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		off = (x >> 20) % (RS_SIZE - RS_REC);
+		fill(w->model + off, RS_REC, x);
+		if (rpfs_pwrite(w->f, w->model + off, RS_REC, off) != RS_REC)
+			w->errors++;
+		w->writes++;
+	}
+	return NULL;
+}
+
+/* A copy's server killed, the file rewritten without it (its copy marked
+ * stale), the server back: writes all over the file while the resync
+ * copies it leave the copies equal and the bytes the last written. */
+START_TEST(test_writes_during_a_resync)
+{
+	struct cluster *cl = start();
+	rpfs_client_t *c = client(cl);
+	struct rs_writer w = {.f = create_mirror(c, "/rs"), .model = malloc(RS_SIZE)};
+	char *back = malloc(RS_SIZE);
+	struct rpfs_stat st;
+	uint32_t copy1[2], victim;
+	uint64_t checked, where;
+	pthread_t thr;
+	int i;
+
+	fill(w.model, RS_SIZE, 99);
+	write_all(w.f, w.model, RS_SIZE, 0);
+	rpfs_file_attr(w.f, &st);
+	ck_assert_int_eq(rpfs_copy_servers(c, &st, "mirror:2", 1, copy1), 0);
+	victim = copy1[1] ? copy1[1] : copy1[0]; /* not server 0 */
+	ck_assert_int_ne(victim, 0);
+	ck_assert_int_eq(cl_kill(cl, (int)victim), 0);
+	fill(w.model, RS_SIZE, 7);
+	write_all(w.f, w.model, RS_SIZE, 0);
+	ck_assert_int_eq(cl_restart(cl, (int)victim), 0);
+	/* writing all the while: until the mark is gone (the resync ended;
+	 * meanwhile rpfs_verify says -ESTALE) and a little after */
+	ck_assert_int_eq(pthread_create(&thr, NULL, rs_write, &w), 0);
+	for (i = 0; i < 300 && rpfs_verify(w.f, &checked, &where) == -ESTALE; i++)
+		usleep(100000);
+	usleep(300000);
+	__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thr, NULL);
+	ck_assert_msg(i < 300, "not resynced in 30 s: %s", rpfs_errmsg());
+	ck_assert_int_eq(w.errors, 0);
+	ck_assert_int_gt(w.writes, 10);
+	ck_assert_msg(rpfs_verify(w.f, &checked, &where) == 0, "verify: %s",
+		      rpfs_errmsg());
+	read_all(w.f, back, RS_SIZE, 0);
+	ck_assert_int_eq(first_diff(w.model, back, RS_SIZE), -1);
+	rpfs_close(w.f);
+	free(w.model);
+	free(back);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("mirror");
@@ -206,6 +284,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_verify_finds_agreeing_and_disagreeing_copies);
 	tcase_add_test(tc, test_crash_of_every_server_leaves_copies_that_agree);
+	tcase_add_test(tc, test_writes_during_a_resync);
 	suite_add_tcase(s, tc);
 	return s;
 }
