@@ -81,7 +81,7 @@ static int scan(struct meta *m, struct marked *out, uint32_t max, uint32_t *n,
 {
 	uint8_t kb[META_STALE_TAG_LEN + 8] = META_STALE_TAG;
 	MDB_val k = {META_STALE_TAG_LEN, kb}, v;
-	MDB_cursor *cur;
+	MDB_cursor *cur = NULL;
 	MDB_txn *txn;
 	int rc, ret = meta_txn_begin(m, true, &txn);
 
@@ -106,6 +106,9 @@ static int scan(struct meta *m, struct marked *out, uint32_t max, uint32_t *n,
 	}
 	if (rc && rc != MDB_NOTFOUND)
 		ret = meta_lmdb_err(rc, "stale marks scan");
+	if (cur)
+		mdb_cursor_close(
+			cur); /* a read-only transaction's are not freed with it */
 	mdb_txn_abort(txn);
 	return ret;
 }
