@@ -692,6 +692,9 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       RPC_IO_PROBE,
 				       RPC_SEARCH,
 				       RPC_META_HANDLES,
+				       RPC_MIRROR_STALE,
+				       RPC_MIRROR_FRESH,
+				       RPC_IO_RESYNC,
 				       47,
 				       0,
 				       0xffff};
@@ -758,8 +761,28 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 		break;
 	case RPC_IO_TRUNCATE:
 		h = junk_handle();
-		n = rpc_enc_truncate(b, cap, h, junk_cap(h), rnd64());
+		/* a forward is the servers' own: a client gets EPERM */
+		n = rnd(2) ? rpc_enc_truncate(b, cap, h, junk_cap(h), rnd64())
+			   : rpc_enc_truncate_forward(b, cap, h, rnd64(), rnd(8), rnd64(),
+						      0);
 		break;
+	case RPC_MIRROR_STALE: { /* servers only: a client gets EPERM */
+		uint32_t sl[1] = {rnd(8)};
+
+		n = rpc_enc_mirror_stale(b, cap, junk_handle(), rnd64(), rnd(8) + 8, sl,
+					 1);
+		break;
+	}
+	case RPC_MIRROR_FRESH:
+		n = rpc_enc_mirror_fresh(b, cap, 0, junk_handle(), rnd64(), rnd(8),
+					 rnd(8) + 8);
+		break;
+	case RPC_IO_RESYNC: {
+		struct rpc_copy t = {rnd(8), rnd(8) + 8, 0};
+
+		n = rpc_enc_io_resync(b, cap, junk_handle(), rnd(8), &t, rnd64() | 1);
+		break;
+	}
 	case RPC_IO_CREATE:
 		n = rpc_enc_io_create(b, cap, junk_handle(), rnd64() | 1,
 				      (uint32_t)rnd64());
