@@ -51,13 +51,21 @@ static int walk_db(MDB_txn *txn, MDB_dbi dbi, uint64_t *records)
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* The main database names the others: walk it and each of them. */
+/* The databases meta.c makes, all in its first transaction: a store that
+ * has any has them all. */
+static const char *const store_dbs[] = {"ns", "byhandle", "sys"};
+
+/* The main database names the others: walk it and each of them. A main
+ * database that names none of rpfs's databases but holds records (garbage
+ * that reads as a tree) is damage too: opening the store would try to
+ * make them in it, and LMDB aborts writing into such pages. */
 static int walk_all(MDB_env *env, uint64_t *records, char *what, size_t whatlen)
 {
 	MDB_txn *txn;
 	MDB_dbi main_db, sub;
 	MDB_cursor *cur;
 	MDB_val k, v;
+	uint64_t in_main = 0;
 	int rc;
 
 	snprintf(what, whatlen, "the main database");
@@ -75,6 +83,7 @@ static int walk_all(MDB_env *env, uint64_t *records, char *what, size_t whatlen)
 		char name[64];
 
 		(*records)++;
+		in_main++;
 		if (k.mv_size == 0 || k.mv_size >= sizeof(name) ||
 		    memchr(k.mv_data, 0, k.mv_size))
 			continue;
@@ -88,8 +97,17 @@ static int walk_all(MDB_env *env, uint64_t *records, char *what, size_t whatlen)
 			break;
 	}
 	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND)
+		rc = 0;
+	for (size_t i = 0; !rc && in_main && i < sizeof(store_dbs) / sizeof(*store_dbs);
+	     i++)
+		if (mdb_dbi_open(txn, store_dbs[i], 0, &sub)) {
+			snprintf(what, whatlen, "the main database: no database \"%s\"",
+				 store_dbs[i]);
+			rc = MDB_CORRUPTED;
+		}
 	mdb_txn_abort(txn);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc;
 }
 
 int store_validate(const char *metadir, char *why, size_t whylen)
