@@ -533,9 +533,25 @@ out:
 /* A mirrored file's IO_SYNC: every copy that is not stale, so that what
  * the sync covers survives the loss of any of them (one that can't be
  * reached fails it, naming its server: a stale copy is not synced, it is
- * resynced whole). */
-static int sync_copies(struct rpfs_client *c, const struct rpfsc_view *view,
-		       struct rpfsc_op *ops, uint32_t n)
+ * resynced whole). A copy whose server lost its datafile (-ESTALE: storage
+ * replaced) or that a resync is filling (-RPC_EBEHIND) holds nothing to
+ * sync and is stale in the metadata server's view already, or about to
+ * be (meta_rebuild.c): it counts as stale when another copy of its slot
+ * synced. */
+static bool slot_synced(const struct rpc_attr *a, const struct rpfsc_op *run,
+			const uint32_t *idx, uint32_t k, uint32_t slot)
+{
+	const struct rpfs_layout *l = &a->layout;
+
+	for (uint32_t i = 0; i < k; i++)
+		if (idx[i] % l->stripe_count == slot % l->stripe_count &&
+		    idx[i] != slot && !run[i].call.status)
+			return true;
+	return false;
+}
+
+static int sync_copies(struct rpfs_client *c, const struct rpc_attr *a,
+		       const struct rpfsc_view *view, struct rpfsc_op *ops, uint32_t n)
 {
 	struct rpfsc_op *run = calloc(n, sizeof(*run));
 	uint32_t *idx = calloc(n, sizeof(*idx)), k = 0;
@@ -553,10 +569,16 @@ static int sync_copies(struct rpfs_client *c, const struct rpfsc_view *view,
 			idx[k++] = s;
 		}
 	rpfsc_run_every(c, run, (int)k);
-	for (uint32_t i = 0; i < k && !ret; i++)
-		if (run[i].call.status)
+	for (uint32_t i = 0; i < k && !ret; i++) {
+		int st = run[i].call.status;
+
+		if ((st == -ESTALE || st == -RPC_EBEHIND) &&
+		    slot_synced(a, run, idx, k, idx[i]))
+			continue;
+		if (st)
 			ret = rpfsc_call_error(c, run[i].srv, RPFSC_IO, NULL, run[i].what,
-					       run[i].call.status);
+					       st);
+	}
 	free(run);
 	free(idx);
 	return ret;
@@ -612,7 +634,7 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 		ops[s].rep_max = sizeof(rep[s]);
 	}
 	if (layout_copies(&a->layout) > 1 && op == RPC_IO_SYNC) {
-		ret = sync_copies(c, view, ops, n);
+		ret = sync_copies(c, a, view, ops, n);
 	} else if (layout_copies(&a->layout) > 1 && !every_copy) {
 		ret = run_mirror(c, a, view, ops, n);
 	} else {

@@ -701,8 +701,9 @@ static int write_other_copy(struct rpfs_request *io, size_t i, int err)
 			io->calls[i].rep_len = 0;
 			return epoch > io->view.epoch ? reload_view(io, epoch) : 0;
 		}
-		if (ret != -RPC_EBEHIND && !server_lost(NULL, ret))
-			return ret;
+		if (ret != -RPC_EBEHIND && !server_lost(NULL, ret) &&
+		    (ret != -ESTALE || err == -ESTALE))
+			return ret; /* -ESTALE twice: the file is gone */
 		srv0 = rpfsc_io_srv(c, layout_server(l, pick));
 		err = ret;
 	}
@@ -728,8 +729,11 @@ static ssize_t io_collect(struct rpfs_request *io)
 
 		if (ret && !io->write && mirrored(io) && !read_other_copy(io, i))
 			ret = 0;
+		/* -ESTALE: the primary's server lost the datafile (its
+		 * storage replaced: rebuilt from the others, meta_rebuild.c) */
 		if (ret && io->write && mirrored(io) &&
-		    (ret == -RPC_EBEHIND || server_lost(sl->link, ret))) {
+		    (ret == -RPC_EBEHIND || ret == -ESTALE ||
+		     server_lost(sl->link, ret))) {
 			ret = write_other_copy(io, i, ret);
 			if (ret && !first)
 				first = ret; /* its message is set */
@@ -1177,7 +1181,10 @@ static int truncate_slot(struct rpfs_file *f, uint32_t s, uint64_t local)
 				return rpfsc_file_view_reload(f, epoch);
 			return 0;
 		}
-		if (ret != -RPC_EBEHIND && !server_lost(NULL, ret))
+		/* -ESTALE once: the primary's server lost the datafile (its
+		 * storage replaced); twice: the file is gone */
+		if (ret != -RPC_EBEHIND && !server_lost(NULL, ret) &&
+		    (ret != -ESTALE || err == -ESTALE))
 			return ret;
 		if (ret != -RPC_EBEHIND)
 			lost = srv;

@@ -65,6 +65,7 @@
  *   IO_CREATE                   handle u64, nonce u64 (not 0), slot     24
  *                               u32 (as IO_WRITE's), pad u32 (0)
  *   PROBE: IO_PROBE             meta u32, pad u32 (0)                   8
+ *          MIRROR_REBUILD       io u32 (in r->meta), pad u32 (0)
  *   SEARCH                      path str, want u32, uid u32, gid u32,   2+p+16
  *                               ngroups u32 (<= RPC_GROUPS_MAX),        +4*ng
  *                               ngroups x gid u32
@@ -570,7 +571,7 @@ static int tail_check(const struct io_tail *t)
 		if (t->copies[i].slot == RPC_SLOT_ANY ||
 		    (t->copies[i].flags & ~RPC_COPY_FLAGS))
 			return -EINVAL;
-	return t->fwd_flags & ~RPC_COPY_STALE ? -EINVAL : 0;
+	return t->fwd_flags & ~RPC_FWD_FLAGS ? -EINVAL : 0;
 }
 
 static void wr_tail(struct wr *w, const struct io_tail *t)
@@ -759,13 +760,13 @@ static int enc_stale(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_
 }
 
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
-		      uint32_t slot)
+		      uint32_t slot, uint16_t flags)
 {
 	struct wr w;
 
-	if (!nonce)
+	if (!nonce || (flags & ~RPC_IO_CREATE_INCOMPLETE))
 		return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_CREATE, 0);
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_CREATE, flags);
 	wr_u64(&w, handle);
 	wr_u64(&w, nonce);
 	wr_u32(&w, slot_enc(slot));
@@ -773,14 +774,24 @@ int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
 	return wr_end(&w);
 }
 
-int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta)
+static int enc_index(void *buf, size_t cap, uint16_t op, uint32_t index)
 {
 	struct wr w;
 
-	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_PROBE, 0);
-	wr_u32(&w, meta);
+	wr_preamble(&w, buf, cap_clamp(cap), op, 0);
+	wr_u32(&w, index);
 	wr_u32(&w, 0);
 	return wr_end(&w);
+}
+
+int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta)
+{
+	return enc_index(buf, cap, RPC_IO_PROBE, meta);
+}
+
+int rpc_enc_mirror_rebuild(void *buf, size_t cap, uint32_t io)
+{
+	return enc_index(buf, cap, RPC_MIRROR_REBUILD, io);
 }
 
 int rpc_enc_search(void *buf, size_t cap, const char *path, uint32_t want, uint32_t uid,
@@ -1083,7 +1094,7 @@ static int dec_tail(struct rd *rd, struct rpc_req *r)
 			return -EPROTO;
 		r->epoch = rd_u64(rd);
 		r->fwd_flags = rd_u32(rd);
-		if (!rd->err && ((r->fwd_flags & ~RPC_COPY_STALE) || rd_u32(rd)))
+		if (!rd->err && ((r->fwd_flags & ~RPC_FWD_FLAGS) || rd_u32(rd)))
 			return -EPROTO;
 	}
 	return rd->err;
@@ -1294,7 +1305,7 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *     each copy's slot said (not RPC_SLOT_ANY) and its flags only
  *     RPC_COPY_FLAGS; the copies' I/O indexes are the receiver's to
  *     check; with RPC_IO_FORWARD a zero capability and fwd_flags only
- *     RPC_COPY_STALE;
+ *     RPC_FWD_FLAGS;
  *   - MIRROR_STALE: slot said, 1 <= ncopies <= RPC_COPIES_MAX, each
  *     copies[i].slot said;
  *   - IO_CREATE: nonce != 0;

@@ -90,6 +90,18 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
  * on it. A wrong guess costs a resync, never bytes. */
 #define RPC_COPY_DOWN  2u
 #define RPC_COPY_FLAGS (RPC_COPY_STALE | RPC_COPY_DOWN)
+/* A forward's flags besides RPC_COPY_STALE, from a resync's source to its
+ * target only (server/io_forward.c): RPC_FWD_RESYNC, a resync's truncate
+ * or piece: the target is not whole until the resync ends, so it serves no
+ * read and acts as no primary (a client that opened the file before the
+ * copy was marked stale would read a half-copied datafile); RPC_FWD_WHOLE,
+ * the resync's end: whole again, at the forward's epoch. */
+#define RPC_FWD_RESYNC 4u
+#define RPC_FWD_WHOLE  8u
+#define RPC_FWD_FLAGS  (RPC_COPY_STALE | RPC_FWD_RESYNC | RPC_FWD_WHOLE)
+/* IO_CREATE flags: the datafile is a resync's target, made not whole
+ * (RPC_FWD_RESYNC's rule) until the resync ends. */
+#define RPC_IO_CREATE_INCOMPLETE 1u
 
 /* A copy of a mirrored slot: its I/O server (index among the I/O servers),
  * the slot its datafile holds, RPC_COPY_* flags. */
@@ -219,7 +231,7 @@ struct rpc_req {
 	 * IO_READ: the slot the client takes the datafile to hold (its
 	 * layout's), checked against it. RPC_SLOT_ANY: not said. */
 	uint32_t slot;
-	uint32_t meta; /* IO_PROBE: metadata server index */
+	uint32_t meta; /* IO_PROBE: metadata server index; MIRROR_REBUILD: I/O index */
 	/* META_HANDLES: nhandles (1..RPC_HANDLES_MAX) handles, u64 LE each,
 	 * pointing into the body given to rpc_decode_req (rpc_req_handle) */
 	uint32_t nhandles;
@@ -321,7 +333,11 @@ int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
 int rpc_enc_mirror_stale(void *buf, size_t cap, uint64_t handle, uint64_t epoch,
 			 uint32_t slot, const uint32_t *stale, uint32_t n);
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
-		      uint32_t slot);
+		      uint32_t slot, uint16_t flags);
+/* MIRROR_REBUILD, from an I/O server (index io) that started on empty
+ * storage to every metadata server: each marks the copies of mirrored
+ * files it holds on io stale, to be resynced (server/meta_rebuild.c). */
+int rpc_enc_mirror_rebuild(void *buf, size_t cap, uint32_t io);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
 /* SEARCH, from one metadata server to another: may uid/gid/groups search
  * every ancestor of path this server holds, and (want != 0, mode bits) does

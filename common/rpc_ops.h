@@ -64,7 +64,7 @@ enum rpc_body {
 	RPC_BODY_TRUNCATE,  /* handle, capability, size */
 	RPC_BODY_IO,	    /* handle, capability, slot, segments */
 	RPC_BODY_IO_CREATE, /* handle, nonce, slot */
-	RPC_BODY_PROBE,	    /* metadata server index */
+	RPC_BODY_PROBE,	    /* a server index (metadata, or I/O for MIRROR_REBUILD) */
 	RPC_BODY_SEARCH,    /* path, want, an identity */
 	RPC_BODY_HANDLES,   /* a count of handles, the handles */
 	RPC_BODY_STALE,	    /* handle, epoch, slot, the copies' slots */
@@ -153,6 +153,9 @@ enum rpc_runs {
 	/* from a resync's source: the stale copy has the primary's bytes (or not) */       \
 	X(MIRROR_FRESH, 26, "mirror_fresh", RPC_TO_HANDLE_META, RPC_BODY_STALE,             \
 	  RPC_FRESH_FAILED,    RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_fresh) \
+	/* from an I/O server on empty storage: its copies to be rebuilt */               \
+	X(MIRROR_REBUILD, 27, "mirror_rebuild", RPC_TO_ANY_META, RPC_BODY_PROBE,           \
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_rebuild) \
 	/* I/O server: a list of datafile segments; data in the call */                  \
 	X(IO_WRITE,    40, "io_write",    RPC_TO_IO,          RPC_BODY_IO,                  \
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_WRITE,  RPC_RUNS_STREAMED,    serve_io_write)     \
@@ -170,7 +173,7 @@ enum rpc_runs {
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_FREE,   RPC_RUNS_ON_WORKER,   serve_io_statfs)    \
 	/* the datafile of a new file, exclusively */                                    \
 	X(IO_CREATE,   48, "io_create",   RPC_TO_IO,          RPC_BODY_IO_CREATE,           \
-	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_create)    \
+	  RPC_IO_CREATE_INCOMPLETE, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_create)    \
 	/* which handles of a metadata server have datafiles */                         \
 	X(IO_PROBE,    49, "io_probe",    RPC_TO_IO,          RPC_BODY_PROBE,               \
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_probe)     \

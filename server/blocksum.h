@@ -56,6 +56,11 @@
 /* The mirror epoch a copy of a mirrored file is current at (u64, 0 in files
  * made before mirrors had epochs: server/io_forward.c). */
 #define CSUM_HDR_EPOCH 48
+/* Flags (u32, 0 in files made before them): CSUM_HDR_INCOMPLETE, the copy
+ * of a mirrored file is a resync's target not yet whole: it serves no read
+ * and acts as no primary until the resync's end clears it. */
+#define CSUM_HDR_FLAGS	    56
+#define CSUM_HDR_INCOMPLETE 1u
 
 struct csum_ver {
 	uint32_t crc, end; /* end 0: no version */

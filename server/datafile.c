@@ -42,6 +42,8 @@ static int hdr_dec(const uint8_t *hdr, size_t len, struct datafile *f)
 	f->slot = f->version < 2 ? CSUM_SLOT_ANY : get32(hdr + CSUM_HDR_SLOT);
 	f->extent = f->version < 2 ? UINT64_MAX : get64(hdr + CSUM_HDR_EXTENT);
 	f->epoch = f->version < 2 ? 0 : get64(hdr + CSUM_HDR_EPOCH);
+	atomic_store(&f->incomplete, f->version >= 2 && (get32(hdr + CSUM_HDR_FLAGS) &
+							 CSUM_HDR_INCOMPLETE));
 	return 0;
 }
 
@@ -288,7 +290,8 @@ static bool ours(int dirfd, uint64_t handle, uint64_t nonce)
 	return true;
 }
 
-int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot)
+int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot,
+		    bool incomplete)
 {
 	uint8_t hdr[CSUM_HDR];
 	char sname[40], dname[40];
@@ -304,6 +307,8 @@ int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot)
 		return ret;
 	}
 	csum_hdr_enc(hdr, handle, nonce, slot);
+	if (incomplete)
+		put32(hdr + CSUM_HDR_FLAGS, CSUM_HDR_INCOMPLETE);
 	ret = pwrite_full(cfd, hdr, CSUM_HDR, 0);
 	close(cfd);
 	if (ret)
@@ -385,6 +390,28 @@ int datafile_admit_epoch(struct datafile *f, uint64_t epoch, bool raise)
 			ret = fdatasync(f->cfd) ? -errno : 0;
 		if (!ret)
 			f->epoch = epoch;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+int datafile_set_incomplete(struct datafile *f, bool on)
+{
+	uint8_t fl[4];
+	int ret = 0;
+
+	if (f->cfd < 0 && (ret = datafile_ensure_sumfile(f)))
+		return ret;
+	pthread_mutex_lock(&f->lock);
+	if (f->version < 2) {
+		ret = on ? -EOPNOTSUPP : 0; /* no flags: never made a target */
+	} else if (atomic_load(&f->incomplete) != on) {
+		put32(fl, on ? CSUM_HDR_INCOMPLETE : 0);
+		ret = pwrite_full(f->cfd, fl, sizeof(fl), CSUM_HDR_FLAGS);
+		if (!ret)
+			ret = fdatasync(f->cfd) ? -errno : 0;
+		if (!ret)
+			atomic_store(&f->incomplete, on);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return ret;

@@ -37,11 +37,12 @@ struct datafile {
 	int cfd;      /* checksum file, -1 if there is none (made on first write) */
 	bool bad_hdr; /* the checksum file's header is not ours: nothing verifies */
 	bool cfd_created;
-	uint32_t version;     /* of the checksum file's format */
-	uint32_t slot;	      /* the stripe slot the datafile holds, or CSUM_SLOT_ANY */
-	uint64_t extent;      /* the size the last truncate gave (version 2) */
-	uint64_t epoch;	      /* mirror epoch (version 2; under lock) */
-	pthread_mutex_t lock; /* held, cfd */
+	uint32_t version;	/* of the checksum file's format */
+	uint32_t slot;		/* the stripe slot the datafile holds, or CSUM_SLOT_ANY */
+	uint64_t extent;	/* the size the last truncate gave (version 2) */
+	uint64_t epoch;		/* mirror epoch (version 2; under lock) */
+	atomic_bool incomplete; /* CSUM_HDR_INCOMPLETE (set under lock) */
+	pthread_mutex_t lock;	/* held, cfd */
 	pthread_cond_t cond;
 	struct datafile_range *held; /* block ranges being written */
 	atomic_uint_fast64_t wgen;   /* writes and truncates begun */
@@ -59,7 +60,8 @@ void datafile_close(struct datafile *f);
  * the directory. A pair this nonce made before is success (a retried
  * create); anything else there is -EEXIST, and a failure leaves nothing
  * behind. */
-int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot);
+int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot,
+		    bool incomplete);
 
 /* Data: verified read (bytes past the datafile's end read as zeros, if no
  * checksum says they should be there) and checksummed write. */
@@ -84,6 +86,9 @@ int datafile_sync(struct datafile *f);
  * datafile's; else, with raise, the datafile's epoch becomes epoch (kept
  * in the checksum file's header before the write is admitted). */
 int datafile_admit_epoch(struct datafile *f, uint64_t epoch, bool raise);
+/* A resync's target not yet whole (CSUM_HDR_INCOMPLETE), or whole again:
+ * kept in the header before it returns. */
+int datafile_set_incomplete(struct datafile *f, bool on);
 
 /* A write request that fails part way (ENOSPC after some of its chunks or
  * pages) must leave the datafile no longer than it was, or the size would

@@ -36,6 +36,7 @@
 #include "datafile.h"
 #include "hashtab.h"
 #include "io_forward.h"
+#include "io_rebuild.h"
 #include "mirror_dirty.h"
 #include "list.h"
 #include "log.h"
@@ -261,10 +262,11 @@ int io_remove_handle(struct srv *s, uint64_t handle)
 	return ret;
 }
 
-int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot)
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot,
+		     bool incomplete)
 {
 	struct iosrv *io = s->io;
-	int ret = datafile_create(io->dirfd, handle, nonce, slot);
+	int ret = datafile_create(io->dirfd, handle, nonce, slot, incomplete);
 
 	if (!ret)
 		atomic_fetch_add(&io->nfiles, 1);
@@ -404,9 +406,21 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		fd_put(io, e);
 		goto out;
 	}
+	/* a resync's target not yet whole: no reads, no primary (rpc.h) */
+	if (atomic_load(&e->cf.incomplete) && (!write || (op->q.flags & RPC_IO_COPIES))) {
+		ret = -RPC_EBEHIND;
+		fd_put(io, e);
+		goto out;
+	}
 	if (write && (op->q.flags & (RPC_IO_COPIES | RPC_IO_FORWARD)) &&
 	    (ret = datafile_admit_epoch(&e->cf, op->q.epoch,
 					!(op->q.fwd_flags & RPC_COPY_STALE)))) {
+		fd_put(io, e);
+		goto out;
+	}
+	if (write && (op->q.flags & RPC_IO_FORWARD) &&
+	    (op->q.fwd_flags & (RPC_FWD_RESYNC | RPC_FWD_WHOLE)) &&
+	    (ret = datafile_set_incomplete(&e->cf, !(op->q.fwd_flags & RPC_FWD_WHOLE)))) {
 		fd_put(io, e);
 		goto out;
 	}
@@ -555,6 +569,10 @@ int serve_io_size(struct srv_op *op)
 	ret = fd_get(io, op->q.handle, &e);
 	if (ret)
 		return ret;
+	if (atomic_load(&e->cf.incomplete)) {
+		fd_put(io, e); /* a resync's target: its size is the source's */
+		return -RPC_EBEHIND;
+	}
 	ret = datafile_size(&e->cf, &rs.size, &bad);
 	foreign = e->cf.bad_hdr;
 	/* Data writes and truncates change the times here, never on the
@@ -602,9 +620,15 @@ int serve_io_truncate(struct srv_op *op)
 	if (ret)
 		return ret;
 	/* a mirrored truncate: its epoch as a write's (io_forward.c) */
-	if (op->q.flags & (RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD))
+	if ((op->q.flags & RPC_TRUNCATE_COPIES) && atomic_load(&e->cf.incomplete))
+		ret = -RPC_EBEHIND; /* no primary */
+	if (!ret && (op->q.flags & (RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD)))
 		ret = datafile_admit_epoch(&e->cf, op->q.epoch,
 					   !(op->q.fwd_flags & RPC_COPY_STALE));
+	/* a resync's start: not whole until its end (rpc.h RPC_FWD_RESYNC) */
+	if (!ret && (op->q.flags & RPC_TRUNCATE_FORWARD) &&
+	    (op->q.fwd_flags & RPC_FWD_RESYNC))
+		ret = datafile_set_incomplete(&e->cf, true);
 	if (!ret && (op->q.flags & RPC_TRUNCATE_COPIES))
 		ret = mirror_dirty_hold(op->s, op);
 	if (!ret)
@@ -690,7 +714,8 @@ int serve_io_remove(struct srv_op *op)
 
 int serve_io_create(struct srv_op *op)
 {
-	return io_create_handle(op->s, op->q.handle, op->q.nonce, op->q.slot);
+	return io_create_handle(op->s, op->q.handle, op->q.nonce, op->q.slot,
+				op->q.flags & RPC_IO_CREATE_INCOMPLETE);
 }
 
 /* Worker: one whole request. */
@@ -802,6 +827,7 @@ static long count_datafiles(int dirfd)
 int io_open(struct srv *s)
 {
 	struct iosrv *io = calloc(1, sizeof(*io));
+	bool empty;
 	int ret;
 
 	if (!io)
@@ -824,6 +850,7 @@ int io_open(struct srv *s)
 	}
 	pthread_mutex_init(&io->lock, NULL);
 	atomic_store(&io->nfiles, count_datafiles(io->dirfd));
+	empty = atomic_load(&io->nfiles) == 0;
 	s->io = io;
 	ret = io_forward_open(s);
 	if (ret)
@@ -831,6 +858,9 @@ int io_open(struct srv *s)
 			strerror(-ret));
 	if (!ret && (ret = mirror_dirty_open(s)))
 		log_err("rpfsd: couldn't start the list of mirrored datafiles being written: %s",
+			strerror(-ret));
+	if (!ret && (ret = io_rebuild_open(s, empty)))
+		log_err("rpfsd: couldn't ask for the rebuild of this server's copies: %s",
 			strerror(-ret));
 	return ret;
 
@@ -849,6 +879,7 @@ void io_close(struct srv *s)
 
 	if (!io)
 		return;
+	io_rebuild_close(s);
 	io_forward_close(s);
 	mirror_dirty_close(s);
 	/* Clean shutdown: what was written is on disk before we say goodbye. */

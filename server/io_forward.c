@@ -560,8 +560,9 @@ static int call_target(struct srv *s, const struct rpc_copy *t, const void *body
 	return ask(s, s->cfg.io[t->io], body, len, rep, sizeof(rep), NULL, false);
 }
 
-/* The target's datafile cut (or grown) to size; made first if its server
- * lost it (a stale copy whose storage went). */
+/* The target's datafile cut (or grown) to size, and not whole until the
+ * resync's end (RPC_FWD_RESYNC: it serves no read meanwhile); made first,
+ * not whole, if its server lost it (a stale copy whose storage went). */
 static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
 {
 	uint8_t body[128];
@@ -570,19 +571,19 @@ static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
 	ret = call_target(s, &rs->target, body,
 			  rpc_enc_truncate_forward(body, sizeof(body), rs->handle, size,
 						   rs->target.slot, rs->epoch - 1,
-						   RPC_COPY_STALE));
+						   RPC_COPY_STALE | RPC_FWD_RESYNC));
 	if (ret != -ESTALE)
 		return ret;
 	ret = call_target(s, &rs->target, body,
 			  rpc_enc_io_create(body, sizeof(body), rs->handle,
 					    ((uint64_t)mono_us() << 8) | 1,
-					    rs->target.slot));
+					    rs->target.slot, RPC_IO_CREATE_INCOMPLETE));
 	if (ret && ret != -EEXIST)
 		return ret;
 	return call_target(s, &rs->target, body,
 			   rpc_enc_truncate_forward(body, sizeof(body), rs->handle, size,
 						    rs->target.slot, rs->epoch - 1,
-						    RPC_COPY_STALE));
+						    RPC_COPY_STALE | RPC_FWD_RESYNC));
 }
 
 /* Tell the file's metadata server how the resync went. */
@@ -629,7 +630,7 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 	int me, ret;
 
 	w.cp[0] = (struct fcopy){.c = rs->target, .live = true, .resync = true};
-	w.cp[0].c.flags = RPC_COPY_STALE;
+	w.cp[0].c.flags = RPC_COPY_STALE | RPC_FWD_RESYNC;
 	/* the target as long as this datafile, with no forward running */
 	order_enter(fw, rs->handle, 0, UINT64_MAX, &me);
 	ret = io_size_local(s, rs->handle, &size);
@@ -673,7 +674,7 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 		struct piece none = {.nseg = 0, .bytes = 0};
 
 		w.epoch = rs->epoch;
-		w.cp[0].c.flags = 0;
+		w.cp[0].c.flags = RPC_FWD_WHOLE; /* it takes the epoch, serves again */
 		ok = !io_raise_epoch(s, rs->handle, rs->epoch) &&
 		     !send_piece(&w, &none, buf) && w.cp[0].live;
 	}

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "io_rebuild.h"
 #include "io_states.h"
 #include "log.h"
 #include "meta_record.h"
@@ -553,6 +554,9 @@ int main(int argc, char **argv)
 		ret = io_states_start(s);
 	if (!ret && s->meta)
 		ret = meta_resync_start(s);
+	/* storage replaced: the rebuild asked for before saying ready */
+	if (!ret && s->io)
+		io_rebuild_wait(s);
 	if (ret) {
 		char line[sizeof(startup_why) + 320];
 		size_t len;

@@ -30,7 +30,7 @@ static void local_datafile(void *arg)
 {
 	struct local_job *j = arg;
 
-	*j->st = j->nonce ? io_create_handle(j->s, j->handle, j->nonce, j->slot)
+	*j->st = j->nonce ? io_create_handle(j->s, j->handle, j->nonce, j->slot, false)
 			  : io_remove_handle(j->s, j->handle);
 }
 
@@ -54,7 +54,7 @@ static int per_datafile(struct srv *s, const struct rpc_attr *a, uint64_t nonce,
 
 	for (uint32_t slot = 0; body && slot < (nonce ? n : 1) && len != -E2BIG; slot++)
 		len = nonce ? rpc_enc_io_create(body[slot], sizeof(*body), a->handle,
-						nonce, slot)
+						nonce, slot, 0)
 			    : rpc_enc_handle_op(body[0], sizeof(*body), RPC_IO_REMOVE,
 						a->handle, NULL);
 	if (!servers || !slot_of || !calls || !tr || len < 0) {

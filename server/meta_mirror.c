@@ -94,6 +94,33 @@ int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle)
 	return ret == -ENOENT ? 0 : ret;
 }
 
+int meta_stale_add(struct meta *m, MDB_txn *txn, uint64_t handle, const uint32_t *add,
+		   uint32_t nadd, uint32_t *added)
+{
+	uint32_t slots[RPC_STALE_MAX], n, before;
+	uint64_t epoch;
+	int ret = meta_stale_get(m, txn, handle, &epoch, slots, &n);
+
+	*added = 0;
+	if (ret)
+		return ret;
+	before = n;
+	for (uint32_t i = 0; i < nadd; i++) {
+		bool have = false;
+
+		for (uint32_t j = 0; j < n; j++)
+			have |= slots[j] == add[i];
+		if (!have && n == RPC_STALE_MAX)
+			return -ENOSPC;
+		if (!have)
+			slots[n++] = add[i];
+	}
+	if (n == before)
+		return 0;
+	*added = n - before;
+	return stale_put(m, txn, handle, epoch + 1, slots, n);
+}
+
 int meta_entry_of_handle(struct meta *m, MDB_txn *txn, uint64_t handle, char *path,
 			 struct rpc_attr *a)
 {
@@ -151,6 +178,9 @@ int serve_mirror_stale(struct srv_op *op)
 
 	if (place_meta_of_handle(q->handle) != m->index)
 		return -EREMOTE;
+	/* Not before the store's start-up check (meta_rebuild.c says why) */
+	if (atomic_load(&m->store_state) <= 0)
+		return -EAGAIN;
 	ret = meta_txn_begin(m, false, &txn);
 	if (ret)
 		return ret;
@@ -244,6 +274,9 @@ int serve_mirror_fresh(struct srv_op *op)
 
 	if (place_meta_of_handle(q->handle) != m->index)
 		return -EREMOTE;
+	/* Not before the store's start-up check (meta_rebuild.c says why) */
+	if (atomic_load(&m->store_state) <= 0)
+		return -EAGAIN;
 	meta_resync_done(s, q->handle, ok);
 	if (!ok)
 		return 0;

@@ -64,6 +64,8 @@ struct meta {
 	uint64_t h_next, h_limit;
 	atomic_int store_state;
 	struct creating *creating; /* creates in progress, under hlock */
+	/* meta_rebuild.c: I/O servers being rebuilt, copies marked for them */
+	atomic_uint_fast64_t rebuild_pending, rebuild_marked;
 };
 
 /* ---- meta_keys.c: records and keys ---- */
@@ -99,6 +101,10 @@ int meta_del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t hand
  * RPC_STALE_MAX); none marked: epoch 0, *n 0. */
 int meta_stale_get(struct meta *m, MDB_txn *txn, uint64_t handle, uint64_t *epoch,
 		   uint32_t *slots, uint32_t *n);
+/* Mark slots add[0..nadd) of handle stale (those not yet), raising its
+ * epoch if any was added (*added of them). */
+int meta_stale_add(struct meta *m, MDB_txn *txn, uint64_t handle, const uint32_t *add,
+		   uint32_t nadd, uint32_t *added);
 /* Forget handle's marks (its entry goes). */
 int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle);
 /* Append handle's mirror view (rpc_enc_view) to op's reply. */
@@ -115,6 +121,17 @@ int meta_entry_of_handle(struct meta *m, MDB_txn *txn, uint64_t handle, char *pa
 
 /* A resync of handle that this server asked for ended (MIRROR_FRESH). */
 void meta_resync_done(struct srv *s, uint64_t handle, bool ok);
+/* Something to do now (a rebuild asked for): the next round at once. */
+void meta_resync_kick(struct srv *s);
+
+/* ---- meta_rebuild.c: the copies an I/O server lost with its storage ---- */
+
+/* The key prefix of the rebuild records in "sys". */
+#define META_REBUILD_TAG     "mrebuild"
+#define META_REBUILD_TAG_LEN 8
+/* Mark a share of the copies on I/O servers being rebuilt stale (the
+ * resync thread, each round): true while some are left. */
+bool meta_rebuild_step(struct srv *s);
 /* Is the entry stored in v a direct child of dir? */
 bool meta_is_child(const MDB_val *v, const char *dir);
 int meta_txn_begin(struct meta *m, bool rdonly, MDB_txn **txn);

@@ -48,6 +48,7 @@ struct meta_resync {
 	pthread_mutex_t lock; /* all that follows */
 	pthread_cond_t wake;
 	bool stop, running;
+	bool kicked; /* meta_resync_kick since the round began */
 	struct inflight fl[RESYNC_INFLIGHT];
 	uint64_t stale_copies; /* at the last round */
 	uint64_t asked, done, failed;
@@ -221,8 +222,11 @@ static void *driver(void *arg)
 		struct timespec until;
 		uint64_t copies;
 		uint32_t n;
+		bool more;
 
 		pthread_mutex_unlock(&r->lock);
+		/* copies lost with an I/O server's storage: marked first */
+		more = meta_rebuild_step(r->s);
 		if (!scan(r->s->meta, xs, RESYNC_SCAN_MAX, &n, &copies)) {
 			pthread_mutex_lock(&r->lock);
 			r->stale_copies = copies;
@@ -233,8 +237,9 @@ static void *driver(void *arg)
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += RESYNC_PERIOD_MS / 1000;
 		pthread_mutex_lock(&r->lock);
-		if (!r->stop)
+		if (!r->stop && !more && !r->kicked)
 			pthread_cond_timedwait(&r->wake, &r->lock, &until);
+		r->kicked = false;
 	}
 	r->running = false;
 	pthread_cond_broadcast(&r->wake);
@@ -258,6 +263,18 @@ void meta_resync_done(struct srv *s, uint64_t handle, bool ok)
 	else
 		r->failed++;
 	pthread_cond_signal(&r->wake); /* the next one now */
+	pthread_mutex_unlock(&r->lock);
+}
+
+void meta_resync_kick(struct srv *s)
+{
+	struct meta_resync *r = s->resync;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->kicked = true;
+	pthread_cond_signal(&r->wake);
 	pthread_mutex_unlock(&r->lock);
 }
 

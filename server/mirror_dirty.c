@@ -214,6 +214,14 @@ static int report(struct mirror_dirty *d, const struct dent *e)
 
 	if (!e->ncopies)
 		return 0;
+	/* the datafile went with this server's storage (replaced): this copy
+	 * is the one rebuilt (io_rebuild.c), the others are right */
+	if (io_epoch_local(d->s, e->handle, &epoch) == -ESTALE) {
+		log_info("rpfsd: handle %016" PRIx64
+			 ": its datafile is gone: its copies' marks not needed",
+			 e->handle);
+		return 0;
+	}
 	ret = io_mark_stale(d->s, e->handle, 0, e->slot, e->copies, e->ncopies, true,
 			    &epoch);
 	if (ret == -RPC_EBEHIND || ret == -ENOENT || ret == -EINVAL || ret == -EPROTO) {

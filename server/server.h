@@ -109,6 +109,7 @@ struct srv {
 	struct io_forward *fwd; /* role io: mirrored writes' forwarding (io_forward.c) */
 	struct mirror_dirty
 		*dirty; /* role io: datafiles whose copies may lag (mirror_dirty.c) */
+	struct io_rebuild *rebuild; /* role io: lost copies to rebuild (io_rebuild.c) */
 	struct peers *peers;
 	struct io_states *io_states; /* role meta: its I/O servers' states */
 	struct meta_resync *resync;  /* role meta: stale copies' resync (meta_resync.c) */
@@ -240,7 +241,8 @@ void io_run(struct sched_job *job);
 int io_remove_handle(struct srv *s, uint64_t handle);
 /* Worker: make the datafile of a new file (IO_CREATE, or a local CREATE):
  * 0, -EEXIST if the handle already has one this create did not make. */
-int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot);
+int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t slot,
+		     bool incomplete);
 /* Worker: the datafiles of metadata server meta's handles (IO_PROBE). */
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 /* Free what io.c keeps for a write request (op.c, with the op). */
@@ -256,6 +258,9 @@ int meta_resync_start(struct srv *s);
 bool meta_resync_stop(struct srv *s);
 void meta_resync_counts(struct srv *s, uint64_t *stale_copies, uint64_t *asked,
 			uint64_t *done, uint64_t *failed);
+/* meta_rebuild.c: I/O servers whose lost copies are still being looked
+ * for, and the copies marked stale for them so far (rpfs stats). */
+void meta_rebuild_counts(struct srv *s, uint64_t *pending, uint64_t *marked);
 /* The size of handle's datafile (io_forward.c's resync). */
 int io_size_local(struct srv *s, uint64_t handle, uint64_t *size);
 /* The mirror epoch of handle's datafile now. */

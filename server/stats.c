@@ -105,6 +105,9 @@ static int storage(struct srv *s, struct stat_list *l)
 		put(l, "mirror.resyncs_asked", asked);
 		put(l, "mirror.resyncs_done", done);
 		put(l, "mirror.resyncs_failed", failed);
+		meta_rebuild_counts(s, &asked, &done);
+		put(l, "mirror.rebuilding", asked);
+		put(l, "mirror.rebuild_marked", done);
 	}
 	return 0;
 }

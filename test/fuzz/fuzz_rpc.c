@@ -84,8 +84,11 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		return rpc_enc_io_slot(again, cap, r->op, r->handle, &r->cap, r->segs,
 				       r->nseg, r->slot);
 	case RPC_BODY_IO_CREATE:
-		return rpc_enc_io_create(again, cap, r->handle, r->nonce, r->slot);
+		return rpc_enc_io_create(again, cap, r->handle, r->nonce, r->slot,
+					 r->flags);
 	case RPC_BODY_PROBE:
+		if (r->op == RPC_MIRROR_REBUILD)
+			return rpc_enc_mirror_rebuild(again, cap, r->meta);
 		return rpc_enc_io_probe(again, cap, r->meta);
 	case RPC_BODY_SEARCH:
 		return rpc_enc_search(again, cap, r->path, r->want, r->uid, r->gid,
@@ -125,7 +128,8 @@ static int has_flags(uint16_t op)
 	const struct rpc_op_desc *d = rpc_op_desc(op);
 
 	return d && (d->body == RPC_BODY_NONE || d->body == RPC_BODY_PATH ||
-		     d->body == RPC_BODY_CREATE || d->body == RPC_BODY_LOCK);
+		     d->body == RPC_BODY_CREATE || d->body == RPC_BODY_LOCK ||
+		     d->body == RPC_BODY_IO_CREATE);
 }
 
 static int is_bodyless(uint16_t op)
@@ -184,7 +188,7 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(!r->flags || r->op == RPC_IO_WRITE);
 		FUZZ_CHECK(!!(r->flags & RPC_IO_COPIES) == (r->ncopies > 0));
 		FUZZ_CHECK(r->ncopies <= RPC_COPIES_MAX);
-		FUZZ_CHECK(!(r->fwd_flags & ~RPC_COPY_STALE));
+		FUZZ_CHECK(!(r->fwd_flags & ~RPC_FWD_FLAGS));
 		for (uint32_t i = 0; i < r->ncopies; i++)
 			FUZZ_CHECK(r->copies[i].slot != RPC_SLOT_ANY &&
 				   !(r->copies[i].flags & ~RPC_COPY_FLAGS));
@@ -198,7 +202,7 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 				   segs[i].len <= UINT64_MAX - segs[i].off);
 		break;
 	case RPC_IO_CREATE:
-		FUZZ_CHECK(r->nonce != 0);
+		FUZZ_CHECK(r->nonce != 0 && !(r->flags & ~RPC_IO_CREATE_INCOMPLETE));
 		break;
 	case RPC_META_HANDLES:
 		FUZZ_CHECK(!r->flags && r->nhandles >= 1 &&

@@ -262,9 +262,17 @@ static void gen_rpc(void)
 				    (const struct rpc_copy[]){{1, 2, 0}}, 1, 3));
 	REQ("truncate-forward",
 	    rpc_enc_truncate_forward(buf, sizeof(buf), 7, 4096, 2, 3, 0));
+	REQ("truncate-forward-resync",
+	    rpc_enc_truncate_forward(buf, sizeof(buf), 7, 4096, 2, 3,
+				     RPC_COPY_STALE | RPC_FWD_RESYNC));
+	REQ("io-write-forward-whole",
+	    rpc_enc_io_forward(buf, sizeof(buf), 7, segs, 0, 2, 6, RPC_FWD_WHOLE));
 	REQ("mirror-stale",
 	    rpc_enc_mirror_stale(buf, sizeof(buf), 7, 4, 0, (const uint32_t[]){2}, 1));
-	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1));
+	REQ("io-create", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1, 0));
+	REQ("io-create-incomplete", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1,
+						      RPC_IO_CREATE_INCOMPLETE));
+	REQ("mirror-rebuild", rpc_enc_mirror_rebuild(buf, sizeof(buf), 2));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	{
 		static const uint32_t groups[2] = {100, 65534};

@@ -694,6 +694,7 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       RPC_META_HANDLES,
 				       RPC_MIRROR_STALE,
 				       RPC_MIRROR_FRESH,
+				       RPC_MIRROR_REBUILD,
 				       RPC_IO_RESYNC,
 				       47,
 				       0,
@@ -785,7 +786,10 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 	}
 	case RPC_IO_CREATE:
 		n = rpc_enc_io_create(b, cap, junk_handle(), rnd64() | 1,
-				      (uint32_t)rnd64());
+				      (uint32_t)rnd64(), (uint16_t)rnd(2));
+		break;
+	case RPC_MIRROR_REBUILD:
+		n = rpc_enc_mirror_rebuild(b, cap, rnd(70000));
 		break;
 	case RPC_IO_PROBE:
 		n = rpc_enc_io_probe(b, cap, rnd(70000));

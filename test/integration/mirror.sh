@@ -21,7 +21,13 @@
 #   - another I/O server is stopped (SIGSTOP): the files read
 #     back right once the metadata server noticed, without a timeout_ms
 #     wait (the open reply's down list; measured against the same read
-#     with every server up), then after SIGCONT.
+#     with every server up), then after SIGCONT;
+#   - a server's storage directory wiped (a disk replaced) and the server
+#     started on it: the files read back right at once and take writes;
+#     every copy it held is rebuilt (rpfs verify passes, rpfs stats counts
+#     the copies marked); then the server holding the other copies is
+#     killed: every file reads back right from the rebuilt copies; the
+#     rebuilt server's storage passes rpfsd --check.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
@@ -214,5 +220,48 @@ done
 kill -CONT "$(pid_of "$st")"
 check_in "server.$st continued: online" wait_state "$st" online 5
 check "every file reads back right" sh -c "for f in a b c new; do '$RPFS' cat /m/\$f | cmp - '$TMP/src' || exit 1; done"
+
+# ---- a server's storage replaced -----------------------------------------------------
+all_right() {
+	for f in a b c new; do "$RPFS" cat /m/$f | cmp - "$TMP/src" || return 1; done
+}
+# wait_verify_all SECONDS: rpfs verify passes on every file within SECONDS
+wait_verify_all() {
+	i=0
+	while [ $i -lt "$1" ]; do
+		ok_all=1
+		for f in $("$RPFS" ls /m); do
+			"$RPFS" verify "/m/$f" >/dev/null 2>&1 || ok_all=0
+		done
+		[ $ok_all = 1 ] && return 0
+		sleep 1
+		i=$((i + 1))
+	done
+	"$RPFS" ls /m | while read -r f; do "$RPFS" verify "/m/$f"; done
+	return 1
+}
+kill -9 "$(pid_of "$k")"
+check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
+rm -rf "$D/s$k/data"
+check "rpfs up starts server.$k again on an empty storage directory" "$RPFS" up --dir "$D"
+check "... the metadata server's log says what it marked for the rebuild" \
+	grep -q "rebuild of I/O server .* copies it held .* marked stale" "$D/rpfsd.0.log"
+check_in "... every file reads back right at once (the other copies)" all_right
+check "... a write to /m/a goes on" "$RPFS" cp "$TMP/src2" rpfs:/m/a
+check "... and reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src2'"
+check "... written back" "$RPFS" cp "$TMP/src" rpfs:/m/a
+check_in "... every copy it held rebuilt: rpfs verify passes on every file" \
+	wait_verify_all $((60 * X))
+check "... rpfs stats counts the copies marked for the rebuild" \
+	sh -c "'$RPFS' stats | grep -Eq 'mirror.rebuild_marked[^0-9]*[1-9]'"
+check "... its datafiles are back" sh -c "ls '$D/s$k/data' | grep -q '^$(handle_of /m/a)\$'"
+kill -9 "$(pid_of "$buddy")"
+check_in "server.$buddy (the other copies) killed: unreachable" wait_state "$buddy" unreachable 3
+check_in "... every file reads back right from the rebuilt copies" all_right
+check "rpfs up starts server.$buddy again" "$RPFS" up --dir "$D"
+check_in "server.$buddy online again" wait_state "$buddy" online 5
+check "rpfs down" "$RPFS" down --dir "$D"
+check "rpfsd --check: the rebuilt server's storage is clean" \
+	"$(dirname "$RPFS")/rpfsd" --config "$D/rpfs.conf" --name "server.$k" --check
 
 exit $fail

@@ -78,7 +78,7 @@ static void fill(void *buf, size_t len, unsigned seed)
 /* A new datafile with its checksums, opened. */
 static void make(struct datafile *f, uint64_t h)
 {
-	ck_assert_int_eq(datafile_create(dirfd_, h, 77, 0), 0);
+	ck_assert_int_eq(datafile_create(dirfd_, h, 77, 0, false), 0);
 	ck_assert_int_eq(datafile_open(f, dirfd_, h), 0);
 }
 
@@ -395,15 +395,15 @@ START_TEST(create_is_exclusive_and_retries_are_harmless)
 	struct datafile f;
 	char name[40];
 
-	ck_assert_int_eq(datafile_create(dirfd_, 5, 1111, 0), 0);
+	ck_assert_int_eq(datafile_create(dirfd_, 5, 1111, 0, false), 0);
 	/* The same create again (a lost reply): fine. */
-	ck_assert_int_eq(datafile_create(dirfd_, 5, 1111, 0), 0);
+	ck_assert_int_eq(datafile_create(dirfd_, 5, 1111, 0, false), 0);
 	/* Another create of the handle: refused. */
-	ck_assert_int_eq(datafile_create(dirfd_, 5, 2222, 0), -EEXIST);
+	ck_assert_int_eq(datafile_create(dirfd_, 5, 2222, 0, false), -EEXIST);
 	/* A datafile left without checksums: refused, nothing added. */
 	csum_data_name(6, name, sizeof(name));
 	ck_assert(close(openat(dirfd_, name, O_CREAT | O_WRONLY, 0600)) == 0);
-	ck_assert_int_eq(datafile_create(dirfd_, 6, 3333, 0), -EEXIST);
+	ck_assert_int_eq(datafile_create(dirfd_, 6, 3333, 0, false), -EEXIST);
 	csum_sum_name(6, name, sizeof(name));
 	ck_assert(faccessat(dirfd_, name, F_OK, 0) != 0);
 	/* No datafile: no file. */
@@ -599,6 +599,51 @@ START_TEST(a_file_grown_by_truncate_is_covered)
 }
 END_TEST
 
+/* A resync's target not yet whole (CSUM_HDR_INCOMPLETE): made so, or set
+ * later, kept across opens with the epoch beside it, cleared at its end;
+ * files made before the flag read as whole. */
+START_TEST(the_incomplete_flag_of_a_resync_target_is_kept)
+{
+	struct datafile f;
+	uint8_t hdr[CSUM_HDR];
+	char name[40];
+	int cfd;
+
+	ck_assert_int_eq(datafile_create(dirfd_, 41, 9, 1, true), 0);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 41), 0);
+	ck_assert(atomic_load(&f.incomplete));
+	ck_assert_int_eq(datafile_admit_epoch(&f, 7, true), 0);
+	datafile_close(&f);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 41), 0);
+	ck_assert(atomic_load(&f.incomplete));
+	ck_assert_uint_eq(f.epoch, 7);
+	ck_assert_int_eq(datafile_set_incomplete(&f, false), 0);
+	datafile_close(&f);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 41), 0);
+	ck_assert(!atomic_load(&f.incomplete));
+	ck_assert_uint_eq(f.epoch, 7);
+	ck_assert_int_eq(datafile_set_incomplete(&f, true), 0);
+	datafile_close(&f);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 41), 0);
+	ck_assert(atomic_load(&f.incomplete));
+	datafile_close(&f);
+	/* the flag is its own field: the slot and the epoch are untouched */
+	csum_sum_name(41, name, sizeof(name));
+	cfd = openat(dirfd_, name, O_RDONLY);
+	ck_assert_int_ge(cfd, 0);
+	ck_assert_int_eq(pread(cfd, hdr, CSUM_HDR, 0), CSUM_HDR);
+	close(cfd);
+	ck_assert_uint_eq(hdr[CSUM_HDR_FLAGS], CSUM_HDR_INCOMPLETE);
+	ck_assert_uint_eq(hdr[CSUM_HDR_SLOT], 1);
+	ck_assert_uint_eq(hdr[CSUM_HDR_EPOCH], 7);
+	/* a file made whole (every file made before the flag) */
+	ck_assert_int_eq(datafile_create(dirfd_, 42, 9, 0, false), 0);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 42), 0);
+	ck_assert(!atomic_load(&f.incomplete));
+	datafile_close(&f);
+}
+END_TEST
+
 START_TEST(a_version_1_checksum_file_still_reads)
 {
 	static unsigned char data[2 * B + 7], back[2 * B + 7];
@@ -733,7 +778,7 @@ START_TEST(io_create_and_probe_round_trip)
 	struct rpc_probe p = {12, 0x3000000000007ull}, q;
 	int n;
 
-	n = rpc_enc_io_create(body, sizeof(body), 0x1000000000005ull, 0xfeed, 2);
+	n = rpc_enc_io_create(body, sizeof(body), 0x1000000000005ull, 0xfeed, 2, 0);
 	ck_assert_int_eq(n, RPC_PREAMBLE + 24);
 	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), 0);
 	ck_assert_uint_eq(r.op, RPC_IO_CREATE);
@@ -743,7 +788,7 @@ START_TEST(io_create_and_probe_round_trip)
 	ck_assert(rpc_is_io_op(RPC_IO_CREATE) && rpc_is_io_op(RPC_IO_PROBE));
 	ck_assert(!rpc_is_io_op(RPC_CREATE) && !rpc_is_io_op(47));
 	/* No nonce, short, long: refused. */
-	ck_assert_int_eq(rpc_enc_io_create(body, sizeof(body), 1, 0, 0), -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_create(body, sizeof(body), 1, 0, 0, 0), -EINVAL);
 	body[RPC_PREAMBLE + 8] = 0;
 	body[RPC_PREAMBLE + 9] = 0;
 	ck_assert_int_eq(rpc_decode_req(body, (size_t)n, &r, NULL, 0), -EPROTO);
@@ -794,6 +839,7 @@ static Suite *csum_suite(void)
 	tcase_add_test(tc, bytes_no_checksum_covers_are_damage);
 	tcase_add_test(tc, a_file_grown_by_truncate_is_covered);
 	tcase_add_test(tc, a_version_1_checksum_file_still_reads);
+	tcase_add_test(tc, the_incomplete_flag_of_a_resync_target_is_kept);
 	tcase_add_test(tc, threads_writing_the_same_blocks_keep_checksums_right);
 	suite_add_tcase(s, tc);
 	return s;
@@ -877,7 +923,7 @@ static int bench(uint64_t mib)
 			double w[2], c[2];
 
 			for (int sums = 0; sums < 2; sums++) {
-				if (datafile_create(dirfd_, ++h, 1, 0) ||
+				if (datafile_create(dirfd_, ++h, 1, 0, false) ||
 				    datafile_open(&f, dirfd_, h)) {
 					fprintf(stderr,
 						"bench: can't make a datafile in %s\n",

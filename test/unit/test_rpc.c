@@ -750,7 +750,7 @@ START_TEST(io_forward_round_trips)
 	/* a forward carries no capability (servers send none) */
 	buf[RPC_PREAMBLE + 8 + 5] = 1;
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
-	ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, in, 1, 0, 1, 4), -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, in, 1, 0, 1, 16), -EINVAL);
 }
 END_TEST
 
@@ -790,6 +790,51 @@ START_TEST(resync_and_fresh_round_trip)
 		len = rpc_enc_mirror_stale(buf, BUFSZ, 1, 1, 0, two, 2);
 		buf[0] = RPC_MIRROR_FRESH; /* op code, little endian */
 		ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	}
+}
+END_TEST
+
+/* IO_CREATE of a resync's target (not whole until its end), and the
+ * rebuild of an I/O server's copies, from that server. */
+START_TEST(io_create_incomplete_and_rebuild_round_trip)
+{
+	int len = rpc_enc_io_create(buf, BUFSZ, 0x99, 5, 3, RPC_IO_CREATE_INCOMPLETE);
+
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_CREATE);
+	ck_assert_uint_eq(req.flags, RPC_IO_CREATE_INCOMPLETE);
+	ck_assert_uint_eq(req.slot, 3);
+	assert_trailing_byte_refused((size_t)len);
+	ck_assert_int_eq(rpc_enc_io_create(buf, BUFSZ, 0x99, 5, 3, 2), -EINVAL);
+	buf[2] = 2; /* a flag IO_CREATE does not know */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+
+	len = rpc_enc_mirror_rebuild(buf, BUFSZ, 3);
+	ck_assert_int_eq(len, RPC_PREAMBLE + 8);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_MIRROR_REBUILD);
+	ck_assert_uint_eq(req.meta, 3);
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	buf[RPC_PREAMBLE + 4] = 1; /* the padding */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[RPC_PREAMBLE + 4] = 0;
+	buf[2] = 1; /* no flags */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+
+	/* a resync's forwards: its start and its end, and nothing else */
+	{
+		struct rpc_seg s1 = {0, 4096};
+
+		len = rpc_enc_truncate_forward(buf, BUFSZ, 1, 4096, 2, 3,
+					       RPC_COPY_STALE | RPC_FWD_RESYNC);
+		ck_assert_int_eq(decode(buf, (size_t)len), 0);
+		ck_assert_uint_eq(req.fwd_flags, RPC_COPY_STALE | RPC_FWD_RESYNC);
+		len = rpc_enc_io_forward(buf, BUFSZ, 1, &s1, 1, 2, 4, RPC_FWD_WHOLE);
+		ck_assert_int_eq(decode(buf, (size_t)len), 0);
+		ck_assert_uint_eq(req.fwd_flags, RPC_FWD_WHOLE);
+		ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, &s1, 1, 2, 4, 16),
+				 -EINVAL);
 	}
 }
 END_TEST
@@ -1760,6 +1805,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, io_forward_round_trips);
 	tcase_add_test(tc, mirror_stale_and_view_round_trip);
 	tcase_add_test(tc, resync_and_fresh_round_trip);
+	tcase_add_test(tc, io_create_incomplete_and_rebuild_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
 	tcase_add_test(tc, bodyless_ops_round_trip);
 	tcase_add_test(tc, mkdir_round_trips);
