@@ -713,6 +713,12 @@ int rpc_enc_mirror_stale(void *buf, size_t cap, uint64_t handle, uint64_t epoch,
 	return enc_stale(buf, cap, RPC_MIRROR_STALE, 0, handle, epoch, slot, stale, n);
 }
 
+int rpc_enc_mirror_damaged(void *buf, size_t cap, uint64_t handle, uint32_t slot)
+{
+	return enc_stale(buf, cap, RPC_MIRROR_STALE, RPC_STALE_DAMAGED, handle, 0, slot,
+			 &slot, 1);
+}
+
 int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
 			 uint64_t epoch, uint32_t slot, uint32_t target)
 {
@@ -1169,6 +1175,9 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 static int body_stale(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		      uint32_t maxseg)
 {
+	/* (MIRROR_FRESH's flag of the same value is RPC_FRESH_FAILED) */
+	bool damaged = r->op == RPC_MIRROR_STALE && (r->flags & RPC_STALE_DAMAGED);
+
 	r->handle = rd_u64(rd);
 	r->epoch = rd_u64(rd);
 	r->slot = slot_dec(rd_u32(rd));
@@ -1176,7 +1185,7 @@ static int body_stale(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	if (rd->err)
 		return rd->err;
 	if (r->slot == RPC_SLOT_ANY || !r->ncopies || r->ncopies > RPC_COPIES_MAX ||
-	    (r->op == RPC_MIRROR_FRESH && r->ncopies != 1))
+	    ((r->op == RPC_MIRROR_FRESH || damaged) && r->ncopies != 1))
 		return -EPROTO;
 	for (uint32_t i = 0; i < r->ncopies; i++) {
 		r->copies[i].io = 0;
@@ -1185,7 +1194,10 @@ static int body_stale(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		if (!rd->err && r->copies[i].slot == RPC_SLOT_ANY)
 			return -EPROTO;
 	}
-	return 0;
+	/* a damaged copy is the sender's own, and carries no epoch */
+	if (!rd->err && damaged && (r->epoch || r->copies[0].slot != r->slot))
+		return -EPROTO;
+	return rd->err;
 }
 
 /* Between servers only: no capability. */

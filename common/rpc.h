@@ -117,6 +117,10 @@ struct rpc_copy {
 #define RPC_EBEHIND EL2NSYNC
 /* MIRROR_FRESH flags: the resync failed (the copy stays stale). */
 #define RPC_FRESH_FAILED 1u
+/* MIRROR_STALE flags: the sender's own copy (slot, the one stale slot)
+ * failed its checksums on a read: marked stale, it is rewritten whole from
+ * another copy by the resync (server/io_rebuild.c). */
+#define RPC_STALE_DAMAGED 1u
 /* Stale copies a file's mirror view lists at most. */
 #define RPC_STALE_MAX 64
 
@@ -332,6 +336,8 @@ int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
  * written. The reply is the file's mirror view (rpc_enc_view). */
 int rpc_enc_mirror_stale(void *buf, size_t cap, uint64_t handle, uint64_t epoch,
 			 uint32_t slot, const uint32_t *stale, uint32_t n);
+/* MIRROR_STALE with RPC_STALE_DAMAGED: the sender's copy in slot. */
+int rpc_enc_mirror_damaged(void *buf, size_t cap, uint64_t handle, uint32_t slot);
 int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
 		      uint32_t slot, uint16_t flags);
 /* MIRROR_REBUILD, from an I/O server (index io) that started on empty

@@ -149,7 +149,7 @@ enum rpc_runs {
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_meta_handles) \
 	/* from a mirror's primary: copies that missed a write (io_forward.c) */           \
 	X(MIRROR_STALE, 25, "mirror_stale", RPC_TO_HANDLE_META, RPC_BODY_STALE,             \
-	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_stale) \
+	  RPC_STALE_DAMAGED,   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_stale) \
 	/* from a resync's source: the stale copy has the primary's bytes (or not) */       \
 	X(MIRROR_FRESH, 26, "mirror_fresh", RPC_TO_HANDLE_META, RPC_BODY_STALE,             \
 	  RPC_FRESH_FAILED,    RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_fresh) \

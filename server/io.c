@@ -468,6 +468,9 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		atomic_store(&e->changed, srv_now_ns());
 	if (write)
 		write_leave(op, &e->cf, writes, ret);
+	/* a copy of a mirrored file is mended from another (io_rebuild.c) */
+	if (ret == -EBADMSG && !write)
+		io_rebuild_damaged(op->s, op->q.handle, e->cf.slot);
 	fd_put(io, e);
 out:
 	if (ret == -EBADMSG) {
@@ -629,6 +632,11 @@ int serve_io_truncate(struct srv_op *op)
 	if (!ret && (op->q.flags & RPC_TRUNCATE_FORWARD) &&
 	    (op->q.fwd_flags & RPC_FWD_RESYNC))
 		ret = datafile_set_incomplete(&e->cf, true);
+	/* ... and every byte comes again: none of the old is kept, nor
+	 * checked (a damaged block being mended) */
+	if (!ret && (op->q.flags & RPC_TRUNCATE_FORWARD) &&
+	    (op->q.fwd_flags & RPC_FWD_RESYNC))
+		ret = datafile_truncate(&e->cf, 0, &bad);
 	if (!ret && (op->q.flags & RPC_TRUNCATE_COPIES))
 		ret = mirror_dirty_hold(op->s, op);
 	if (!ret)

@@ -4,6 +4,7 @@
 #define RPFS_IO_REBUILD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct srv;
 
@@ -15,5 +16,8 @@ int io_rebuild_open(struct srv *s, bool empty);
  * while at most): before the server says it is ready. */
 void io_rebuild_wait(struct srv *s);
 void io_rebuild_close(struct srv *s);
+/* A read found a block of handle's datafile (stripe slot slot) failing its
+ * checksums: reported, so that it is rewritten from another copy. */
+void io_rebuild_damaged(struct srv *s, uint64_t handle, uint32_t slot);
 
 #endif

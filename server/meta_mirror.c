@@ -164,6 +164,72 @@ static bool marks_fit(const struct rpc_attr *a, const struct rpc_req *q)
 	return true;
 }
 
+/* MIRROR_STALE with RPC_STALE_DAMAGED: the sender's copy in q->slot failed
+ * its checksums on a read. Marked stale (the resync rewrites it whole from
+ * another copy) unless it is its data slot's last fresh copy: then there
+ * is nothing to rewrite it from, and the reads of the damaged blocks keep
+ * failing, naming it (-EBUSY). */
+static int mark_damaged(struct srv_op *op)
+{
+	struct meta *m = op->s->meta;
+	const struct rpc_req *q = &op->q;
+	char path[RPC_PATH_MAX + 1];
+	uint32_t slots[RPC_STALE_MAX], n, fresh = 0, added = 0;
+	struct rpc_attr a;
+	uint64_t epoch;
+	MDB_txn *txn;
+	int ret, len;
+
+	ret = meta_txn_begin(m, false, &txn);
+	if (ret)
+		return ret;
+	ret = meta_entry_of_handle(m, txn, q->handle, path, &a);
+	if (!ret && (a.type != RPC_TYPE_FILE || layout_copies(&a.layout) < 2 ||
+		     q->slot >= layout_slots(&a.layout)))
+		ret = -EINVAL; /* no other copy to take it from */
+	if (!ret)
+		ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
+	for (uint32_t k = 0; !ret && k < layout_copies(&a.layout); k++) {
+		uint32_t cs = layout_copy_slot(&a.layout, q->slot, k);
+		bool stale = false;
+
+		for (uint32_t j = 0; j < n; j++)
+			stale |= slots[j] == cs;
+		fresh += cs != q->slot && !stale;
+	}
+	if (!ret && !fresh)
+		ret = -EBUSY;
+	if (!ret)
+		ret = meta_stale_add(m, txn, q->handle, &q->slot, 1, &added);
+	if (!ret && added)
+		ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
+	else
+		mdb_txn_abort(txn);
+	if (ret == -EBUSY)
+		log_warn("rpfsd: %s: the copy in slot %u (I/O server %u) has a damaged "
+			 "block, and no other copy of it is whole: reads of the block "
+			 "fail; restore the file",
+			 path, q->slot, layout_server(&a.layout, q->slot));
+	if (ret)
+		return ret;
+	if (added)
+		log_warn("rpfsd: %s: the copy in slot %u (I/O server %u) has a damaged "
+			 "block: marked stale, to be rewritten from another copy",
+			 path, q->slot, layout_server(&a.layout, q->slot));
+	ret = meta_txn_begin(m, true, &txn);
+	if (ret)
+		return ret;
+	ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
+	mdb_txn_abort(txn);
+	if (ret)
+		return ret;
+	len = rpc_enc_view(op->rep, SRV_REPLY_CAP, epoch, slots, n);
+	if (len < 0)
+		return len;
+	op->rep_len = (size_t)len;
+	return 0;
+}
+
 int serve_mirror_stale(struct srv_op *op)
 {
 	struct srv *s = op->s;
@@ -181,6 +247,8 @@ int serve_mirror_stale(struct srv_op *op)
 	/* Not before the store's start-up check (meta_rebuild.c says why) */
 	if (atomic_load(&m->store_state) <= 0)
 		return -EAGAIN;
+	if (q->flags & RPC_STALE_DAMAGED)
+		return mark_damaged(op);
 	ret = meta_txn_begin(m, false, &txn);
 	if (ret)
 		return ret;
@@ -277,12 +345,15 @@ int serve_mirror_fresh(struct srv_op *op)
 	/* Not before the store's start-up check (meta_rebuild.c says why) */
 	if (atomic_load(&m->store_state) <= 0)
 		return -EAGAIN;
-	meta_resync_done(s, q->handle, ok);
-	if (!ok)
+	if (!ok) {
+		meta_resync_done(s, q->handle, false);
 		return 0;
+	}
 	ret = meta_txn_begin(m, false, &txn);
-	if (ret)
+	if (ret) {
+		meta_resync_done(s, q->handle, false);
 		return ret;
+	}
 	ret = meta_entry_of_handle(m, txn, q->handle, path, &a);
 	if (!ret)
 		ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
@@ -303,6 +374,9 @@ int serve_mirror_fresh(struct srv_op *op)
 	} else {
 		ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
 	}
+	/* the resync thread looks again only now that the mark is gone: it
+	 * would ask for the same resync once more before */
+	meta_resync_done(s, q->handle, !ret);
 	if (ret) {
 		log_warn("rpfsd: couldn't clear the stale mark of handle %016" PRIx64
 			 " slot %u: %s",

@@ -130,8 +130,9 @@ void meta_resync_kick(struct srv *s);
 #define META_REBUILD_TAG     "mrebuild"
 #define META_REBUILD_TAG_LEN 8
 /* Mark a share of the copies on I/O servers being rebuilt stale (the
- * resync thread, each round): true while some are left. */
-bool meta_rebuild_step(struct srv *s);
+ * resync thread, each round): true while some are left, and
+ * rebuilding[io] (nio of them) for each I/O server whose walk is. */
+bool meta_rebuild_step(struct srv *s, bool *rebuilding);
 /* Is the entry stored in v a direct child of dir? */
 bool meta_is_child(const MDB_val *v, const char *dir);
 int meta_txn_begin(struct meta *m, bool rdonly, MDB_txn **txn);

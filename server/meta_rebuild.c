@@ -260,7 +260,7 @@ static uint32_t pending(struct meta *m, uint32_t *ios, uint32_t max)
 	return n;
 }
 
-bool meta_rebuild_step(struct srv *s)
+bool meta_rebuild_step(struct srv *s, bool *rebuilding)
 {
 	struct meta *m = s->meta;
 	uint32_t ios[64], n = pending(m, ios, 64), left = 0;
@@ -280,6 +280,8 @@ bool meta_rebuild_step(struct srv *s)
 			}
 		}
 		left += !done;
+		if (!done && ios[i] < s->cfg.nio)
+			rebuilding[ios[i]] = true;
 	}
 	atomic_store(&m->rebuild_pending, left);
 	return left > 0;

@@ -51,6 +51,10 @@ struct meta_resync {
 	bool kicked; /* meta_resync_kick since the round began */
 	struct inflight fl[RESYNC_INFLIGHT];
 	uint64_t stale_copies; /* at the last round */
+	/* at the last round, by I/O index: stale copies on it, and whether
+	 * its rebuild walk is still running (rpfs df) */
+	uint32_t *stale_on;
+	bool *rebuilding;
 	uint64_t asked, done, failed;
 };
 
@@ -76,9 +80,10 @@ struct marked {
 	uint32_t n, slots[RPC_STALE_MAX];
 };
 
-/* The marked files (up to max), and how many stale copies in all. */
+/* The marked files (up to max), how many stale copies in all, and on each
+ * I/O server (stale_on[nio]). */
 static int scan(struct meta *m, struct marked *out, uint32_t max, uint32_t *n,
-		uint64_t *copies)
+		uint64_t *copies, uint32_t *stale_on, uint32_t nio)
 {
 	uint8_t kb[META_STALE_TAG_LEN + 8] = META_STALE_TAG;
 	MDB_val k = {META_STALE_TAG_LEN, kb}, v;
@@ -102,6 +107,22 @@ static int scan(struct meta *m, struct marked *out, uint32_t max, uint32_t *n,
 		if (meta_stale_get(m, txn, x.handle, &x.epoch, x.slots, &x.n) || !x.n)
 			continue;
 		*copies += x.n;
+		{
+			char path[RPC_PATH_MAX + 1];
+			struct rpc_attr a;
+
+			for (uint32_t i = 0;
+			     !meta_entry_of_handle(m, txn, x.handle, path, &a) && i < x.n;
+			     i++) {
+				uint32_t io =
+					x.slots[i] < layout_slots(&a.layout)
+						? layout_server(&a.layout, x.slots[i])
+						: UINT32_MAX;
+
+				if (io < nio)
+					stale_on[io]++;
+			}
+		}
 		if (*n < max)
 			out[(*n)++] = x;
 	}
@@ -216,9 +237,12 @@ static void *driver(void *arg)
 {
 	struct meta_resync *r = arg;
 	struct marked *xs = calloc(RESYNC_SCAN_MAX, sizeof(*xs));
+	uint32_t nio = r->s->cfg.nio ? r->s->cfg.nio : 1;
+	uint32_t *on = calloc(nio, sizeof(*on));
+	bool *rb = calloc(nio, sizeof(*rb));
 
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && xs) {
+	while (!r->stop && xs && on && rb) {
 		struct timespec until;
 		uint64_t copies;
 		uint32_t n;
@@ -226,10 +250,14 @@ static void *driver(void *arg)
 
 		pthread_mutex_unlock(&r->lock);
 		/* copies lost with an I/O server's storage: marked first */
-		more = meta_rebuild_step(r->s);
-		if (!scan(r->s->meta, xs, RESYNC_SCAN_MAX, &n, &copies)) {
+		memset(rb, 0, nio * sizeof(*rb));
+		more = meta_rebuild_step(r->s, rb);
+		memset(on, 0, nio * sizeof(*on));
+		if (!scan(r->s->meta, xs, RESYNC_SCAN_MAX, &n, &copies, on, nio)) {
 			pthread_mutex_lock(&r->lock);
 			r->stale_copies = copies;
+			memcpy(r->stale_on, on, nio * sizeof(*on));
+			memcpy(r->rebuilding, rb, nio * sizeof(*rb));
 			pthread_mutex_unlock(&r->lock);
 			for (uint32_t i = 0; i < n; i++)
 				resync_one(r, &xs[i]);
@@ -245,6 +273,8 @@ static void *driver(void *arg)
 	pthread_cond_broadcast(&r->wake);
 	pthread_mutex_unlock(&r->lock);
 	free(xs);
+	free(on);
+	free(rb);
 	return NULL;
 }
 
@@ -286,6 +316,14 @@ int meta_resync_start(struct srv *s)
 	if (!r)
 		return -ENOMEM;
 	r->s = s;
+	r->stale_on = calloc(s->cfg.nio ? s->cfg.nio : 1, sizeof(*r->stale_on));
+	r->rebuilding = calloc(s->cfg.nio ? s->cfg.nio : 1, sizeof(*r->rebuilding));
+	if (!r->stale_on || !r->rebuilding) {
+		free(r->stale_on);
+		free(r->rebuilding);
+		free(r);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->wake, NULL);
 	r->running = true;
@@ -293,6 +331,8 @@ int meta_resync_start(struct srv *s)
 	if (ret) {
 		pthread_cond_destroy(&r->wake);
 		pthread_mutex_destroy(&r->lock);
+		free(r->stale_on);
+		free(r->rebuilding);
 		free(r);
 		return -ret;
 	}
@@ -325,9 +365,25 @@ bool meta_resync_stop(struct srv *s)
 	pthread_join(r->thr, NULL);
 	pthread_cond_destroy(&r->wake);
 	pthread_mutex_destroy(&r->lock);
+	free(r->stale_on);
+	free(r->rebuilding);
 	free(r);
 	s->resync = NULL;
 	return true;
+}
+
+void meta_resync_of_io(struct srv *s, uint32_t io, uint32_t *stale, bool *rebuilding)
+{
+	struct meta_resync *r = s->resync;
+
+	*stale = 0;
+	*rebuilding = false;
+	if (!r || io >= s->cfg.nio)
+		return;
+	pthread_mutex_lock(&r->lock);
+	*stale = r->stale_on[io];
+	*rebuilding = r->rebuilding[io];
+	pthread_mutex_unlock(&r->lock);
 }
 
 void meta_resync_counts(struct srv *s, uint64_t *stale_copies, uint64_t *asked,

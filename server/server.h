@@ -258,6 +258,9 @@ int meta_resync_start(struct srv *s);
 bool meta_resync_stop(struct srv *s);
 void meta_resync_counts(struct srv *s, uint64_t *stale_copies, uint64_t *asked,
 			uint64_t *done, uint64_t *failed);
+/* At the resync thread's last round: the stale copies on I/O server io,
+ * and whether its rebuild walk is still running (rpfs df). */
+void meta_resync_of_io(struct srv *s, uint32_t io, uint32_t *stale, bool *rebuilding);
 /* meta_rebuild.c: I/O servers whose lost copies are still being looked
  * for, and the copies marked stale for them so far (rpfs stats). */
 void meta_rebuild_counts(struct srv *s, uint64_t *pending, uint64_t *marked);

@@ -119,6 +119,8 @@ static void io_server_states(struct srv *s, struct stat_list *l)
 	char name[RPC_STAT_NAME_MAX + 1];
 
 	for (uint32_t i = 0; s->meta && i < s->cfg.nio && i < STATS_IO_STATES_MAX; i++) {
+		uint32_t stale;
+		bool rebuilding;
 		int64_t since;
 		int st = io_states_get(s, i, &since);
 
@@ -126,6 +128,15 @@ static void io_server_states(struct srv *s, struct stat_list *l)
 		put(l, name, (uint64_t)st);
 		snprintf(name, sizeof(name), "ioserver.%u.since_s", i);
 		put(l, name, (uint64_t)since);
+		/* only when there are: a cluster of many I/O servers keeps
+		 * within RPC_STATS_MAX */
+		meta_resync_of_io(s, i, &stale, &rebuilding);
+		snprintf(name, sizeof(name), "ioserver.%u.stale", i);
+		if (stale)
+			put(l, name, stale);
+		snprintf(name, sizeof(name), "ioserver.%u.rebuilding", i);
+		if (rebuilding)
+			put(l, name, 1);
 	}
 }
 

@@ -193,8 +193,13 @@ static void server_label(const rpfs_admin_config_t *cfg, int i, char *out, size_
 static const char *const io_state_names[] = {"unknown", "online", "unreachable",
 					     "offline"};
 
+/* Also, summed over the metadata servers, the stale copies of mirrored
+ * files on each (stale[k]) and whether a rebuild of its copies is still
+ * being marked (rebuilding[k]): BeeGFS's consistency, "good" or "needs
+ * resync". */
 static void io_states_seen(rpfs_client_t *c, const rpfs_admin_config_t *cfg, int nsrv,
-			   int *state, uint64_t *since, int nio)
+			   int *state, uint64_t *since, uint64_t *stale, bool *rebuilding,
+			   int nio)
 {
 	static struct rpfs_server_stat st[RPFS_STATS_MAX];
 	char name[64];
@@ -202,6 +207,8 @@ static void io_states_seen(rpfs_client_t *c, const rpfs_admin_config_t *cfg, int
 	for (int k = 0; k < nio; k++) {
 		state[k] = -1;
 		since[k] = 0;
+		stale[k] = 0;
+		rebuilding[k] = false;
 	}
 	for (int i = 0; i < nsrv; i++) {
 		struct rpfs_server_info si;
@@ -217,6 +224,10 @@ static void io_states_seen(rpfs_client_t *c, const rpfs_admin_config_t *cfg, int
 			v = rpfs_admin_stat(st, n, name, UINT64_MAX);
 			if (v >= sizeof(io_state_names) / sizeof(io_state_names[0]))
 				continue;
+			snprintf(name, sizeof(name), "ioserver.%d.stale", k);
+			stale[k] += rpfs_admin_stat(st, n, name, 0);
+			snprintf(name, sizeof(name), "ioserver.%d.rebuilding", k);
+			rebuilding[k] |= rpfs_admin_stat(st, n, name, 0) != 0;
 			/* unknown < online < unreachable < offline */
 			if (state[k] < 0 || (int)v > state[k]) {
 				state[k] = (int)v;
@@ -249,15 +260,18 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 	char a[32], b[32], d[32], f[32], fs[16], label[300], state[48];
 	int *iostate = calloc((size_t)nsrv + 1, sizeof(*iostate));
 	uint64_t *since = calloc((size_t)nsrv + 1, sizeof(*since));
+	uint64_t *stale = calloc((size_t)nsrv + 1, sizeof(*stale));
+	bool *rebuilding = calloc((size_t)nsrv + 1, sizeof(*rebuilding));
+	char copies[48];
 	int failed = 0;
 
 	(void)argc;
 	(void)argv;
-	if (!fsids || !iostate || !since)
+	if (!fsids || !iostate || !since || !stale || !rebuilding)
 		die("df: out of memory");
-	io_states_seen(c, cfg, nsrv, iostate, since, nsrv);
-	printf("%-36s %-8s %14s %14s %14s %10s %4s %s\n", "server", "roles", "size",
-	       "used", "avail", "files", "fs", "state");
+	io_states_seen(c, cfg, nsrv, iostate, since, stale, rebuilding, nsrv);
+	printf("%-36s %-8s %14s %14s %14s %10s %4s %-16s %s\n", "server", "roles", "size",
+	       "used", "avail", "files", "fs", "state", "copies");
 	for (int i = 0; i < nsrv; i++) {
 		int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
 		struct rpfs_server_info si;
@@ -265,12 +279,25 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 
 		server_label(cfg, i, label, sizeof(label));
 		strfmt(state, sizeof(state), "-");
-		if (!rpfs_admin_server(cfg, i, &si) && si.io_index >= 0)
-			io_state_str(iostate[si.io_index], since[si.io_index], state,
-				     sizeof(state));
+		strfmt(copies, sizeof(copies), "-");
+		if (!rpfs_admin_server(cfg, i, &si) && si.io_index >= 0) {
+			int k = si.io_index;
+
+			io_state_str(iostate[k], since[k], state, sizeof(state));
+			/* of its copies of mirrored files: all whole, some
+			 * stale (resynced when it is online), or lost with its
+			 * storage and being found */
+			if (rebuilding[k])
+				strfmt(copies, sizeof(copies), "rebuilding");
+			else if (stale[k])
+				strfmt(copies, sizeof(copies), "needs-resync(%llu)",
+				       (unsigned long long)stale[k]);
+			else if (iostate[k] >= 0)
+				strfmt(copies, sizeof(copies), "good");
+		}
 		if (n < 0) {
-			printf("%-36s FAILED: %s (state %s)\n", label, rpfs_errmsg(),
-			       state);
+			printf("%-36s FAILED: %s (state %s) (copies %s)\n", label,
+			       rpfs_errmsg(), state, copies);
 			failed = 1;
 			continue;
 		}
@@ -305,11 +332,11 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 			strfmt(f, sizeof(f), "%llu", (unsigned long long)files);
 			tfiles += files;
 		}
-		printf("%-36s %-8s %14s %14s %14s %10s %4s %s\n", label,
+		printf("%-36s %-8s %14s %14s %14s %10s %4s %-16s %s\n", label,
 		       meta && io ? "meta,io"
 		       : meta	  ? "meta"
 				  : "io",
-		       a, b, d, f, fs, io ? state : "-");
+		       a, b, d, f, fs, io ? state : "-", io ? copies : "-");
 	}
 	size_str(o, tsize, a, sizeof(a));
 	size_str(o, tused, b, sizeof(b));
@@ -321,6 +348,8 @@ int cmd_df(const struct opts *o, int argc, char **argv)
 	free(fsids);
 	free(iostate);
 	free(since);
+	free(stale);
+	free(rebuilding);
 	rpfs_admin_config_free(cfg);
 	rpfs_finalize(c);
 	return failed;

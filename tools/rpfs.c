@@ -353,7 +353,9 @@ static const struct command commands[] = {
 	 "then the total, each file system counted once. An I/O server's state\n"
 	 "is the metadata servers' view (the worst of theirs): unknown, online,\n"
 	 "unreachable or offline with the seconds since (new files avoid the\n"
-	 "last two).\n"},
+	 "last two). Its copies of mirrored files: good, needs-resync(N) (N\n"
+	 "copies missed writes: resynced in the background once it is online),\n"
+	 "or rebuilding (its storage was replaced: its copies are being found).\n"},
 	{"stats",
 	 cmd_stats,
 	 {{0, "json", NULL, OPT_JSON, "one JSON object", 0}},

@@ -101,6 +101,8 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		if (r->op == RPC_MIRROR_FRESH)
 			return rpc_enc_mirror_fresh(again, cap, r->flags, r->handle,
 						    r->epoch, r->slot, st[0]);
+		if (r->op == RPC_MIRROR_STALE && (r->flags & RPC_STALE_DAMAGED))
+			return rpc_enc_mirror_damaged(again, cap, r->handle, r->slot);
 		return rpc_enc_mirror_stale(again, cap, r->handle, r->epoch, r->slot, st,
 					    r->ncopies);
 	}

@@ -273,6 +273,7 @@ static void gen_rpc(void)
 	REQ("io-create-incomplete", rpc_enc_io_create(buf, sizeof(buf), 7, 0x1234567, 1,
 						      RPC_IO_CREATE_INCOMPLETE));
 	REQ("mirror-rebuild", rpc_enc_mirror_rebuild(buf, sizeof(buf), 2));
+	REQ("mirror-damaged", rpc_enc_mirror_damaged(buf, sizeof(buf), 7, 2));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	{
 		static const uint32_t groups[2] = {100, 65534};

@@ -40,12 +40,20 @@ check_fails() {
 }
 # check_eq WHAT GOT WANT
 check_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi; }
-# The state df shows for server.N ("online", "unreachable(3s)" -> unreachable).
+# The state df shows for server.N ("online", "unreachable(3s)" -> unreachable;
+# the state column, the 9th: the label has two words).
 state_of() {
 	"$RPFS" df 2>/dev/null | awk -v s="server.$1" '$1 == s {
 		n = split($0, w, "state ");
-		if (n > 1) { v = w[n]; sub(/\).*/, "", v) } else v = $NF;
+		if (n > 1) { v = w[n]; sub(/\).*/, "", v) } else v = $9;
 		sub(/\(.*/, "", v); print v }'
+}
+# The copies column df shows for server.N (good, needs-resync(N), rebuilding).
+copies_of() {
+	"$RPFS" df 2>/dev/null | awk -v s="server.$1" '$1 == s {
+		n = split($0, w, "copies ");
+		if (n > 1) { v = w[n]; sub(/\)$/, "", v) } else v = $10;
+		print v }'
 }
 # wait_state N STATES SECONDS: df shows one of STATES ("a|b") for server.N
 # within SECONDS (times X, the caller's time scale) of wall time.

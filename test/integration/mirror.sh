@@ -9,7 +9,9 @@
 #     (through the mount): the copies still agree byte for byte (the
 #     primary orders and forwards: server/io_forward.c);
 #   - a damaged block in one copy (a byte flipped on disk): the file reads
-#     back right (the other copy), the damaged copy's server says so;
+#     back right (the other copy), the damaged copy's server says so and
+#     has the copy mended: it is rewritten from the other copy (the copies
+#     agree again);
 #   - an I/O server holding copies killed (-9): the files read back right, stat
 #     gives their size, ls -l lists them, a new mirrored file is made and
 #     reads right; writes to a file with a copy on it go on (the primary
@@ -27,7 +29,9 @@
 #     every copy it held is rebuilt (rpfs verify passes, rpfs stats counts
 #     the copies marked); then the server holding the other copies is
 #     killed: every file reads back right from the rebuilt copies; the
-#     rebuilt server's storage passes rpfsd --check.
+#     rebuilt server's storage passes rpfsd --check;
+#   - rpfs df's copies column says which servers hold stale copies
+#     (needs-resync), then good again.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
@@ -129,9 +133,24 @@ dmg=$3 # the copy of data slot 0
 for off in 100 1048676 2097252; do
 	printf 'X' | dd of="$D/s$dmg/data/$h" bs=1 seek=$off conv=notrunc status=none
 done
-check "a damaged copy: /m/b reads back right" sh -c "'$RPFS' cat /m/b | cmp - '$TMP/src'"
+# wait_verify FILE SECONDS: rpfs verify passes within SECONDS (a resync)
+wait_verify() {
+	i=0
+	while [ $i -lt "$2" ]; do
+		"$RPFS" verify "$1" && return 0
+		sleep 1
+		i=$((i + 1))
+	done
+	return 1
+}
+check_fails "a damaged copy: rpfs verify names the damaged copy's server" "io server $dmg " \
+	"$RPFS" verify /m/b
+check "... /m/b reads back right" sh -c "'$RPFS' cat /m/b | cmp - '$TMP/src'"
 check "... the damaged copy's server said so" grep -q "checksum mismatch" "$D/rpfsd.$dmg.log"
-check_fails "... rpfs verify names the damaged copy's server" "io server $dmg " "$RPFS" verify /m/b
+check "... and had it mended" grep -q "has a damaged block: it is rewritten" "$D/rpfsd.$dmg.log"
+check_in "... mended from the other copy: rpfs verify passes" wait_verify /m/b $((30 * X))
+check_in "... the copies are the same bytes again" copies_agree /m/b
+check "... /m/b reads back right" sh -c "'$RPFS' cat /m/b | cmp - '$TMP/src'"
 
 # ---- a server killed ---------------------------------------------------------------
 # server.0 is the metadata server: the victims are I/O-only servers
@@ -144,16 +163,6 @@ first_io_only() {
 # k and buddy: the two copies of one of /m/a's slots, neither on server.0
 set -- $(servers_of /m/a)
 if [ "$1" != 0 ] && [ "$3" != 0 ]; then k=$1 buddy=$3; else k=$2 buddy=$4; fi
-# wait_verify FILE SECONDS: rpfs verify passes within SECONDS (a resync)
-wait_verify() {
-	i=0
-	while [ $i -lt "$2" ]; do
-		"$RPFS" verify "$1" && return 0
-		sleep 1
-		i=$((i + 1))
-	done
-	return 1
-}
 kill -9 "$(pid_of "$k")"
 check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
 for f in a c; do
@@ -171,6 +180,20 @@ check "... written again" "$RPFS" cp "$TMP/src" rpfs:/m/a
 check "... and reads back right again" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
 check "... the primary marked the copy stale (rpfs stats)" \
 	sh -c "'$RPFS' stats | grep -Eq 'mirror.marked_stale[^0-9]*[1-9]'"
+# wait_copies N PATTERN SECONDS: df's copies column for server.N matches
+# PATTERN (a case pattern) within SECONDS
+wait_copies() {
+	i=0
+	while [ $i -lt $(($3 * 10)) ]; do
+		eval "case \"\$(copies_of $1)\" in $2) return 0 ;; esac"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "server.$1's copies: '$(copies_of "$1")', not $2"
+	return 1
+}
+check_in "... rpfs df shows server.$k's copies needing a resync" \
+	wait_copies "$k" "needs-resync*" $((5 * X))
 
 # ---- it returns; another stopped ---------------------------------------------------
 check_fails "... rpfs verify says /m/a's copy on it is stale" "stale" "$RPFS" verify /m/a
@@ -180,6 +203,7 @@ check "... /m/a still reads right (never from a stale copy)" \
 	sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src'"
 check_in "... /m/a's stale copy resynced by itself: rpfs verify passes" \
 	wait_verify /m/a $((30 * X))
+check_in "... rpfs df shows server.$k's copies good" wait_copies "$k" good $((5 * X))
 check "... rpfs stats counts the resync" \
 	sh -c "'$RPFS' stats | grep -Eq 'mirror.resyncs_done[^0-9]*[1-9]'"
 kill -9 "$(pid_of "$buddy")"
@@ -252,6 +276,7 @@ check "... and reads back right" sh -c "'$RPFS' cat /m/a | cmp - '$TMP/src2'"
 check "... written back" "$RPFS" cp "$TMP/src" rpfs:/m/a
 check_in "... every copy it held rebuilt: rpfs verify passes on every file" \
 	wait_verify_all $((60 * X))
+check_in "... rpfs df shows its copies good" wait_copies "$k" good $((5 * X))
 check "... rpfs stats counts the copies marked for the rebuild" \
 	sh -c "'$RPFS' stats | grep -Eq 'mirror.rebuild_marked[^0-9]*[1-9]'"
 check "... its datafiles are back" sh -c "ls '$D/s$k/data' | grep -q '^$(handle_of /m/a)\$'"

@@ -822,6 +822,27 @@ START_TEST(io_create_incomplete_and_rebuild_round_trip)
 	buf[2] = 1; /* no flags */
 	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
 
+	/* a damaged copy: the sender's own slot, no epoch; MIRROR_FRESH's
+	 * flag of the same value means a failed resync, with its epoch */
+	len = rpc_enc_mirror_damaged(buf, BUFSZ, 0x99, 2);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_MIRROR_STALE);
+	ck_assert_uint_eq(req.flags, RPC_STALE_DAMAGED);
+	ck_assert_uint_eq(req.slot, 2);
+	ck_assert_uint_eq(req.ncopies, 1);
+	ck_assert_uint_eq(req.copies[0].slot, 2);
+	buf[RPC_PREAMBLE + 8] = 1; /* an epoch */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	{
+		uint32_t other = 3;
+
+		len = rpc_enc_mirror_stale(buf, BUFSZ, 0x99, 0, 2, &other, 1);
+		buf[2] = RPC_STALE_DAMAGED; /* another copy than its own */
+		ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	}
+	len = rpc_enc_mirror_fresh(buf, BUFSZ, RPC_FRESH_FAILED, 0x99, 8, 0, 2);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+
 	/* a resync's forwards: its start and its end, and nothing else */
 	{
 		struct rpc_seg s1 = {0, 4096};
