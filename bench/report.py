@@ -539,6 +539,14 @@ if rs is not None:
               f"server's 1 s look at its marks and the 400 MB/s pace): "
               f"{fmt(rs)} MB/s.")
     md.append("")
+rb = val("redundancy", "MB/s", op="rebuild")
+if rb is not None:
+    md.append(f"Rebuild of the server's copies after its storage was replaced "
+              f"(killed, its data directory emptied, started again; from `rpfs up` "
+              f"to `rpfs verify` passing, over the bytes made again on it; bounded "
+              f"as the resync, plus the metadata server's walk of its files): "
+              f"{fmt(rb)} MB/s.")
+    md.append("")
 
 # ---- metadata ----------------------------------------------------------------------
 md.append("## Metadata operations (librpfs)")
