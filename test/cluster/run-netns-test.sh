@@ -322,7 +322,7 @@ else
 	fail "a new file while $vaddr is cut off" "$WORK/cut.log"
 fi
 ip -n "$(ns_host $v)" link set eth0 up
-if wait_df "$vaddr:7100).* online$" &&
+if wait_df "$vaddr:7100).* online  *[a-z-]" &&
 	client "$RPFS" cp "$WORK/cut.src" rpfs:/t/back >"$WORK/back.log" 2>&1 &&
 	client "$RPFS" stat /t/back >>"$WORK/back.log" 2>&1 &&
 	[ "$(grep -c "slot [0-9]*: io server" "$WORK/back.log")" -eq "$N" ]; then
