@@ -91,8 +91,8 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 #define RPC_COPY_DOWN  2u
 #define RPC_COPY_FLAGS (RPC_COPY_STALE | RPC_COPY_DOWN)
 /* A forward's flags besides RPC_COPY_STALE, from a resync's source to its
- * target only (server/io_forward.c): RPC_FWD_RESYNC, a resync's truncate
- * or piece: the target is not whole until the resync ends, so it serves no
+ * target only (server/io_forward.c): RPC_FWD_RESYNC, a resync's first
+ * truncate: the target is not whole until the resync ends, so it serves no
  * read and acts as no primary (a client that opened the file before the
  * copy was marked stale would read a half-copied datafile); RPC_FWD_WHOLE,
  * the resync's end: whole again, at the forward's epoch. */

@@ -418,9 +418,10 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		fd_put(io, e);
 		goto out;
 	}
+	/* a resync's end: whole again (its start was a truncate) */
 	if (write && (op->q.flags & RPC_IO_FORWARD) &&
-	    (op->q.fwd_flags & (RPC_FWD_RESYNC | RPC_FWD_WHOLE)) &&
-	    (ret = datafile_set_incomplete(&e->cf, !(op->q.fwd_flags & RPC_FWD_WHOLE)))) {
+	    (op->q.fwd_flags & RPC_FWD_WHOLE) &&
+	    (ret = datafile_set_incomplete(&e->cf, false))) {
 		fd_put(io, e);
 		goto out;
 	}
@@ -628,15 +629,15 @@ int serve_io_truncate(struct srv_op *op)
 	if (!ret && (op->q.flags & (RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD)))
 		ret = datafile_admit_epoch(&e->cf, op->q.epoch,
 					   !(op->q.fwd_flags & RPC_COPY_STALE));
-	/* a resync's start: not whole until its end (rpc.h RPC_FWD_RESYNC) */
+	/* a resync's start: not whole until its end (rpc.h RPC_FWD_RESYNC),
+	 * and every byte comes again: none of the old is kept, nor checked
+	 * (a damaged block being mended) */
 	if (!ret && (op->q.flags & RPC_TRUNCATE_FORWARD) &&
-	    (op->q.fwd_flags & RPC_FWD_RESYNC))
+	    (op->q.fwd_flags & RPC_FWD_RESYNC)) {
 		ret = datafile_set_incomplete(&e->cf, true);
-	/* ... and every byte comes again: none of the old is kept, nor
-	 * checked (a damaged block being mended) */
-	if (!ret && (op->q.flags & RPC_TRUNCATE_FORWARD) &&
-	    (op->q.fwd_flags & RPC_FWD_RESYNC))
-		ret = datafile_truncate(&e->cf, 0, &bad);
+		if (!ret)
+			ret = datafile_truncate(&e->cf, 0, &bad);
+	}
 	if (!ret && (op->q.flags & RPC_TRUNCATE_COPIES))
 		ret = mirror_dirty_hold(op->s, op);
 	if (!ret)

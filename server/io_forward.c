@@ -143,10 +143,8 @@ static int read_back(const struct fwd *w, const struct piece *pc, char *buf)
 	return 0;
 }
 
-/* One call of body (len bytes, or a negative errno from its encoder) to
- * server, the reply into rep. */
-static int ask(struct srv *s, uint32_t server, const void *body, int len, void *rep,
-	       size_t rep_max, size_t *rep_len, bool quiet)
+int io_peer_ask(struct srv *s, uint32_t server, const void *body, int len, void *rep,
+		size_t rep_max, size_t *rep_len, bool quiet)
 {
 	struct xp_call call;
 	int ret;
@@ -176,9 +174,10 @@ int io_mark_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
 
 	if (meta >= s->cfg.nmeta)
 		return -EINVAL;
-	ret = ask(s, s->cfg.meta[meta], body,
-		  rpc_enc_mirror_stale(body, sizeof(body), handle, epoch, slot, stale, n),
-		  rep, sizeof(rep), &rep_len, quiet);
+	ret = io_peer_ask(
+		s, s->cfg.meta[meta], body,
+		rpc_enc_mirror_stale(body, sizeof(body), handle, epoch, slot, stale, n),
+		rep, sizeof(rep), &rep_len, quiet);
 	if (ret && !quiet && ret != -RPC_EBEHIND)
 		log_warn("rpfsd: couldn't mark the copies of handle %016" PRIx64
 			 " that missed a write stale on metadata server %s: %s",
@@ -557,7 +556,7 @@ static int call_target(struct srv *s, const struct rpc_copy *t, const void *body
 {
 	uint8_t rep[64];
 
-	return ask(s, s->cfg.io[t->io], body, len, rep, sizeof(rep), NULL, false);
+	return io_peer_ask(s, s->cfg.io[t->io], body, len, rep, sizeof(rep), NULL, false);
 }
 
 /* The target's datafile cut (or grown) to size, and not whole until the
@@ -593,10 +592,11 @@ static void report(struct srv *s, const struct resync *rs, bool ok)
 	uint8_t body[RPC_PREAMBLE + 32], rep[64];
 
 	if (meta < s->cfg.nmeta &&
-	    ask(s, s->cfg.meta[meta], body,
-		rpc_enc_mirror_fresh(body, sizeof(body), ok ? 0 : RPC_FRESH_FAILED,
-				     rs->handle, rs->epoch, rs->slot, rs->target.slot),
-		rep, sizeof(rep), NULL, false))
+	    io_peer_ask(s, s->cfg.meta[meta], body,
+			rpc_enc_mirror_fresh(body, sizeof(body),
+					     ok ? 0 : RPC_FRESH_FAILED, rs->handle,
+					     rs->epoch, rs->slot, rs->target.slot),
+			rep, sizeof(rep), NULL, false))
 		log_info(
 			"rpfsd: couldn't tell metadata server %s how the resync of handle "
 			"%016" PRIx64 " went (it asks again)",
@@ -630,7 +630,7 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 	int me, ret;
 
 	w.cp[0] = (struct fcopy){.c = rs->target, .live = true, .resync = true};
-	w.cp[0].c.flags = RPC_COPY_STALE | RPC_FWD_RESYNC;
+	w.cp[0].c.flags = RPC_COPY_STALE; /* not whole: its first truncate said */
 	/* the target as long as this datafile, with no forward running */
 	order_enter(fw, rs->handle, 0, UINT64_MAX, &me);
 	ret = io_size_local(s, rs->handle, &size);

@@ -19,6 +19,11 @@ bool io_forward_take(struct srv_op *op);
  * handle stale, for the primary of slot at epoch (MIRROR_STALE); this
  * datafile takes the new epoch (*new_epoch). -RPC_EBEHIND: the primary is
  * stale itself. quiet: a failure is the caller's to log. */
+/* One call of body (len bytes, or a negative errno from its encoder) to
+ * server (index in the config), the reply into rep (its length into
+ * *rep_len, may be NULL); quiet: no log line for a failed connection. */
+int io_peer_ask(struct srv *s, uint32_t server, const void *body, int len, void *rep,
+		size_t rep_max, size_t *rep_len, bool quiet);
 int io_mark_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
 		  const uint32_t *stale, uint32_t n, bool quiet, uint64_t *new_epoch);
 /* A forward or a truncate of handle reached this server from elsewhere:

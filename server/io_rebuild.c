@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "blocksum.h"
+#include "io_forward.h"
 #include "io_rebuild.h"
 #include "log.h"
 #include "placement.h"
@@ -72,17 +73,10 @@ static int ask_meta(struct io_rebuild *rb, uint32_t meta)
 {
 	struct srv *s = rb->s;
 	uint8_t body[RPC_PREAMBLE + 16], rep[16];
-	struct xp_call call;
-	int len = rpc_enc_mirror_rebuild(body, sizeof(body), rb->io);
 
-	if (len < 0)
-		return len;
-	memset(&call, 0, sizeof(call));
-	call.req = body;
-	call.req_len = (size_t)len;
-	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	return peer_call_quiet(s, s->cfg.meta[meta], &call);
+	return io_peer_ask(s, s->cfg.meta[meta], body,
+			   rpc_enc_mirror_rebuild(body, sizeof(body), rb->io), rep,
+			   sizeof(rep), NULL, true);
 }
 
 static int64_t mono_s(void)
@@ -99,17 +93,13 @@ static void report_damaged(struct io_rebuild *rb, const struct damaged *d)
 	struct srv *s = rb->s;
 	uint32_t meta = place_meta_of_handle(d->handle);
 	uint8_t body[RPC_PREAMBLE + 32], rep[12 + 4 * RPC_STALE_MAX];
-	struct xp_call call;
-	int len = rpc_enc_mirror_damaged(body, sizeof(body), d->handle, d->slot), ret;
+	int ret;
 
-	if (len < 0 || meta >= s->cfg.nmeta)
+	if (meta >= s->cfg.nmeta)
 		return;
-	memset(&call, 0, sizeof(call));
-	call.req = body;
-	call.req_len = (size_t)len;
-	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	ret = peer_call_quiet(s, s->cfg.meta[meta], &call);
+	ret = io_peer_ask(s, s->cfg.meta[meta], body,
+			  rpc_enc_mirror_damaged(body, sizeof(body), d->handle, d->slot),
+			  rep, sizeof(rep), NULL, true);
 	if (!ret)
 		log_warn("rpfsd: datafile %016" PRIx64 " (slot %u) has a damaged block: "
 			 "it is rewritten from another copy",

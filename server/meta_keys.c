@@ -22,6 +22,15 @@ void meta_put_be64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)v;
 }
 
+uint64_t meta_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
 /* Length of the parent part of a normalized path ("/a/b" -> 2, "/a" -> 1). */
 size_t meta_parent_len(const char *path)
 {

@@ -95,30 +95,30 @@ int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle)
 }
 
 int meta_stale_add(struct meta *m, MDB_txn *txn, uint64_t handle, const uint32_t *add,
-		   uint32_t nadd, uint32_t *added)
+		   uint32_t nadd, uint32_t *added, uint64_t *epoch, uint32_t *slots,
+		   uint32_t *n)
 {
-	uint32_t slots[RPC_STALE_MAX], n, before;
-	uint64_t epoch;
-	int ret = meta_stale_get(m, txn, handle, &epoch, slots, &n);
+	uint32_t before;
+	int ret = meta_stale_get(m, txn, handle, epoch, slots, n);
 
 	*added = 0;
 	if (ret)
 		return ret;
-	before = n;
+	before = *n;
 	for (uint32_t i = 0; i < nadd; i++) {
 		bool have = false;
 
-		for (uint32_t j = 0; j < n; j++)
+		for (uint32_t j = 0; j < *n; j++)
 			have |= slots[j] == add[i];
-		if (!have && n == RPC_STALE_MAX)
+		if (!have && *n == RPC_STALE_MAX)
 			return -ENOSPC;
 		if (!have)
-			slots[n++] = add[i];
+			slots[(*n)++] = add[i];
 	}
-	if (n == before)
+	if (*n == before)
 		return 0;
-	*added = n - before;
-	return stale_put(m, txn, handle, epoch + 1, slots, n);
+	*added = *n - before;
+	return stale_put(m, txn, handle, ++*epoch, slots, *n);
 }
 
 int meta_entry_of_handle(struct meta *m, MDB_txn *txn, uint64_t handle, char *path,
@@ -187,6 +187,7 @@ static int mark_damaged(struct srv_op *op)
 	if (!ret && (a.type != RPC_TYPE_FILE || layout_copies(&a.layout) < 2 ||
 		     q->slot >= layout_slots(&a.layout)))
 		ret = -EINVAL; /* no other copy to take it from */
+	/* the view as it is, then as it becomes (the reply) */
 	if (!ret)
 		ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
 	for (uint32_t k = 0; !ret && k < layout_copies(&a.layout); k++) {
@@ -200,7 +201,8 @@ static int mark_damaged(struct srv_op *op)
 	if (!ret && !fresh)
 		ret = -EBUSY;
 	if (!ret)
-		ret = meta_stale_add(m, txn, q->handle, &q->slot, 1, &added);
+		ret = meta_stale_add(m, txn, q->handle, &q->slot, 1, &added, &epoch,
+				     slots, &n);
 	if (!ret && added)
 		ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
 	else
@@ -216,13 +218,6 @@ static int mark_damaged(struct srv_op *op)
 		log_warn("rpfsd: %s: the copy in slot %u (I/O server %u) has a damaged "
 			 "block: marked stale, to be rewritten from another copy",
 			 path, q->slot, layout_server(&a.layout, q->slot));
-	ret = meta_txn_begin(m, true, &txn);
-	if (ret)
-		return ret;
-	ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
-	mdb_txn_abort(txn);
-	if (ret)
-		return ret;
 	len = rpc_enc_view(op->rep, SRV_REPLY_CAP, epoch, slots, n);
 	if (len < 0)
 		return len;

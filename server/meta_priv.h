@@ -77,6 +77,8 @@ struct nskey {
 };
 
 void meta_put_be64(uint8_t *p, uint64_t v);
+/* The big-endian u64 at p (handles in keys: "byhandle", stale marks). */
+uint64_t meta_get_be64(const uint8_t *p);
 /* Length of the parent part of a normalized path ("/a/b" -> 2, "/a" -> 1). */
 size_t meta_parent_len(const char *path);
 /* The key of path into *k, -ENAMETOOLONG if it has no valid last name. */
@@ -102,9 +104,11 @@ int meta_del_entry(struct meta *m, MDB_txn *txn, const char *path, uint64_t hand
 int meta_stale_get(struct meta *m, MDB_txn *txn, uint64_t handle, uint64_t *epoch,
 		   uint32_t *slots, uint32_t *n);
 /* Mark slots add[0..nadd) of handle stale (those not yet), raising its
- * epoch if any was added (*added of them). */
+ * epoch if any was added (*added of them); the view after: *epoch and
+ * slots[0..*n) (room for RPC_STALE_MAX). */
 int meta_stale_add(struct meta *m, MDB_txn *txn, uint64_t handle, const uint32_t *add,
-		   uint32_t nadd, uint32_t *added);
+		   uint32_t nadd, uint32_t *added, uint64_t *epoch, uint32_t *slots,
+		   uint32_t *n);
 /* Forget handle's marks (its entry goes). */
 int meta_stale_del(struct meta *m, MDB_txn *txn, uint64_t handle);
 /* Append handle's mirror view (rpc_enc_view) to op's reply. */

@@ -154,14 +154,14 @@ static int batch(struct srv *s, uint32_t io, bool *done)
 	for (rc = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	     !rc && seen < REBUILD_BATCH; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		char path[RPC_PATH_MAX + 1];
-		uint32_t slots[RPC_COPIES_MAX + 1], n, added;
+		uint32_t slots[RPC_COPIES_MAX + 1], n, added, view[RPC_STALE_MAX], nview;
+		uint64_t epoch;
 		struct rpc_attr a;
-		uint64_t h = 0;
+		uint64_t h;
 
 		if (k.mv_size != 8)
 			continue;
-		for (int i = 0; i < 8; i++)
-			h = (h << 8) | ((const uint8_t *)k.mv_data)[i];
+		h = meta_get_be64(k.mv_data);
 		if (h >= end) {
 			rc = MDB_NOTFOUND; /* made since the request */
 			break;
@@ -175,7 +175,7 @@ static int batch(struct srv *s, uint32_t io, bool *done)
 		n = slots_on(&a, io, slots);
 		if (!n)
 			continue;
-		ret = meta_stale_add(m, txn, h, slots, n, &added);
+		ret = meta_stale_add(m, txn, h, slots, n, &added, &epoch, view, &nview);
 		if (ret == -ENOSPC) {
 			log_warn(
 				"rpfsd: %s: too many stale copies to mark its copy on I/O "

@@ -66,15 +66,6 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static uint64_t get_be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 struct marked {
 	uint64_t handle, epoch;
 	uint32_t n, slots[RPC_STALE_MAX];
@@ -103,7 +94,7 @@ static int scan(struct meta *m, struct marked *out, uint32_t max, uint32_t *n,
 		if (k.mv_size != META_STALE_TAG_LEN + 8 ||
 		    memcmp(k.mv_data, META_STALE_TAG, META_STALE_TAG_LEN))
 			break;
-		x.handle = get_be64((const uint8_t *)k.mv_data + META_STALE_TAG_LEN);
+		x.handle = meta_get_be64((const uint8_t *)k.mv_data + META_STALE_TAG_LEN);
 		if (meta_stale_get(m, txn, x.handle, &x.epoch, x.slots, &x.n) || !x.n)
 			continue;
 		*copies += x.n;
