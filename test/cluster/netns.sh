@@ -78,6 +78,17 @@ ns_shape() {
 	done
 }
 
+# ns_unshape: back to unshaped links.
+ns_unshape() {
+	i=0
+	while [ $i -lt $NS_HOSTS ]; do
+		tc -n "$(ns_host $i)" qdisc del dev eth0 root 2>/dev/null
+		tc -n "$NS_BR" qdisc del dev "p$((i + 1))" root 2>/dev/null
+		i=$((i + 1))
+	done
+	return 0
+}
+
 # ns_servers RPFSD CONFIG DIR: one rpfsd per host namespace, server s<i>
 # on host i; I/O-only ones first (a new metadata server asks them about
 # its store). Pid files and logs in DIR.
