@@ -82,6 +82,8 @@ static const struct xp_setting settings[] = {
 	 "metadata server: an I/O server whose ping goes unanswered this long is unreachable (new files avoid it)"},
 	{"io_offline_s", XP_SET_U32, SERVER, OFF(io_offline_s), "60", 1, 7 * 86400,
 	 "metadata server: an I/O server unreachable this long is shown offline"},
+	{"resync_mbps", XP_SET_U32, SERVER, OFF(resync_mbps), "400", 0, 1000000,
+	 "I/O server: the resyncs and rebuilds of mirrored copies it sends, in MB/s at most, all of them together, leaving the rest of its disk and network to clients (0: no limit)"},
 };
 #undef CLIENT
 #undef SERVER

@@ -66,10 +66,11 @@ struct xp_params {
 	uint32_t idle_timeout_s;  /* server: drop connections idle this long (0: never) */
 	uint32_t cap_lifetime_s;  /* metadata server: capabilities last this long */
 	uint32_t server_workers;  /* server: worker threads */
-	uint32_t server_bulk_per_conn;	 /* server: bulk transfers a connection runs */
-	uint32_t heartbeat_ms;		 /* metadata server: I/O server ping period */
-	uint32_t heartbeat_timeout_ms;	 /* ... unanswered this long: unreachable */
-	uint32_t io_offline_s;		 /* ... unreachable this long: offline */
+	uint32_t server_bulk_per_conn; /* server: bulk transfers a connection runs */
+	uint32_t heartbeat_ms;	       /* metadata server: I/O server ping period */
+	uint32_t heartbeat_timeout_ms; /* ... unanswered this long: unreachable */
+	uint32_t io_offline_s;	       /* ... unreachable this long: offline */
+	uint32_t resync_mbps; /* I/O server: resyncs and rebuilds from it, MB/s in all */
 	uint8_t source[XP_MAX_SETTINGS]; /* enum xp_source, by table index */
 };
 

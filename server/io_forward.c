@@ -37,7 +37,7 @@
  * to it too; then the datafile goes to it piece by piece, each piece under
  * the same ordering as forwards (read back after every overlapping forward
  * before it, so the copy ends as this one is, as for forwards), at
- * IO_RESYNC_MBPS; at the end, with no forward running, this datafile and
+ * resync_mbps in all; at the end, with no forward running, this datafile and
  * the copy take the epoch the metadata server gave, and MIRROR_FRESH tells
  * it to clear the mark. A forward or a truncate reaching this server from
  * elsewhere meanwhile (another primary, a client's truncate) could have
@@ -57,11 +57,10 @@
 
 #define IO_FORWARD_THREADS 4
 #define IO_FORWARD_PIECE   (2u << 20)
-/* Resyncs running at once (the other threads forward writes), queued at
- * most, and their pace. */
+/* Resyncs running at once (the other threads forward writes) and queued
+ * at most; their pace together is the setting resync_mbps. */
 #define IO_RESYNC_RUN	2
 #define IO_RESYNC_QUEUE 16
-#define IO_RESYNC_MBPS	400
 
 /* A forward running: its datafile and span [lo, hi). */
 struct active {
@@ -95,6 +94,7 @@ struct io_forward {
 	struct active run[IO_FORWARD_THREADS];
 	pthread_cond_t done;
 	atomic_int nresyncs; /* running: a cheap test for io_forward_disturb */
+	int64_t pace_next;   /* under lock: when the next resync piece may go (us) */
 	atomic_uint_fast64_t forwarded, failed, marked, resynced, resync_failed,
 		resync_bytes;
 };
@@ -614,6 +614,29 @@ static void resync_end(struct io_forward *fw, struct resync *rs)
 	pthread_mutex_unlock(&fw->lock);
 }
 
+/* The pace of every resync from this server together (resync_mbps, as
+ * many bytes a microsecond): a piece may start at pace_next, which it
+ * moves on by its bytes' time. Taken outside the piece's order, so
+ * forwards of its range never wait for the pace. */
+static void pace(struct io_forward *fw, uint64_t bytes)
+{
+	uint32_t mbps = fw->s->cfg.xport.resync_mbps;
+	int64_t now, at;
+
+	if (!mbps)
+		return;
+	now = mono_us();
+	pthread_mutex_lock(&fw->lock);
+	at = fw->pace_next > now ? fw->pace_next : now;
+	fw->pace_next = at + (int64_t)(bytes / mbps);
+	pthread_mutex_unlock(&fw->lock);
+	if (at > now) {
+		struct timespec d = {(at - now) / 1000000, ((at - now) % 1000000) * 1000};
+
+		nanosleep(&d, NULL);
+	}
+}
+
 static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 {
 	struct srv *s = fw->s;
@@ -639,7 +662,6 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 	order_leave(fw, me);
 	while (!ret) {
 		struct piece pc = {.nseg = 1};
-		int64_t due;
 
 		ret = io_size_local(s, rs->handle, &size);
 		if (ret || off >= size)
@@ -648,6 +670,7 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 		pc.segs[0].len =
 			size - off < IO_FORWARD_PIECE ? size - off : IO_FORWARD_PIECE;
 		pc.bytes = pc.segs[0].len;
+		pace(fw, pc.bytes);
 		order_enter(fw, rs->handle, off, off + pc.bytes, &me);
 		ret = read_back(&w, &pc, buf);
 		if (!ret)
@@ -657,13 +680,6 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 			ret = -EIO;
 		off += pc.bytes;
 		sent += pc.bytes;
-		/* the pace: IO_RESYNC_MBPS MB/s is as many bytes a microsecond */
-		due = start + (int64_t)(sent / IO_RESYNC_MBPS) - mono_us();
-		if (!ret && due > 0) {
-			struct timespec d = {due / 1000000, (due % 1000000) * 1000};
-
-			nanosleep(&d, NULL);
-		}
 	}
 	/* the end: with no forward running, both take the new epoch */
 	order_enter(fw, rs->handle, 0, UINT64_MAX, &me);
@@ -684,8 +700,10 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 	atomic_fetch_add(ok ? &fw->resynced : &fw->resync_failed, 1);
 	if (ok)
 		log_info("rpfsd: resynced handle %016" PRIx64
-			 " to its copy on I/O server %u (slot %u): %" PRIu64 " bytes",
-			 rs->handle, rs->target.io, rs->target.slot, sent);
+			 " to its copy on I/O server %u (slot %u): %" PRIu64
+			 " bytes in %.1f s",
+			 rs->handle, rs->target.io, rs->target.slot, sent,
+			 (double)(mono_us() - start) / 1e6);
 	else
 		log_warn(
 			"rpfsd: the resync of handle %016" PRIx64

@@ -31,7 +31,8 @@
 #     killed: every file reads back right from the rebuilt copies; the
 #     rebuilt server's storage passes rpfsd --check;
 #   - rpfs df's copies column says which servers hold stale copies
-#     (needs-resync), then good again.
+#     (needs-resync), then good again;
+#   - with resync_mbps=2 a resync goes at that pace (its log line's time).
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
@@ -288,5 +289,35 @@ check_in "server.$buddy online again" wait_state "$buddy" online 5
 check "rpfs down" "$RPFS" down --dir "$D"
 check "rpfsd --check: the rebuilt server's storage is clean" \
 	"$(dirname "$RPFS")/rpfsd" --config "$D/rpfs.conf" --name "server.$k" --check
+
+# ---- the resync's pace ---------------------------------------------------------------
+# resync_mbps=2: a stale copy of 6 MB takes its 2 MiB pieces in turn, one
+# every second or so (unpaced it would take a few ms)
+export RPFS_RESYNC_MBPS=2
+# (servers logging at info: the resync's own line gives bytes and time)
+check "rpfs up with resync_mbps=2" env RPFS_LOG=info "$RPFS" up --dir "$D"
+for n in 0 1 2 3; do check_in "server.$n online" wait_state $n online 5; done
+head -c 12000000 /dev/urandom >"$TMP/big"
+check "a 12 MB mirrored file /m/big" "$RPFS" cp "$TMP/big" rpfs:/m/big
+case " $(servers_of /m/big)" in
+*" $k "*) ok "... with a copy on server.$k" ;;
+*) bad "... no copy on server.$k: $(servers_of /m/big)" ;;
+esac
+kill -9 "$(pid_of "$k")"
+check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
+check "... /m/big written again without it" "$RPFS" cp "$TMP/big" rpfs:/m/big
+check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
+check_in "... /m/big resynced: rpfs verify passes" wait_verify /m/big $((60 * X))
+h=$(handle_of /m/big)
+line=$(cat "$D"/rpfsd.*.log | grep "resynced handle $h " | tail -1)
+bytes=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in \([0-9.]*\) s.*/\1/p')
+secs=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in \([0-9.]*\) s.*/\2/p')
+if [ -n "$bytes" ] && [ "$bytes" -ge 5000000 ] &&
+	awk -v b="$bytes" -v t="$secs" 'BEGIN { exit !(t >= 0.95 * (b - 2097152) / 2e6) }'; then
+	ok "... at resync_mbps: $bytes bytes in $secs s"
+else
+	bad "... not paced at 2 MB/s: '$line'"
+fi
+check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big'"
 
 exit $fail
