@@ -12,9 +12,11 @@
  *                                N copies of every data slot
  *                                (layout_mirror.c): copy c of data slot s
  *                                is slot c * stripe_count + s
- *   RPFS_LAYOUT_EC ("ec:K+P")    named for its parameters (issue 29):
- *                                layout_check refuses it until its math
- *                                exists
+ *   RPFS_LAYOUT_EC ("ec:K+P")    K data and P parity cells per stripe
+ *                                (layout_ec.c): G = count / K groups of K
+ *                                data slots, group g's parity slots after
+ *                                every data slot; layout_check refuses it
+ *                                until its I/O path exists (issue 29)
  *
  * Each kind's math lives in its own file (common/layout_<kind>.c) behind
  * the table of functions in layout_kind.h, as OrangeFS's distributions do;
@@ -96,6 +98,14 @@ uint32_t layout_copies(const struct rpfs_layout *l);
 /* The slot holding copy (0 .. layout_copies()-1; 0 = the primary) of the
  * data in slot (any copy of it). */
 uint32_t layout_copy_slot(const struct rpfs_layout *l, uint32_t slot, uint32_t copy);
+
+/* ec layouts (layout_ec.c; any slot of a layout that passed the kind's
+ * check): the group of slot, its index among the group's K + P members
+ * (data 0..K-1, parity K..K+P-1), and the slot of member index of group.
+ * Members of a group hold their cells at the same datafile offsets. */
+uint32_t layout_ec_group(const struct rpfs_layout *l, uint32_t slot);
+uint32_t layout_ec_index(const struct rpfs_layout *l, uint32_t slot);
+uint32_t layout_ec_member(const struct rpfs_layout *l, uint32_t group, uint32_t index);
 
 /* Map one logical offset (to a data slot: a mirror's primary). */
 void layout_map(const struct rpfs_layout *l, uint64_t off, uint32_t *slot,

@@ -5,7 +5,10 @@
  * layouts layout_check() refuses, and the kinds it refuses (those without
  * math yet, unknown ones) with the reason it gives; the mirror kind: its
  * slots, copies on distinct servers, its mapping as its data slots', its
- * size as the longest copy's. */
+ * size as the longest copy's; the ec kind's math (its table, before
+ * layout.c takes it): what its check takes, groups of K data and P parity
+ * members on distinct servers, its mapping as its data slots', its size
+ * from the data slots and parity as long as its group's longest. */
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "layout_kind.h"
 
 #define LSEED 12345u
 
@@ -596,6 +600,167 @@ START_TEST(math_on_a_kind_without_math_stops_the_program)
 }
 END_TEST
 
+/* ---- the ec kind (its table, not yet in layout.c's) ------------------------ */
+
+/* ec:k+p over count data slots of unit su, from first of n. */
+static struct rpfs_layout ec_of(uint64_t su, uint32_t count, uint32_t k, uint32_t p,
+				uint32_t first, uint32_t n)
+{
+	struct rpfs_layout l = STRIPED(su, count, first, n);
+
+	l.kind = RPFS_LAYOUT_EC;
+	l.data_cells = k;
+	l.parity_cells = p;
+	return l;
+}
+
+static int ec_check_of(const struct rpfs_layout *l, char *why, size_t len)
+{
+	why[0] = 0;
+	return layout_ec.check(l, why, len);
+}
+
+START_TEST(ec_check_takes_groups_of_k_data_slots)
+{
+	struct rpfs_layout l = ec_of(4096, 4, 4, 2, 0, 6);
+	char why[160];
+
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), 0);
+	l = ec_of(4096, 4, 2, 1, 0, 6); /* 2 groups */
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), 0);
+	l.cell_size = 4096; /* the cell may be named: the stripe unit */
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), 0);
+	l = ec_of(4096, 3, 2, 1, 0, 6); /* not a multiple of k */
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "a multiple of 2"), "%s", why);
+	l = ec_of(4096, 2, 0, 1, 0, 6);
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "1 to 32 cells"), "%s", why);
+	l = ec_of(4096, 2, 2, 0, 0, 6);
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), -EINVAL);
+	l = ec_of(4096, 33, 33, 1, 0, 64);
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), -EINVAL);
+	l = ec_of(4096, 2, 2, 1, 0, 6);
+	l.copies = 2;
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), -EINVAL);
+	l = ec_of(4096, 2, 2, 1, 0, 6);
+	l.cell_size = 8192; /* a cell other than the stripe unit */
+	ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "a cell of 8192 bytes"), "%s", why);
+}
+END_TEST
+
+/* G * (K + P) slots; only the data slots hold the file's bytes; every slot
+ * is member index of group g and back, each group's members on distinct
+ * servers. */
+START_TEST(ec_groups_have_k_data_and_p_parity_members)
+{
+	static const uint32_t kp[][3] = {
+		{2, 1, 1}, {4, 2, 1}, {2, 1, 3}, {3, 2, 2}, {8, 4, 1}};
+
+	for (size_t t = 0; t < sizeof(kp) / sizeof(kp[0]); t++) {
+		uint32_t k = kp[t][0], p = kp[t][1], g = kp[t][2];
+		uint32_t n = g * (k + p) + 1;
+		struct rpfs_layout l = ec_of(65536, g * k, k, p, n - 2, n);
+		char why[160];
+
+		ck_assert_int_eq(ec_check_of(&l, why, sizeof(why)), 0);
+		ck_assert_uint_eq(layout_ec.slots(&l), g * (k + p));
+		for (uint32_t s = 0; s < g * (k + p); s++) {
+			uint32_t grp = layout_ec_group(&l, s),
+				 idx = layout_ec_index(&l, s);
+
+			ck_assert(layout_ec.slot_has_data(&l, s) == (s < g * k));
+			ck_assert_uint_lt(grp, g);
+			ck_assert_uint_lt(idx, k + p);
+			ck_assert((idx < k) == (s < g * k));
+			ck_assert_uint_eq(layout_ec_member(&l, grp, idx), s);
+		}
+		for (uint32_t grp = 0; grp < g; grp++) {
+			bool seen[64] = {false};
+
+			for (uint32_t idx = 0; idx < k + p; idx++) {
+				uint32_t srv =
+					layout_server(&l, layout_ec_member(&l, grp, idx));
+
+				ck_assert_msg(!seen[srv],
+					      "group %u: two members on server %u", grp,
+					      srv);
+				seen[srv] = true;
+			}
+		}
+		/* a parity slot holds no logical byte */
+		ck_assert_uint_eq(layout_ec.logical(&l, g * k, 0), UINT64_MAX);
+	}
+}
+END_TEST
+
+/* The data maps and splits as the stripe layout of its data slots. */
+START_TEST(ec_maps_and_splits_as_its_data_slots)
+{
+	struct rpfs_layout e = ec_of(4096, 4, 2, 1, 1, 7);
+	struct rpfs_layout d = STRIPED(4096, 4, 1, 7);
+	struct rpfs_piece pe[64], pd[64];
+	uint64_t donee = 0, doned = 0;
+	size_t ne, nd;
+
+	srand(LSEED);
+	for (int i = 0; i < 2000; i++) {
+		uint64_t off = rnd64() % (1ull << 40), a, b;
+		uint32_t se, sd;
+
+		layout_ec.map(&e, off, &se, &a);
+		layout_stripe.map(&d, off, &sd, &b);
+		ck_assert_uint_eq(se, sd);
+		ck_assert_uint_eq(a, b);
+		ck_assert_uint_eq(layout_ec.logical(&e, se, a), off);
+	}
+	ne = layout_ec.split(&e, 1000, 100000, pe, 64, &donee);
+	nd = layout_stripe.split(&d, 1000, 100000, pd, 64, &doned);
+	ck_assert_uint_eq(ne, nd);
+	ck_assert_uint_eq(donee, doned);
+	for (size_t i = 0; i < ne; i++) {
+		ck_assert_uint_eq(pe[i].slot, pd[i].slot);
+		ck_assert_uint_eq(pe[i].local_off, pd[i].local_off);
+		ck_assert_uint_eq(pe[i].logical_off, pd[i].logical_off);
+		ck_assert_uint_eq(pe[i].len, pd[i].len);
+	}
+}
+END_TEST
+
+/* The size comes from the data slots alone; a parity slot is as long as
+ * its group's longest data slot, so a delta at [a, b) of any member lands
+ * inside it. */
+START_TEST(ec_sizes_come_from_data_slots_and_parity_covers_its_group)
+{
+	struct rpfs_layout e = ec_of(4096, 4, 2, 1, 0, 6);
+	uint64_t sizes[6];
+
+	srand(LSEED + 1);
+	for (int i = 0; i < 3000; i++) {
+		uint64_t size = i < 100 ? (uint64_t)i * 1000 : rnd64() % (1ull << 36);
+
+		for (uint32_t s = 0; s < 6; s++)
+			sizes[s] = layout_ec.local_size(&e, s, size);
+		ck_assert_uint_eq(layout_ec.file_size(&e, sizes), size);
+		for (uint32_t s = 4; s < 6; s++) {
+			uint32_t g = layout_ec_group(&e, s);
+			uint64_t most = 0;
+
+			for (uint32_t idx = 0; idx < 2; idx++) {
+				uint64_t one = sizes[layout_ec_member(&e, g, idx)];
+
+				most = one > most ? one : most;
+			}
+			ck_assert_uint_eq(sizes[s], most);
+		}
+		/* parity sizes, whatever they are, never change the file's */
+		sizes[4] = sizes[5] = rnd64() % (1ull << 40);
+		ck_assert_uint_eq(layout_ec.file_size(&e, sizes), size);
+	}
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
 	Suite *s = suite_create("layout");
@@ -640,6 +805,13 @@ static Suite *layout_suite(void)
 	tcase_add_test(tc, a_stripe_layout_uses_count_slots_all_holding_data);
 	tcase_add_test_raise_signal(tc, math_on_a_kind_without_math_stops_the_program,
 				    SIGABRT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ec");
+	tcase_add_test(tc, ec_check_takes_groups_of_k_data_slots);
+	tcase_add_test(tc, ec_groups_have_k_data_and_p_parity_members);
+	tcase_add_test(tc, ec_maps_and_splits_as_its_data_slots);
+	tcase_add_test(tc, ec_sizes_come_from_data_slots_and_parity_covers_its_group);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mirror");
