@@ -267,6 +267,17 @@ int rpfs_file_redundancy(rpfs_file_t *f, char *buf, size_t len);
  * read. Writes during the comparison make its answer meaningless for the
  * bytes they touch. */
 int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where);
+/* Compare as rpfs_verify, every copy with its slot's primary, and have each
+ * copy that differs rewritten from the primary (as `lfs mirror resync`):
+ * the file's metadata server marks it stale and its resync runs in the
+ * background (rpfs_verify answers -ESTALE until it ends). 0 when every
+ * copy was compared (*marked: how many were marked), -ESTALE if a copy is
+ * already stale (its resync runs), the error of a read otherwise. Needs a
+ * file opened for writing. A difference only comes from a write that
+ * failed midway (its bytes were never promised) or a block taken as it is
+ * by `rpfsd --check --repair --accept-damaged`: the primary, the slot's one
+ * ordering point, is the copy kept. */
+int rpfs_mirror_repair(rpfs_file_t *f, uint32_t *marked);
 /* rpfs_open_attr_path for attributes another process looked up, with the
  * redundancy that process's rpfs_file_redundancy gave (struct rpfs_stat
  * has no room for it; MPI drivers broadcast both). NULL or "" as "none".

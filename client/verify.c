@@ -7,7 +7,11 @@
  * servers. A copy that cannot be read (its server down, a damaged block)
  * is an error naming it: it is not verified. Concurrent writes make the
  * answer meaningless for the bytes they touch, as for any comparison of
- * copies taken while they change. */
+ * copies taken while they change.
+ *
+ * rpfs_mirror_repair (`rpfs verify --repair`) compares the same way and has
+ * every copy that differs from its primary marked stale (MIRROR_REPAIR), so
+ * that the resync rewrites it from the primary. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -66,7 +70,79 @@ static int differs(struct rpfs_file *f, uint32_t s, uint32_t k, uint64_t local,
 	return -EILSEQ;
 }
 
-int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
+/* Compare copy k of data slot s with copy 0 (sizes: every slot's datafile
+ * size): 0, -EILSEQ with the message of the first difference, or the error
+ * of a read. *checked grows by the bytes read from both. */
+static int compare_copy(struct rpfs_file *f, uint32_t s, uint32_t k,
+			const uint64_t *sizes, char *a, char *b, uint64_t *checked,
+			uint64_t *where)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	uint32_t cs = layout_copy_slot(l, s, k);
+	uint64_t sk = sizes[cs], s0 = sizes[s];
+	int ret = 0;
+
+	if (sk != s0)
+		return differs(f, s, k, sk < s0 ? sk : s0, "one copy is longer", where);
+	for (uint64_t off = 0; off < s0 && !ret; off += VERIFY_CHUNK) {
+		uint64_t len = s0 - off < VERIFY_CHUNK ? s0 - off : VERIFY_CHUNK;
+		uint64_t got0, got;
+
+		ret = read_copy(f, s, off, len, a, &got0);
+		if (!ret)
+			ret = read_copy(f, cs, off, len, b, &got);
+		if (ret)
+			break;
+		if (got != got0) {
+			ret = differs(f, s, k, off + (got < got0 ? got : got0),
+				      "one copy is shorter", where);
+		} else if (memcmp(a, b, got)) {
+			uint64_t i = 0;
+
+			while (a[i] == b[i])
+				i++;
+			ret = differs(f, s, k, off + i, "different bytes", where);
+		}
+		if (!ret)
+			*checked += 2 * len;
+	}
+	return ret;
+}
+
+/* Ask the file's metadata server to mark copy k of data slot s stale, to
+ * be rewritten from the primary (MIRROR_REPAIR). */
+static int repair_copy(struct rpfs_file *f, uint32_t s, uint32_t k)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	uint8_t body[128], rep[16 + 4 * RPC_STALE_MAX];
+	int srv = rpfsc_meta_srv(f->c, place_meta_of_handle(f->attr.handle));
+	struct rpc_cap cap;
+	size_t rep_len;
+	int len, ret;
+
+	if (srv < 0) {
+		rpfsc_err_set("%s: handle names no metadata server", f->path);
+		return -EINVAL;
+	}
+	ret = rpfsc_file_cap(f, &cap);
+	if (ret)
+		return ret;
+	len = rpc_enc_mirror_repair(body, sizeof(body), f->attr.handle, &cap, s,
+				    layout_copy_slot(l, s, k));
+	if (len < 0) {
+		rpfsc_err_set("%s: can't encode the request: %s", f->path,
+			      strerror(-len));
+		return len;
+	}
+	return rpfsc_call1(f->c, srv, RPFSC_META, f->path, body, (size_t)len, rep,
+			   sizeof(rep), &rep_len);
+}
+
+/* Compare every copy of every slot with its primary; repair: have those
+ * that differ rewritten from it (*marked of them) and go on, else stop at
+ * the first difference. */
+static int walk_copies(rpfs_file_t *f, bool repair, uint64_t *checked, uint64_t *where,
+		       uint32_t *marked)
 {
 	const struct rpfs_layout *l = &f->attr.layout;
 	uint32_t copies = layout_copies(l);
@@ -76,6 +152,7 @@ int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
 
 	*checked = 0;
 	*where = 0;
+	*marked = 0;
 	if (!sizes || !a || !b) {
 		rpfsc_err_set("%s: out of memory", f->path);
 		ret = -ENOMEM;
@@ -98,45 +175,31 @@ int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
 		}
 	if (!ret && copies > 1)
 		ret = slot_sizes(f, sizes);
-	for (uint32_t s = 0; s < l->stripe_count && copies > 1 && !ret; s++) {
+	for (uint32_t s = 0; s < l->stripe_count && copies > 1 && !ret; s++)
 		for (uint32_t k = 1; k < copies && !ret; k++) {
-			uint64_t sk = sizes[layout_copy_slot(l, s, k)];
-
-			if (sk != sizes[s])
-				ret = differs(f, s, k, sk < sizes[s] ? sk : sizes[s],
-					      "one copy is longer", where);
-		}
-		for (uint64_t off = 0; off < sizes[s] && !ret; off += VERIFY_CHUNK) {
-			uint64_t len = sizes[s] - off < VERIFY_CHUNK ? sizes[s] - off
-								     : VERIFY_CHUNK;
-			uint64_t got0, got;
-
-			ret = read_copy(f, s, off, len, a, &got0);
-			for (uint32_t k = 1; k < copies && !ret; k++) {
-				ret = read_copy(f, layout_copy_slot(l, s, k), off, len, b,
-						&got);
-				if (ret)
-					break;
-				if (got != got0)
-					ret = differs(f, s, k,
-						      off + (got < got0 ? got : got0),
-						      "one copy is shorter", where);
-				else if (memcmp(a, b, got)) {
-					uint64_t i = 0;
-
-					while (a[i] == b[i])
-						i++;
-					ret = differs(f, s, k, off + i, "different bytes",
-						      where);
-				}
+			ret = compare_copy(f, s, k, sizes, a, b, checked, where);
+			if (ret == -EILSEQ && repair) {
+				ret = repair_copy(f, s, k);
+				*marked += !ret;
 			}
-			if (!ret)
-				*checked += len * copies;
 		}
-	}
 out:
 	free(sizes);
 	free(a);
 	free(b);
 	return ret;
+}
+
+int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
+{
+	uint32_t marked;
+
+	return walk_copies(f, false, checked, where, &marked);
+}
+
+int rpfs_mirror_repair(rpfs_file_t *f, uint32_t *marked)
+{
+	uint64_t checked, where;
+
+	return walk_copies(f, true, &checked, &where, marked);
 }

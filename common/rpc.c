@@ -728,6 +728,21 @@ int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
 			 1);
 }
 
+int rpc_enc_mirror_repair(void *buf, size_t cap, uint64_t handle,
+			  const struct rpc_cap *capa, uint32_t slot, uint32_t copy)
+{
+	struct wr w;
+
+	if (slot == RPC_SLOT_ANY || copy == RPC_SLOT_ANY || copy == slot)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_MIRROR_REPAIR, 0);
+	wr_u64(&w, handle);
+	wr_cap(&w, capa);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, slot_enc(copy));
+	return wr_end(&w);
+}
+
 int rpc_enc_io_resync(void *buf, size_t cap, uint64_t handle, uint32_t slot,
 		      const struct rpc_copy *target, uint64_t epoch)
 {
@@ -1243,6 +1258,22 @@ static int body_handles(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return 0;
 }
 
+/* From a client: the capability, a data slot and one copy's slot. */
+static int body_repair(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		       uint32_t maxseg)
+{
+	dec_handle(rd, r);
+	r->slot = slot_dec(rd_u32(rd));
+	r->ncopies = 1;
+	r->copies[0].io = 0;
+	r->copies[0].flags = 0;
+	r->copies[0].slot = slot_dec(rd_u32(rd));
+	if (!rd->err && (r->slot == RPC_SLOT_ANY || r->copies[0].slot == RPC_SLOT_ANY ||
+			 r->copies[0].slot == r->slot))
+		return -EPROTO;
+	return rd->err;
+}
+
 /* Between servers only. */
 static int body_resync(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		       uint32_t maxseg)
@@ -1272,6 +1303,7 @@ static const dec_fn decoders[] = {
 	[RPC_BODY_IO_CREATE] = body_io_create, [RPC_BODY_PROBE] = body_probe,
 	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
 	[RPC_BODY_STALE] = body_stale,	       [RPC_BODY_RESYNC] = body_resync,
+	[RPC_BODY_REPAIR] = body_repair,
 };
 
 /* The fields of the preamble, and the defaults of those a body may not

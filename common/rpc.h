@@ -344,6 +344,12 @@ int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
  * storage to every metadata server: each marks the copies of mirrored
  * files it holds on io stale, to be resynced (server/meta_rebuild.c). */
 int rpc_enc_mirror_rebuild(void *buf, size_t cap, uint32_t io);
+/* MIRROR_REPAIR, from a client holding write rights (rpfs verify
+ * --repair): the copy in slot copy of data slot slot differs from that
+ * slot's primary with neither stale; the metadata server marks it stale,
+ * and the resync rewrites it from the primary (server/meta_mirror.c). */
+int rpc_enc_mirror_repair(void *buf, size_t cap, uint64_t handle,
+			  const struct rpc_cap *capa, uint32_t slot, uint32_t copy);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
 /* SEARCH, from one metadata server to another: may uid/gid/groups search
  * every ancestor of path this server holds, and (want != 0, mode bits) does

@@ -69,6 +69,7 @@ enum rpc_body {
 	RPC_BODY_HANDLES,   /* a count of handles, the handles */
 	RPC_BODY_STALE,	    /* handle, epoch, slot, the copies' slots */
 	RPC_BODY_RESYNC,    /* handle, source slot, target copy, epoch */
+	RPC_BODY_REPAIR,    /* handle, capability, data slot, a copy's slot */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -156,6 +157,9 @@ enum rpc_runs {
 	/* from an I/O server on empty storage: its copies to be rebuilt */               \
 	X(MIRROR_REBUILD, 27, "mirror_rebuild", RPC_TO_ANY_META, RPC_BODY_PROBE,           \
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_mirror_rebuild) \
+	/* from a client (rpfs verify --repair): a copy that differs from its primary */  \
+	X(MIRROR_REPAIR, 28, "mirror_repair", RPC_TO_HANDLE_META, RPC_BODY_REPAIR,         \
+	  0,                   RPC_ACCESS_WRITE,  RPC_RUNS_ON_WORKER,   serve_mirror_repair) \
 	/* I/O server: a list of datafile segments; data in the call */                  \
 	X(IO_WRITE,    40, "io_write",    RPC_TO_IO,          RPC_BODY_IO,                  \
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_WRITE,  RPC_RUNS_STREAMED,    serve_io_write)     \

@@ -298,6 +298,67 @@ int serve_mirror_stale(struct srv_op *op)
 	return 0;
 }
 
+/* MIRROR_REPAIR, from a client with write rights (rpfs verify --repair):
+ * the copy in q->copies[0].slot differs from its data slot's primary
+ * (q->slot) and neither is stale: bytes of a write that failed midway, or
+ * a block rpfsd --check --accept-damaged took as it is. The copy is marked
+ * stale, so the resync rewrites it from the primary, the one ordering
+ * point of the slot's writes (as lfs mirror resync copies from the mirror
+ * it keeps). Refused while the primary is stale itself (-EBUSY: its
+ * resync runs; verify again after it). */
+int serve_mirror_repair(struct srv_op *op)
+{
+	struct meta *m = op->s->meta;
+	const struct rpc_req *q = &op->q;
+	uint32_t cs = q->copies[0].slot;
+	char path[RPC_PATH_MAX + 1];
+	uint32_t slots[RPC_STALE_MAX], n, added = 0;
+	struct rpc_attr a;
+	uint64_t epoch;
+	MDB_txn *txn;
+	int ret, len;
+
+	if (place_meta_of_handle(q->handle) != m->index)
+		return -EREMOTE;
+	if (atomic_load(&m->store_state) <= 0)
+		return -EAGAIN;
+	ret = meta_txn_begin(m, false, &txn);
+	if (ret)
+		return ret;
+	ret = meta_entry_of_handle(m, txn, q->handle, path, &a);
+	if (!ret && (a.type != RPC_TYPE_FILE || layout_copies(&a.layout) < 2 ||
+		     q->slot >= a.layout.stripe_count || cs >= layout_slots(&a.layout) ||
+		     cs % a.layout.stripe_count != q->slot))
+		ret = -EINVAL; /* not a copy of that data slot's */
+	if (!ret)
+		ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
+	for (uint32_t j = 0; !ret && j < n; j++)
+		if (slots[j] == q->slot)
+			ret = -EBUSY;
+	if (!ret)
+		ret = meta_stale_add(m, txn, q->handle, &cs, 1, &added, &epoch, slots,
+				     &n);
+	if (!ret && added)
+		ret = meta_lmdb_err(mdb_txn_commit(txn), "commit");
+	else
+		mdb_txn_abort(txn);
+	if (ret)
+		return ret;
+	if (added) {
+		log_warn(
+			"rpfsd: %s: the copy in slot %u (I/O server %u) differs from its "
+			"primary (rpfs verify --repair): marked stale, to be rewritten "
+			"from it",
+			path, cs, layout_server(&a.layout, cs));
+		meta_resync_kick(op->s);
+	}
+	len = rpc_enc_view(op->rep, SRV_REPLY_CAP, epoch, slots, n);
+	if (len < 0)
+		return len;
+	op->rep_len = (size_t)len;
+	return 0;
+}
+
 int meta_add_view(struct srv_op *op, uint64_t handle)
 {
 	struct meta *m = op->s->meta;

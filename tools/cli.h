@@ -27,7 +27,8 @@ struct opts {
 	int human;	  /* -h with ls, du, df: sizes in KiB, MiB, ... */
 	int json;	  /* stats --json */
 	int help;	  /* --help (-h where it is not human): the usage */
-	int recursive;	  /* cp -r, rm -r, ls -R, chmod -R, chown -R */
+	int recursive;	  /* cp -r, rm -r, ls -R, chmod -R, chown -R, verify -r */
+	int repair;	  /* verify --repair */
 	int parents;	  /* mkdir -p, rmdir -p */
 	int force;	  /* rm -f */
 	int directory;	  /* ls -d: directories as themselves */
@@ -83,6 +84,7 @@ enum opt_id {
 	OPT_JSON,
 	OPT_MARKDOWN,
 	OPT_REDUNDANCY,
+	OPT_REPAIR,
 	/* kept in opts.given, in order */
 	OPT_HOST,
 	OPT_STRIPE_COUNT,

@@ -699,37 +699,93 @@ int cmd_getstripe(const struct opts *o, int argc, char **argv)
 
 /* ---- verify --------------------------------------------------------------- */
 
+/* Verify one file (repair: have its differing copies rewritten and wait
+ * for it). 0, or 1 when it failed (said). */
+static int verify_file(const struct opts *o, rpfs_client_t *c, const char *path)
+{
+	char red[RPFS_REDUNDANCY_MAX];
+	uint64_t checked, where;
+	uint32_t marked = 0;
+	rpfs_file_t *f;
+	int ret;
+
+	ret = rpfs_open(c, path, o->repair ? RPFS_O_RDWR : RPFS_O_READ, &f);
+	if (ret) {
+		report("verify", path, ret);
+		return 1;
+	}
+	ret = rpfs_file_redundancy(f, red, sizeof(red));
+	if (!ret)
+		ret = rpfs_verify(f, &checked, &where);
+	if (ret == -EILSEQ && o->repair) {
+		fprintf(stderr, "rpfs verify: %s\n", rpfs_errmsg());
+		ret = rpfs_mirror_repair(f, &marked);
+		if (!ret)
+			printf("%s: %u cop%s rewritten from %s primary\n", path, marked,
+			       marked == 1 ? "y" : "ies", marked == 1 ? "its" : "their");
+		/* the resync runs in the background: the copy is stale
+		 * until it ends (10 minutes at most) */
+		for (int i = 0; !ret; i++) {
+			ret = rpfs_verify(f, &checked, &where);
+			if (ret != -ESTALE || i == 6000)
+				break;
+			ret = 0;
+			usleep(100000);
+		}
+	}
+	if (ret) {
+		report("verify", path, ret);
+	} else if (!strncmp(red, "mirror:", 7)) {
+		printf("%s: %s, copies agree (%llu bytes read)\n", path, red,
+		       (unsigned long long)checked);
+	} else {
+		printf("%s: %s, no copies to compare\n", path, red);
+	}
+	rpfs_close(f);
+	return ret ? 1 : 0;
+}
+
+/* A path: a file, or with -r a directory's files and those below. */
+static int verify_path(const struct opts *o, rpfs_client_t *c, const char *path)
+{
+	struct rpfs_stat st;
+	struct names nm = {0};
+	int ret, failed = 0;
+
+	if (!o->recursive)
+		return verify_file(o, c, path);
+	ret = rpfs_stat(c, path, &st);
+	if (ret) {
+		report("verify", path, ret);
+		return 1;
+	}
+	if (st.type != RPFS_TYPE_DIR)
+		return verify_file(o, c, path);
+	ret = list_names(c, path, &nm);
+	if (ret) {
+		report("verify", path, ret);
+		return 1;
+	}
+	for (size_t i = 0; i < nm.n; i++) {
+		char sub[PATH_MAX];
+
+		join(sub, sizeof(sub), path, nm.v[i]);
+		failed |= verify_path(o, c, sub);
+	}
+	names_free(&nm);
+	return failed;
+}
+
 int cmd_verify(const struct opts *o, int argc, char **argv)
 {
 	rpfs_client_t *c = connect_cluster(o);
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
-		char path[PATH_MAX], red[RPFS_REDUNDANCY_MAX];
-		uint64_t checked, where;
-		rpfs_file_t *f;
-		int ret;
+		char path[PATH_MAX];
 
 		rpath(argv[i], path, sizeof(path));
-		ret = rpfs_open(c, path, RPFS_O_READ, &f);
-		if (ret) {
-			report("verify", path, ret);
-			failed = 1;
-			continue;
-		}
-		ret = rpfs_file_redundancy(f, red, sizeof(red));
-		if (!ret)
-			ret = rpfs_verify(f, &checked, &where);
-		if (ret) {
-			report("verify", path, ret);
-			failed = 1;
-		} else if (!strncmp(red, "mirror:", 7)) {
-			printf("%s: %s, copies agree (%llu bytes read)\n", path, red,
-			       (unsigned long long)checked);
-		} else {
-			printf("%s: %s, no copies to compare\n", path, red);
-		}
-		rpfs_close(f);
+		failed |= verify_path(o, c, path);
 	}
 	rpfs_finalize(c);
 	return failed;

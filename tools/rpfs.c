@@ -327,8 +327,11 @@ static const struct command commands[] = {
 	 ""},
 	{"verify",
 	 cmd_verify,
-	 {{0}},
-	 "FILE...",
+	 {{'r', "recursive", NULL, OPT_RECURSIVE, "every file in the directories below",
+	   0},
+	  {0, "repair", NULL, OPT_REPAIR,
+	   "rewrite copies that differ from their primary, and wait for it", CO_LONG}},
+	 "PATH...",
 	 1,
 	 -1,
 	 0,
@@ -337,7 +340,14 @@ static const struct command commands[] = {
 	 "compares them (as lfs mirror verify); exits 1 naming the first file\n"
 	 "offset where two copies differ, the slot and both servers, or a copy\n"
 	 "that cannot be read. A file without copies has nothing to compare.\n"
-	 "Writes while it runs make its answer meaningless for their bytes.\n"},
+	 "Writes while it runs make its answer meaningless for their bytes.\n"
+	 "With -r a directory's files are verified, and those of the directories\n"
+	 "below. With --repair (as lfs mirror resync) each copy that differs from\n"
+	 "its primary, the copy that orders the slot's writes, is marked stale\n"
+	 "and rewritten from it by the resync, which the command waits for (at\n"
+	 "most 10 minutes); the file is then verified again. Copies only differ\n"
+	 "over a write that failed midway, whose bytes were never promised, or a\n"
+	 "block rpfsd --check --repair --accept-damaged took as it is.\n"},
 	{"df",
 	 cmd_df,
 	 {HUMAN_OPT},
@@ -621,6 +631,9 @@ static void set_option(const char *cmd, struct opts *o, const struct cli_opt *op
 		break;
 	case OPT_FORCE:
 		o->force = 1;
+		break;
+	case OPT_REPAIR:
+		o->repair = 1;
 		break;
 	case OPT_SUMMARY:
 		o->summary = 1;

@@ -109,6 +109,9 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_RESYNC:
 		return rpc_enc_io_resync(again, cap, r->handle, r->slot, &r->copies[0],
 					 r->epoch);
+	case RPC_BODY_REPAIR:
+		return rpc_enc_mirror_repair(again, cap, r->handle, &r->cap, r->slot,
+					     r->copies[0].slot);
 	case RPC_BODY_HANDLES: {
 		uint64_t h[RPC_HANDLES_MAX];
 
@@ -205,6 +208,13 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		break;
 	case RPC_IO_CREATE:
 		FUZZ_CHECK(r->nonce != 0 && !(r->flags & ~RPC_IO_CREATE_INCOMPLETE));
+		break;
+	case RPC_MIRROR_REPAIR:
+		/* a data slot and another slot, one copy, no flags */
+		FUZZ_CHECK(!r->flags && r->ncopies == 1 && r->slot != RPC_SLOT_ANY &&
+			   r->copies[0].slot != RPC_SLOT_ANY &&
+			   r->copies[0].slot != r->slot);
+		FUZZ_CHECK(size == RPC_PREAMBLE + 8 + RPC_CAP_SIZE + 8);
 		break;
 	case RPC_META_HANDLES:
 		FUZZ_CHECK(!r->flags && r->nhandles >= 1 &&

@@ -695,6 +695,7 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       RPC_MIRROR_STALE,
 				       RPC_MIRROR_FRESH,
 				       RPC_MIRROR_REBUILD,
+				       RPC_MIRROR_REPAIR,
 				       RPC_IO_RESYNC,
 				       47,
 				       0,
@@ -791,6 +792,13 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 	case RPC_MIRROR_REBUILD:
 		n = rpc_enc_mirror_rebuild(b, cap, rnd(70000));
 		break;
+	case RPC_MIRROR_REPAIR: { /* any handle, junk capability and slots */
+		uint32_t sl = rnd(8);
+
+		h = junk_handle();
+		n = rpc_enc_mirror_repair(b, cap, h, junk_cap(h), sl, sl + 1 + rnd(8));
+		break;
+	}
 	case RPC_IO_PROBE:
 		n = rpc_enc_io_probe(b, cap, rnd(70000));
 		break;

@@ -32,7 +32,10 @@
 #     rebuilt server's storage passes rpfsd --check;
 #   - rpfs df's copies column says which servers hold stale copies
 #     (needs-resync), then good again;
-#   - with resync_mbps=2 a resync goes at that pace (its log line's time).
+#   - with resync_mbps=2 a resync goes at that pace (its log line's time);
+#   - copies that differ with neither stale (a block taken as it is by
+#     rpfsd --check --accept-damaged): rpfs verify (and -r) names them,
+#     rpfs verify --repair has the copy rewritten from its primary.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
@@ -319,5 +322,35 @@ else
 	bad "... not paced at 2 MB/s: '$line'"
 fi
 check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big'"
+
+# ---- copies that differ with neither stale: rpfs verify --repair ---------------------
+# a byte of one copy changed while its server was stopped, and taken as it
+# is by rpfsd --check --repair --accept-damaged: both copies pass their
+# checksums and differ (as over a write that failed midway)
+h=$(handle_of /m/c)
+set -- $(servers_of /m/c)
+if [ "$3" != 0 ]; then v=$3; else v=$4; fi # a copy on an I/O-only server
+pid=$(pid_of "$v")
+kill -TERM "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+printf 'Z' | dd of="$D/s$v/data/$h" bs=1 seek=100 conv=notrunc status=none
+check "rpfsd --check --repair --accept-damaged takes server.$v's changed copy as it is" \
+	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --repair --accept-damaged | grep -q 'accepted as it is'"
+check "rpfs up starts server.$v again" "$RPFS" up --dir "$D"
+check_in "server.$v online again" wait_state "$v" online 5
+check_fails "rpfs verify: the copies of /m/c differ" "differ at file offset" \
+	"$RPFS" verify /m/c
+check_fails "rpfs verify -r /m names /m/c" "/m/c: .*differ" "$RPFS" verify -r /m
+check "rpfs verify --repair /m/c: the copy rewritten from its primary, then they agree" \
+	sh -c "'$RPFS' verify --repair /m/c | grep -q 'copies agree'"
+check "... the metadata server's log says so" \
+	grep -q "/m/c: the copy in slot .* differs from its primary" "$D/rpfsd.0.log"
+check_in "... the copies are the same bytes" copies_agree /m/c
+check "... /m/c reads back right" sh -c "'$RPFS' cat /m/c | cmp - '$TMP/src'"
+check "rpfs verify -r /m: every file's copies agree" "$RPFS" verify -r /m
 
 exit $fail

@@ -794,6 +794,40 @@ START_TEST(resync_and_fresh_round_trip)
 }
 END_TEST
 
+/* MIRROR_REPAIR: a data slot and one of its copies, with the client's
+ * capability; never "any" slot, never the slot itself, no flags. */
+START_TEST(mirror_repair_round_trip)
+{
+	struct rpc_cap cap = {.rights = RPC_CAP_WRITE, .lifetime_s = 60, .expiry = 99};
+	int len = rpc_enc_mirror_repair(buf, BUFSZ, 0x99, &cap, 1, 3);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 8 + RPC_CAP_SIZE + 8);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_MIRROR_REPAIR);
+	ck_assert_uint_eq(req.handle, 0x99);
+	ck_assert_uint_eq(req.cap.rights, RPC_CAP_WRITE);
+	ck_assert_uint_eq(req.slot, 1);
+	ck_assert_uint_eq(req.ncopies, 1);
+	ck_assert_uint_eq(req.copies[0].slot, 3);
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	buf[2] = 1; /* no flags */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[2] = 0;
+	/* the copy named as its own slot, or as "any" (0 on the wire) */
+	memset(buf + len - 4, 0, 4);
+	buf[len - 4] = 2; /* slot 1 + 1 */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[len - 4] = 0;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	ck_assert_int_eq(rpc_enc_mirror_repair(buf, BUFSZ, 1, &cap, 2, 2), -EINVAL);
+	ck_assert_int_eq(rpc_enc_mirror_repair(buf, BUFSZ, 1, &cap, RPC_SLOT_ANY, 2),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_mirror_repair(buf, BUFSZ, 1, &cap, 2, RPC_SLOT_ANY),
+			 -EINVAL);
+}
+END_TEST
+
 /* IO_CREATE of a resync's target (not whole until its end), and the
  * rebuild of an I/O server's copies, from that server. */
 START_TEST(io_create_incomplete_and_rebuild_round_trip)
@@ -1319,10 +1353,10 @@ START_TEST(ops_a_client_names_by_handle_need_a_capability)
 {
 	for (size_t i = 0; i < NOPS; i++) {
 		const struct rpc_op_desc *d = rpc_op_desc(all_ops[i]);
-		bool by_handle = d->body == RPC_BODY_HANDLE || d->body == RPC_BODY_IO ||
-				 d->body == RPC_BODY_LOCK ||
-				 d->body == RPC_BODY_FETCH_ADD ||
-				 d->body == RPC_BODY_TRUNCATE;
+		bool by_handle =
+			d->body == RPC_BODY_HANDLE || d->body == RPC_BODY_IO ||
+			d->body == RPC_BODY_LOCK || d->body == RPC_BODY_FETCH_ADD ||
+			d->body == RPC_BODY_TRUNCATE || d->body == RPC_BODY_REPAIR;
 
 		/* A handle alone is worth nothing (server/access.c). */
 		if (by_handle)
@@ -1335,6 +1369,7 @@ START_TEST(ops_a_client_names_by_handle_need_a_capability)
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_WRITE)->access, RPC_ACCESS_WRITE);
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_TRUNCATE)->access, RPC_ACCESS_WRITE);
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_READ)->access, RPC_ACCESS_READ);
+	ck_assert_int_eq(rpc_op_desc(RPC_MIRROR_REPAIR)->access, RPC_ACCESS_WRITE);
 	ck_assert_int_eq(rpc_op_desc(RPC_GETATTR)->access, RPC_ACCESS_RENEW);
 	ck_assert_int_eq(rpc_op_desc(RPC_SEARCH)->access, RPC_ACCESS_PEERS);
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_CREATE)->access, RPC_ACCESS_PEERS);
@@ -1827,6 +1862,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, mirror_stale_and_view_round_trip);
 	tcase_add_test(tc, resync_and_fresh_round_trip);
 	tcase_add_test(tc, io_create_incomplete_and_rebuild_round_trip);
+	tcase_add_test(tc, mirror_repair_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
 	tcase_add_test(tc, bodyless_ops_round_trip);
 	tcase_add_test(tc, mkdir_round_trips);
