@@ -7,13 +7,24 @@
  *   - a handle opened from bare attributes (no redundancy) would write and
  *     truncate the primaries only: the I/O servers refuse both (the
  *     capability says the file is mirrored);
- *   - a file without copies has nothing to compare. */
+ *   - a file without copies has nothing to compare;
+ *   - three writers rewriting records of their files when every server is
+ *     killed -9 at once: after the restart each acknowledged record reads
+ *     back, a failed one's bytes are its own or the record's before (a
+ *     killed server stores a write's bulk chunks up to where it died), the
+ *     copies agree once resynced and rpfsd --check finds no problem but
+ *     blocks of writes cut short; then the copies' servers killed during
+ *     writes (one copy of each slot left) and restarted: the copies agree
+ *     again, the bytes are right. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cluster.h"
@@ -276,6 +287,416 @@ START_TEST(test_writes_during_a_resync)
 }
 END_TEST
 
+/* ---- every server killed during rewrites of several files ------------------------ */
+
+#define EV_FILES 3
+#define EV_REC	 (47008u * 3) /* records straddle the 1 MiB stripe units */
+#define EV_NREC	 24u	      /* record n is written at slot n % EV_NREC */
+#define EV_SIZE	 ((uint64_t)EV_REC * EV_NREC)
+#define EV_WAIT	 60000.0 /* ms: a bound for what takes a second or two */
+
+struct ev_writer {
+	int id;
+	rpfs_file_t *f;
+	int next;		/* the next record to write */
+	int acked[EV_NREC];	/* each slot's newest acknowledged record, -1: none */
+	int failed_at[EV_NREC]; /* a record whose write failed there, -1: none */
+	int done;		/* atomic: records acknowledged this round */
+	int stop, failed;	/* atomic */
+	ssize_t err;		/* the failed write's result and message */
+	char msg[256];
+};
+
+/* Record n of file id (each record its own bytes); n < 0: never written. */
+static void ev_record(void *buf, int id, int n)
+{
+	if (n < 0)
+		memset(buf, 0, EV_REC);
+	else
+		fill(buf, EV_REC, ((uint64_t)id + 1) << 32 | ((uint64_t)n + 1));
+}
+
+/* Writes records one after the other until told to stop or a write fails
+ * (the record in flight then is in failed_at, not acked). */
+static void *ev_write(void *arg)
+{
+	struct ev_writer *w = arg;
+	char *rec = malloc(EV_REC);
+
+	while (rec && !__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		int n = w->next, k = n % (int)EV_NREC;
+		ssize_t r;
+
+		ev_record(rec, w->id, n);
+		r = rpfs_pwrite(w->f, rec, EV_REC, (uint64_t)k * EV_REC);
+		if (r != EV_REC) {
+			w->failed_at[k] = n;
+			w->err = r;
+			snprintf(w->msg, sizeof(w->msg), "%s", rpfs_errmsg());
+			__atomic_store_n(&w->failed, 1, __ATOMIC_RELEASE);
+			break;
+		}
+		w->acked[k] = n;
+		w->failed_at[k] = -1;
+		w->next = n + 1;
+		__atomic_add_fetch(&w->done, 1, __ATOMIC_RELEASE);
+	}
+	free(rec);
+	return NULL;
+}
+
+static void ev_start(struct ev_writer *w, pthread_t *thr)
+{
+	for (int i = 0; i < EV_FILES; i++) {
+		w[i].done = w[i].stop = w[i].failed = 0;
+		ck_assert_int_eq(pthread_create(&thr[i], NULL, ev_write, &w[i]), 0);
+	}
+}
+
+/* Until every writer acknowledged at least min[i] records this round or
+ * failed (a failure before `may_fail` is an error), and at least ms
+ * milliseconds have passed. */
+static void ev_wait_writes(struct ev_writer *w, const int *min, double ms, bool may_fail,
+			   const char *when)
+{
+	double t0 = now_ms();
+
+	for (int i = 0; i < EV_FILES; i++)
+		for (;;) {
+			if (__atomic_load_n(&w[i].failed, __ATOMIC_ACQUIRE)) {
+				ck_assert_msg(
+					may_fail,
+					"%s: write of record %d to /ev%d failed: %zd: %s",
+					when, w[i].next, i, w[i].err, w[i].msg);
+				break;
+			}
+			if (__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE) >= min[i])
+				break;
+			ck_assert_msg(now_ms() - t0 < EV_WAIT,
+				      "%s: /ev%d: %d records written in %.0f ms", when, i,
+				      w[i].done, EV_WAIT);
+			usleep(2000);
+		}
+	while (now_ms() - t0 < ms)
+		usleep(2000);
+}
+
+/* kill -9 of the servers in mask at once (the signals first, then reaping). */
+static void ev_kill(struct cluster *cl, unsigned mask)
+{
+	for (int i = 0; i < NSRV; i++)
+		if (mask & 1u << i)
+			ck_assert_int_eq(cl_signal(cl, i, SIGKILL), 0);
+	for (int i = 0; i < NSRV; i++)
+		if (mask & 1u << i)
+			ck_assert_int_eq(cl_kill(cl, i), 0);
+}
+
+/* The failed record's bytes at off as runs of its own bytes (n) and the
+ * record's before (o), e.g. "n[0,131072) o[131072,141024)", in buf; false
+ * if a byte is neither. A byte equal in both goes with the run it is in. */
+static bool ev_runs(const char *got, const char *old, const char *new, uint64_t off,
+		    char *buf, size_t len)
+{
+	size_t used = 0, start = 0;
+	char cur = 0;
+	bool ok = true;
+
+	buf[0] = 0;
+	for (size_t i = 0; i <= EV_REC; i++) {
+		char k = 0;
+
+		if (i < EV_REC) {
+			bool o = got[i] == old[i], n = got[i] == new[i];
+
+			k = n && o ? cur : n ? 'n' : o ? 'o' : 'x';
+			ok &= k != 'x';
+			if (!cur)
+				cur = k ? k : 'n';
+			if (!k || k == cur)
+				continue;
+		}
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used,
+						 "%s%c[%llu,%llu)", used ? " " : "", cur,
+						 (unsigned long long)(off + start),
+						 (unsigned long long)(off + i));
+		start = i;
+		cur = k;
+	}
+	return ok;
+}
+
+/* Each writer's file read through c: every slot holds its newest
+ * acknowledged record; where a write failed, each byte is the failed
+ * record's or the one before's (a failed write's bytes are unspecified,
+ * but nothing else: a server killed mid-write leaves the bulk chunks it
+ * stored, so whole stripe units are not enough). */
+static void ev_check(rpfs_client_t *c, const struct ev_writer *w, const char *when)
+{
+	char *back = malloc(EV_SIZE), *old = malloc(EV_REC), *new = malloc(EV_REC);
+
+	for (int i = 0; i < EV_FILES; i++) {
+		char path[16];
+		struct rpfs_stat st;
+		rpfs_file_t *f;
+		uint64_t size;
+		char runs[512];
+		bool ok;
+
+		snprintf(path, sizeof(path), "/ev%d", i);
+		ck_assert_msg(rpfs_open(c, path, RPFS_O_READ, &f) == 0, "%s: open %s: %s",
+			      when, path, rpfs_errmsg());
+		rpfs_file_attr(f, &st);
+		ck_assert_msg(rpfs_getsize(f, &size) == 0, "%s: size of %s: %s", when,
+			      path, rpfs_errmsg());
+		ck_assert_msg(size == EV_SIZE, "%s: %s (handle %016llx) is %llu bytes",
+			      when, path, (unsigned long long)st.handle,
+			      (unsigned long long)size);
+		read_all(f, back, EV_SIZE, 0);
+		for (unsigned k = 0; k < EV_NREC; k++) {
+			uint64_t off = (uint64_t)k * EV_REC;
+			const char *got = back + off;
+
+			ev_record(old, i, w[i].acked[k]);
+			if (w[i].failed_at[k] < 0) {
+				ck_assert_msg(
+					!memcmp(old, got, EV_REC),
+					"%s: %s (handle %016llx): acknowledged record "
+					"%d at %llu lost: byte %lld of it differs",
+					when, path, (unsigned long long)st.handle,
+					w[i].acked[k], (unsigned long long)off,
+					first_diff(old, got, EV_REC));
+				continue;
+			}
+			ev_record(new, i, w[i].failed_at[k]);
+			ok = ev_runs(got, old, new, off, runs, sizeof(runs));
+			fprintf(stderr,
+				"%s: %s: the failed record %d (the one before: %d): %s\n",
+				when, path, w[i].failed_at[k], w[i].acked[k], runs);
+			ck_assert_msg(
+				ok,
+				"%s: %s (handle %016llx): bytes of neither the failed "
+				"record %d nor record %d at %llu: %s",
+				when, path, (unsigned long long)st.handle,
+				w[i].failed_at[k], w[i].acked[k], (unsigned long long)off,
+				runs);
+		}
+		rpfs_close(f);
+	}
+	free(back);
+	free(old);
+	free(new);
+}
+
+/* Until rpfs_verify passes on every file (the copies are resynced and
+ * agree byte for byte); the ms it took. */
+static double ev_wait_verified(rpfs_client_t *c, const char *when)
+{
+	double t0 = now_ms();
+
+	for (int i = 0; i < EV_FILES; i++) {
+		char path[16];
+		rpfs_file_t *f;
+		uint64_t checked = 0, where = 0;
+		int ret;
+
+		snprintf(path, sizeof(path), "/ev%d", i);
+		ck_assert_msg(rpfs_open(c, path, RPFS_O_READ, &f) == 0, "%s: open %s: %s",
+			      when, path, rpfs_errmsg());
+		while ((ret = rpfs_verify(f, &checked, &where))) {
+			ck_assert_msg(
+				now_ms() - t0 < EV_WAIT,
+				"%s: %s: copies still not verified after %.0f ms: %d: %s",
+				when, path, EV_WAIT, ret, rpfs_errmsg());
+			usleep(100000);
+		}
+		ck_assert_uint_eq(checked, 2 * EV_SIZE);
+		rpfs_close(f);
+	}
+	return now_ms() - t0;
+}
+
+/* rpfsd --check on every (stopped) server: clean, or its only problems
+ * writes cut short, which a server killed mid-write leaves (blocks that
+ * match their old or their new version, whose pending checksums --repair
+ * drops: docs/design/integrity.md). */
+static void ev_check_storage(struct cluster *cl, const char *when)
+{
+	const char *rpfsd = getenv("RPFSD");
+
+	for (int i = 0; i < NSRV; i++) {
+		char cmd[2048], out[16384], *line, *save = NULL;
+		size_t got = 0, n;
+		int status, cut = 0, problems = -1;
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd),
+			 "timeout 120 '%s' --config '%s' --name %d --check 2>/dev/null",
+			 rpfsd && *rpfsd ? rpfsd : "./rpfsd", cl_config(cl), i);
+		fflush(NULL);
+		p = popen(cmd, "r");
+		ck_assert(p);
+		while (got < sizeof(out) - 1 &&
+		       (n = fread(out + got, 1, sizeof(out) - 1 - got, p)) > 0)
+			got += n;
+		out[got] = 0;
+		status = pclose(p);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) <= 1,
+			      "%s: rpfsd --check on server %d: status %d: %s", when, i,
+			      status, out);
+		if (WEXITSTATUS(status) == 0)
+			continue;
+		fprintf(stderr, "%s: rpfsd --check on server %d: exit 1:\n%s", when, i,
+			out);
+		for (line = strtok_r(out, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (strstr(line, ": a write was cut short; the "))
+				cut++;
+			else
+				sscanf(line, "rpfsd --check %*s %d problem", &problems);
+		}
+		ck_assert_msg(
+			problems > 0 && problems == cut,
+			"%s: rpfsd --check on server %d: %d problems, %d of them writes "
+			"cut short (output above)",
+			when, i, problems, cut);
+	}
+}
+
+/* Three writers rewrite records of their mirrored files over and over
+ * when every server, the metadata server too, is killed -9 at once; each
+ * stops at its first failed write. Restarted on the same storage: every
+ * acknowledged record reads back (a failed one's bytes are its own or the
+ * record's before), the copies agree once resynced (rpfs_verify), and once
+ * the servers are stopped rpfsd --check finds no problem on any server but
+ * writes cut short. Then again with only I/O servers holding copies
+ * killed, one copy of each slot left (the writers go on through the
+ * primaries, or fail over from a killed primary), and restarted. */
+START_TEST(test_every_server_killed_during_writes)
+{
+	struct cluster *cl = start();
+	rpfs_client_t *c = client(cl);
+	struct ev_writer w[EV_FILES];
+	pthread_t thr[EV_FILES];
+	int min[EV_FILES];
+	unsigned victims = 0;
+	uint32_t copies[EV_FILES][2][2]; /* file, copy, slot: its server */
+	double t0, t_stop, t;
+
+	for (int i = 0; i < EV_FILES; i++) {
+		char path[16];
+
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].id = i;
+		for (unsigned k = 0; k < EV_NREC; k++)
+			w[i].acked[k] = w[i].failed_at[k] = -1;
+		snprintf(path, sizeof(path), "/ev%d", i);
+		w[i].f = create_mirror(c, path);
+		min[i] = 2 * (int)EV_NREC; /* every slot written twice */
+	}
+
+	/* round 1: every server killed at once while the writes go on */
+	ev_start(w, thr);
+	ev_wait_writes(w, min, 500, false, "before the kill");
+	ev_kill(cl, (1u << NSRV) - 1);
+	t0 = now_ms();
+	for (int i = 0; i < EV_FILES; i++) {
+		pthread_join(thr[i], NULL);
+		ck_assert_msg(w[i].failed, "/ev%d: no write failed", i);
+		fprintf(stderr,
+			"every server killed: /ev%d: %d records acknowledged, record %d "
+			"failed: %zd: %s\n",
+			i, w[i].done, w[i].next, w[i].err, w[i].msg);
+		rpfs_close(w[i].f);
+	}
+	t_stop = now_ms() - t0;
+	rpfs_finalize(c); /* its connections died with the servers */
+	ck_assert_int_eq(cl_start_all(cl), 0);
+	c = client(cl);
+	ev_check(c, w, "after the restart");
+	t = ev_wait_verified(c, "after the restart");
+	fprintf(stderr,
+		"every server killed: writers stopped in %.0f ms, copies agree %.0f ms after "
+		"the restart\n",
+		t_stop, t);
+	ev_check(c, w, "once the copies agree");
+	rpfs_finalize(c);
+	ck_assert_int_eq(cl_stop_all(cl), 0);
+	ev_check_storage(cl, "every server killed");
+
+	/* round 2: only the I/O servers holding copies, while writing */
+	ck_assert_int_eq(cl_start_all(cl), 0);
+	c = client(cl);
+	for (int i = 0; i < EV_FILES; i++) {
+		char path[16];
+		struct rpfs_stat st;
+
+		snprintf(path, sizeof(path), "/ev%d", i);
+		w[i].f = open_file(c, path);
+		rpfs_file_attr(w[i].f, &st);
+		ck_assert_int_eq(rpfs_copy_servers(c, &st, "mirror:2", 0, copies[i][0]),
+				 0);
+		ck_assert_int_eq(rpfs_copy_servers(c, &st, "mirror:2", 1, copies[i][1]),
+				 0);
+		min[i] = (int)EV_NREC;
+		fprintf(stderr,
+			"/ev%d (handle %016llx): slot 0 on servers %u and %u, slot 1 on %u and %u\n",
+			i, (unsigned long long)st.handle, copies[i][0][0],
+			copies[i][1][0], copies[i][0][1], copies[i][1][1]);
+	}
+	/* the copies' servers but server 0 (it holds the metadata), as long as
+	 * every slot of every file keeps one copy */
+	for (int i = 0; i < EV_FILES; i++)
+		for (int s = 0; s < 2; s++) {
+			unsigned v = victims | 1u << copies[i][1][s];
+			bool keeps = copies[i][1][s] != 0;
+
+			for (int j = 0; j < EV_FILES; j++)
+				for (int t2 = 0; t2 < 2; t2++)
+					keeps &= !(v & 1u << copies[j][0][t2]) ||
+						 !(v & 1u << copies[j][1][t2]);
+			if (keeps)
+				victims = v;
+		}
+	ck_assert_uint_ne(victims, 0);
+	ev_start(w, thr); /* the failed records first, written again */
+	ev_wait_writes(w, min, 300, false, "before the copies' servers were killed");
+	ev_kill(cl, victims);
+	/* every slot has a copy left: a killed primary's writes go to the
+	 * other copy. A write may still fail (then its writer stops): the
+	 * client does not send a call it could not start (the primary's
+	 * connection broke after the copy was picked) to the other copy */
+	for (int i = 0; i < EV_FILES; i++)
+		min[i] = w[i].done + (int)EV_NREC;
+	ev_wait_writes(w, min, 300, true, "with the copies' servers killed");
+	for (int i = 0; i < NSRV; i++)
+		if (victims & 1u << i)
+			ck_assert_int_eq(cl_restart(cl, i), 0);
+	/* and on during the resync */
+	for (int i = 0; i < EV_FILES; i++)
+		min[i] = w[i].done + (int)EV_NREC;
+	ev_wait_writes(w, min, 300, true, "with the copies' servers back");
+	for (int i = 0; i < EV_FILES; i++) {
+		__atomic_store_n(&w[i].stop, 1, __ATOMIC_RELEASE);
+		pthread_join(thr[i], NULL);
+		fprintf(stderr,
+			"servers 0x%x killed: /ev%d: %d records acknowledged%s%s\n",
+			victims, i, w[i].done,
+			w[i].failed ? ", then a write failed: " : "",
+			w[i].failed ? w[i].msg : "");
+		rpfs_close(w[i].f);
+	}
+	ev_check(c, w, "with the copies' servers back");
+	t = ev_wait_verified(c, "with the copies' servers back");
+	fprintf(stderr, "servers 0x%x killed: copies agree %.0f ms after the writes\n",
+		victims, t);
+	ev_check(c, w, "once the copies agree again");
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("mirror");
@@ -285,6 +706,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_verify_finds_agreeing_and_disagreeing_copies);
 	tcase_add_test(tc, test_crash_of_every_server_leaves_copies_that_agree);
 	tcase_add_test(tc, test_writes_during_a_resync);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("every_server_killed");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_every_server_killed_during_writes);
 	suite_add_tcase(s, tc);
 	return s;
 }
