@@ -900,6 +900,13 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 				      strerror(-ret));
 			return ret;
 		}
+	} else if (mirrored(io)) {
+		/* a call whose primary's connection broke since it was picked
+		 * ends with its error, and io_collect sends it to another
+		 * copy, rather than failing the whole request here */
+		xp_calls_start_each(conns, callp, (int)io->nch);
+		started = (int)io->nch;
+		ret = 0;
 	} else {
 		ret = xp_calls_start(conns, callp, (int)io->nch, &started);
 	}

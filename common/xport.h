@@ -209,6 +209,12 @@ int xp_call_start(struct xp_conn *c, struct xp_call *call);
  * (those must be waited for); returns 0 or that call's error. */
 int xp_calls_start(struct xp_conn *const *conns, struct xp_call *const *calls, int n,
 		   int *started);
+/* The same, but every call is started or ends: one that can't start ends
+ * with its error at once, as a posted call does, so every call is waited
+ * for and tells its own outcome (a mirrored request sends a failed call to
+ * another copy). Returns how many could not start. */
+int xp_calls_start_each(struct xp_conn *const *conns, struct xp_call *const *calls,
+			int n);
 /* Hand calls[i] (on conns[i], one fabric) to the engine without taking the
  * fabric's lock: the progress thread starts them in order, woken through
  * the post eventfd (or, without a progress thread, they start here). For

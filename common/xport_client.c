@@ -376,6 +376,33 @@ static void call_fail_unstarted(struct xp_fabric *fab, struct xp_call *call, int
 	pthread_cond_broadcast(&fab->cond);
 }
 
+int xp_calls_start_each(struct xp_conn *const *conns, struct xp_call *const *calls, int n)
+{
+	struct xp_fabric *fab;
+	int failed = 0;
+
+	if (n <= 0)
+		return 0;
+	fab = conns[0]->fab;
+	xp_lock(fab);
+	for (int i = 0; i < n; i++) {
+		int ret;
+
+		if (conns[i]->fab != fab) {
+			call_init(conns[i], calls[i]);
+			ret = -EINVAL;
+		} else {
+			ret = call_start_locked(conns[i], calls[i]);
+		}
+		if (ret) {
+			call_fail_unstarted(fab, calls[i], ret);
+			failed++;
+		}
+	}
+	xp_unlock(fab);
+	return failed;
+}
+
 /* Launch initialised calls in order, each failing alone (lock held). */
 static void launch_all_locked(struct xp_fabric *fab, struct xp_conn *const *conns,
 			      struct xp_call *const *calls, int n)
