@@ -8,7 +8,8 @@
  * entry with that handle. Role io: every datafile has its checksum file
  * and every block of it matches its checksum; no checksum file is without
  * its datafile; a write cut short by a crash has left a block matching its
- * new or its old version. Both roles on one server: every file of the
+ * new or its old version (a note: a kill mid-write leaves it, rpfsd reads
+ * either right, --repair drops the other). Both roles on one server: every file of the
  * store that has a stripe here has its datafile, holding that stripe slot
  * (its checksum file says which), and every datafile of a handle of this
  * store belongs to a file (or to a handle the store never handed out: then
@@ -17,12 +18,14 @@
  * (check_orphans.c): one that belongs to no file and to no create in
  * progress is an orphan; one whose owner can't tell is a note ("unknown,
  * not an orphan"), never removed. Notes say what the check could not
- * know; they are not problems and leave the exit status alone.
+ * know, or what a crash left that loses nothing; they are not problems and
+ * leave the exit status alone.
  *
  * One line per problem on stdout: the file or entry, the offset where it
  * matters, what is wrong, and what --repair did about it. --repair fixes
  * what loses nothing: orphans (checksums without data, datafiles of
- * removed files), index records, the handle counter, cut-short writes; a
+ * removed files), index records, the handle counter (and tidies the
+ * checksums of cut-short writes); a
  * block whose data does not match its checksum is left alone (the data
  * may be all that remains of it) unless --accept-damaged says to take the
  * data as it is and checksum it anew.

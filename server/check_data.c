@@ -142,17 +142,22 @@ static void check_blocks(struct chk *c, struct datafile *f, const char *dpath)
 			if (m == 1 && !e[i].pend.end)
 				continue;
 			if (m) {
-				/* A write cut short: keep the version the data has. */
+				/* A write cut short by a crash, its block whole in
+				 * one version: what a kill mid-write leaves, read
+				 * right by rpfsd (either version matches), so a note,
+				 * not a problem; --repair keeps the version the data
+				 * has. */
 				if (m == 2)
 					e[i].cur = e[i].pend;
 				e[i].pend = (struct csum_ver){0, 0};
-				fixed = dirty = chk_repair(c);
+				dirty |= chk_repair(c);
 				run_flush(c, &run, dpath);
-				chk_problem(
-					c, fixed,
+				chk_note(
+					c,
 					"%s: block at offset %" PRIu64
-					": a write was cut short; the %s version is whole",
-					dpath, k * CSUM_BLOCK, m == 2 ? "new" : "old");
+					": a write was cut short; the %s version is whole%s",
+					dpath, k * CSUM_BLOCK, m == 2 ? "new" : "old",
+					chk_repair(c) ? " [tidied]" : "");
 				continue;
 			}
 			if (chk_repair(c) && (c->flags & CHECK_ACCEPT_DAMAGED)) {
