@@ -850,6 +850,26 @@ int rpc_enc_meta_handles(void *buf, size_t cap, const uint64_t *handles, uint32_
 	return wr_end(&w);
 }
 
+int rpc_enc_io_heartbeat(void *buf, size_t cap, uint32_t meta, const uint32_t *down,
+			 uint32_t n)
+{
+	struct wr w;
+
+	if (n > RPC_HEARTBEAT_DOWN_MAX)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_HEARTBEAT, 0);
+	wr_u32(&w, meta);
+	wr_u32(&w, n);
+	for (uint32_t i = 0; i < n; i++)
+		wr_u32(&w, down[i]);
+	return wr_end(&w);
+}
+
+uint32_t rpc_req_down(const struct rpc_req *r, uint32_t i)
+{
+	return i < r->ndown ? get32(r->down + 4 * (size_t)i) : 0;
+}
+
 uint64_t rpc_req_handle(const struct rpc_req *r, uint32_t i)
 {
 	return i < r->nhandles ? get64(r->handles + 8 * (size_t)i) : 0;
@@ -1258,6 +1278,18 @@ static int body_handles(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return 0;
 }
 
+/* Between servers only. */
+static int body_down(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		     uint32_t maxseg)
+{
+	r->meta = rd_u32(rd);
+	r->ndown = rd_u32(rd);
+	if (!rd->err && r->ndown > RPC_HEARTBEAT_DOWN_MAX)
+		return -EPROTO;
+	r->down = rd_take(rd, 4 * (size_t)r->ndown);
+	return rd->err;
+}
+
 /* From a client: the capability, a data slot and one copy's slot. */
 static int body_repair(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		       uint32_t maxseg)
@@ -1303,7 +1335,7 @@ static const dec_fn decoders[] = {
 	[RPC_BODY_IO_CREATE] = body_io_create, [RPC_BODY_PROBE] = body_probe,
 	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
 	[RPC_BODY_STALE] = body_stale,	       [RPC_BODY_RESYNC] = body_resync,
-	[RPC_BODY_REPAIR] = body_repair,
+	[RPC_BODY_REPAIR] = body_repair,       [RPC_BODY_DOWN] = body_down,
 };
 
 /* The fields of the preamble, and the defaults of those a body may not

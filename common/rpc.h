@@ -240,6 +240,10 @@ struct rpc_req {
 	 * pointing into the body given to rpc_decode_req (rpc_req_handle) */
 	uint32_t nhandles;
 	const uint8_t *handles;
+	/* IO_HEARTBEAT: ndown (0..RPC_HEARTBEAT_DOWN_MAX) I/O server indexes, u32 LE
+	 * each, pointing into the body (rpc_req_down); meta: the sender */
+	uint32_t ndown;
+	const uint8_t *down;
 	/* SEARCH: the identity asked about (uid, gid above), the access bits
 	 * wanted on the path itself (0: only its ancestors are searched) */
 	uint32_t want;
@@ -344,6 +348,14 @@ int rpc_enc_io_create(void *buf, size_t cap, uint64_t handle, uint64_t nonce,
  * storage to every metadata server: each marks the copies of mirrored
  * files it holds on io stale, to be resynced (server/meta_rebuild.c). */
 int rpc_enc_mirror_rebuild(void *buf, size_t cap, uint32_t io);
+/* IO_HEARTBEAT, from metadata server meta to each I/O server every
+ * heartbeat_ms (in place of a PING): the I/O servers it finds unreachable
+ * or offline, down[0..n) (n <= RPC_HEARTBEAT_DOWN_MAX), so that a primary stops
+ * forwarding to them (server/io_forward.c). */
+int rpc_enc_io_heartbeat(void *buf, size_t cap, uint32_t meta, const uint32_t *down,
+			 uint32_t n);
+/* Down entry i of an IO_HEARTBEAT (0 past ndown). */
+uint32_t rpc_req_down(const struct rpc_req *r, uint32_t i);
 /* MIRROR_REPAIR, from a client holding write rights (rpfs verify
  * --repair): the copy in slot copy of data slot slot differs from that
  * slot's primary with neither stale; the metadata server marks it stale,
@@ -496,6 +508,8 @@ int rpc_dec_search_rep(const void *buf, size_t len, struct rpc_search_rep *r);
  * of a GONE handle belongs to no file and no create can still make it
  * one; anything else keeps its datafiles). */
 #define RPC_HANDLES_MAX 256
+/* The most I/O servers an IO_HEARTBEAT names down. */
+#define RPC_HEARTBEAT_DOWN_MAX 1024
 enum rpc_handle_state {
 	RPC_HS_FILE = 1,     /* an entry of the store has it */
 	RPC_HS_GONE = 2,     /* handed out, no entry has it, no create of it runs */

@@ -70,6 +70,7 @@ enum rpc_body {
 	RPC_BODY_STALE,	    /* handle, epoch, slot, the copies' slots */
 	RPC_BODY_RESYNC,    /* handle, source slot, target copy, epoch */
 	RPC_BODY_REPAIR,    /* handle, capability, data slot, a copy's slot */
+	RPC_BODY_DOWN,	    /* a metadata server's index, the I/O servers it finds down */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -183,7 +184,10 @@ enum rpc_runs {
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_probe)     \
 	/* from a metadata server: copy a datafile to its stale copy (io_forward.c) */      \
 	X(IO_RESYNC,   50, "io_resync",   RPC_TO_IO,          RPC_BODY_RESYNC,              \
-	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_resync)
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_resync)    \
+	/* from a metadata server, its heartbeat: the I/O servers it finds down */      \
+	X(IO_HEARTBEAT, 51, "io_heartbeat", RPC_TO_IO,        RPC_BODY_DOWN,                \
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_io_heartbeat)
 /* clang-format on */
 
 #endif

@@ -155,6 +155,10 @@ int xp_connect(struct xp_fabric *fab, const char *host, const char *port,
 	       struct xp_hello *hello, struct xp_conn **out, char *why, size_t whylen);
 /* Client: close after outstanding calls finish (they fail if the peer is gone). */
 void xp_conn_close(struct xp_conn *c);
+/* Break c now (its owner still closes it): its calls in flight end with
+ * err, as if the peer had gone, without waiting for timeout_ms. For a peer
+ * known to be down (a server's forwards to a stopped one). */
+void xp_conn_abort(struct xp_conn *c, int err, const char *why);
 /* 0 while usable; else the negative errno that broke it. */
 int xp_conn_error(struct xp_conn *c);
 /* Milliseconds since a call started or an answer came on it (client). */

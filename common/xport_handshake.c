@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "mraddr.h"
@@ -421,6 +422,22 @@ void xp_conn_close(struct xp_conn *c)
 	xp_conn_let_go(c, -ECONNABORTED, "closed");
 	xp_unlock(fab);
 	xp_progress(fab, 0);
+}
+
+void xp_conn_abort(struct xp_conn *c, int err, const char *why)
+{
+	struct xp_fabric *fab;
+	uint64_t one = 1;
+
+	if (!c)
+		return;
+	fab = c->fab;
+	xp_lock_quiet(fab);
+	xp_conn_fail(c, err, why);
+	xp_unlock(fab);
+	/* the engine ends its calls: wake whoever sleeps in it */
+	if (write(fab->post_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("couldn't wake progress: %s", strerror(errno));
 }
 
 int xp_conn_error(struct xp_conn *c)

@@ -35,6 +35,7 @@
 
 #include "datafile.h"
 #include "hashtab.h"
+#include "io_downs.h"
 #include "io_forward.h"
 #include "io_rebuild.h"
 #include "mirror_dirty.h"
@@ -861,7 +862,9 @@ int io_open(struct srv *s)
 	atomic_store(&io->nfiles, count_datafiles(io->dirfd));
 	empty = atomic_load(&io->nfiles) == 0;
 	s->io = io;
-	ret = io_forward_open(s);
+	ret = io_downs_open(s);
+	if (!ret)
+		ret = io_forward_open(s);
 	if (ret)
 		log_err("rpfsd: couldn't start the threads forwarding mirrored writes: %s",
 			strerror(-ret));
@@ -891,6 +894,7 @@ void io_close(struct srv *s)
 	io_rebuild_close(s);
 	io_forward_close(s);
 	mirror_dirty_close(s);
+	io_downs_close(s);
 	/* Clean shutdown: what was written is on disk before we say goodbye. */
 	list_foreach_safe(&io->lru, n, next) {
 		struct fdent *e = list_entry(n, struct fdent, lru);

@@ -51,6 +51,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io_downs.h"
 #include "io_forward.h"
 #include "log.h"
 #include "server.h"
@@ -236,6 +237,29 @@ static int send_to_copies(struct fwd *w, const struct piece *pc, char *buf,
 	int k = 0, ret;
 
 	memset(calls, 0, sizeof(calls));
+	/* A copy whose server a metadata server's heartbeat says is down
+	 * (stopped, cut off) fails now: a call to it would wait timeout_ms
+	 * (io_downs.c). */
+	for (uint32_t c = 0; c < w->n; c++) {
+		struct fcopy *fc = &w->cp[c];
+
+		if (!fc->live || !io_downs_down(s, fc->c.io))
+			continue;
+		fc->live = false;
+		if (fc->maybe)
+			continue;
+		if (fc->resync) {
+			disturb(s->fwd, w->rs);
+			continue;
+		}
+		log_warn("rpfsd: a write of handle %016" PRIx64
+			 " can't reach its copy on I/O server %u (slot %u): the metadata "
+			 "server finds it down; marking it stale",
+			 w->handle, fc->c.io, fc->c.slot);
+		stale[nstale++] = fc->c.slot;
+		if (w->failed_io == UINT32_MAX)
+			w->failed_io = fc->c.io;
+	}
 	for (uint32_t c = 0; c < w->n; c++) {
 		int len;
 
@@ -260,8 +284,8 @@ static int send_to_copies(struct fwd *w, const struct piece *pc, char *buf,
 		calls[k].path = XP_PATH_AUTO;
 		k++;
 	}
-	if (!k || !peer_call_all(s, servers, calls, transport, k, NULL, NULL))
-		return 0;
+	if (k && !peer_call_all(s, servers, calls, transport, k, NULL, NULL))
+		k = 0; /* every call went through */
 	for (int i = 0; i < k; i++) {
 		struct fcopy *fc = &w->cp[which[i]];
 

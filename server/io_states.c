@@ -18,7 +18,9 @@
  *   offline      unreachable for io_offline_s
  *
  * placement.h skips unreachable and offline servers (io_states_down). One
- * thread per I/O server pings it every heartbeat_ms through the peer
+ * thread per I/O server pings it every heartbeat_ms (IO_HEARTBEAT, which
+ * also tells it the servers found down, so that its forwards to them stop
+ * waiting: io_downs.c) through the peer
  * connections: a ping to a server that is cut off blocks until the
  * transport gives up, and must not hold back the others' heartbeats. A
  * ping still waiting after heartbeat_timeout_ms makes its server
@@ -131,18 +133,50 @@ static void sweep(struct io_states *all)
 		current(&all->w[i], now);
 }
 
+/* This server's index among the metadata servers. */
+static uint32_t my_meta_index(const struct srv *s)
+{
+	for (uint32_t k = 0; k < s->cfg.nmeta; k++)
+		if ((int)s->cfg.meta[k] == s->self)
+			return k;
+	return 0;
+}
+
+/* The heartbeat: a ping that also tells the I/O server which others this
+ * metadata server finds down (IO_HEARTBEAT: io_downs.c), so that its
+ * forwards stop waiting for them. */
 static int ping(struct srv *s, uint32_t server)
 {
-	uint8_t body[16];
+	uint32_t nio = s->cfg.nio, n = 0, *list = malloc((nio ? nio : 1) * sizeof(*list));
+	bool *down = calloc(nio ? nio : 1, sizeof(*down));
+	size_t cap = RPC_PREAMBLE + 8 + 4 * (size_t)nio;
+	uint8_t *body = malloc(cap);
 	struct xp_call call;
-	int len = rpc_enc_path_op(body, sizeof(body), RPC_PING, 0, NULL);
+	int len, ret;
 
-	if (len < 0)
+	if (!list || !down || !body) {
+		free(list);
+		free(down);
+		free(body);
+		return -ENOMEM;
+	}
+	io_states_down(s, down);
+	for (uint32_t i = 0; i < nio && n < RPC_HEARTBEAT_DOWN_MAX; i++)
+		if (down[i])
+			list[n++] = i;
+	len = rpc_enc_io_heartbeat(body, cap, my_meta_index(s), list, n);
+	free(list);
+	free(down);
+	if (len < 0) {
+		free(body);
 		return len;
+	}
 	memset(&call, 0, sizeof(call));
 	call.req = body;
 	call.req_len = (size_t)len;
-	return peer_call_quiet(s, server, &call);
+	ret = peer_call_quiet(s, server, &call);
+	free(body);
+	return ret;
 }
 
 static void *watch(void *arg)

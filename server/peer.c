@@ -241,6 +241,22 @@ int peer_call_quiet(struct srv *s, uint32_t server, struct xp_call *call)
 	return call_one(s, server, true, call);
 }
 
+void peer_abort(struct srv *s, uint32_t server, const char *why)
+{
+	struct peer *p;
+
+	if (!s->peers || server >= s->cfg.nservers)
+		return;
+	p = &s->peers->p[server];
+	/* a connect under way holds the lock for as long as it waits: the
+	 * caller (a progress thread) never waits for it */
+	if (pthread_mutex_trylock(&p->lock))
+		return;
+	if (p->cur)
+		xp_conn_abort(p->cur->conn, -EHOSTDOWN, why);
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* Is the kept connection to server unusable (or none could be made)? */
 static bool peer_broken(struct srv *s, uint32_t server)
 {

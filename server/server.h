@@ -110,6 +110,7 @@ struct srv {
 	struct mirror_dirty
 		*dirty; /* role io: datafiles whose copies may lag (mirror_dirty.c) */
 	struct io_rebuild *rebuild; /* role io: lost copies to rebuild (io_rebuild.c) */
+	struct io_downs *downs;	    /* role io: I/O servers the heartbeats say are down */
 	struct peers *peers;
 	struct io_states *io_states; /* role meta: its I/O servers' states */
 	struct meta_resync *resync;  /* role meta: stale copies' resync (meta_resync.c) */
@@ -293,6 +294,10 @@ int peer_call_quiet(struct srv *s, uint32_t server, struct xp_call *call);
  * not warn: at start-up the others may be starting too, and the caller
  * says what it finally could not do. */
 void peer_waiting(struct srv *s, bool waiting);
+/* Break the kept connection to server (if no connect to it is under way):
+ * calls waiting on it end now with -EHOSTDOWN (io_downs.c, when a
+ * heartbeat says it is down). */
+void peer_abort(struct srv *s, uint32_t server, const char *why);
 /* Memory held by this server's connections to the others. */
 uint64_t peer_conn_bytes(struct srv *s);
 /* calls[i] to servers[i], all in flight at once, meanwhile(arg) (if not

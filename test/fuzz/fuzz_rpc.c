@@ -109,6 +109,15 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_RESYNC:
 		return rpc_enc_io_resync(again, cap, r->handle, r->slot, &r->copies[0],
 					 r->epoch);
+	case RPC_BODY_DOWN: {
+		uint32_t down[RPC_HEARTBEAT_DOWN_MAX];
+
+		if (r->ndown > RPC_HEARTBEAT_DOWN_MAX)
+			return -1;
+		for (uint32_t i = 0; i < r->ndown; i++)
+			down[i] = rpc_req_down(r, i);
+		return rpc_enc_io_heartbeat(again, cap, r->meta, down, r->ndown);
+	}
 	case RPC_BODY_REPAIR:
 		return rpc_enc_mirror_repair(again, cap, r->handle, &r->cap, r->slot,
 					     r->copies[0].slot);
@@ -208,6 +217,11 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		break;
 	case RPC_IO_CREATE:
 		FUZZ_CHECK(r->nonce != 0 && !(r->flags & ~RPC_IO_CREATE_INCOMPLETE));
+		break;
+	case RPC_IO_HEARTBEAT:
+		FUZZ_CHECK(!r->flags && r->ndown <= RPC_HEARTBEAT_DOWN_MAX);
+		FUZZ_CHECK(r->down == data + RPC_PREAMBLE + 8);
+		FUZZ_CHECK(size == RPC_PREAMBLE + 8 + 4 * (size_t)r->ndown);
 		break;
 	case RPC_MIRROR_REPAIR:
 		/* a data slot and another slot, one copy, no flags */

@@ -275,6 +275,9 @@ static void gen_rpc(void)
 	REQ("mirror-rebuild", rpc_enc_mirror_rebuild(buf, sizeof(buf), 2));
 	REQ("mirror-damaged", rpc_enc_mirror_damaged(buf, sizeof(buf), 7, 2));
 	REQ("mirror-repair", rpc_enc_mirror_repair(buf, sizeof(buf), 7, NULL, 1, 3));
+	REQ("io-heartbeat",
+	    rpc_enc_io_heartbeat(buf, sizeof(buf), 0, (const uint32_t[]){1, 3}, 2));
+	REQ("io-heartbeat-none", rpc_enc_io_heartbeat(buf, sizeof(buf), 1, NULL, 0));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	{
 		static const uint32_t groups[2] = {100, 65534};

@@ -696,6 +696,7 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       RPC_MIRROR_FRESH,
 				       RPC_MIRROR_REBUILD,
 				       RPC_MIRROR_REPAIR,
+				       RPC_IO_HEARTBEAT,
 				       RPC_IO_RESYNC,
 				       47,
 				       0,
@@ -792,6 +793,12 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 	case RPC_MIRROR_REBUILD:
 		n = rpc_enc_mirror_rebuild(b, cap, rnd(70000));
 		break;
+	case RPC_IO_HEARTBEAT: { /* servers only: a client gets EPERM */
+		uint32_t down[4] = {rnd(8), rnd(70000), rnd(8), (uint32_t)rnd64()};
+
+		n = rpc_enc_io_heartbeat(b, cap, rnd(8), down, rnd(5));
+		break;
+	}
 	case RPC_MIRROR_REPAIR: { /* any handle, junk capability and slots */
 		uint32_t sl = rnd(8);
 

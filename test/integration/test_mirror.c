@@ -677,6 +677,95 @@ START_TEST(test_every_server_killed_during_writes)
 }
 END_TEST
 
+/* ---- a copy's server stopped --------------------------------------------------------
+ */
+
+/* A copy's server stopped (SIGSTOP) while a process has the file open: once
+ * the metadata server finds it unreachable, its heartbeat tells the
+ * primaries, which mark the copy stale at once (server/io_downs.c) instead
+ * of waiting timeout_ms for it: the write and the sync take far less than
+ * timeout_ms. Continued (SIGCONT): resynced, the copies agree. Stopped
+ * again with a write at once: the forward waiting on it ends when the
+ * heartbeat comes, not after timeout_ms. */
+START_TEST(test_a_write_does_not_wait_for_a_stopped_copy)
+{
+	struct cl_opts o = {.nservers = NSRV, .stripe_unit = MiB, .timeout_ms = 20000};
+	size_t len = 2 * MiB + 1000;
+	char *buf = malloc(len), *back = malloc(len);
+	uint64_t checked, where, off;
+	uint32_t copy1[2], s, victim;
+	struct rpfs_stat st;
+	struct cluster *cl;
+	rpfs_client_t *c;
+	rpfs_file_t *f;
+	double t0, write_ms, sync_ms;
+	int i;
+
+	/* the servers' heartbeats: unreachable after 500 ms */
+	setenv("RPFS_HEARTBEAT_MS", "100", 1);
+	setenv("RPFS_HEARTBEAT_TIMEOUT_MS", "500", 1);
+	cl = cl_start(&o);
+	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
+	c = client(cl);
+	f = create_mirror(c, "/stopped");
+	fill(buf, len, 11);
+	write_all(f, buf, len, 0);
+	rpfs_file_attr(f, &st);
+	ck_assert_int_eq(rpfs_copy_servers(c, &st, "mirror:2", 1, copy1), 0);
+	s = copy1[1] ? 1 : 0; /* server 0 holds the metadata */
+	victim = copy1[s];
+	off = (uint64_t)s * MiB + 10; /* in data slot s, row 0 */
+	ck_assert_int_eq(cl_signal(cl, (int)victim, SIGSTOP), 0);
+	/* its heartbeat goes unanswered, then the next one to the primary
+	 * says so */
+	usleep(1500000);
+	t0 = now_ms();
+	write_all(f, "stopped!", 8, off);
+	write_ms = now_ms() - t0;
+	memcpy(buf + off, "stopped!", 8);
+	t0 = now_ms();
+	ck_assert_msg(rpfs_sync(f) == 0, "sync: %s", rpfs_errmsg());
+	sync_ms = now_ms() - t0;
+	ck_assert_msg(
+		write_ms < 8000 && sync_ms < 8000,
+		"with the copy's server stopped a write took %.0f ms and a sync %.0f "
+		"ms (timeout_ms 20000: waited for it)",
+		write_ms, sync_ms);
+	read_all(f, back, len, 0);
+	ck_assert_int_eq(first_diff(buf, back, len), -1);
+	ck_assert_int_eq(cl_signal(cl, (int)victim, SIGCONT), 0);
+	for (i = 0; i < 300 && rpfs_verify(f, &checked, &where); i++)
+		usleep(100000);
+	ck_assert_msg(i < 300, "not resynced in 30 s: %s", rpfs_errmsg());
+	read_all(f, back, len, 0);
+	ck_assert_int_eq(first_diff(buf, back, len), -1);
+	/* stopped again, and written at once: the forward already waits on
+	 * it when the heartbeat says it is down, and ends then */
+	ck_assert_int_eq(cl_signal(cl, (int)victim, SIGSTOP), 0);
+	t0 = now_ms();
+	write_all(f, "again!!!", 8, off);
+	write_ms = now_ms() - t0;
+	memcpy(buf + off, "again!!!", 8);
+	ck_assert_msg(write_ms < 8000,
+		      "a write in flight when the copy's server stopped took %.0f ms "
+		      "(timeout_ms 20000: waited for it)",
+		      write_ms);
+	ck_assert_int_eq(cl_signal(cl, (int)victim, SIGCONT), 0);
+	for (i = 0; i < 300 && rpfs_verify(f, &checked, &where); i++)
+		usleep(100000);
+	ck_assert_msg(i < 300, "not resynced in 30 s: %s", rpfs_errmsg());
+	read_all(f, back, len, 0);
+	ck_assert_int_eq(first_diff(buf, back, len), -1);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+	unsetenv("RPFS_HEARTBEAT_MS");
+	unsetenv("RPFS_HEARTBEAT_TIMEOUT_MS");
+	free(buf);
+	free(back);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("mirror");
@@ -686,6 +775,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_verify_finds_agreeing_and_disagreeing_copies);
 	tcase_add_test(tc, test_crash_of_every_server_leaves_copies_that_agree);
 	tcase_add_test(tc, test_writes_during_a_resync);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stopped_copy");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_a_write_does_not_wait_for_a_stopped_copy);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("every_server_killed");
 	tcase_set_timeout(tc, 300);

@@ -794,6 +794,40 @@ START_TEST(resync_and_fresh_round_trip)
 }
 END_TEST
 
+/* IO_HEARTBEAT: the sender's metadata index and the I/O servers it finds
+ * down, none to RPC_HEARTBEAT_DOWN_MAX; no flags, nothing after. */
+START_TEST(io_heartbeat_round_trip)
+{
+	static uint32_t many[RPC_HEARTBEAT_DOWN_MAX + 1];
+	uint32_t down[3] = {4, 0, 7};
+	int len = rpc_enc_io_heartbeat(buf, BUFSZ, 2, down, 3);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 8 + 12);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_HEARTBEAT);
+	ck_assert_uint_eq(req.meta, 2);
+	ck_assert_uint_eq(req.ndown, 3);
+	ck_assert_uint_eq(rpc_req_down(&req, 0), 4);
+	ck_assert_uint_eq(rpc_req_down(&req, 2), 7);
+	ck_assert_uint_eq(rpc_req_down(&req, 3), 0);
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	buf[2] = 1; /* no flags */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	len = rpc_enc_io_heartbeat(buf, BUFSZ, 0, NULL, 0);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.ndown, 0);
+	ck_assert_int_eq(
+		rpc_enc_io_heartbeat(buf, BUFSZ, 0, many, RPC_HEARTBEAT_DOWN_MAX + 1),
+		-EINVAL);
+	/* a count past the most */
+	len = rpc_enc_io_heartbeat(buf, BUFSZ, 0, NULL, 0);
+	buf[RPC_PREAMBLE + 4] = 0x01;
+	buf[RPC_PREAMBLE + 5] = 0x04; /* 1025 */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+}
+END_TEST
+
 /* MIRROR_REPAIR: a data slot and one of its copies, with the client's
  * capability; never "any" slot, never the slot itself, no flags. */
 START_TEST(mirror_repair_round_trip)
@@ -1863,6 +1897,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, resync_and_fresh_round_trip);
 	tcase_add_test(tc, io_create_incomplete_and_rebuild_round_trip);
 	tcase_add_test(tc, mirror_repair_round_trip);
+	tcase_add_test(tc, io_heartbeat_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
 	tcase_add_test(tc, bodyless_ops_round_trip);
 	tcase_add_test(tc, mkdir_round_trips);
