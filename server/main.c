@@ -56,6 +56,7 @@
 #include "io_states.h"
 #include "log.h"
 #include "meta_record.h"
+#include "mirror_dirty.h"
 #include "server.h"
 #include "store.h"
 
@@ -557,6 +558,9 @@ int main(int argc, char **argv)
 	/* storage replaced: the rebuild asked for before saying ready */
 	if (!ret && s->io)
 		io_rebuild_wait(s);
+	/* a crash's list of copies that may lag: reported before ready */
+	if (!ret && s->io)
+		mirror_dirty_wait(s);
 	if (ret) {
 		char line[sizeof(startup_why) + 320];
 		size_t len;

@@ -16,8 +16,10 @@
  * At start, the handles the file still lists are reported: the file's
  * metadata server marks the copies stale (MIRROR_STALE), as if their
  * forwards had failed, and the resync makes them whole from this datafile
- * (meta_resync.c). A report the metadata server can't take yet (it is
- * starting too) is tried again every second; one it refuses (this copy is
+ * (meta_resync.c). The server says it is ready only once they are taken
+ * (or after DIRTY_READY_WAIT_S), so that what a client sees of the copies
+ * after a restart already knows which may lag. A report the metadata server can't take
+ * yet (it is starting too) is tried again every second; one it refuses (this copy is
  * stale itself, the file is gone) is dropped: then this copy is the one
  * resynced. Until the report is taken, a reader may see either copy's
  * bytes over a write that was never acknowledged (both are right: its
@@ -42,6 +44,9 @@
 #define DIRTY_MAGIC    0x59524944u /* "DIRY" */
 #define DIRTY_ENT      (8 + 4 + 4 + 8 * RPC_COPIES_MAX)
 #define DIRTY_RETRY_MS 1000
+/* The longest a start waits for its reports to be taken before it says
+ * it is ready. */
+#define DIRTY_READY_WAIT_S 10
 
 struct dent {
 	uint64_t handle;
@@ -266,6 +271,7 @@ static void *reporter(void *arg)
 				if (e)
 					e->report = false;
 				changed = true;
+				pthread_cond_broadcast(&d->cond); /* mirror_dirty_wait */
 			}
 		}
 		/* the file follows, dropping what no op holds */
@@ -321,6 +327,31 @@ static void load(struct mirror_dirty *d)
 			"rpfsd: %zu mirrored datafiles were being written when this server "
 			"stopped: their copies are checked against them",
 			d->n);
+}
+
+void mirror_dirty_wait(struct srv *s)
+{
+	struct mirror_dirty *d = s->dirty;
+	struct timespec until;
+	bool pending = true;
+
+	if (!d)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += DIRTY_READY_WAIT_S;
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		pending = false;
+		for (size_t i = 0; i < d->n; i++)
+			pending |= d->e[i].report;
+		if (!pending || d->stop ||
+		    pthread_cond_timedwait(&d->cond, &d->lock, &until) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (pending)
+		log_warn("rpfsd: the metadata servers have not all taken the copies to "
+			 "check after the crash yet: reported again each second");
 }
 
 int mirror_dirty_open(struct srv *s)

@@ -9,6 +9,10 @@ struct srv_op;
 /* Start (reading what a crash left, to be reported) and stop. */
 int mirror_dirty_open(struct srv *s);
 void mirror_dirty_close(struct srv *s);
+/* At start, before the server says it is ready: until the entries a crash
+ * left are reported (their copies marked stale), DIRTY_READY_WAIT_S at
+ * most. */
+void mirror_dirty_wait(struct srv *s);
 /* A mirrored write or truncate (op, with its copies) is about to change
  * its datafile: on return its handle is in the file on disk. Idempotent
  * per op. */
