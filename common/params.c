@@ -84,6 +84,8 @@ static const struct xp_setting settings[] = {
 	 "metadata server: an I/O server unreachable this long is shown offline"},
 	{"resync_mbps", XP_SET_U32, SERVER, OFF(resync_mbps), "400", 0, 1000000,
 	 "I/O server: the resyncs and rebuilds of mirrored copies it sends, in MB/s at most, all of them together, leaving the rest of its disk and network to clients (0: no limit)"},
+	{"scrub_mbps", XP_SET_U32, SERVER, OFF(scrub_mbps), "0", 0, 100000,
+	 "I/O server: reads every datafile against its checksums in the background at this many MB/s, pass after pass, so damage no read touches is found (a mirrored copy's is mended from another copy); 0: no scrub"},
 };
 #undef CLIENT
 #undef SERVER

@@ -37,6 +37,7 @@
 #include "hashtab.h"
 #include "io_downs.h"
 #include "io_forward.h"
+#include "io_scrub.h"
 #include "io_rebuild.h"
 #include "mirror_dirty.h"
 #include "list.h"
@@ -523,6 +524,40 @@ int io_size_local(struct srv *s, uint64_t handle, uint64_t *size)
 	return ret;
 }
 
+int io_dirfd(struct srv *s)
+{
+	return s->io->dirfd;
+}
+
+int io_scrub_read(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off,
+		  uint64_t *got, struct io_scrub *sc)
+{
+	struct iosrv *io = s->io;
+	struct fdent *e;
+	uint64_t size = 0, bad = 0;
+	int ret = fd_get(io, handle, &e);
+
+	*got = 0;
+	if (ret)
+		return ret;
+	ret = datafile_size(&e->cf, &size, &bad);
+	if (!ret && off < size) {
+		*got = size - off < len ? size - off : len;
+		ret = datafile_read(&e->cf, buf, *got, off, &bad);
+	}
+	if (ret == -EBADMSG) {
+		if (!io_scrub_quiet(sc, handle))
+			log_warn(
+				"rpfsd: the scrub found damaged data in datafile %s/%016" PRIx64
+				" at offset %" PRIu64 " (checksum mismatch)",
+				io->dir, handle, bad);
+		/* a copy of a mirrored file is mended from another */
+		io_rebuild_damaged(s, handle, e->cf.slot);
+	}
+	fd_put(io, e);
+	return ret;
+}
+
 int io_epoch_local(struct srv *s, uint64_t handle, uint64_t *epoch)
 {
 	struct iosrv *io = s->io;
@@ -874,6 +909,8 @@ int io_open(struct srv *s)
 	if (!ret && (ret = io_rebuild_open(s, empty)))
 		log_err("rpfsd: couldn't ask for the rebuild of this server's copies: %s",
 			strerror(-ret));
+	if (!ret && (ret = io_scrub_start(s)))
+		log_err("rpfsd: couldn't start the scrub: %s", strerror(-ret));
 	return ret;
 
 err_fini:
@@ -891,6 +928,7 @@ void io_close(struct srv *s)
 
 	if (!io)
 		return;
+	io_scrub_stop(s);
 	io_rebuild_close(s);
 	io_forward_close(s);
 	mirror_dirty_close(s);

@@ -111,6 +111,7 @@ struct srv {
 		*dirty; /* role io: datafiles whose copies may lag (mirror_dirty.c) */
 	struct io_rebuild *rebuild; /* role io: lost copies to rebuild (io_rebuild.c) */
 	struct io_downs *downs;	    /* role io: I/O servers the heartbeats say are down */
+	struct io_scrub *scrub;	    /* role io: the background scrub (io_scrub.c) */
 	struct peers *peers;
 	struct io_states *io_states; /* role meta: its I/O servers' states */
 	struct meta_resync *resync;  /* role meta: stale copies' resync (meta_resync.c) */
@@ -280,6 +281,13 @@ int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch);
 int srv_storage(const char *dir, struct rpc_statfs *sf);
 /* The entries of this server's metadata store (meta.c), datafiles (io.c). */
 int meta_files(struct srv *s, uint64_t *n);
+/* io.c, for the scrub: the data directory's descriptor; up to len bytes of
+ * handle's datafile at off into buf (*got of them, 0 past its end),
+ * against their checksums: -EBADMSG for damage (logged unless sc logged
+ * it lately, and a mirrored copy reported to be mended). */
+int io_dirfd(struct srv *s);
+int io_scrub_read(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off,
+		  uint64_t *got, struct io_scrub *sc);
 /* io.c: datafiles, and the descriptor cache's hits and misses. */
 void io_counts(struct srv *s, uint64_t *files, uint64_t *fd_hits, uint64_t *fd_misses);
 

@@ -19,6 +19,7 @@
 #include "hash.h"
 #include "io_states.h"
 #include "io_forward.h"
+#include "io_scrub.h"
 #include "log.h"
 #include "server.h"
 
@@ -179,6 +180,14 @@ static void counters(struct srv *s, struct stat_list *l)
 		put(l, "mirror.resync_failed", fc.resync_failed);
 		put(l, "mirror.resync_bytes", fc.resync_bytes);
 		put(l, "mirror.resyncing", fc.resyncing);
+		if (s->scrub) {
+			uint64_t bytes, damaged, passes;
+
+			io_scrub_counts(s, &bytes, &damaged, &passes);
+			put(l, "scrub.bytes", bytes);
+			put(l, "scrub.damaged", damaged);
+			put(l, "scrub.passes", passes);
+		}
 	}
 	put(l, "cache.rcache_hits", xs.rcache_hits);
 	put(l, "cache.rcache_misses", xs.rcache_misses);

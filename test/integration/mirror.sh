@@ -35,7 +35,9 @@
 #   - with resync_mbps=2 a resync goes at that pace (its log line's time);
 #   - copies that differ with neither stale (a block taken as it is by
 #     rpfsd --check --accept-damaged): rpfs verify (and -r) names them,
-#     rpfs verify --repair has the copy rewritten from its primary.
+#     rpfs verify --repair has the copy rewritten from its primary;
+#   - with scrub_mbps set, a damaged block no read touches is found by the
+#     scrub and the copy mended.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
 set -u
 
@@ -297,6 +299,8 @@ check "rpfsd --check: the rebuilt server's storage is clean" \
 # resync_mbps=2: a stale copy of 6 MB takes its 2 MiB pieces in turn, one
 # every second or so (unpaced it would take a few ms)
 export RPFS_RESYNC_MBPS=2
+# (and the scrub, for the last section)
+export RPFS_SCRUB_MBPS=50
 # (servers logging at info: the resync's own line gives bytes and time)
 check "rpfs up with resync_mbps=2" env RPFS_LOG=info "$RPFS" up --dir "$D"
 for n in 0 1 2 3; do check_in "server.$n online" wait_state $n online 5; done
@@ -352,5 +356,31 @@ check "... the metadata server's log says so" \
 check_in "... the copies are the same bytes" copies_agree /m/c
 check "... /m/c reads back right" sh -c "'$RPFS' cat /m/c | cmp - '$TMP/src'"
 check "rpfs verify -r /m: every file's copies agree" "$RPFS" verify -r /m
+
+# ---- the scrub ---------------------------------------------------------------------
+# a byte of a copy changed on disk and the file not read: the scrub
+# (scrub_mbps=50 since the restart above) finds it and has the copy mended
+h=$(handle_of /m/big)
+set -- $(servers_of /m/big)
+if [ "$3" != 0 ]; then v=$3; else v=$4; fi
+printf 'S' | dd of="$D/s$v/data/$h" bs=1 seek=4096 conv=notrunc status=none
+# wait_grep FILE PATTERN SECONDS
+wait_grep() {
+	i=0
+	while [ $i -lt $(($3 * 10)) ]; do
+		grep -q "$2" "$1" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "no '$2' in $1 after $3 s"
+	return 1
+}
+check_in "the scrub finds a damaged block of server.$v's copy that no read touched" \
+	wait_grep "$D/rpfsd.$v.log" "the scrub found damaged data in datafile .*$h" $((60 * X))
+check_in "... the copy is mended: rpfs verify passes" wait_verify /m/big $((60 * X))
+check_in "... the copies are the same bytes" copies_agree /m/big
+check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big'"
+check "... rpfs stats counts the scrub's passes and the damage" \
+	sh -c "'$RPFS' stats | grep -Eq 'scrub.damaged[^0-9]*[1-9]' && '$RPFS' stats | grep -Eq 'scrub.passes[^0-9]*[1-9]'"
 
 exit $fail
