@@ -171,6 +171,9 @@ uint64_t rpfsc_file_epoch(struct rpfs_file *f);
  * newer epoch, a refusal as behind, a sync). */
 int rpfsc_file_view_ensure(struct rpfs_file *f);
 int rpfsc_file_view_reload(struct rpfs_file *f, uint64_t seen);
+/* The client index of the metadata server that made f's handle (*srv) and
+ * f's capability (*cap), for a call about the handle to it; errors said. */
+int rpfsc_handle_meta_cap(struct rpfs_file *f, int *srv, struct rpc_cap *cap);
 /* rpfs_truncate of a mirrored file (listio.c): through each slot's primary. */
 int rpfsc_truncate_mirror(struct rpfs_file *f, uint64_t size);
 int rpfsc_link_get(struct rpfs_client *c, int srv, enum rpfsc_role role,

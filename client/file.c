@@ -759,20 +759,25 @@ static int handle_meta(rpfs_file_t *f)
 	return rpfsc_meta_srv(f->c, place_meta_of_handle(f->attr.handle));
 }
 
-int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old)
+int rpfsc_handle_meta_cap(struct rpfs_file *f, int *srv, struct rpc_cap *cap)
 {
-	uint8_t body[64], rep[16];
-	int srv = handle_meta(f);
-	struct rpc_cap cap;
-	size_t rep_len;
-	uint64_t v;
-	int len, ret;
-
-	if (srv < 0) {
+	*srv = handle_meta(f);
+	if (*srv < 0) {
 		rpfsc_err_set("%s: handle names no metadata server", f->path);
 		return -EINVAL;
 	}
-	ret = rpfsc_file_cap(f, &cap);
+	return rpfsc_file_cap(f, cap);
+}
+
+int rpfs_fetch_add(rpfs_file_t *f, int64_t delta, int64_t *old)
+{
+	uint8_t body[64], rep[16];
+	struct rpc_cap cap;
+	size_t rep_len;
+	uint64_t v;
+	int srv, len, ret;
+
+	ret = rpfsc_handle_meta_cap(f, &srv, &cap);
 	if (ret)
 		return ret;
 	len = rpc_enc_fetch_add(body, sizeof(body), f->attr.handle, &cap, delta);
@@ -796,15 +801,10 @@ static int lock_call(rpfs_file_t *f, uint16_t op, uint16_t flags, uint64_t off,
 		     uint64_t len)
 {
 	uint8_t body[96];
-	int srv = handle_meta(f);
 	struct rpc_cap cap;
-	int blen, ret;
+	int srv, blen, ret;
 
-	if (srv < 0) {
-		rpfsc_err_set("%s: handle names no metadata server", f->path);
-		return -EINVAL;
-	}
-	ret = rpfsc_file_cap(f, &cap);
+	ret = rpfsc_handle_meta_cap(f, &srv, &cap);
 	if (ret)
 		return ret;
 	/* len 0 means "to the end of the file", whatever its size becomes. */

@@ -70,41 +70,66 @@ static int differs(struct rpfs_file *f, uint32_t s, uint32_t k, uint64_t local,
 	return -EILSEQ;
 }
 
-/* Compare copy k of data slot s with copy 0 (sizes: every slot's datafile
- * size): 0, -EILSEQ with the message of the first difference, or the error
- * of a read. *checked grows by the bytes read from both. */
-static int compare_copy(struct rpfs_file *f, uint32_t s, uint32_t k,
-			const uint64_t *sizes, char *a, char *b, uint64_t *checked,
-			uint64_t *where)
+/* A difference of copy k: noted in diff (repair: the walk goes on), or
+ * the result. */
+static int note(bool *diff, uint32_t k, int ret)
+{
+	if (ret != -EILSEQ || !diff)
+		return ret;
+	diff[k] = true;
+	return 0;
+}
+
+/* Compare every copy of data slot s with copy 0 (sizes: every slot's
+ * datafile size), reading copy 0 once: 0, -EILSEQ with the message of the
+ * first difference, or the error of a read. With diff (repair), a copy
+ * that differs is noted there and the others still compared. *checked
+ * grows by the bytes read. */
+static int compare_slot(struct rpfs_file *f, uint32_t s, const uint64_t *sizes, char *a,
+			char *b, bool *diff, uint64_t *checked, uint64_t *where)
 {
 	const struct rpfs_layout *l = &f->attr.layout;
-	uint32_t cs = layout_copy_slot(l, s, k);
-	uint64_t sk = sizes[cs], s0 = sizes[s];
+	uint32_t copies = layout_copies(l);
 	int ret = 0;
 
-	if (sk != s0)
-		return differs(f, s, k, sk < s0 ? sk : s0, "one copy is longer", where);
-	for (uint64_t off = 0; off < s0 && !ret; off += VERIFY_CHUNK) {
-		uint64_t len = s0 - off < VERIFY_CHUNK ? s0 - off : VERIFY_CHUNK;
-		uint64_t got0, got;
+	for (uint32_t k = 1; k < copies && !ret; k++) {
+		uint64_t sk = sizes[layout_copy_slot(l, s, k)];
+
+		if (sk != sizes[s])
+			ret = note(diff, k,
+				   differs(f, s, k, sk < sizes[s] ? sk : sizes[s],
+					   "one copy is longer", where));
+	}
+	for (uint64_t off = 0; off < sizes[s] && !ret; off += VERIFY_CHUNK) {
+		uint64_t len =
+			sizes[s] - off < VERIFY_CHUNK ? sizes[s] - off : VERIFY_CHUNK;
+		uint64_t got0, got, nread = 1;
 
 		ret = read_copy(f, s, off, len, a, &got0);
-		if (!ret)
-			ret = read_copy(f, cs, off, len, b, &got);
-		if (ret)
-			break;
-		if (got != got0) {
-			ret = differs(f, s, k, off + (got < got0 ? got : got0),
-				      "one copy is shorter", where);
-		} else if (memcmp(a, b, got)) {
-			uint64_t i = 0;
+		for (uint32_t k = 1; k < copies && !ret; k++) {
+			if (diff && diff[k])
+				continue;
+			ret = read_copy(f, layout_copy_slot(l, s, k), off, len, b, &got);
+			if (ret)
+				break;
+			nread++;
+			if (got != got0) {
+				ret = note(diff, k,
+					   differs(f, s, k,
+						   off + (got < got0 ? got : got0),
+						   "one copy is shorter", where));
+			} else if (memcmp(a, b, got)) {
+				uint64_t i = 0;
 
-			while (a[i] == b[i])
-				i++;
-			ret = differs(f, s, k, off + i, "different bytes", where);
+				while (a[i] == b[i])
+					i++;
+				ret = note(diff, k,
+					   differs(f, s, k, off + i, "different bytes",
+						   where));
+			}
 		}
 		if (!ret)
-			*checked += 2 * len;
+			*checked += len * nread;
 	}
 	return ret;
 }
@@ -115,16 +140,11 @@ static int repair_copy(struct rpfs_file *f, uint32_t s, uint32_t k)
 {
 	const struct rpfs_layout *l = &f->attr.layout;
 	uint8_t body[128], rep[16 + 4 * RPC_STALE_MAX];
-	int srv = rpfsc_meta_srv(f->c, place_meta_of_handle(f->attr.handle));
 	struct rpc_cap cap;
 	size_t rep_len;
-	int len, ret;
+	int srv, len, ret;
 
-	if (srv < 0) {
-		rpfsc_err_set("%s: handle names no metadata server", f->path);
-		return -EINVAL;
-	}
-	ret = rpfsc_file_cap(f, &cap);
+	ret = rpfsc_handle_meta_cap(f, &srv, &cap);
 	if (ret)
 		return ret;
 	len = rpc_enc_mirror_repair(body, sizeof(body), f->attr.handle, &cap, s,
@@ -175,14 +195,17 @@ static int walk_copies(rpfs_file_t *f, bool repair, uint64_t *checked, uint64_t 
 		}
 	if (!ret && copies > 1)
 		ret = slot_sizes(f, sizes);
-	for (uint32_t s = 0; s < l->stripe_count && copies > 1 && !ret; s++)
-		for (uint32_t k = 1; k < copies && !ret; k++) {
-			ret = compare_copy(f, s, k, sizes, a, b, checked, where);
-			if (ret == -EILSEQ && repair) {
+	for (uint32_t s = 0; s < l->stripe_count && copies > 1 && !ret; s++) {
+		bool diff[RPFS_COPIES_MAX] = {false};
+
+		ret = compare_slot(f, s, sizes, a, b, repair ? diff : NULL, checked,
+				   where);
+		for (uint32_t k = 1; k < copies && !ret; k++)
+			if (diff[k]) {
 				ret = repair_copy(f, s, k);
 				*marked += !ret;
 			}
-		}
+	}
 out:
 	free(sizes);
 	free(a);

@@ -524,11 +524,6 @@ int io_size_local(struct srv *s, uint64_t handle, uint64_t *size)
 	return ret;
 }
 
-int io_dirfd(struct srv *s)
-{
-	return s->io->dirfd;
-}
-
 int io_scrub_read(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off,
 		  uint64_t *got, struct io_scrub *sc)
 {
@@ -845,13 +840,18 @@ void io_dispatch(struct srv_op *op)
 
 /* ---- life cycle ------------------------------------------------------------------ */
 
-static long count_datafiles(int dirfd)
+/* The datafiles in dirfd: how many, and (out not NULL) their handles
+ * (*out, NULL when none or out of memory). */
+static size_t walk_datafiles(int dirfd, uint64_t **out)
 {
 	int fd = dup(dirfd);
 	struct dirent *de;
-	long n = 0;
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
 	DIR *d;
 
+	if (out)
+		*out = NULL;
 	if (fd < 0)
 		return 0;
 	d = fdopendir(fd);
@@ -859,14 +859,38 @@ static long count_datafiles(int dirfd)
 		close(fd);
 		return 0;
 	}
+	/* the copy shares the descriptor's offset, which a walk before left
+	 * at the end */
+	rewinddir(d);
 	while ((de = readdir(d))) {
 		uint64_t h;
 
-		if (csum_parse_name(de->d_name, &h) == 0)
-			n++;
+		if (csum_parse_name(de->d_name, &h))
+			continue;
+		if (out && n == cap) {
+			uint64_t *nv = realloc(v, (cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			cap = cap ? cap * 2 : 64;
+		}
+		if (out)
+			v[n] = h;
+		n++;
 	}
 	closedir(d);
+	if (out)
+		*out = v;
 	return n;
+}
+
+uint64_t *io_datafile_handles(struct srv *s, size_t *n)
+{
+	uint64_t *v;
+
+	*n = walk_datafiles(s->io->dirfd, &v);
+	return v;
 }
 
 int io_open(struct srv *s)
@@ -894,7 +918,7 @@ int io_open(struct srv *s)
 		goto err_fini;
 	}
 	pthread_mutex_init(&io->lock, NULL);
-	atomic_store(&io->nfiles, count_datafiles(io->dirfd));
+	atomic_store(&io->nfiles, (long)walk_datafiles(io->dirfd, NULL));
 	empty = atomic_load(&io->nfiles) == 0;
 	s->io = io;
 	ret = io_downs_open(s);

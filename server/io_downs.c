@@ -32,6 +32,7 @@ struct io_downs {
 	pthread_mutex_t lock; /* updates (a reader takes the atomics) */
 	atomic_llong *heard;  /* by metadata index: ms of its last list, 0 none */
 	atomic_uchar *said;   /* [meta * nio + io]: down in that list */
+	bool *was;	      /* under lock: each server's state before a list */
 };
 
 static int64_t mono_ms(void)
@@ -55,9 +56,11 @@ int io_downs_open(struct srv *s)
 	d->heard = calloc(d->nmeta ? d->nmeta : 1, sizeof(*d->heard));
 	d->said = calloc((size_t)(d->nmeta ? d->nmeta : 1) * (d->nio ? d->nio : 1),
 			 sizeof(*d->said));
-	if (!d->heard || !d->said) {
+	d->was = calloc(d->nio ? d->nio : 1, sizeof(*d->was));
+	if (!d->heard || !d->said || !d->was) {
 		free(d->heard);
 		free((void *)d->said);
+		free(d->was);
 		free(d);
 		return -ENOMEM;
 	}
@@ -75,6 +78,7 @@ void io_downs_close(struct srv *s)
 	pthread_mutex_destroy(&d->lock);
 	free(d->heard);
 	free((void *)d->said);
+	free(d->was);
 	free(d);
 	s->downs = NULL;
 }
@@ -104,7 +108,6 @@ int serve_io_heartbeat(struct srv_op *op)
 	struct io_downs *d = s->downs;
 	const struct rpc_req *q = &op->q;
 	int64_t now = mono_ms();
-	bool *was, *now_down;
 
 	if (!d)
 		return -EOPNOTSUPP;
@@ -113,28 +116,20 @@ int serve_io_heartbeat(struct srv_op *op)
 	for (uint32_t i = 0; i < q->ndown; i++)
 		if (rpc_req_down(q, i) >= d->nio)
 			return -EINVAL;
-	was = calloc(d->nio, sizeof(*was));
-	now_down = calloc(d->nio, sizeof(*now_down));
-	if (!was || !now_down) {
-		free(was);
-		free(now_down);
-		return -ENOMEM;
-	}
 	pthread_mutex_lock(&d->lock);
 	for (uint32_t io = 0; io < d->nio; io++) {
-		was[io] = down_at(d, io, now);
+		d->was[io] = down_at(d, io, now);
 		atomic_store(&d->said[(size_t)q->meta * d->nio + io], 0);
 	}
 	for (uint32_t i = 0; i < q->ndown; i++)
 		atomic_store(&d->said[(size_t)q->meta * d->nio + rpc_req_down(q, i)], 1);
 	atomic_store(&d->heard[q->meta], now);
-	for (uint32_t io = 0; io < d->nio; io++)
-		now_down[io] = down_at(d, io, now);
-	pthread_mutex_unlock(&d->lock);
+	/* newly down: the forwards waiting on it end now (peer_abort never
+	 * waits, so it may run under the lock) */
 	for (uint32_t io = 0; io < d->nio; io++) {
 		uint32_t server = s->cfg.io[io];
 
-		if (!now_down[io] || was[io] || (int)server == s->self)
+		if (d->was[io] || !down_at(d, io, now) || (int)server == s->self)
 			continue;
 		log_info("rpfsd: metadata server %s finds I/O server %s down: writes "
 			 "stop waiting for it",
@@ -143,8 +138,7 @@ int serve_io_heartbeat(struct srv_op *op)
 		peer_abort(s, server,
 			   "its server is down (the metadata server's heartbeat)");
 	}
-	free(was);
-	free(now_down);
+	pthread_mutex_unlock(&d->lock);
 	/* as a ping: not before the start-up is done */
 	return atomic_load(&s->ready) ? 0 : -EAGAIN;
 }

@@ -8,18 +8,14 @@
  * its metadata server (io_rebuild_damaged), which has it rewritten from
  * another copy. `rpfs stats` counts the bytes read, the damage found and
  * the passes (scrub.*). */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "blocksum.h"
 #include "io_scrub.h"
 #include "log.h"
 #include "server.h"
@@ -93,45 +89,6 @@ static bool wait_until(struct io_scrub *sc, int64_t at)
 	return stop;
 }
 
-/* The handles of the datafiles now (*n of them; NULL when none). */
-static uint64_t *list_handles(struct srv *s, size_t *n)
-{
-	int fd = dup(io_dirfd(s));
-	uint64_t *v = NULL;
-	size_t cap = 0;
-	struct dirent *de;
-	DIR *d;
-
-	*n = 0;
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return NULL;
-	}
-	/* the copy shares the descriptor's offset, which a walk before left at
-	 * the end */
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		uint64_t h;
-
-		if (csum_parse_name(de->d_name, &h))
-			continue;
-		if (*n == cap) {
-			uint64_t *nv = realloc(v, (cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-			cap = cap ? cap * 2 : 64;
-		}
-		v[(*n)++] = h;
-	}
-	closedir(d);
-	return v;
-}
-
 static void *scrub(void *arg)
 {
 	struct io_scrub *sc = arg;
@@ -147,7 +104,7 @@ static void *scrub(void *arg)
 	log_info("rpfsd: the scrub reads every datafile at %u MB/s", mbps);
 	while (!wait_until(sc, next)) {
 		size_t n;
-		uint64_t *h = list_handles(s, &n);
+		uint64_t *h = io_datafile_handles(s, &n);
 
 		for (size_t i = 0; i < n; i++) {
 			uint64_t off = 0, got;

@@ -281,11 +281,12 @@ int io_raise_epoch(struct srv *s, uint64_t handle, uint64_t epoch);
 int srv_storage(const char *dir, struct rpc_statfs *sf);
 /* The entries of this server's metadata store (meta.c), datafiles (io.c). */
 int meta_files(struct srv *s, uint64_t *n);
-/* io.c, for the scrub: the data directory's descriptor; up to len bytes of
+/* io.c, for the scrub: the handles of the datafiles now (*n; NULL when
+ * none); up to len bytes of
  * handle's datafile at off into buf (*got of them, 0 past its end),
  * against their checksums: -EBADMSG for damage (logged unless sc logged
  * it lately, and a mirrored copy reported to be mended). */
-int io_dirfd(struct srv *s);
+uint64_t *io_datafile_handles(struct srv *s, size_t *n);
 int io_scrub_read(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off,
 		  uint64_t *got, struct io_scrub *sc);
 /* io.c: datafiles, and the descriptor cache's hits and misses. */
