@@ -31,6 +31,31 @@ static bool stop_asked(void)
 					 sigismember(&pending, SIGINT) == 1);
 }
 
+/* A call that failed for want of an answer (a connection refused, reset
+ * or timed out while the server starts with us) rather than with the
+ * server's own refusal: asked again until timeout_ms. Taking it for a
+ * refusal made a new cluster's metadata server refuse to start now and
+ * then, when an I/O server starting beside it dropped the first call. */
+static bool unanswered(int status)
+{
+	switch (-status) {
+	case ETIMEDOUT:
+	case ECONNRESET:
+	case ECONNREFUSED:
+	case ECONNABORTED:
+	case ENOTCONN:
+	case EPIPE:
+	case EHOSTDOWN:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ESHUTDOWN:
+	case EAGAIN:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Ask every I/O server for datafiles of our handles, retrying those that
  * cannot be reached (they may be starting with us) until timeout_ms, or
  * until we are told to stop (false then). */
@@ -82,7 +107,7 @@ static bool probe_all(struct srv *s, struct probe_state *ps)
 				p->st = rpc_dec_probe(rep[k], calls[k].rep_len, &p->p)
 						? -EPROTO
 						: 0;
-			else if (!down[k])
+			else if (!down[k] && !unanswered(calls[k].status))
 				p->st = calls[k].status;
 			else
 				left++;
