@@ -128,6 +128,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #define RPC_LOCK_FLAGS (RPC_LOCK_EXCL | RPC_LOCK_WAIT)
 #define RPC_SET_ALL    (RPC_SET_MODE | RPC_SET_OWNER | RPC_SET_TIMES)
 
@@ -743,6 +745,28 @@ int rpc_enc_mirror_repair(void *buf, size_t cap, uint64_t handle,
 	return wr_end(&w);
 }
 
+int rpc_enc_io_digest(void *buf, size_t cap, uint64_t handle, uint32_t slot, uint64_t off,
+		      uint64_t len)
+{
+	struct wr w;
+
+	if (slot == RPC_SLOT_ANY || off % RPC_DIGEST_UNIT || !len ||
+	    len > RPC_DIGEST_SPAN)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_DIGEST, 0);
+	wr_u64(&w, handle);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, 0);
+	wr_u64(&w, off);
+	wr_u64(&w, len);
+	return wr_end(&w);
+}
+
+void rpc_digest(const void *bytes, size_t len, uint8_t out[RPC_DIGEST_SIZE])
+{
+	crypto_generichash(out, RPC_DIGEST_SIZE, bytes, len, NULL, 0);
+}
+
 int rpc_enc_io_resync(void *buf, size_t cap, uint64_t handle, uint32_t slot,
 		      const struct rpc_copy *target, uint64_t epoch)
 {
@@ -1325,6 +1349,22 @@ static int body_resync(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return 0;
 }
 
+/* Between servers only. */
+static int body_digest(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		       uint32_t maxseg)
+{
+	r->handle = rd_u64(rd);
+	r->slot = slot_dec(rd_u32(rd));
+	if (rd_u32(rd) && !rd->err)
+		return -EPROTO;
+	r->off = rd_u64(rd);
+	r->len = rd_u64(rd);
+	if (!rd->err && (r->slot == RPC_SLOT_ANY || r->off % RPC_DIGEST_UNIT || !r->len ||
+			 r->len > RPC_DIGEST_SPAN))
+		return -EPROTO;
+	return 0;
+}
+
 static const dec_fn decoders[] = {
 	[RPC_BODY_NONE] = body_none,	       [RPC_BODY_PATH] = body_path,
 	[RPC_BODY_MKDIR] = body_mkdir,	       [RPC_BODY_CREATE] = body_create,
@@ -1336,6 +1376,7 @@ static const dec_fn decoders[] = {
 	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
 	[RPC_BODY_STALE] = body_stale,	       [RPC_BODY_RESYNC] = body_resync,
 	[RPC_BODY_REPAIR] = body_repair,       [RPC_BODY_DOWN] = body_down,
+	[RPC_BODY_DIGEST] = body_digest,
 };
 
 /* The fields of the preamble, and the defaults of those a body may not

@@ -95,10 +95,14 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
  * truncate: the target is not whole until the resync ends, so it serves no
  * read and acts as no primary (a client that opened the file before the
  * copy was marked stale would read a half-copied datafile); RPC_FWD_WHOLE,
- * the resync's end: whole again, at the forward's epoch. */
+ * the resync's end: whole again, at the forward's epoch. RPC_FWD_KEEP, with
+ * RPC_FWD_RESYNC: the target keeps the bytes it has (cut or grown to the
+ * size), which the source compares unit by unit (IO_DIGEST) and sends only
+ * where they differ; without it, the target is cut to nothing first. */
 #define RPC_FWD_RESYNC 4u
 #define RPC_FWD_WHOLE  8u
-#define RPC_FWD_FLAGS  (RPC_COPY_STALE | RPC_FWD_RESYNC | RPC_FWD_WHOLE)
+#define RPC_FWD_KEEP   16u
+#define RPC_FWD_FLAGS  (RPC_COPY_STALE | RPC_FWD_RESYNC | RPC_FWD_WHOLE | RPC_FWD_KEEP)
 /* IO_CREATE flags: the datafile is a resync's target, made not whole
  * (RPC_FWD_RESYNC's rule) until the resync ends. */
 #define RPC_IO_CREATE_INCOMPLETE 1u
@@ -227,7 +231,7 @@ struct rpc_req {
 	uint64_t handle;    /* GETATTR FETCH_ADD LOCK UNLOCK IO_* */
 	struct rpc_cap cap; /* with every handle (zero from another server) */
 	int64_t delta;	    /* FETCH_ADD */
-	uint64_t off, len;  /* LOCK UNLOCK */
+	uint64_t off, len;  /* LOCK UNLOCK IO_DIGEST */
 	uint64_t owner;	    /* LOCK UNLOCK: client-chosen lock owner id */
 	uint64_t size;	    /* IO_TRUNCATE: datafile size */
 	uint64_t nonce;	    /* IO_CREATE: the create's random id (retries match it) */
@@ -363,6 +367,21 @@ uint32_t rpc_req_down(const struct rpc_req *r, uint32_t i);
 int rpc_enc_mirror_repair(void *buf, size_t cap, uint64_t handle,
 			  const struct rpc_cap *capa, uint32_t slot, uint32_t copy);
 int rpc_enc_io_probe(void *buf, size_t cap, uint32_t meta);
+/* IO_DIGEST, from a resync's source to the server of its stale target:
+ * the digests of [off, off + len) of the datafile of handle holding slot,
+ * one per RPC_DIGEST_UNIT (the last may be shorter), so that the source
+ * sends only the units that differ (io_forward.c). off is a multiple of
+ * RPC_DIGEST_UNIT, 0 < len <= RPC_DIGEST_SPAN. The reply is the digests,
+ * RPC_DIGEST_SIZE bytes each, in order: BLAKE2b-256 of the unit's bytes,
+ * those past the datafile's end read as zeros (rpc_digest). */
+int rpc_enc_io_digest(void *buf, size_t cap, uint64_t handle, uint32_t slot, uint64_t off,
+		      uint64_t len);
+#define RPC_DIGEST_UNIT (64u * 1024)
+#define RPC_DIGEST_SIZE 32u
+#define RPC_DIGEST_MAX	32u
+#define RPC_DIGEST_SPAN (RPC_DIGEST_MAX * RPC_DIGEST_UNIT)
+/* The digest of one unit's bytes (len <= RPC_DIGEST_UNIT) into out. */
+void rpc_digest(const void *bytes, size_t len, uint8_t out[RPC_DIGEST_SIZE]);
 /* SEARCH, from one metadata server to another: may uid/gid/groups search
  * every ancestor of path this server holds, and (want != 0, mode bits) does
  * it hold path itself as a directory that grants want? */

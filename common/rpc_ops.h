@@ -71,6 +71,7 @@ enum rpc_body {
 	RPC_BODY_RESYNC,    /* handle, source slot, target copy, epoch */
 	RPC_BODY_REPAIR,    /* handle, capability, data slot, a copy's slot */
 	RPC_BODY_DOWN,	    /* a metadata server's index, the I/O servers it finds down */
+	RPC_BODY_DIGEST,    /* handle, slot, a range of the datafile */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -187,7 +188,10 @@ enum rpc_runs {
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_resync)    \
 	/* from a metadata server, its heartbeat: the I/O servers it finds down */      \
 	X(IO_HEARTBEAT, 51, "io_heartbeat", RPC_TO_IO,        RPC_BODY_DOWN,                \
-	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_io_heartbeat)
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_io_heartbeat) \
+	/* from a resync's source: digests of a range of the stale copy (io_forward.c) */ \
+	X(IO_DIGEST,   52, "io_digest",   RPC_TO_IO,          RPC_BODY_DIGEST,              \
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_digest)
 /* clang-format on */
 
 #endif

@@ -660,13 +660,18 @@ int serve_io_truncate(struct srv_op *op)
 	if (!ret && (op->q.flags & (RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD)))
 		ret = datafile_admit_epoch(&e->cf, op->q.epoch,
 					   !(op->q.fwd_flags & RPC_COPY_STALE));
-	/* a resync's start: not whole until its end (rpc.h RPC_FWD_RESYNC),
-	 * and every byte comes again: none of the old is kept, nor checked
-	 * (a damaged block being mended) */
+	/* a resync's start: not whole until its end (rpc.h RPC_FWD_RESYNC).
+	 * Its bytes kept to be compared (RPC_FWD_KEEP) unless the cut is in
+	 * a damaged block; else every byte comes again: none of the old is
+	 * kept, nor checked (a damaged block being mended). */
 	if (!ret && (op->q.flags & RPC_TRUNCATE_FORWARD) &&
 	    (op->q.fwd_flags & RPC_FWD_RESYNC)) {
 		ret = datafile_set_incomplete(&e->cf, true);
-		if (!ret)
+		if (!ret && (op->q.fwd_flags & RPC_FWD_KEEP))
+			ret = datafile_truncate(&e->cf, op->q.size, &bad) == -EBADMSG
+				      ? datafile_truncate(&e->cf, 0, &bad)
+				      : 0;
+		else if (!ret)
 			ret = datafile_truncate(&e->cf, 0, &bad);
 	}
 	if (!ret && (op->q.flags & RPC_TRUNCATE_COPIES))
@@ -716,6 +721,37 @@ int serve_io_probe(struct srv_op *op)
 	rpc_enc_probe(op->rep, &p);
 	op->rep_len = RPC_PROBE_SIZE;
 	return 0;
+}
+
+/* A resync's source compares these with its own and sends only the units
+ * that differ (io_forward.c). Read as any read is, checksums checked: a
+ * damaged unit fails the call, and the source sends the whole piece. */
+int serve_io_digest(struct srv_op *op)
+{
+	struct iosrv *io = op->s->io;
+	uint64_t bad = 0, len = op->q.len;
+	struct fdent *e;
+	char *buf;
+	int ret = fd_get(io, op->q.handle, &e);
+
+	if (ret)
+		return ret;
+	if (!slot_agrees(op, e, &bad)) {
+		fd_put(io, e);
+		return -EBADMSG;
+	}
+	buf = malloc(len);
+	ret = buf ? datafile_read(&e->cf, buf, len, op->q.off, &bad) : -ENOMEM;
+	fd_put(io, e);
+	for (uint32_t i = 0; !ret && i * (uint64_t)RPC_DIGEST_UNIT < len; i++) {
+		uint64_t at = i * (uint64_t)RPC_DIGEST_UNIT;
+		uint64_t n = len - at < RPC_DIGEST_UNIT ? len - at : RPC_DIGEST_UNIT;
+
+		rpc_digest(buf + at, n, op->rep + i * RPC_DIGEST_SIZE);
+		op->rep_len = (i + 1) * RPC_DIGEST_SIZE;
+	}
+	free(buf);
+	return ret;
 }
 
 int serve_io_statfs(struct srv_op *op)

@@ -97,7 +97,7 @@ struct io_forward {
 	atomic_int nresyncs; /* running: a cheap test for io_forward_disturb */
 	int64_t pace_next;   /* under lock: when the next resync piece may go (us) */
 	atomic_uint_fast64_t forwarded, failed, marked, resynced, resync_failed,
-		resync_bytes;
+		resync_bytes, resync_same;
 };
 
 /* One piece's calls, one per copy. */
@@ -583,18 +583,20 @@ static int call_target(struct srv *s, const struct rpc_copy *t, const void *body
 	return io_peer_ask(s, s->cfg.io[t->io], body, len, rep, sizeof(rep), NULL, false);
 }
 
-/* The target's datafile cut (or grown) to size, and not whole until the
- * resync's end (RPC_FWD_RESYNC: it serves no read meanwhile); made first,
- * not whole, if its server lost it (a stale copy whose storage went). */
-static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
+/* The target's datafile cut (or grown) to size, its bytes kept to be
+ * compared (keep) or none of them, and not whole until the resync's end
+ * (RPC_FWD_RESYNC: it serves no read meanwhile); made first, not whole, if
+ * its server lost it (a stale copy whose storage went). */
+static int target_size(struct srv *s, const struct resync *rs, uint64_t size, bool keep)
 {
+	uint32_t flags = RPC_COPY_STALE | RPC_FWD_RESYNC | (keep ? RPC_FWD_KEEP : 0);
 	uint8_t body[128];
 	int ret;
 
 	ret = call_target(s, &rs->target, body,
 			  rpc_enc_truncate_forward(body, sizeof(body), rs->handle, size,
 						   rs->target.slot, rs->epoch - 1,
-						   RPC_COPY_STALE | RPC_FWD_RESYNC));
+						   flags));
 	if (ret != -ESTALE)
 		return ret;
 	ret = call_target(s, &rs->target, body,
@@ -607,6 +609,64 @@ static int target_size(struct srv *s, const struct resync *rs, uint64_t size)
 			   rpc_enc_truncate_forward(body, sizeof(body), rs->handle, size,
 						    rs->target.slot, rs->epoch - 1,
 						    RPC_COPY_STALE | RPC_FWD_RESYNC));
+}
+
+/* Send to the resync's target only the RPC_DIGEST_UNITs of piece pc (one
+ * segment from a multiple of the unit, read into buf) whose bytes differ
+ * from its own: its digests asked for first (IO_DIGEST). A copy that was
+ * away while a few writes went by gets those, not the whole datafile. When
+ * the digests can't be had the whole piece goes; -EBADMSG when a unit
+ * there is damaged (the resync starts again, keeping none of the
+ * target's bytes: a piece written over a damaged block could fail on it).
+ * The units that go are moved to the front of buf. */
+static int send_changed(struct fwd *w, const struct resync *rs, const struct piece *pc,
+			char *buf, uint64_t *sent)
+{
+	struct srv *s = w->s;
+	uint8_t body[RPC_PREAMBLE + 64], rep[RPC_DIGEST_MAX * RPC_DIGEST_SIZE];
+	uint8_t mine[RPC_DIGEST_SIZE];
+	uint64_t off = pc->segs[0].off, len = pc->bytes;
+	uint32_t n = (uint32_t)((len + RPC_DIGEST_UNIT - 1) / RPC_DIGEST_UNIT);
+	struct piece diff = {.nseg = 0, .bytes = 0};
+	size_t rep_len = 0;
+	char *to = buf;
+	int ret;
+
+	ret = io_peer_ask(s, s->cfg.io[rs->target.io], body,
+			  rpc_enc_io_digest(body, sizeof(body), rs->handle,
+					    rs->target.slot, off, len),
+			  rep, sizeof(rep), &rep_len, true);
+	if (ret == -EBADMSG)
+		return ret;
+	if (ret || pc->nseg != 1 || rep_len != n * (size_t)RPC_DIGEST_SIZE) {
+		*sent += pc->bytes;
+		return send_piece(w, pc, buf);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t at = (uint64_t)i * RPC_DIGEST_UNIT;
+		uint64_t m = len - at < RPC_DIGEST_UNIT ? len - at : RPC_DIGEST_UNIT;
+		struct rpc_seg *last = diff.nseg ? &diff.segs[diff.nseg - 1] : NULL;
+
+		rpc_digest(buf + at, m, mine);
+		if (!memcmp(mine, rep + (size_t)i * RPC_DIGEST_SIZE, RPC_DIGEST_SIZE))
+			continue;
+		if (to != buf + at)
+			memmove(to, buf + at, m);
+		if (last && last->off + last->len == off + at) {
+			last->len += m;
+		} else {
+			diff.segs[diff.nseg].off = off + at;
+			diff.segs[diff.nseg].len = m;
+			diff.nseg++;
+		}
+		to += m;
+		diff.bytes += m;
+	}
+	atomic_fetch_add(&s->fwd->resync_same, len - diff.bytes);
+	if (!diff.bytes)
+		return 0;
+	*sent += diff.bytes;
+	return send_piece(w, &diff, buf);
 }
 
 /* Tell the file's metadata server how the resync went. */
@@ -661,6 +721,24 @@ static void pace(struct io_forward *fw, uint64_t bytes)
 	}
 }
 
+/* A piece's bytes that were not sent (found equal on the copy) given back
+ * to the clock: the setting is for the network, and a unit found equal
+ * costs a read on each server only. */
+static void pace_refund(struct io_forward *fw, uint64_t bytes)
+{
+	uint32_t mbps = fw->s->cfg.xport.resync_mbps;
+	int64_t now;
+
+	if (!mbps || !bytes)
+		return;
+	now = mono_us();
+	pthread_mutex_lock(&fw->lock);
+	fw->pace_next -= (int64_t)(bytes / mbps);
+	if (fw->pace_next < now)
+		fw->pace_next = now;
+	pthread_mutex_unlock(&fw->lock);
+}
+
 static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 {
 	struct srv *s = fw->s;
@@ -672,17 +750,18 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 			.failed_io = UINT32_MAX,
 			.rs = rs};
 	int64_t start = mono_us();
-	uint64_t size = 0, off = 0, sent = 0;
-	bool ok;
+	uint64_t size = 0, off = 0, sent = 0, before;
+	bool ok, keep = true, damaged_there = false;
 	int me, ret;
 
 	w.cp[0] = (struct fcopy){.c = rs->target, .live = true, .resync = true};
 	w.cp[0].c.flags = RPC_COPY_STALE; /* not whole: its first truncate said */
+again:
 	/* the target as long as this datafile, with no forward running */
 	order_enter(fw, rs->handle, 0, UINT64_MAX, &me);
 	ret = io_size_local(s, rs->handle, &size);
 	if (!ret)
-		ret = target_size(s, rs, size);
+		ret = target_size(s, rs, size, keep);
 	order_leave(fw, me);
 	while (!ret) {
 		struct piece pc = {.nseg = 1};
@@ -695,15 +774,32 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 			size - off < IO_FORWARD_PIECE ? size - off : IO_FORWARD_PIECE;
 		pc.bytes = pc.segs[0].len;
 		pace(fw, pc.bytes);
+		before = sent;
 		order_enter(fw, rs->handle, off, off + pc.bytes, &me);
 		ret = read_back(&w, &pc, buf);
-		if (!ret)
+		if (ret) {
+			/* ours: the source can't be read */
+		} else if (keep) {
+			ret = send_changed(&w, rs, &pc, buf, &sent);
+			damaged_there = ret == -EBADMSG;
+		} else {
+			sent += pc.bytes;
 			ret = send_piece(&w, &pc, buf);
+		}
 		order_leave(fw, me);
+		pace_refund(fw, pc.bytes - (sent - before));
 		if (!ret && !w.cp[0].live)
 			ret = -EIO;
 		off += pc.bytes;
-		sent += pc.bytes;
+	}
+	if (damaged_there && keep) {
+		/* a damaged unit on the target: everything again, none kept */
+		log_info("rpfsd: resync of handle %016" PRIx64
+			 " to I/O server %u (slot %u): damaged data there, sent whole",
+			 rs->handle, rs->target.io, rs->target.slot);
+		keep = false;
+		off = 0;
+		goto again;
 	}
 	/* the end: with no forward running, both take the new epoch */
 	order_enter(fw, rs->handle, 0, UINT64_MAX, &me);
@@ -725,9 +821,9 @@ static void run_resync(struct io_forward *fw, struct resync *rs, char *buf)
 	if (ok)
 		log_info("rpfsd: resynced handle %016" PRIx64
 			 " to its copy on I/O server %u (slot %u): %" PRIu64
-			 " bytes in %.1f s",
+			 " bytes in %.1f s (sent of %" PRIu64 " compared)",
 			 rs->handle, rs->target.io, rs->target.slot, sent,
-			 (double)(mono_us() - start) / 1e6);
+			 (double)(mono_us() - start) / 1e6, off);
 	else
 		log_warn(
 			"rpfsd: the resync of handle %016" PRIx64
@@ -945,5 +1041,6 @@ void io_forward_counts(struct srv *s, struct io_forward_counts *n)
 	n->resynced = atomic_load(&fw->resynced);
 	n->resync_failed = atomic_load(&fw->resync_failed);
 	n->resync_bytes = atomic_load(&fw->resync_bytes);
+	n->resync_same = atomic_load(&fw->resync_same);
 	n->resyncing = (uint64_t)atomic_load(&fw->nresyncs);
 }

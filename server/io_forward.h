@@ -39,6 +39,7 @@ struct io_forward_counts {
 	uint64_t resynced;	/* stale copies made whole from here */
 	uint64_t resync_failed; /* resyncs that failed (tried again) */
 	uint64_t resync_bytes;	/* bytes they sent */
+	uint64_t resync_same;	/* bytes they found equal on the copy: not sent */
 	uint64_t resyncing;	/* running now */
 };
 void io_forward_counts(struct srv *s, struct io_forward_counts *n);

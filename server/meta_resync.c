@@ -8,8 +8,9 @@
  * io_forward.c, paced), with the epoch the copies take at the end; that
  * server says how it went (MIRROR_FRESH), and a success clears the mark if
  * the file was not marked again meanwhile. Only the files written while a
- * copy was away are marked, so a returning server gets only those: a
- * resync is per file (the datafile whole), not per range.
+ * copy was away are marked, and the source sends only the 64 KiB units
+ * that differ from the copy's (io_forward.c), so a returning server gets
+ * what it missed.
  *
  * At most RESYNC_INFLIGHT resyncs are asked for at once (each source paces
  * its own); one asked for and never answered (its source died) is asked

@@ -179,6 +179,7 @@ static void counters(struct srv *s, struct stat_list *l)
 		put(l, "mirror.resynced", fc.resynced);
 		put(l, "mirror.resync_failed", fc.resync_failed);
 		put(l, "mirror.resync_bytes", fc.resync_bytes);
+		put(l, "mirror.resync_same_bytes", fc.resync_same);
 		put(l, "mirror.resyncing", fc.resyncing);
 		if (s->scrub) {
 			uint64_t bytes, damaged, passes;

@@ -121,6 +121,8 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_REPAIR:
 		return rpc_enc_mirror_repair(again, cap, r->handle, &r->cap, r->slot,
 					     r->copies[0].slot);
+	case RPC_BODY_DIGEST:
+		return rpc_enc_io_digest(again, cap, r->handle, r->slot, r->off, r->len);
 	case RPC_BODY_HANDLES: {
 		uint64_t h[RPC_HANDLES_MAX];
 
@@ -217,6 +219,12 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		break;
 	case RPC_IO_CREATE:
 		FUZZ_CHECK(r->nonce != 0 && !(r->flags & ~RPC_IO_CREATE_INCOMPLETE));
+		break;
+	case RPC_IO_DIGEST:
+		/* a range of whole units from its start, within the span */
+		FUZZ_CHECK(!r->flags && r->slot != RPC_SLOT_ANY &&
+			   r->off % RPC_DIGEST_UNIT == 0 && r->len > 0 &&
+			   r->len <= RPC_DIGEST_SPAN && size == RPC_PREAMBLE + 32);
 		break;
 	case RPC_IO_HEARTBEAT:
 		FUZZ_CHECK(!r->flags && r->ndown <= RPC_HEARTBEAT_DOWN_MAX);

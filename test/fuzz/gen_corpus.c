@@ -278,6 +278,8 @@ static void gen_rpc(void)
 	REQ("io-heartbeat",
 	    rpc_enc_io_heartbeat(buf, sizeof(buf), 0, (const uint32_t[]){1, 3}, 2));
 	REQ("io-heartbeat-none", rpc_enc_io_heartbeat(buf, sizeof(buf), 1, NULL, 0));
+	REQ("io-digest",
+	    rpc_enc_io_digest(buf, sizeof(buf), 7, 1, RPC_DIGEST_UNIT, RPC_DIGEST_SPAN));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
 	{
 		static const uint32_t groups[2] = {100, 65534};

@@ -98,7 +98,7 @@ sources() {
 
 extra_libs() {
 	case $1 in
-	handshake | config | gen) echo "$LIBS_CFG" ;;
+	handshake | config | gen | rpc) echo "$LIBS_CFG" ;;
 	esac
 }
 

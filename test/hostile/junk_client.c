@@ -698,6 +698,7 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 				       RPC_MIRROR_REPAIR,
 				       RPC_IO_HEARTBEAT,
 				       RPC_IO_RESYNC,
+				       RPC_IO_DIGEST,
 				       47,
 				       0,
 				       0xffff};
@@ -792,6 +793,11 @@ static size_t rpc_body(uint8_t *b, size_t cap)
 		break;
 	case RPC_MIRROR_REBUILD:
 		n = rpc_enc_mirror_rebuild(b, cap, rnd(70000));
+		break;
+	case RPC_IO_DIGEST: /* servers only: a client gets EPERM */
+		n = rpc_enc_io_digest(b, cap, junk_handle(), rnd(8),
+				      rnd(64) * (uint64_t)RPC_DIGEST_UNIT,
+				      1 + rnd64() % RPC_DIGEST_SPAN);
 		break;
 	case RPC_IO_HEARTBEAT: { /* servers only: a client gets EPERM */
 		uint32_t down[4] = {rnd(8), rnd(70000), rnd(8), (uint32_t)rnd64()};

@@ -33,6 +33,9 @@
 #   - rpfs df's copies column says which servers hold stale copies
 #     (needs-resync), then good again;
 #   - with resync_mbps=2 a resync goes at that pace (its log line's time);
+#   - a copy that was away while a file was rewritten with 64 KiB changed
+#     gets those units only (the resync's log line: bytes sent of compared,
+#     rpfs stats' mirror.resync_same_bytes), and reads back right;
 #   - copies that differ with neither stale (a block taken as it is by
 #     rpfsd --check --accept-damaged): rpfs verify (and -r) names them,
 #     rpfs verify --repair has the copy rewritten from its primary;
@@ -312,7 +315,9 @@ case " $(servers_of /m/big)" in
 esac
 kill -9 "$(pid_of "$k")"
 check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
-check "... /m/big written again without it" "$RPFS" cp "$TMP/big" rpfs:/m/big
+# (other bytes: the copy's own differ everywhere, and all of them go)
+head -c 12000000 /dev/urandom >"$TMP/big2"
+check "... /m/big written again without it" "$RPFS" cp "$TMP/big2" rpfs:/m/big
 check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
 check_in "... /m/big resynced: rpfs verify passes" wait_verify /m/big $((60 * X))
 h=$(handle_of /m/big)
@@ -325,7 +330,52 @@ if [ -n "$bytes" ] && [ "$bytes" -ge 5000000 ] &&
 else
 	bad "... not paced at 2 MB/s: '$line'"
 fi
-check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big'"
+check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big2'"
+
+# ---- a resync sends what the copy missed ---------------------------------------------
+# /m/big rewritten whole with 64 KiB changed while server.$k is away: its
+# copy is stale, and the resync compares 64 KiB units (IO_DIGEST) and sends
+# the few that differ, not the 6 MB of its datafile
+cp "$TMP/big2" "$TMP/big3"
+head -c 65536 /dev/urandom | dd of="$TMP/big3" bs=1 seek=5000000 conv=notrunc status=none
+kill -9 "$(pid_of "$k")"
+check_in "server.$k killed again: unreachable" wait_state "$k" unreachable 3
+check "... /m/big rewritten with 64 KiB changed" "$RPFS" cp "$TMP/big3" rpfs:/m/big
+check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
+check_in "... /m/big resynced: rpfs verify passes" wait_verify /m/big $((60 * X))
+line=$(cat "$D"/rpfsd.*.log | grep "resynced handle $h " | tail -1)
+bytes=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in [0-9.]* s (sent of \([0-9]*\) compared).*/\1/p')
+cmpd=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in [0-9.]* s (sent of \([0-9]*\) compared).*/\2/p')
+# 64 KiB over at most two stripe units of a datafile: at most four units
+if [ -n "$bytes" ] && [ "$bytes" -gt 0 ] && [ "$bytes" -le 262144 ] &&
+	[ "${cmpd:-0}" -ge 5000000 ]; then
+	ok "... it sent $bytes bytes of the $cmpd it compared"
+else
+	bad "... not only what it missed: '$line'"
+fi
+same=$("$RPFS" stats 2>/dev/null | awk '$1 == "mirror.resync_same_bytes" { s += $2 } END { print s + 0 }')
+if [ "$same" -ge 5000000 ]; then
+	ok "... rpfs stats: mirror.resync_same_bytes $same"
+else
+	bad "... rpfs stats: mirror.resync_same_bytes $same"
+fi
+check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big3'"
+# the other copy of server.$k's slot (slot s and s+2 are copies), unless it
+# is server.0 (the metadata server)
+set -- $(servers_of /m/big)
+other=""
+[ "$1" = "$k" ] && other=$3
+[ "$3" = "$k" ] && other=$1
+[ "$2" = "$k" ] && other=$4
+[ "$4" = "$k" ] && other=$2
+if [ -n "$other" ] && [ "$other" != 0 ]; then
+	kill -9 "$(pid_of "$other")"
+	check_in "... server.$other killed: unreachable" wait_state "$other" unreachable 3
+	check "... /m/big reads back right from the resynced copy" \
+		sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big3'"
+	check "rpfs up starts server.$other again" "$RPFS" up --dir "$D"
+	for n in 0 1 2 3; do check_in "server.$n online" wait_state $n online 5; done
+fi
 
 # ---- copies that differ with neither stale: rpfs verify --repair ---------------------
 # a byte of one copy changed while its server was stopped, and taken as it
@@ -379,7 +429,7 @@ check_in "the scrub finds a damaged block of server.$v's copy that no read touch
 	wait_grep "$D/rpfsd.$v.log" "the scrub found damaged data in datafile .*$h" $((60 * X))
 check_in "... the copy is mended: rpfs verify passes" wait_verify /m/big $((60 * X))
 check_in "... the copies are the same bytes" copies_agree /m/big
-check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big'"
+check "... /m/big reads back right" sh -c "'$RPFS' cat /m/big | cmp - '$TMP/big3'"
 check "... rpfs stats counts the scrub's passes and the damage" \
 	sh -c "'$RPFS' stats | grep -Eq 'scrub.damaged[^0-9]*[1-9]' && '$RPFS' stats | grep -Eq 'scrub.passes[^0-9]*[1-9]'"
 
