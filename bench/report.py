@@ -564,6 +564,110 @@ plot("meta", "metadata operations", "files in the directory", "microseconds per 
      [(op, [(n, val("meta", op=op, files=n)) for n in counts if val("meta", op=op, files=n)], False)
       for op in ("create", "stat", "remove")], xtics=str)
 
+# ---- many clients (issue 31) ----------------------------------------------------------
+if sel("clients"):
+    md.append("## Many clients")
+    md.append("")
+    md.append("C clients, each its own rpfs_init (its own connection to every server), "
+              "in up to 8 processes of threads; each writes its records of 64 KiB to its "
+              "own region of one shared file striped over 1 or 4 I/O servers, then reads "
+              "them back (every byte checked). MB/s: every client's bytes over the first "
+              "start to the last end; p50/p99: per call, over all calls; fairness: the "
+              "slowest client's MB/s over the fastest's (each over its own start to end).")
+    md.append("")
+    ctgt = []
+    series = []
+    for srv in sorted({int(kv["servers"]) for _, kv, _ in sel("clients", "MB/s")}):
+        conns = sorted({int(kv["conns"]) for _, kv, _ in sel("clients", "MB/s", servers=srv)})
+        body = []
+        for c in conns:
+            m = dict(servers=srv, conns=c)
+            rec = sel("clients", "MB/s", op="write", **m)
+            line = [str(c), rec[0][1].get("records", "?") if rec else "-"]
+            for op in ("write", "read"):
+                line += [fmt(val("clients", "MB/s", op=op, **m)),
+                         fmt(val("clients", "us_p50", op=op, **m)),
+                         fmt(val("clients", "us_p99", op=op, **m)),
+                         fmt(val("clients", "fairness", op=op, **m), 2)]
+            body.append(line)
+        md.append("### %d I/O server%s" % (srv, "" if srv == 1 else "s"))
+        md.append("")
+        table(["connections", "records a client", "write MB/s", "p50 us", "p99 us",
+               "fairness", "read MB/s", "p50 us", "p99 us", "fairness"], body)
+        top = conns[-1] if conns else None
+        for op in ("write", "read"):
+            pts = [(c, val("clients", "MB/s", op=op, servers=srv, conns=c)) for c in conns]
+            pts = [(c, v) for c, v in pts if v is not None]
+            series.append(("%d I/O server%s, %s" % (srv, "" if srv == 1 else "s", op), pts,
+                           op == "read"))
+            if not pts:
+                continue
+            best = max(pts, key=lambda p: p[1])
+            last = val("clients", "MB/s", op=op, servers=srv, conns=top)
+            if last is not None:
+                ctgt.append(["%d I/O server%s, %s: aggregate at %d connections vs the best count"
+                             % (srv, "" if srv == 1 else "s", op, top),
+                             "%.0f%% (%s / %s MB/s at %d)" % (100 * last / best[1], fmt(last),
+                                                              fmt(best[1]), best[0]),
+                             ">= 90%", "met" if last >= 0.9 * best[1] else "not met"])
+            fair = val("clients", "fairness", op=op, servers=srv, conns=top)
+            worst = min(((val("clients", "fairness", op=op, servers=srv, conns=c), c)
+                         for c in conns if val("clients", "fairness", op=op, servers=srv,
+                                                   conns=c) is not None), default=None)
+            if fair is not None:
+                ctgt.append(["%d I/O server%s, %s: slowest client vs fastest at %d connections"
+                             % (srv, "" if srv == 1 else "s", op, top),
+                             "%.0f%% (worst %.0f%% at %d)" % (100 * fair, 100 * worst[0],
+                                                               worst[1]),
+                             ">= 50%", "met" if fair >= 0.5 else "not met"])
+    idle = sorted({int(kv["conns"]) for _, kv, _ in sel("clients", "KiB/conn", op="idle")})
+    bound = sel("clients", "KiB/conn", op="bound")
+    bnd = float(bound[0][0]["value"]) if bound else None
+    if idle:
+        md.append("### Server memory per connection")
+        md.append("")
+        md.append("VmRSS of every rpfsd (sum) before C clients connect and while each "
+                  "holds an idle connection to every server: (held - before) / (C x "
+                  "servers). What earlier experiments made the servers allocate and keep "
+                  "(allocator arenas, the transfer pools) is in the before figure, so "
+                  "this is what one more connection costs.")
+        md.append("")
+        body = []
+        for c in idle:
+            m = dict(op="idle", conns=c)
+            body.append([str(c), fmt(val("clients", "KiB_rss_before", **m)),
+                         fmt(val("clients", "KiB_rss_held", **m)),
+                         fmt(val("clients", "KiB/conn", **m), 1)])
+        table(["idle connections a server", "servers' RSS before KiB", "held KiB",
+               "KiB a connection"], body)
+        top = idle[-1]
+        per = val("clients", "KiB/conn", op="idle", conns=top)
+        if bnd is not None:
+            kv = bound[0][1]
+            md.append("The settings bound what a connection's buffers may take: a server "
+                      "maps, for each connection, `credits` receives of `inline_max` + 4 "
+                      "KiB, `fast_slots` Fast RDMA slots of `fast_max` + 4 KiB, and send "
+                      "buffers of `fast_max` + 4 KiB for `credits` + 4 messages, touched "
+                      "only as used: here (credits %s, inline_max %s, fast_max %s, "
+                      "fast_slots %s) %s KiB a connection at most. An idle connection "
+                      "has touched few of those pages; the bound does not cover "
+                      "libfabric's own endpoint state or the kernel's socket buffers "
+                      "(which are not in RSS)."
+                      % (kv.get("credits"), size_name(kv.get("inline_max", 0)),
+                         size_name(kv.get("fast_max", 0)), kv.get("fast_slots"), fmt(bnd)))
+            md.append("")
+        if per is not None:
+            ctgt.append(["server memory per idle connection (%d a server)" % top,
+                         "%s KiB" % fmt(per, 1),
+                         "reported, <= the settings' bound%s"
+                         % (" (%s KiB)" % fmt(bnd) if bnd is not None else ""),
+                         "met" if bnd is not None and per <= bnd else "not met"])
+    md.append("Issue 31's many-client targets, from this run:")
+    md.append("")
+    table(["target", "this run", "wanted", ""], ctgt)
+    plot("clients", "many clients: aggregate bandwidth, 64 KiB records", "client connections",
+         "MB/s", series, xtics=str)
+
 # ---- CPU ----------------------------------------------------------------------------
 md.append("## CPU seconds per GiB moved")
 md.append("")
