@@ -61,7 +61,11 @@
  *                               ncopies x { io u32, slot + 1 u32 (not
  *                               0), flags u32 (RPC_COPY_*) }; with      (+16)
  *                               flag RPC_IO_FORWARD (not both) then
- *                               epoch u64, flags u32, pad u32 (0)
+ *                               epoch u64, flags u32, pad u32 (0);
+ *                               with flag RPC_IO_PARITY (alone) the     (+8)
+ *                               copies list as RPC_IO_COPIES's (the
+ *                               parity members), then K | P << 8 |
+ *                               index << 16 u32, pad u32 (0)
  *   IO_CREATE                   handle u64, nonce u64 (not 0), slot     24
  *                               u32 (as IO_WRITE's), pad u32 (0)
  *   PROBE: IO_PROBE             meta u32, pad u32 (0)                   8
@@ -556,35 +560,56 @@ struct io_tail {
 	uint32_t ncopies;
 	uint64_t epoch;
 	uint32_t fwd_flags;
+	uint32_t ec_k, ec_index; /* RPC_IO_PARITY (ec_p is ncopies) */
 };
+
+/* The copies list's shape: RPC_IO_COPIES's, and RPC_IO_PARITY's (with the
+ * code after it). */
+static bool has_list(uint16_t flag)
+{
+	return flag == RPC_IO_COPIES || flag == RPC_IO_PARITY;
+}
 
 static size_t tail_len(const struct io_tail *t)
 {
-	if (t->flag == RPC_IO_COPIES)
-		return 12 + 12 * (size_t)t->ncopies;
+	if (has_list(t->flag))
+		return 12 + 12 * (size_t)t->ncopies + (t->flag == RPC_IO_PARITY ? 8 : 0);
 	return t->flag == RPC_IO_FORWARD ? 16 : 0;
+}
+
+/* An ec write's code: K data cells, P parity members, the cell's index. */
+static bool ec_ok(uint32_t k, uint32_t p, uint32_t index)
+{
+	return k >= 1 && k <= RED_EC_CELLS_MAX && p >= 1 && p <= RPC_COPIES_MAX &&
+	       index < k;
 }
 
 static int tail_check(const struct io_tail *t)
 {
-	if (t->flag == RPC_IO_COPIES && (!t->ncopies || t->ncopies > RPC_COPIES_MAX))
+	if (has_list(t->flag) && (!t->ncopies || t->ncopies > RPC_COPIES_MAX))
 		return -EINVAL;
-	for (uint32_t i = 0; t->flag == RPC_IO_COPIES && i < t->ncopies; i++)
+	for (uint32_t i = 0; has_list(t->flag) && i < t->ncopies; i++)
 		if (t->copies[i].slot == RPC_SLOT_ANY ||
 		    (t->copies[i].flags & ~RPC_COPY_FLAGS))
 			return -EINVAL;
+	if (t->flag == RPC_IO_PARITY && !ec_ok(t->ec_k, t->ncopies, t->ec_index))
+		return -EINVAL;
 	return t->fwd_flags & ~RPC_FWD_FLAGS ? -EINVAL : 0;
 }
 
 static void wr_tail(struct wr *w, const struct io_tail *t)
 {
-	if (t->flag == RPC_IO_COPIES) {
+	if (has_list(t->flag)) {
 		wr_u32(w, t->ncopies);
 		wr_u64(w, t->epoch);
 		for (uint32_t i = 0; i < t->ncopies; i++) {
 			wr_u32(w, t->copies[i].io);
 			wr_u32(w, slot_enc(t->copies[i].slot));
 			wr_u32(w, t->copies[i].flags);
+		}
+		if (t->flag == RPC_IO_PARITY) {
+			wr_u32(w, t->ec_k | t->ncopies << 8 | t->ec_index << 16);
+			wr_u32(w, 0);
 		}
 	} else if (t->flag == RPC_IO_FORWARD) {
 		wr_u64(w, t->epoch);
@@ -693,6 +718,21 @@ int rpc_enc_io_copies(void *buf, size_t cap, uint64_t handle, const struct rpc_c
 			    .copies = copies,
 			    .ncopies = ncopies,
 			    .epoch = epoch};
+
+	return enc_io(buf, cap, RPC_IO_WRITE, handle, capa, segs, nseg, slot, &t);
+}
+
+int rpc_enc_io_parity(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+		      const struct rpc_copy *parity, uint32_t p, uint64_t epoch,
+		      uint32_t k, uint32_t index)
+{
+	struct io_tail t = {.flag = RPC_IO_PARITY,
+			    .copies = parity,
+			    .ncopies = p,
+			    .epoch = epoch,
+			    .ec_k = k,
+			    .ec_index = index};
 
 	return enc_io(buf, cap, RPC_IO_WRITE, handle, capa, segs, nseg, slot, &t);
 }
@@ -1126,14 +1166,14 @@ static long tail_len_at(const struct rpc_req *r, const uint8_t *p, size_t left)
 
 	if (r->flags & RPC_IO_FORWARD)
 		return 16;
-	if (!(r->flags & RPC_IO_COPIES))
+	if (!(r->flags & (RPC_IO_COPIES | RPC_IO_PARITY)))
 		return 0;
 	if (left < 4)
 		return -EPROTO;
 	n = get32(p);
 	if (!n || n > RPC_COPIES_MAX)
 		return -EPROTO;
-	return 12 + 12 * (long)n;
+	return 12 + 12 * (long)n + (r->flags & RPC_IO_PARITY ? 8 : 0);
 }
 
 static int dec_tail(struct rd *rd, struct rpc_req *r)
@@ -1141,7 +1181,8 @@ static int dec_tail(struct rd *rd, struct rpc_req *r)
 	r->ncopies = 0;
 	r->epoch = 0;
 	r->fwd_flags = 0;
-	if (r->flags & RPC_IO_COPIES) {
+	r->ec_k = r->ec_p = r->ec_index = 0;
+	if (r->flags & (RPC_IO_COPIES | RPC_IO_PARITY)) {
 		r->ncopies = rd_u32(rd);
 		r->epoch = rd_u64(rd);
 		for (uint32_t i = 0; i < r->ncopies && i < RPC_COPIES_MAX; i++) {
@@ -1152,6 +1193,16 @@ static int dec_tail(struct rd *rd, struct rpc_req *r)
 			    (r->copies[i].flags & ~RPC_COPY_FLAGS))
 				return -EPROTO;
 		}
+	}
+	if (r->flags & RPC_IO_PARITY) {
+		uint32_t code = rd_u32(rd);
+
+		r->ec_k = code & 0xff;
+		r->ec_p = code >> 8 & 0xff;
+		r->ec_index = code >> 16 & 0xff;
+		if (!rd->err && (code >> 24 || rd_u32(rd) || r->ec_p != r->ncopies ||
+				 !ec_ok(r->ec_k, r->ec_p, r->ec_index)))
+			return -EPROTO;
 	} else if (r->flags & RPC_IO_FORWARD) {
 		/* a forward is a server's: its capability is zero */
 		if (r->cap.expiry || r->cap.rights || r->cap.lifetime_s ||
@@ -1195,6 +1246,7 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		   uint32_t maxseg)
 {
 	bool copies = r->flags & RPC_IO_COPIES, fwd = r->flags & RPC_IO_FORWARD;
+	bool parity = r->flags & RPC_IO_PARITY;
 	size_t left, segs_len;
 	long tail;
 
@@ -1206,8 +1258,9 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	r->fwd_flags = 0;
 	if (rd->err)
 		return rd->err;
-	if ((r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD)) || (copies && fwd) ||
-	    ((copies || fwd) && r->op != RPC_IO_WRITE))
+	if ((r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY)) ||
+	    copies + fwd + parity > 1 ||
+	    ((copies || fwd || parity) && r->op != RPC_IO_WRITE))
 		return -EPROTO;
 	/* The count must describe exactly the rest of the body (but for the
 	 * tail). */
@@ -1417,8 +1470,10 @@ uint32_t rpc_req_max_segs(const void *buf, size_t len)
  *   - LOCK/UNLOCK: len > 0, off + len <= UINT64_MAX;
  *   - IO_WRITE/IO_READ: nseg <= maxseg, r->segs == segs, each segment has
  *     len > 0 and off + len <= UINT64_MAX (segments may be unordered);
- *     flags only RPC_IO_COPIES or RPC_IO_FORWARD (not both), and only
- *     on IO_WRITE: with RPC_IO_COPIES 1 <= ncopies <= RPC_COPIES_MAX,
+ *     flags only one of RPC_IO_COPIES, RPC_IO_FORWARD, RPC_IO_PARITY, and
+ *     only on IO_WRITE: with RPC_IO_COPIES or RPC_IO_PARITY 1 <= ncopies <=
+ *     RPC_COPIES_MAX (with RPC_IO_PARITY ec_p == ncopies, 1 <= ec_k <=
+ *     RED_EC_CELLS_MAX, ec_index < ec_k),
  *     each copy's slot said (not RPC_SLOT_ANY) and its flags only
  *     RPC_COPY_FLAGS; the copies' I/O indexes are the receiver's to
  *     check; with RPC_IO_FORWARD a zero capability and fwd_flags only

@@ -77,10 +77,20 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
  * (peers only); the segments are followed by the primary's mirror epoch and
  * the copy's flags (RPC_COPY_STALE). */
 #define RPC_IO_FORWARD 2u
-/* Copies a write names at most (mirror:8 has 7 besides the primary). */
+/* RPC_IO_WRITE flags: a write of an erasure-coded data cell (ec:K+P,
+ * docs/design/erasure-coding.md); the segments are followed by its group's
+ * parity members as a copies list (struct rpc_copy, parity index j = the
+ * place in the list), the file's epoch, then K, P and the cell's index i
+ * in its group. The receiver stores it keeping old ^ new of each byte, and
+ * before answering sends each parity member c(j, i) * (old ^ new) to XOR in
+ * (an RPC_IO_FORWARD with RPC_FWD_XOR: server/io_forward.c). */
+#define RPC_IO_PARITY 4u
+/* Copies a write names at most (mirror:8 has 7 besides the primary), and
+ * parity members (ec:K+P with P <= 7). */
 #define RPC_COPIES_MAX 7
-/* Bytes a copies list takes at most: rpc_io_max_segs leaves this room. */
-#define RPC_IO_COPIES_ROOM (12 + 12 * RPC_COPIES_MAX)
+/* Bytes a copies list takes at most, with an ec write's code after it:
+ * rpc_io_max_segs leaves this room. */
+#define RPC_IO_COPIES_ROOM (12 + 12 * RPC_COPIES_MAX + 8)
 /* A copy the metadata server marked stale (it missed writes): written to
  * when it answers, never read from, never made a primary. */
 #define RPC_COPY_STALE 1u
@@ -102,7 +112,11 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 #define RPC_FWD_RESYNC 4u
 #define RPC_FWD_WHOLE  8u
 #define RPC_FWD_KEEP   16u
-#define RPC_FWD_FLAGS  (RPC_COPY_STALE | RPC_FWD_RESYNC | RPC_FWD_WHOLE | RPC_FWD_KEEP)
+/* A forward's flag, from an ec data server to a parity member: the bytes
+ * are a parity delta, XORed into the datafile (datafile_write_xor). */
+#define RPC_FWD_XOR 32u
+#define RPC_FWD_FLAGS                                                                    \
+	(RPC_COPY_STALE | RPC_FWD_RESYNC | RPC_FWD_WHOLE | RPC_FWD_KEEP | RPC_FWD_XOR)
 /* IO_CREATE flags: the datafile is a resync's target, made not whole
  * (RPC_FWD_RESYNC's rule) until the resync ends. */
 #define RPC_IO_CREATE_INCOMPLETE 1u
@@ -264,6 +278,10 @@ struct rpc_req {
 	 * sender's mirror epoch of the file */
 	uint64_t epoch;
 	uint32_t fwd_flags; /* IO_WRITE with RPC_IO_FORWARD: RPC_COPY_* */
+	/* IO_WRITE with RPC_IO_PARITY: the code (K data, P parity cells) and
+	 * this cell's index in its group (< K); copies are the P parity
+	 * members */
+	uint32_t ec_k, ec_p, ec_index;
 };
 
 /* Encoders return the body length, or -E2BIG if it does not fit cap. */
@@ -325,6 +343,14 @@ int rpc_enc_io_slot(void *buf, size_t cap, uint16_t op, uint64_t handle,
 int rpc_enc_io_copies(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
 		      const struct rpc_copy *copies, uint32_t ncopies, uint64_t epoch);
+/* IO_WRITE of an ec data cell (RPC_IO_PARITY): its group's P parity members
+ * (parity[j] for parity index j), the file's epoch, the code and this
+ * cell's index in its group (index < k <= RED_EC_CELLS_MAX, 1 <= p <=
+ * RPC_COPIES_MAX). */
+int rpc_enc_io_parity(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+		      const struct rpc_copy *parity, uint32_t p, uint64_t epoch,
+		      uint32_t k, uint32_t index);
 /* IO_WRITE from a primary to one copy (RPC_IO_FORWARD): its epoch and the
  * copy's flags. */
 int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_seg *segs,

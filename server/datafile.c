@@ -571,12 +571,20 @@ static int new_version(struct datafile *f, uint64_t k, const char *buf, uint64_t
 	return 0;
 }
 
-int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
-		   uint64_t *bad)
+/* A write as datafile_write, with the blocks locked from reading the old
+ * bytes (checked) to storing the new: DF_DELTA keeps old ^ new in aux (an
+ * erasure-coded data cell's parity delta: two writes of the same bytes
+ * give deltas that add up to first-to-last), DF_XOR stores old ^ buf (a
+ * parity cell taking a delta). */
+enum df_mode { DF_PLAIN, DF_DELTA, DF_XOR };
+
+static int write_mode(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+		      uint64_t *bad, enum df_mode mode, unsigned char *aux)
 {
 	uint64_t b0 = off / CSUM_BLOCK, n, end = off + len;
 	struct csum_ent stack_e[2 * CSUM_STACK_ENTS], *e;
 	struct datafile_range r;
+	unsigned char *old = NULL;
 	int ret;
 
 	atomic_fetch_add(&f->wgen, 1); /* even if it fails (datafile_undo_growth) */
@@ -596,6 +604,15 @@ int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t o
 		return -ENOMEM;
 	range_lock(f, &r, b0, b0 + n - 1);
 	ret = datafile_read_ents(f, b0, n, e);
+	if (!ret && mode != DF_PLAIN) {
+		/* the old bytes, as a read sees them (zeros past the end) */
+		old = malloc(len);
+		ret = old ? read_checked(f, (char *)old, len, off, e, bad) : -ENOMEM;
+		for (uint64_t i = 0; !ret && i < len; i++)
+			old[i] ^= ((const unsigned char *)buf)[i];
+		if (!ret && mode == DF_XOR)
+			buf = old;
+	}
 	for (uint64_t i = 0; !ret && i < n; i++) {
 		struct csum_ver nv, pre;
 
@@ -612,9 +629,30 @@ int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t o
 	if (!ret)
 		ret = datafile_write_ents(f, b0, n, e + n);
 	range_unlock(f, &r);
+	if (!ret && mode == DF_DELTA)
+		memcpy(aux, old, len);
+	free(old);
 	if (e != stack_e)
 		free(e);
 	return ret;
+}
+
+int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+		   uint64_t *bad)
+{
+	return write_mode(f, buf, len, off, bad, DF_PLAIN, NULL);
+}
+
+int datafile_write_delta(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+			 uint64_t *bad, unsigned char *delta)
+{
+	return write_mode(f, buf, len, off, bad, DF_DELTA, delta);
+}
+
+int datafile_write_xor(struct datafile *f, const void *delta, uint64_t len, uint64_t off,
+		       uint64_t *bad)
+{
+	return write_mode(f, delta, len, off, bad, DF_XOR, NULL);
 }
 
 /* ---- truncate, size, sync ------------------------------------------------------- */

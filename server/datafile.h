@@ -69,6 +69,16 @@ int datafile_read(struct datafile *f, void *buf, uint64_t len, uint64_t off,
 		  uint64_t *bad);
 int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
 		   uint64_t *bad);
+/* An erasure-coded data cell's write: as datafile_write, and delta[0..len)
+ * gets old ^ new, read (checked) and stored with the blocks locked, so
+ * that the deltas of writes of the same bytes add up to first-to-last
+ * whatever order they reach the parity cells in. */
+int datafile_write_delta(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+			 uint64_t *bad, unsigned char *delta);
+/* A parity cell taking a delta: the bytes become old ^ delta, read
+ * (checked) and stored with the blocks locked. */
+int datafile_write_xor(struct datafile *f, const void *delta, uint64_t len, uint64_t off,
+		       uint64_t *bad);
 /* ftruncate with the checksums of the cut block redone (its old bytes are
  * checked first) and those of dropped blocks removed. */
 int datafile_truncate(struct datafile *f, uint64_t size, uint64_t *bad);

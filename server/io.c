@@ -83,6 +83,9 @@ struct io_write {
 	unsigned inflight;
 	int err; /* the first failure */
 	bool marked, undone;
+	/* an ec data cell's write (RPC_IO_PARITY): old ^ new of each byte of
+	 * the data stream, for io_forward.c to send to the parity members */
+	unsigned char *delta;
 };
 
 /* ---- descriptor cache ------------------------------------------------------ */
@@ -368,6 +371,7 @@ void io_write_free(struct srv_op *op)
 	if (!op->io_wr)
 		return;
 	pthread_mutex_destroy(&op->io_wr->lock);
+	free(op->io_wr->delta);
 	free(op->io_wr);
 	op->io_wr = NULL;
 }
@@ -409,12 +413,13 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		goto out;
 	}
 	/* a resync's target not yet whole: no reads, no primary (rpc.h) */
-	if (atomic_load(&e->cf.incomplete) && (!write || (op->q.flags & RPC_IO_COPIES))) {
+	if (atomic_load(&e->cf.incomplete) &&
+	    (!write || (op->q.flags & (RPC_IO_COPIES | RPC_IO_PARITY)))) {
 		ret = -RPC_EBEHIND;
 		fd_put(io, e);
 		goto out;
 	}
-	if (write && (op->q.flags & (RPC_IO_COPIES | RPC_IO_FORWARD)) &&
+	if (write && (op->q.flags & (RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY)) &&
 	    (ret = datafile_admit_epoch(&e->cf, op->q.epoch,
 					!(op->q.fwd_flags & RPC_COPY_STALE)))) {
 		fd_put(io, e);
@@ -455,8 +460,15 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		if (!sg->len)
 			continue;
 		writes += write;
-		ret = write ? datafile_write(&e->cf, buf, n, sg->off + skip, &bad)
-			    : datafile_read(&e->cf, buf, n, sg->off + skip, &bad);
+		if (!write)
+			ret = datafile_read(&e->cf, buf, n, sg->off + skip, &bad);
+		else if (op->io_wr->delta)
+			ret = datafile_write_delta(&e->cf, buf, n, sg->off + skip, &bad,
+						   op->io_wr->delta + off);
+		else if (op->q.fwd_flags & RPC_FWD_XOR)
+			ret = datafile_write_xor(&e->cf, buf, n, sg->off + skip, &bad);
+		else
+			ret = datafile_write(&e->cf, buf, n, sg->off + skip, &bad);
 		if (ret)
 			break;
 		buf += n;
@@ -494,6 +506,11 @@ out:
 			 write ? "write" : "read", op->q.handle, strerror(-ret));
 	}
 	return ret;
+}
+
+const unsigned char *io_write_delta(const struct srv_op *op)
+{
+	return op->io_wr ? op->io_wr->delta : NULL;
 }
 
 int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off)
@@ -831,6 +848,10 @@ static int check_segs(struct srv_op *op)
 		pthread_mutex_init(&op->io_wr->lock, NULL);
 		if (xp_req_data_len(op->r) != total)
 			return -EINVAL;
+		/* zeros where nothing is written: a delta of nothing */
+		if ((op->q.flags & RPC_IO_PARITY) &&
+		    !(op->io_wr->delta = calloc(1, total ? total : 1)))
+			return -ENOMEM;
 		if (total && xp_req_dir(op->r) != PROTO_DIR_WRITE)
 			return -EINVAL;
 	} else {

@@ -51,6 +51,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ec_code.h"
 #include "io_downs.h"
 #include "io_forward.h"
 #include "log.h"
@@ -452,6 +453,128 @@ static void join_resync(struct io_forward *fw, struct fwd *w)
 	pthread_mutex_unlock(&fw->lock);
 }
 
+/* ---- erasure-coded writes -------------------------------------------------------- */
+
+/* The answer to an ec write whose parity member on I/O server io failed:
+ * -EREMOTEIO with that server as the detail, as a mirror copy's (rpc.h). */
+static void parity_failed(struct srv_op *op, uint32_t io)
+{
+	op->status = -EREMOTEIO;
+	rpc_enc_u64(op->rep, io);
+	op->rep_len = 8;
+	op->rep_on_error = true;
+}
+
+/* An ec data cell's write (RPC_IO_PARITY), stored here with old ^ new of
+ * each byte kept (io.c, datafile_write_delta): each parity member j of its
+ * group gets c(j, i) * delta over the same segments, to XOR in
+ * (RPC_FWD_XOR), before the write is answered. Unlike a mirror's forwards
+ * these take no range order: deltas commute, and each was taken with its
+ * blocks locked from reading the old bytes to storing the new, so the
+ * deltas of two writes of the same bytes add up to first-to-last whatever
+ * order they reach a parity member in (docs/design/erasure-coding.md). A
+ * write that failed midway still sends its deltas: bytes it did not store
+ * have a zero delta. A member marked stale is not written to; one that
+ * can't be written fails the write, naming its server (marking it stale
+ * instead is the next step of the design). */
+static void run_parity(struct srv_op *op, char *buf)
+{
+	struct srv *s = op->s;
+	const unsigned char *delta = io_write_delta(op);
+	uint32_t np = op->q.ncopies, piece_max = IO_FORWARD_PIECE / np;
+	uint8_t body[RPC_COPIES_MAX][RPC_PREAMBLE + 48 + 64 * RPC_SEG_SIZE + 64];
+	uint8_t rep[RPC_COPIES_MAX][16];
+	struct ec_code code;
+	uint64_t epoch = op->q.epoch, cur, pos = 0;
+	uint32_t i = 0;
+	int ret;
+
+	if (!delta || ec_code_init(&code, op->q.ec_k, op->q.ec_p)) {
+		op->status = op->status ? op->status : -ENOMEM;
+		srv_op_complete(op);
+		return;
+	}
+	if (!io_epoch_local(s, op->q.handle, &cur) && cur > epoch)
+		epoch = cur;
+	for (uint32_t j = 0; j < np; j++)
+		if (op->q.copies[j].flags == RPC_COPY_DOWN) {
+			/* known down: not marked stale yet (design step 3) */
+			if (!op->status)
+				parity_failed(op, op->q.copies[j].io);
+			pos = op->total;
+		}
+	while (pos < op->total) {
+		struct piece pc = {.nseg = 0, .bytes = 0};
+		struct xp_call calls[RPC_COPIES_MAX];
+		uint32_t servers[RPC_COPIES_MAX], which[RPC_COPIES_MAX];
+		bool transport[RPC_COPIES_MAX];
+		struct iovec iov[RPC_COPIES_MAX];
+		int k = 0;
+
+		/* the next piece: segments from stream position pos */
+		while (i < op->q.nseg && pc.bytes < piece_max && pc.nseg < 64) {
+			const struct rpc_seg *sg = &op->segs[i];
+			uint64_t start = op->seg_end[i] - sg->len,
+				 skip = pos + pc.bytes - start;
+			uint64_t n = sg->len - skip;
+
+			if (n > piece_max - pc.bytes)
+				n = piece_max - pc.bytes;
+			pc.segs[pc.nseg].off = sg->off + skip;
+			pc.segs[pc.nseg].len = n;
+			pc.nseg++;
+			pc.bytes += n;
+			if (skip + n == sg->len)
+				i++;
+		}
+		memset(calls, 0, sizeof(calls));
+		for (uint32_t j = 0; j < np; j++) {
+			unsigned char *out = (unsigned char *)buf + (size_t)j * piece_max;
+			int len;
+
+			if (op->q.copies[j].flags & RPC_COPY_STALE)
+				continue;
+			memset(out, 0, pc.bytes);
+			ec_update_one(&code, j, op->q.ec_index, pc.bytes, delta + pos,
+				      out);
+			len = rpc_enc_io_forward(body[j], sizeof(body[j]), op->q.handle,
+						 pc.segs, pc.nseg, op->q.copies[j].slot,
+						 epoch, RPC_FWD_XOR);
+			if (len < 0)
+				continue;
+			calls[k].req = body[j];
+			calls[k].req_len = (size_t)len;
+			iov[k] = (struct iovec){out, (size_t)pc.bytes};
+			calls[k].wr_iov = &iov[k];
+			calls[k].wr_cnt = 1;
+			calls[k].rep = rep[j];
+			calls[k].rep_max = sizeof(rep[j]);
+			calls[k].path = XP_PATH_AUTO;
+			servers[k] = s->cfg.io[op->q.copies[j].io];
+			which[k++] = j;
+		}
+		ret = k ? peer_call_all(s, servers, calls, transport, k, NULL, NULL) : 0;
+		for (int c = 0; ret && c < k; c++) {
+			if (!calls[c].status)
+				continue;
+			log_warn(
+				"rpfsd: couldn't send a parity delta of handle %016" PRIx64
+				" to I/O server %u (slot %u): %s",
+				op->q.handle, op->q.copies[which[c]].io,
+				op->q.copies[which[c]].slot, strerror(-calls[c].status));
+			if (!op->status)
+				parity_failed(op, op->q.copies[which[c]].io);
+			pos = op->total;
+			break;
+		}
+		if (pos < op->total)
+			pos += pc.bytes;
+	}
+	ec_code_fini(&code);
+	atomic_fetch_add(op->status ? &s->fwd->failed : &s->fwd->forwarded, 1);
+	srv_op_complete(op);
+}
+
 static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 {
 	struct fwd w = {.s = op->s,
@@ -471,6 +594,10 @@ static void run_one(struct io_forward *fw, struct srv_op *op, char *buf)
 			op->q.handle);
 		op->status = -EINVAL;
 		srv_op_complete(op);
+		return;
+	}
+	if (op->q.flags & RPC_IO_PARITY) {
+		run_parity(op, buf);
 		return;
 	}
 	for (uint32_t c = 0; c < op->q.ncopies; c++) {
@@ -958,8 +1085,10 @@ bool io_forward_take(struct srv_op *op)
 {
 	struct io_forward *fw = op->s->io ? op->s->fwd : NULL;
 
+	/* an ec write that failed midway still sends the deltas of what it
+	 * stored (run_parity) */
 	if ((op->q.op != RPC_IO_WRITE && op->q.op != RPC_IO_TRUNCATE) || !op->q.ncopies ||
-	    op->forwarded || op->status)
+	    op->forwarded || (op->status && !(op->q.flags & RPC_IO_PARITY)))
 		return false;
 	op->forwarded = true;
 	if (!fw) {

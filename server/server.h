@@ -249,6 +249,9 @@ int io_create_handle(struct srv *s, uint64_t handle, uint64_t nonce, uint32_t sl
 int io_probe(struct srv *s, uint32_t meta, struct rpc_probe *p);
 /* Free what io.c keeps for a write request (op.c, with the op). */
 void io_write_free(struct srv_op *op);
+/* An ec data cell's write (RPC_IO_PARITY), once stored: old ^ new of each
+ * byte of its data stream (op->total bytes); NULL for other ops. */
+const unsigned char *io_write_delta(const struct srv_op *op);
 /* io.c: len bytes of handle's datafile at off, checked (io_forward.c's
  * read-back). */
 int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint64_t off);

@@ -74,6 +74,10 @@ static int reencode(const struct rpc_req *r, size_t cap)
 							r->slot, r->epoch, r->fwd_flags);
 		return rpc_enc_truncate(again, cap, r->handle, &r->cap, r->size);
 	case RPC_BODY_IO:
+		if (r->flags & RPC_IO_PARITY)
+			return rpc_enc_io_parity(again, cap, r->handle, &r->cap, r->segs,
+						 r->nseg, r->slot, r->copies, r->ncopies,
+						 r->epoch, r->ec_k, r->ec_index);
 		if (r->ncopies)
 			return rpc_enc_io_copies(again, cap, r->handle, &r->cap, r->segs,
 						 r->nseg, r->slot, r->copies, r->ncopies,
@@ -198,11 +202,17 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(r->nseg <= maxseg && r->segs == segs);
 		/* a copies list only on a write with the flag, 1..RPC_COPIES_MAX
 		 * copies, each with a slot */
-		FUZZ_CHECK(!(r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD)));
-		FUZZ_CHECK((r->flags & (RPC_IO_COPIES | RPC_IO_FORWARD)) !=
-			   (RPC_IO_COPIES | RPC_IO_FORWARD));
+		FUZZ_CHECK(
+			!(r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY)));
+		/* one of the three at most */
+		FUZZ_CHECK(!(r->flags & (r->flags - 1)));
 		FUZZ_CHECK(!r->flags || r->op == RPC_IO_WRITE);
-		FUZZ_CHECK(!!(r->flags & RPC_IO_COPIES) == (r->ncopies > 0));
+		FUZZ_CHECK(!!(r->flags & (RPC_IO_COPIES | RPC_IO_PARITY)) ==
+			   (r->ncopies > 0));
+		/* an ec write: its code (K, P = its parity members, its index) */
+		FUZZ_CHECK(!(r->flags & RPC_IO_PARITY) ||
+			   (r->ec_p == r->ncopies && r->ec_k >= 1 &&
+			    r->ec_k <= RED_EC_CELLS_MAX && r->ec_index < r->ec_k));
 		FUZZ_CHECK(r->ncopies <= RPC_COPIES_MAX);
 		FUZZ_CHECK(!(r->fwd_flags & ~RPC_FWD_FLAGS));
 		for (uint32_t i = 0; i < r->ncopies; i++)
@@ -211,7 +221,8 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(RPC_PREAMBLE + 16 + RPC_CAP_SIZE +
 				   (uint64_t)r->nseg * RPC_SEG_SIZE +
 				   (r->ncopies ? 12 + 12 * (uint64_t)r->ncopies : 0) +
-				   ((r->flags & RPC_IO_FORWARD) ? 16 : 0) ==
+				   ((r->flags & RPC_IO_FORWARD) ? 16 : 0) +
+				   ((r->flags & RPC_IO_PARITY) ? 8 : 0) ==
 			   size);
 		for (uint32_t i = 0; i < r->nseg; i++)
 			FUZZ_CHECK(segs[i].len > 0 &&

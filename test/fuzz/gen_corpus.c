@@ -277,6 +277,9 @@ static void gen_rpc(void)
 	REQ("mirror-repair", rpc_enc_mirror_repair(buf, sizeof(buf), 7, NULL, 1, 3));
 	REQ("io-heartbeat",
 	    rpc_enc_io_heartbeat(buf, sizeof(buf), 0, (const uint32_t[]){1, 3}, 2));
+	REQ("io-write-parity",
+	    rpc_enc_io_parity(buf, sizeof(buf), 9, NULL, segs, 3, 1,
+			      (const struct rpc_copy[]){{3, 2, 0}}, 1, 1, 2, 1));
 	REQ("io-heartbeat-none", rpc_enc_io_heartbeat(buf, sizeof(buf), 1, NULL, 0));
 	REQ("io-digest",
 	    rpc_enc_io_digest(buf, sizeof(buf), 7, 1, RPC_DIGEST_UNIT, RPC_DIGEST_SPAN));

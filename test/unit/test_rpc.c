@@ -750,7 +750,7 @@ START_TEST(io_forward_round_trips)
 	/* a forward carries no capability (servers send none) */
 	buf[RPC_PREAMBLE + 8 + 5] = 1;
 	ck_assert_int_eq(decode(buf, (size_t)n), -EPROTO);
-	ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, in, 1, 0, 1, 32), -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, in, 1, 0, 1, 64), -EINVAL);
 }
 END_TEST
 
@@ -791,6 +791,63 @@ START_TEST(resync_and_fresh_round_trip)
 		buf[0] = RPC_MIRROR_FRESH; /* op code, little endian */
 		ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
 	}
+}
+END_TEST
+
+/* IO_WRITE of an ec data cell (RPC_IO_PARITY): the parity members as a
+ * copies list, then the code; one flag of the three at most; a code the
+ * list disagrees with, or an index past K, refused both ways. */
+START_TEST(io_parity_round_trip)
+{
+	struct rpc_seg in[2] = {{0, 4096}, {65536, 100}};
+	struct rpc_copy par[2] = {{3, 4, 0}, {5, 5, RPC_COPY_STALE}};
+	int len = rpc_enc_io_parity(buf, BUFSZ, 9, NULL, in, 2, 1, par, 2, 7, 4, 1);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 48 + 2 * RPC_SEG_SIZE + 12 + 24 + 8);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_WRITE);
+	ck_assert_uint_eq(req.flags, RPC_IO_PARITY);
+	ck_assert_uint_eq(req.nseg, 2);
+	ck_assert_uint_eq(req.slot, 1);
+	ck_assert_uint_eq(req.ncopies, 2);
+	ck_assert_uint_eq(req.copies[1].io, 5);
+	ck_assert_uint_eq(req.copies[1].slot, 5);
+	ck_assert_uint_eq(req.copies[1].flags, RPC_COPY_STALE);
+	ck_assert_uint_eq(req.epoch, 7);
+	ck_assert_uint_eq(req.ec_k, 4);
+	ck_assert_uint_eq(req.ec_p, 2);
+	ck_assert_uint_eq(req.ec_index, 1);
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	buf[2] = RPC_IO_PARITY | RPC_IO_COPIES;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[2] = RPC_IO_PARITY;
+	/* P in the code is not the list's */
+	buf[len - 7] = 3;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[len - 7] = 2;
+	/* the index past K */
+	buf[len - 6] = 4;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[len - 6] = 1;
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_int_eq(
+		rpc_enc_io_parity(buf, BUFSZ, 9, NULL, in, 2, 1, par, 2, 7, 4, 4),
+		-EINVAL);
+	ck_assert_int_eq(
+		rpc_enc_io_parity(buf, BUFSZ, 9, NULL, in, 2, 1, par, 0, 7, 4, 1),
+		-EINVAL);
+	ck_assert_int_eq(
+		rpc_enc_io_parity(buf, BUFSZ, 9, NULL, in, 2, 1, par, 2, 7, 0, 0),
+		-EINVAL);
+	/* a read never carries it */
+	len = rpc_enc_io_slot(buf, BUFSZ, RPC_IO_READ, 9, NULL, in, 1, 1);
+	buf[2] = RPC_IO_PARITY;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	/* a forward's XOR flag */
+	len = rpc_enc_io_forward(buf, BUFSZ, 9, in, 1, 4, 7, RPC_FWD_XOR);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.fwd_flags, RPC_FWD_XOR);
 }
 END_TEST
 
@@ -972,7 +1029,7 @@ START_TEST(io_create_incomplete_and_rebuild_round_trip)
 		len = rpc_enc_io_forward(buf, BUFSZ, 1, &s1, 1, 2, 4, RPC_FWD_WHOLE);
 		ck_assert_int_eq(decode(buf, (size_t)len), 0);
 		ck_assert_uint_eq(req.fwd_flags, RPC_FWD_WHOLE);
-		ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, &s1, 1, 2, 4, 32),
+		ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 1, &s1, 1, 2, 4, 64),
 				 -EINVAL);
 	}
 }
@@ -1949,6 +2006,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, mirror_repair_round_trip);
 	tcase_add_test(tc, io_heartbeat_round_trip);
 	tcase_add_test(tc, io_digest_round_trip);
+	tcase_add_test(tc, io_parity_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
 	tcase_add_test(tc, bodyless_ops_round_trip);
 	tcase_add_test(tc, mkdir_round_trips);

@@ -75,6 +75,9 @@ suite io-states-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integra
 # Mirrored files: writes forwarded to the copies over verbs, reads with a
 # copy's server killed, stopped, damaged.
 suite mirror-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/mirror.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+# Erasure-coded writes: parity deltas forwarded between servers over
+# verbs, under four concurrent writers (raw requests; seconds).
+suite test_ec_write.log ./test/integration/test_ec_write
 suite restart-test.out sh -c 'RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/restart.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
 cd "$top" || exit 2
 export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
