@@ -1,4 +1,4 @@
-/* rpfsd --check [--repair [--accept-damaged]]: fsck of a stopped server's
+/* rpfsd --check [--copies] [--repair [--accept-damaged]]: fsck of a stopped server's
  * storage directory (config and --name as for starting it).
  *
  * Role meta: the store must open (store.c's checks), and its two indexes

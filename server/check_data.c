@@ -557,6 +557,20 @@ void check_io(struct chk *c)
 	}
 	check_remote_orphans(c, dirfd, v, n);
 	check_missing(c, dirfd, v, n);
+	if (c->flags & CHECK_COPIES) {
+		uint64_t *h = calloc(n ? n : 1, sizeof(*h));
+		size_t k = 0;
+
+		for (size_t i = 0; h && i < n; i++)
+			if (v[i].data && v[i].sum)
+				h[k++] = v[i].h;
+		if (h)
+			check_copies(c, dirfd, h, k);
+		else
+			chk_problem(c, false, "%s: out of memory: copies not compared",
+				    c->datadir);
+		free(h);
+	}
 	if (chk_repair(c) && c->repaired)
 		fsync(dirfd);
 	free(v);

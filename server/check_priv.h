@@ -57,5 +57,8 @@ bool chk_store_has(struct chk *c, uint64_t handle);
 
 /* Role io (check_data.c): datafiles, checksum files, orphans. */
 void check_io(struct chk *c);
+/* --copies (check_copies.c): the datafiles of handles[0..n) here against
+ * their mirror copies on the other I/O servers, by digest. */
+void check_copies(struct chk *c, int dirfd, const uint64_t *handles, size_t n);
 
 #endif

@@ -2,7 +2,7 @@
  *
  *   rpfsd --config FILE --name NAME [--foreground|--daemon] [--pidfile F]
  *         [--log-level L] [--log-file F] [--accept-empty-metadata]
- *   rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]
+ *   rpfsd --config FILE --name NAME --check [--copies] [--repair [--accept-damaged]]
  *   rpfsd --list-settings
  *
  * Start-up is a ladder (config, storage directory, roles, workers, the
@@ -99,6 +99,8 @@ static const struct rpfsd_option {
 	 "with --check: fix what loses nothing (orphans, indexes, torn writes)"},
 	{"accept-damaged", no_argument, 'A', NULL,
 	 "with --repair: take blocks that fail their checksum as they are"},
+	{"copies", no_argument, 'K', NULL,
+	 "with --check: compare mirrored datafiles with their copies on the other I/O servers (running); with --repair, a copy that differs from its slot's primary is marked stale and rewritten from it"},
 	{"list-settings", no_argument, 'L', NULL,
 	 "the transport settings ([transport], RPFS_<NAME>) with types, defaults, ranges and help; with --config, each one's value for this server and its source"},
 	{"version", no_argument, 'V', NULL,
@@ -136,7 +138,7 @@ static void usage(FILE *f)
 		"usage: rpfsd --config FILE --name NAME [--foreground|--daemon]\n"
 		"             [--pidfile FILE] [--log-level error|warn|info|debug]\n"
 		"             [--log-file FILE] [--accept-empty-metadata]\n"
-		"       rpfsd --config FILE --name NAME --check [--repair [--accept-damaged]]\n"
+		"       rpfsd --config FILE --name NAME --check [--copies] [--repair [--accept-damaged]]\n"
 		"       rpfsd --list-settings [--config FILE [--name NAME]]\n"
 		"       rpfsd --version\n"
 		"\n"
@@ -413,6 +415,9 @@ int main(int argc, char **argv)
 		case 'A':
 			check_flags |= CHECK_ACCEPT_DAMAGED;
 			break;
+		case 'K':
+			check_flags |= CHECK_COPIES;
+			break;
 		case 'L':
 			list = true;
 			break;
@@ -437,7 +442,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (check_flags && !check) {
-		fprintf(stderr, "rpfsd: --repair and --accept-damaged go with --check\n");
+		fprintf(stderr,
+			"rpfsd: --repair, --accept-damaged and --copies go with --check\n");
 		return 2;
 	}
 	if ((check_flags & CHECK_ACCEPT_DAMAGED) && !(check_flags & CHECK_REPAIR)) {

@@ -386,6 +386,7 @@ int ident_check_storage(struct srv *s);
  * status: 0 clean, 1 problems found (repaired or not), 2 can't check. */
 #define CHECK_REPAIR	     1u /* fix what is safe: orphans, indexes */
 #define CHECK_ACCEPT_DAMAGED 2u /* also take damaged blocks' data as it is */
+#define CHECK_COPIES	     4u /* compare mirrored datafiles with their copies */
 int check_storage(struct srv *s, unsigned flags);
 
 /* thread_binding.c */

@@ -39,6 +39,8 @@
 #   - copies that differ with neither stale (a block taken as it is by
 #     rpfsd --check --accept-damaged): rpfs verify (and -r) names them,
 #     rpfs verify --repair has the copy rewritten from its primary;
+#     rpfsd --check --copies on the stopped server finds the difference by
+#     digest (and none once mended);
 #   - with scrub_mbps set, a damaged block no read touches is found by the
 #     scrub and the copy mended.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
@@ -394,6 +396,10 @@ done
 printf 'Z' | dd of="$D/s$v/data/$h" bs=1 seek=100 conv=notrunc status=none
 check "rpfsd --check --repair --accept-damaged takes server.$v's changed copy as it is" \
 	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --repair --accept-damaged | grep -q 'accepted as it is'"
+# the storage side finds it too, by digest, while the others run
+check_fails "rpfsd --check --copies on server.$v: its copy of /m/c differs from copy 0" \
+	"slot [0-9]* differs from its copy in slot [0-9]* on io server [0-9]* from offset 0 (" \
+	"$(dirname "$RPFS")/rpfsd" --config "$D/rpfs.conf" --name "server.$v" --check --copies
 check "rpfs up starts server.$v again" "$RPFS" up --dir "$D"
 check_in "server.$v online again" wait_state "$v" online 5
 check_fails "rpfs verify: the copies of /m/c differ" "differ at file offset" \
@@ -406,6 +412,18 @@ check "... the metadata server's log says so" \
 check_in "... the copies are the same bytes" copies_agree /m/c
 check "... /m/c reads back right" sh -c "'$RPFS' cat /m/c | cmp - '$TMP/src'"
 check "rpfs verify -r /m: every file's copies agree" "$RPFS" verify -r /m
+# and the storage side agrees: no copy of server.$v's differs now
+pid=$(pid_of "$v")
+kill -TERM "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "rpfsd --check --copies on server.$v: clean, its mirrored datafiles compared" \
+	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --copies >'$TMP/copies.out' 2>&1 && grep -q 'mirrored datafiles\\{0,1\\} compared with their copies' '$TMP/copies.out' && ! grep -q 'compared with their copies (some' '$TMP/copies.out'"
+check "rpfs up starts server.$v again" "$RPFS" up --dir "$D"
+check_in "server.$v online again" wait_state "$v" online 5
 
 # ---- the scrub ---------------------------------------------------------------------
 # a byte of a copy changed on disk and the file not read: the scrub
