@@ -421,7 +421,7 @@ while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
 	i=$((i + 1))
 done
 check "rpfsd --check --copies on server.$v: clean, its mirrored datafiles compared" \
-	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --copies >'$TMP/copies.out' 2>&1 && grep -q 'mirrored datafiles\\{0,1\\} compared with their copies' '$TMP/copies.out' && ! grep -q 'compared with their copies (some' '$TMP/copies.out'"
+	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --copies >'$TMP/copies.out' 2>&1 && grep -q ': [1-9][0-9]* mirrored datafiles\\{0,1\\} compared with their copies' '$TMP/copies.out' && ! grep -q 'compared with their copies (some' '$TMP/copies.out'"
 check "rpfs up starts server.$v again" "$RPFS" up --dir "$D"
 check_in "server.$v online again" wait_state "$v" online 5
 
