@@ -40,7 +40,7 @@
 #     rpfsd --check --accept-damaged): rpfs verify (and -r) names them,
 #     rpfs verify --repair has the copy rewritten from its primary;
 #     rpfsd --check --copies on the stopped server finds the difference by
-#     digest (and none once mended);
+#     digest (and none once mended), and with --repair has it mended;
 #   - with scrub_mbps set, a damaged block no read touches is found by the
 #     scrub and the copy mended.
 # Run by `make check` from the top build directory (./rpfs, ./rpfsd).
@@ -424,6 +424,28 @@ check "rpfsd --check --copies on server.$v: clean, its mirrored datafiles compar
 	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --copies >'$TMP/copies.out' 2>&1 && grep -q ': [1-9][0-9]* mirrored datafiles\\{0,1\\} compared with their copies' '$TMP/copies.out' && ! grep -q 'compared with their copies (some' '$TMP/copies.out'"
 check "rpfs up starts server.$v again" "$RPFS" up --dir "$D"
 check_in "server.$v online again" wait_state "$v" online 5
+
+# ---- rpfsd --check --copies --repair -------------------------------------------------
+# the same kind of change again, mended from the storage side: the copy that
+# is not copy 0 is marked stale, and the resync rewrites it once its server
+# runs again
+pid=$(pid_of "$v")
+kill -TERM "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+printf 'Y' | dd of="$D/s$v/data/$h" bs=1 seek=200 conv=notrunc status=none
+check "rpfsd --check --repair --accept-damaged takes server.$v's changed copy again" \
+	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --repair --accept-damaged | grep -q 'accepted as it is'"
+check "rpfsd --check --copies --repair on server.$v marks its copy of /m/c stale" \
+	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --copies --repair | grep -q 'differs from its copy in slot .*\\[repaired\\]'"
+check "rpfs up starts server.$v again" "$RPFS" up --dir "$D"
+check_in "server.$v online again" wait_state "$v" online 5
+check_in "... /m/c resynced from copy 0: rpfs verify passes" wait_verify /m/c $((60 * X))
+check_in "... the copies are the same bytes" copies_agree /m/c
+check "... /m/c reads back right" sh -c "'$RPFS' cat /m/c | cmp - '$TMP/src'"
 
 # ---- the scrub ---------------------------------------------------------------------
 # a byte of a copy changed on disk and the file not read: the scrub
