@@ -38,30 +38,12 @@
 
 #include "blocksum.h"
 #include "check_priv.h"
+#include "io_forward.h"
 #include "layout.h"
 #include "wire.h"
 
 /* What a copy's comparison found. */
 enum verdict { SAME, DIFFERS, UNKNOWN };
-
-/* One call of body (len bytes, or a negative errno from its encoder) to
- * server srv (config index); the reply into rep. */
-static int ask(struct srv *s, uint32_t srv, const void *body, int len, void *rep,
-	       size_t rep_max, size_t *rep_len)
-{
-	struct xp_call call = {0};
-	int ret;
-
-	if (len < 0)
-		return len;
-	call.req = body;
-	call.req_len = (size_t)len;
-	call.rep = rep;
-	call.rep_max = rep_max;
-	ret = peer_call(s, srv, &call);
-	*rep_len = call.rep_len;
-	return ret;
-}
 
 /* The stripe slot the datafile of h here holds (its checksum file says),
  * or CSUM_SLOT_ANY. */
@@ -97,9 +79,9 @@ static int file_of(struct srv *s, uint64_t h, struct rpc_attr *a, uint32_t *stal
 
 	if (meta >= s->cfg.nmeta)
 		return -EINVAL;
-	ret = ask(s, s->cfg.meta[meta], body,
-		  rpc_enc_getattr(body, sizeof(body), h, 0, NULL), rep, sizeof(rep),
-		  &rep_len);
+	ret = io_peer_ask(s, s->cfg.meta[meta], body,
+			  rpc_enc_getattr(body, sizeof(body), h, 0, NULL), rep,
+			  sizeof(rep), &rep_len, false);
 	if (ret)
 		return ret;
 	if (rpc_dec_attr(rep, rep_len, a) || a->handle != h)
@@ -126,9 +108,9 @@ static int remote_size(struct srv *s, uint32_t io, uint64_t h, uint64_t *size)
 	uint8_t body[RPC_PREAMBLE + 64], rep[64];
 	struct rpc_io_size is;
 	size_t rep_len = 0;
-	int ret = ask(s, s->cfg.io[io], body,
-		      rpc_enc_handle_op(body, sizeof(body), RPC_IO_SIZE, h, NULL), rep,
-		      sizeof(rep), &rep_len);
+	int ret = io_peer_ask(s, s->cfg.io[io], body,
+			      rpc_enc_handle_op(body, sizeof(body), RPC_IO_SIZE, h, NULL),
+			      rep, sizeof(rep), &rep_len, false);
 
 	if (!ret && rpc_dec_io_size(rep, rep_len, &is))
 		ret = -EPROTO;
@@ -165,9 +147,10 @@ static enum verdict compare(struct srv *s, int fd, uint64_t size, uint64_t h, ui
 
 		span = size - off < RPC_DIGEST_SPAN ? size - off : RPC_DIGEST_SPAN;
 		n = (uint32_t)((span + RPC_DIGEST_UNIT - 1) / RPC_DIGEST_UNIT);
-		*why = ask(s, s->cfg.io[io], body,
-			   rpc_enc_io_digest(body, sizeof(body), h, slot, off, span), rep,
-			   sizeof(rep), &rep_len);
+		*why = io_peer_ask(
+			s, s->cfg.io[io], body,
+			rpc_enc_io_digest(body, sizeof(body), h, slot, off, span), rep,
+			sizeof(rep), &rep_len, false);
 		if (!*why && rep_len != n * (size_t)RPC_DIGEST_SIZE)
 			*why = -EPROTO;
 		got = *why ? 0 : pread(fd, buf, span, (off_t)off);
@@ -204,9 +187,9 @@ static int mark(struct srv *s, uint64_t h, uint32_t ds, uint32_t cs)
 	size_t rep_len = 0;
 	uint32_t meta = place_meta_of_handle(h);
 
-	return ask(s, s->cfg.meta[meta], body,
-		   rpc_enc_mirror_repair(body, sizeof(body), h, NULL, ds, cs), rep,
-		   sizeof(rep), &rep_len);
+	return io_peer_ask(s, s->cfg.meta[meta], body,
+			   rpc_enc_mirror_repair(body, sizeof(body), h, NULL, ds, cs),
+			   rep, sizeof(rep), &rep_len, false);
 }
 
 /* The datafile of h here (slot mine of a file laid out as a) against the

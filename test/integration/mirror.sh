@@ -76,6 +76,16 @@ servers_of() {
 		sed -n 's/^  \(copy [0-9]* of \)\{0,1\}slot [0-9]*: io server \([0-9]*\) .*/\2/p' |
 		tr '\n' ' '
 }
+# stop_server N: SIGTERM to server.N, waiting (10 s at most) until it is gone
+stop_server() {
+	pid=$(pid_of "$1")
+	kill -TERM "$pid"
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 handle_of() { "$RPFS" stat "$1" | sed -n 's/^handle: 0x\(.*\)/\1/p'; }
 pid_of() { cat "$D/rpfsd.$1.pid"; }
 # copies_agree FILE: for each data slot s of a mirror:2 file of 2 data
@@ -386,13 +396,7 @@ fi
 h=$(handle_of /m/c)
 set -- $(servers_of /m/c)
 if [ "$3" != 0 ]; then v=$3; else v=$4; fi # a copy on an I/O-only server
-pid=$(pid_of "$v")
-kill -TERM "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+stop_server "$v"
 printf 'Z' | dd of="$D/s$v/data/$h" bs=1 seek=100 conv=notrunc status=none
 check "rpfsd --check --repair --accept-damaged takes server.$v's changed copy as it is" \
 	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --repair --accept-damaged | grep -q 'accepted as it is'"
@@ -413,13 +417,7 @@ check_in "... the copies are the same bytes" copies_agree /m/c
 check "... /m/c reads back right" sh -c "'$RPFS' cat /m/c | cmp - '$TMP/src'"
 check "rpfs verify -r /m: every file's copies agree" "$RPFS" verify -r /m
 # and the storage side agrees: no copy of server.$v's differs now
-pid=$(pid_of "$v")
-kill -TERM "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+stop_server "$v"
 check "rpfsd --check --copies on server.$v: clean, its mirrored datafiles compared" \
 	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --copies >'$TMP/copies.out' 2>&1 && grep -q ': [1-9][0-9]* mirrored datafiles\\{0,1\\} compared with their copies' '$TMP/copies.out' && ! grep -q 'compared with their copies (some' '$TMP/copies.out'"
 check "rpfs up starts server.$v again" "$RPFS" up --dir "$D"
@@ -429,13 +427,7 @@ check_in "server.$v online again" wait_state "$v" online 5
 # the same kind of change again, mended from the storage side: the copy that
 # is not copy 0 is marked stale, and the resync rewrites it once its server
 # runs again
-pid=$(pid_of "$v")
-kill -TERM "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+stop_server "$v"
 printf 'Y' | dd of="$D/s$v/data/$h" bs=1 seek=200 conv=notrunc status=none
 check "rpfsd --check --repair --accept-damaged takes server.$v's changed copy again" \
 	sh -c "'$(dirname "$RPFS")/rpfsd' --config '$D/rpfs.conf' --name server.$v --check --repair --accept-damaged | grep -q 'accepted as it is'"
