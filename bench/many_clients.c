@@ -19,15 +19,20 @@
  *
  * usage: many_clients [--file /PATH] [--servers S] [--first N] [--size B]
  *                     [--records MIN] [--bytes TOTAL] [--procs P]
- *                     [--idle "PID..."] COUNT...
+ *                     [--idle "PID..."] [--deadline SECONDS] COUNT...
  * A client writes max(MIN, TOTAL / (COUNT * size)) records. RPFS_CONFIG
- * names the cluster. Any failed call or wrong byte prints it and exits 1. */
+ * names the cluster. Any failed call or wrong byte prints it and exits 1.
+ * --deadline bounds each count: client processes still running then are
+ * killed and how far their clients got is printed (started, connected,
+ * ending, done), so a stuck count says where rather than being a silent
+ * timeout of the caller. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +57,11 @@ struct opts {
 	int procs;
 	int npids;
 	pid_t pids[MAX_PIDS];
+	int deadline; /* seconds a count may take, 0: no bound */
 };
+
+/* How far the clients of a count got: how many passed each step. */
+enum step { STEP_INIT, STEP_CONNECTED, STEP_ENDING, STEP_DONE, STEPS };
 
 /* Shared by the parent and every client process of one count. */
 struct shared {
@@ -60,6 +69,7 @@ struct shared {
 	sem_t connected; /* idle mode: posted once every client is connected */
 	sem_t release;	 /* idle mode: one post per client, to let it go */
 	atomic_int failed;
+	atomic_int steps[STEPS];
 	int count;
 	long records;
 	/* per client and phase (0 write, 1 read): its first start, last end */
@@ -201,8 +211,10 @@ static void *client_main(void *arg)
 		complain(sh, cl->id, "init", rc);
 		c = NULL;
 	}
+	atomic_fetch_add(&sh->steps[STEP_INIT], 1);
 	if (c && (rc = connect_all(c)))
 		complain(sh, cl->id, "ping", rc);
+	atomic_fetch_add(&sh->steps[STEP_CONNECTED], 1);
 	if (cl->idle) {
 		/* every client connected: the parent measures, then lets go */
 		if (pthread_barrier_wait(&sh->bar) == PTHREAD_BARRIER_SERIAL_THREAD)
@@ -228,8 +240,10 @@ static void *client_main(void *arg)
 			rpfs_close(f);
 		free(buf);
 	}
+	atomic_fetch_add(&sh->steps[STEP_ENDING], 1);
 	if (c)
 		rpfs_finalize(c);
+	atomic_fetch_add(&sh->steps[STEP_DONE], 1);
 	return NULL;
 }
 
@@ -244,7 +258,7 @@ static int client_proc(struct shared *sh, int lo, int hi, int idle)
 	if (!th || !cl)
 		return 1;
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_attr_setstacksize(&attr, 1 << 20);
 	for (int i = 0; i < n; i++) {
 		cl[i] = (struct client){sh, lo + i, idle};
 		if (pthread_create(&th[i], &attr, client_main, &cl[i])) {
@@ -279,33 +293,80 @@ static int spawn(struct shared *sh, int count, int idle, pid_t *pids)
 	return np;
 }
 
-/* Wait for the client processes; one that fails would leave the others
- * waiting at a barrier: kill them. 0 when all exited 0. */
-static int reap(pid_t *pids, int np)
+/* Kill every client process still listed in pids. */
+static void kill_all(pid_t *pids, int np)
 {
-	int left = np, bad = 0, st;
+	for (int p = 0; p < np; p++)
+		if (pids[p] > 0)
+			kill(pids[p], SIGKILL);
+}
 
-	while (left > 0) {
-		pid_t pid = waitpid(-1, &st, 0);
+/* A child that ended: take it off pids; a failure kills the others (they
+ * would wait at a barrier for its clients) and is printed unless one was
+ * already (sh->failed). */
+static void ended(struct shared *sh, pid_t *pids, int np, pid_t pid, int st, int *bad)
+{
+	for (int p = 0; p < np; p++)
+		if (pids[p] == pid)
+			pids[p] = 0;
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return;
+	if (!*bad && !atomic_load(&sh->failed)) {
+		if (WIFEXITED(st))
+			fprintf(stderr,
+				"many_clients: a client process failed (exit %d)\n",
+				WEXITSTATUS(st));
+		else
+			fprintf(stderr,
+				"many_clients: a client process was killed (%s)\n",
+				strsignal(WTERMSIG(st)));
+	}
+	*bad = 1;
+	kill_all(pids, np);
+}
 
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
+/* Past the deadline: say how far the clients got, and end them. */
+static void overdue(struct shared *sh, pid_t *pids, int np)
+{
+	fprintf(stderr,
+		"many_clients: %d clients still running after %d s: of %d, %d "
+		"started (rpfs_init returned), %d connected to every server, %d "
+		"ending (in rpfs_finalize), %d done\n",
+		sh->count - atomic_load(&sh->steps[STEP_DONE]), o.deadline, sh->count,
+		atomic_load(&sh->steps[STEP_INIT]),
+		atomic_load(&sh->steps[STEP_CONNECTED]),
+		atomic_load(&sh->steps[STEP_ENDING]), atomic_load(&sh->steps[STEP_DONE]));
+	atomic_store(&sh->failed, 1);
+	kill_all(pids, np);
+}
+
+/* Wait for the client processes until t_end (0: no bound). 0 when all
+ * exited 0. */
+static int reap(struct shared *sh, pid_t *pids, int np, double t_end)
+{
+	int bad = 0, st;
+	bool late = false;
+
+	for (;;) {
+		bool left = false;
+		pid_t pid;
+
 		for (int p = 0; p < np; p++)
-			if (pids[p] == pid) {
-				pids[p] = 0;
-				left--;
-			}
-		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-			if (!bad)
-				fprintf(stderr, "many_clients: a client process %s\n",
-					WIFEXITED(st) ? "failed" : "was killed");
-			bad = 1;
-			for (int p = 0; p < np; p++)
-				if (pids[p] > 0)
-					kill(pids[p], SIGKILL);
+			left |= pids[p] > 0;
+		if (!left)
+			break;
+		pid = waitpid(-1, &st, t_end > 0 && !late ? WNOHANG : 0);
+		if (pid > 0) {
+			ended(sh, pids, np, pid, st, &bad);
+			continue;
+		}
+		if (pid < 0 && errno != EINTR)
+			break;
+		if (pid == 0 && now() > t_end) {
+			overdue(sh, pids, np);
+			bad = late = true;
+		} else if (pid == 0) {
+			usleep(20000);
 		}
 	}
 	return bad;
@@ -427,8 +488,15 @@ static void report(struct shared *sh)
 	fflush(stdout);
 }
 
+/* The end of a count's time, now + --deadline (0: none). */
+static double deadline(void)
+{
+	return o.deadline > 0 ? now() + o.deadline : 0;
+}
+
 static int run_count(int count)
 {
+	double t_end = deadline();
 	long r = o.min_records;
 	pid_t pids[1024];
 	struct shared *sh;
@@ -440,7 +508,7 @@ static int run_count(int count)
 		return 1;
 	sh = shared_new(count, r);
 	np = spawn(sh, count, 0, pids);
-	bad = reap(pids, np) || atomic_load(&sh->failed);
+	bad = reap(sh, pids, np, t_end) || atomic_load(&sh->failed);
 	if (!bad)
 		report(sh);
 	shared_free(sh);
@@ -475,6 +543,7 @@ static long servers_rss(void)
 static int idle_count(int count)
 {
 	struct shared *sh = shared_new(count, 0);
+	double t_end = deadline();
 	pid_t pids[1024];
 	long before, held = -1;
 	int np, bad = 0;
@@ -484,6 +553,7 @@ static int idle_count(int count)
 	np = spawn(sh, count, 1, pids);
 	for (;;) {
 		struct timespec ts;
+		pid_t pid;
 		int st;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -494,8 +564,17 @@ static int idle_count(int count)
 		}
 		if (!sem_timedwait(&sh->connected, &ts))
 			break;
-		if (waitpid(-1, &st, WNOHANG) > 0) {
-			/* a client process ended before all were connected */
+		pid = waitpid(-1, &st, WNOHANG);
+		if (pid > 0) {
+			/* a client process ended before all were connected: the
+			 * others wait at the barrier for its clients */
+			ended(sh, pids, np, pid, st, &bad);
+			kill_all(pids, np);
+			bad = 1;
+			break;
+		}
+		if (t_end > 0 && now() > t_end) {
+			overdue(sh, pids, np);
 			bad = 1;
 			break;
 		}
@@ -506,7 +585,8 @@ static int idle_count(int count)
 	}
 	for (int i = 0; i < count; i++)
 		sem_post(&sh->release);
-	bad = reap(pids, np) || bad || atomic_load(&sh->failed);
+	/* after a failure every client process was killed: just reap them */
+	bad = reap(sh, pids, np, bad ? 0 : t_end) || bad || atomic_load(&sh->failed);
 	if (!bad && before > 0 && held > 0) {
 		printf("clients,rpfs,idle,servers=%d;conns=%d,%ld,KiB_rss_before\n",
 		       o.npids, count, before);
@@ -563,6 +643,8 @@ int main(int argc, char **argv)
 			o.procs = atoi(v);
 		else if (!strcmp(a, "--idle"))
 			pids = v;
+		else if (!strcmp(a, "--deadline"))
+			o.deadline = atoi(v);
 		else
 			break;
 	}
@@ -570,7 +652,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: many_clients [--file /PATH] [--servers S] [--first N] "
 			"[--size B] [--records MIN] [--bytes TOTAL] [--procs P] "
-			"[--idle \"PID...\"] COUNT...\n");
+			"[--idle \"PID...\"] [--deadline SECONDS] COUNT...\n");
 		return 2;
 	}
 	for (char *s = (char *)pids; s && *s;) {

@@ -68,17 +68,17 @@ suite test_integrity-placement.log env CK_RUN_CASE=placement ./test/integration/
 # The CLI on verbs: cli-posix.sh (the namespace commands with their
 # options and several operands, cp, truncate, up, down, ping); cli.sh,
 # which adds df, stats, settings and help, runs on tcp (time: see above).
-suite cli-posix-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli-posix.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+suite cli-posix-test.out sh -c 'RPFS=./rpfs sh ../test/integration/cli-posix.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi; exit $r'
 suite trust-test.out env RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/trust.sh
 # I/O servers killed, stopped and back: states, placement, the mount.
-suite io-states-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/io-states.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+suite io-states-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/io-states.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi; exit $r'
 # Mirrored files: writes forwarded to the copies over verbs, reads with a
 # copy's server killed, stopped, damaged.
-suite mirror-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/mirror.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+suite mirror-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/mirror.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi; exit $r'
 # Erasure-coded writes: parity deltas forwarded between servers over
 # verbs, under four concurrent writers (raw requests; seconds).
 suite test_ec_write.log ./test/integration/test_ec_write
-suite restart-test.out sh -c 'RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/restart.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi'
+suite restart-test.out sh -c 'RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/restart.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi; exit $r'
 cd "$top" || exit 2
 export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 suite mpi-tests.out env NO_BUILD=1 BIN_DIR="$B/mpi-bin" NPS=2 TILE_ARGS="--iters 1" \
