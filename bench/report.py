@@ -548,6 +548,30 @@ if rb is not None:
               f"{fmt(rb)} MB/s.")
     md.append("")
 
+# ---- erasure-code arithmetic (issue 29) -------------------------------------------
+ec_ops = ("encode", "delta", "update", "apply", "decode1", "decodeP")
+ec_codes = sorted({(int(kv["k"]), int(kv["p"]), int(kv["cell"]))
+                   for _, kv, _ in sel("ec_cost", "s/GiB")})
+if ec_codes:
+    md.append("## Erasure-code arithmetic (ISA-L, one core)")
+    md.append("")
+    md.append("CPU milliseconds per GiB of one core (rpfs-ec-bench; best of 3 runs, "
+              "cells warm in cache). encode: parity of K data cells, per GiB of data; "
+              "delta: a write's old ^ new; update: the P parity members' shares of a "
+              "delta, on the data server; apply: one parity server XORing in its share; "
+              "decode1 / decodeP: one / P lost data cells from K survivors, per GiB "
+              "rebuilt. A write of an ec file costs its data server delta + update "
+              "and each parity server apply.")
+    md.append("")
+    body = []
+    for k, p, cell in ec_codes:
+        m = dict(k=k, p=p, cell=cell)
+        body.append([f"ec:{k}+{p}", size_name(cell)] +
+                    [fmt(None if val("ec_cost", "s/GiB", op=op, **m) is None
+                         else 1000 * val("ec_cost", "s/GiB", op=op, **m))
+                     for op in ec_ops])
+    table(["code", "cell"] + [op + " ms/GiB" for op in ec_ops], body)
+
 # ---- metadata ----------------------------------------------------------------------
 md.append("## Metadata operations (librpfs)")
 md.append("")
