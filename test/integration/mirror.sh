@@ -325,15 +325,34 @@ case " $(servers_of /m/big)" in
 *" $k "*) ok "... with a copy on server.$k" ;;
 *) bad "... no copy on server.$k: $(servers_of /m/big)" ;;
 esac
+# resync_lines_since BASE SECONDS: the resync lines of handle $h the
+# servers logged that are not in BASE (those logged before), waiting up to
+# SECONDS for the first. A copy serves again (and rpfs verify passes) a
+# moment before its source logs the line; and a source that could not
+# report to the metadata server is asked again and logs a second resync,
+# of nothing: the callers sum or pick among the lines.
+resync_lines_since() {
+	i=0
+	while :; do
+		grep -h "resynced handle $h " "$D"/rpfsd.*.log | grep -vxF -f "$1" >"$TMP/rlines"
+		[ -s "$TMP/rlines" ] || [ $i -ge $(($2 * 10)) ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	cat "$TMP/rlines"
+}
+h=$(handle_of /m/big)
 kill -9 "$(pid_of "$k")"
 check_in "server.$k killed: unreachable" wait_state "$k" unreachable 3
 # (other bytes: the copy's own differ everywhere, and all of them go)
 head -c 12000000 /dev/urandom >"$TMP/big2"
 check "... /m/big written again without it" "$RPFS" cp "$TMP/big2" rpfs:/m/big
+grep -h "resynced handle $h " "$D"/rpfsd.*.log >"$TMP/rbase"
 check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
 check_in "... /m/big resynced: rpfs verify passes" wait_verify /m/big $((60 * X))
-h=$(handle_of /m/big)
-line=$(cat "$D"/rpfsd.*.log | grep "resynced handle $h " | tail -1)
+# the line that sent the most (a later one of nothing may follow)
+line=$(resync_lines_since "$TMP/rbase" $((10 * X)) |
+	sed -n 's/.*: \([0-9]*\) bytes in \([0-9.]*\) s.*/\1 &/p' | sort -n | tail -1 | cut -d' ' -f2-)
 bytes=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in \([0-9.]*\) s.*/\1/p')
 secs=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in \([0-9.]*\) s.*/\2/p')
 if [ -n "$bytes" ] && [ "$bytes" -ge 5000000 ] &&
@@ -353,11 +372,17 @@ head -c 65536 /dev/urandom | dd of="$TMP/big3" bs=1 seek=5000000 conv=notrunc st
 kill -9 "$(pid_of "$k")"
 check_in "server.$k killed again: unreachable" wait_state "$k" unreachable 3
 check "... /m/big rewritten with 64 KiB changed" "$RPFS" cp "$TMP/big3" rpfs:/m/big
+grep -h "resynced handle $h " "$D"/rpfsd.*.log >"$TMP/rbase"
 check "rpfs up starts server.$k again" "$RPFS" up --dir "$D"
 check_in "... /m/big resynced: rpfs verify passes" wait_verify /m/big $((60 * X))
-line=$(cat "$D"/rpfsd.*.log | grep "resynced handle $h " | tail -1)
-bytes=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in [0-9.]* s (sent of \([0-9]*\) compared).*/\1/p')
-cmpd=$(echo "$line" | sed -n 's/.*: \([0-9]*\) bytes in [0-9.]* s (sent of \([0-9]*\) compared).*/\2/p')
+# bytes sent over every resync of it since (one, or a second of nothing),
+# the most compared by one
+line=$(resync_lines_since "$TMP/rbase" $((10 * X)) | tr '\n' ' ')
+set -- $(resync_lines_since "$TMP/rbase" 0 |
+	sed -n 's/.*: \([0-9]*\) bytes in [0-9.]* s (sent of \([0-9]*\) compared).*/\1 \2/p' |
+	awk '{ s += $1; if ($2 > c) c = $2; n++ } END { if (n) print s, c }')
+bytes=${1:-}
+cmpd=${2:-}
 # 64 KiB over at most two stripe units of a datafile: at most four units
 if [ -n "$bytes" ] && [ "$bytes" -gt 0 ] && [ "$bytes" -le 262144 ] &&
 	[ "${cmpd:-0}" -ge 5000000 ]; then
