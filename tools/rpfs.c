@@ -315,7 +315,10 @@ static const struct command commands[] = {
 	 "SPEC: none (striping only), mirror:N (N copies of each stripe slot, 2\n"
 	 "to 8, on distinct I/O servers: COUNT slots need COUNT*N servers; -c -1\n"
 	 "takes as many as fit), default (a directory: the cluster's again);\n"
-	 "ec:K+P is not supported yet. Without -N a directory keeps its own.\n"},
+	 "ec:K+P (K data and P parity cells a stripe, COUNT a multiple of K on\n"
+	 "COUNT/K*(K+P) servers) only where the servers' ec_preview setting is 1:\n"
+	 "a preview, with no degraded service yet. Without -N a directory keeps\n"
+	 "its own.\n"},
 	{"getstripe",
 	 cmd_getstripe,
 	 {{0}},
