@@ -769,6 +769,9 @@ static int verify_file(const struct opts *o, rpfs_client_t *c, const char *path)
 	} else if (!strncmp(red, "mirror:", 7)) {
 		printf("%s: %s, copies agree (%llu bytes read)\n", path, red,
 		       (unsigned long long)checked);
+	} else if (!strncmp(red, "ec:", 3)) {
+		printf("%s: %s, parity agrees with the data (%llu bytes read)\n", path,
+		       red, (unsigned long long)checked);
 	} else {
 		printf("%s: %s, no copies to compare\n", path, red);
 	}
