@@ -499,14 +499,18 @@ plot("scaling", "aggregate bandwidth vs I/O servers", "I/O servers", "MB/s",
       for op in ("write", "read")], xtics=str)
 
 # ---- redundancy ------------------------------------------------------------------
-md.append("## Redundancy: mirror:2 against none")
+md.append("## Redundancy: mirror:2 and ec:2+1 against none")
 md.append("")
 md.append("4 processes, one shared file, 4 MiB contiguous independent transfers "
           "(hint rpfs_redundancy), rounds interleaved; each figure the median "
-          "over rounds. A mirrored write is stored and forwarded by each slot's "
-          "primary: every byte crosses the network and the disk twice, on the "
-          "same cores. Degraded: `rpfs cat` of a mirrored file with one of its "
-          "servers killed, against the same with all up.")
+          "over rounds. none: 4 data slots on the 4 servers; mirror:2: 2 data "
+          "slots, 4 servers; ec:2+1 (the servers' ec_preview): 2 data slots and "
+          "a parity slot, 3 servers. A mirrored write is stored and forwarded by "
+          "each slot's primary: every byte crosses the network and the disk "
+          "twice, on the same cores. An ec write is read (old bytes), stored, "
+          "and its delta sent to the parity server, which reads and XORs it in. "
+          "Degraded: `rpfs cat` of a mirrored file with one of its servers "
+          "killed, against the same with all up.")
 md.append("")
 
 
@@ -515,15 +519,17 @@ def median(v):
     return v[len(v) // 2] if v else None
 
 
+def red_mbps(op, red):
+    return median([float(r["value"]) for r, kv, _ in sel("redundancy", "MB/s", op=op)
+                   if kv.get("redundancy") == red])
+
+
 body = []
 for op in ("write", "read"):
-    a = median([float(r["value"]) for r, kv, _ in sel("redundancy", "MB/s", op=op)
-                if kv.get("redundancy") == "mirror:2"])
-    b = median([float(r["value"]) for r, kv, _ in sel("redundancy", "MB/s", op=op)
-                if kv.get("redundancy") == "none"])
-    if a is not None or b is not None:
-        body.append([op, fmt(b), fmt(a), ratio(a, b)])
-table(["", "none MB/s", "mirror:2 MB/s", "mirror/none"], body)
+    a, b, e = red_mbps(op, "mirror:2"), red_mbps(op, "none"), red_mbps(op, "ec:2+1")
+    if a is not None or b is not None or e is not None:
+        body.append([op, fmt(b), fmt(a), ratio(a, b), fmt(e), ratio(e, b)])
+table(["", "none MB/s", "mirror:2 MB/s", "mirror/none", "ec:2+1 MB/s", "ec/none"], body)
 h = val("redundancy", "MB/s", op="read_healthy")
 d = val("redundancy", "MB/s", op="read_degraded")
 wh = val("redundancy", "MB/s", op="write_healthy")

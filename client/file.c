@@ -718,6 +718,55 @@ int rpfs_getsize(rpfs_file_t *f, uint64_t *size)
 	return ret ? ret : rpfsc_file_size(f->c, &a, &view, f->path, size);
 }
 
+/* Before an ec file's datafiles are cut: parity past a data cell's new
+ * end must lose that cell's bytes there, or a decode would bring them
+ * back. In each group the parity keeps the group's longest new data end
+ * L (layout_local_size of a parity slot); a data slot whose new end n is
+ * shorter has zeros written over [n, L) first, an ordinary ec write whose
+ * deltas take its old bytes out of the parity. [n, L) lies within one
+ * cell (the new ends of a group differ by at most a stripe unit), so this
+ * writes at most a cell a data slot, whatever the size; the cut that
+ * follows takes the zeros away again. */
+static int ec_zero_tails(rpfs_file_t *f, uint64_t size)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	uint32_t groups = l->stripe_count / l->data_cells;
+	size_t chunk = (size_t)(l->stripe_unit < (1u << 20) ? l->stripe_unit : 1u << 20);
+	char *zeros = NULL;
+	int ret = 0;
+
+	for (uint32_t g = 0; g < groups && !ret; g++) {
+		uint64_t end =
+			layout_local_size(l, layout_ec_member(l, g, l->data_cells), size);
+
+		for (uint32_t i = 0; i < l->data_cells && !ret; i++) {
+			uint32_t slot = layout_ec_member(l, g, i);
+			uint64_t n = layout_local_size(l, slot, size);
+
+			for (uint64_t at = n; at < end && !ret;) {
+				uint64_t off = layout_logical(l, slot, at),
+					 len = end - at;
+				ssize_t w;
+
+				if (len > chunk)
+					len = chunk;
+				if (!zeros && !(zeros = calloc(1, chunk))) {
+					rpfsc_err_set("%s: out of memory", f->path);
+					return -ENOMEM;
+				}
+				w = rpfs_pwrite(f, zeros, (size_t)len, off);
+				if (w < 0)
+					ret = (int)w;
+				else if ((uint64_t)w != len)
+					ret = -EIO;
+				at += len;
+			}
+		}
+	}
+	free(zeros);
+	return ret;
+}
+
 int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 {
 	struct rpfsc_view view;
@@ -731,6 +780,8 @@ int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 	}
 	if (layout_copies(&f->attr.layout) > 1)
 		return rpfsc_truncate_mirror(f, size);
+	if (f->attr.layout.kind == RPFS_LAYOUT_EC && (ret = ec_zero_tails(f, size)))
+		return ret;
 	ret = attr_now(f, &a, &view);
 	return ret ? ret
 		   : per_slot(f->c, &a, &view, f->path, RPC_IO_TRUNCATE, size, NULL);

@@ -146,9 +146,37 @@ static bool mirrored(const struct rpfs_request *io)
 	return layout_copies(&io->f->attr.layout) > 1;
 }
 
+/* A write of an erasure-coded file goes to each data cell's server with
+ * its group's parity members (RPC_IO_PARITY), which it sends the deltas. */
+static bool coded(const struct rpfs_request *io)
+{
+	return io->f->attr.layout.kind == RPFS_LAYOUT_EC;
+}
+
 static size_t body_extra(const struct rpfs_request *io)
 {
-	return io->write && mirrored(io) ? RPC_IO_COPIES_ROOM : 0;
+	return io->write && (mirrored(io) || coded(io)) ? RPC_IO_COPIES_ROOM : 0;
+}
+
+/* The parity members of data slot's group, in parity index order (what an
+ * RPC_IO_PARITY write names): P of them, those whose servers are known not
+ * to answer flagged (the data server then fails the write at once, naming
+ * the member, rather than after its own timeout). */
+static uint32_t parity_of(struct rpfs_client *c, const struct rpfs_layout *l,
+			  uint32_t slot, struct rpc_copy *cp)
+{
+	_Static_assert(RPFS_COPIES_MAX - 1 <= RPC_COPIES_MAX,
+		       "layout_ec's check keeps P within a write's list");
+	uint32_t g = layout_ec_group(l, slot);
+
+	for (uint32_t j = 0; j < l->parity_cells; j++) {
+		cp[j].slot = layout_ec_member(l, g, l->data_cells + j);
+		cp[j].io = layout_server(l, cp[j].slot);
+		cp[j].flags = rpfsc_server_suspect(c, rpfsc_io_srv(c, cp[j].io))
+				      ? RPC_COPY_DOWN
+				      : 0;
+	}
+	return l->parity_cells;
 }
 
 /* Would a call of nseg segments, niov memory pieces and bytes data go? */
@@ -849,7 +877,19 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 		/* The slot too: a server whose datafile holds another one
 		 * refuses, so a layout gone wrong is an error, not bytes
 		 * from the wrong place. */
-		if (body_extra(io)) {
+		if (body_extra(io) && coded(io)) {
+			/* to the data cell's server, which sends the parity
+			 * members their deltas */
+			const struct rpfs_layout *l = &io->f->attr.layout;
+			struct rpc_copy cp[RPC_COPIES_MAX];
+			uint32_t np = parity_of(io->f->c, l, ch->slot, cp);
+
+			len = rpc_enc_io_parity(
+				io->bodies + off, room, io->f->attr.handle, &cap,
+				&sl->segs[ch->seg0], (uint32_t)ch->nseg, ch->slot, cp, np,
+				io->view.epoch, l->data_cells,
+				layout_ec_index(l, ch->slot));
+		} else if (body_extra(io)) {
 			/* to the primary, which forwards to the copies */
 			struct rpc_copy cp[RPC_COPIES_MAX];
 			uint32_t nc = copies_of(io->f->c, &io->f->attr.layout, &io->view,

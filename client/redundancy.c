@@ -101,6 +101,46 @@ static void inherited(struct rpfs_client *c, const char *norm, struct red_spec *
 		*r = c->cfg.redundancy;
 }
 
+/* Do count data slots (0: as few as the redundancy takes) of r fit the
+ * cluster: their slots on as many I/O servers, an ec count in groups? */
+static bool fits(struct rpfs_client *c, const struct red_spec *r, uint32_t count)
+{
+	bool ec = r->kind == RPFS_LAYOUT_EC;
+
+	if (!count)
+		count = ec ? r->data_cells : 1;
+	return red_slots(r, count) <= c->cfg.nio && !(ec && count % r->data_cells);
+}
+
+/* explain() of an ec:K+P layout: its slots are G * (K + P) for a count of
+ * G * K data slots. */
+static int explain_ec(struct rpfs_client *c, const char *what, const struct red_spec *r,
+		      const char *text, uint32_t count, int err)
+{
+	uint32_t k = r->data_cells, kp = r->data_cells + r->parity_cells,
+		 nio = c->cfg.nio;
+
+	if (!count)
+		count = k;
+
+	if (err == -EOPNOTSUPP)
+		rpfsc_err_set("%s: redundancy %s: ec:K+P is not supported yet (new files "
+			      "of it only where the servers' ec_preview setting is 1)",
+			      what, text);
+	else if (kp > nio)
+		rpfsc_err_set("%s: %s needs %u I/O servers, the cluster has %u", what,
+			      text, kp, nio);
+	else if (count % k)
+		rpfsc_err_set("%s: %s over %u data slots: a multiple of %u", what, text,
+			      count, k);
+	else if (red_slots(r, count) > nio)
+		rpfsc_err_set("%s: %s over %u data slots needs %llu I/O servers, the "
+			      "cluster has %u",
+			      what, text, count, (unsigned long long)red_slots(r, count),
+			      nio);
+	return err;
+}
+
 /* A create or setstripe the metadata server refused with -EINVAL or
  * -EOPNOTSUPP: say why with the numbers, when the redundancy is the cause
  * (r: the one in force; count: the data slots asked for, 0 none). */
@@ -111,11 +151,8 @@ static int explain(struct rpfs_client *c, const char *what, const struct red_spe
 	char text[RED_TEXT_MAX];
 
 	red_format(r, text, sizeof(text));
-	if (r->kind == RPFS_LAYOUT_EC) {
-		rpfsc_err_set("%s: redundancy %s: ec:K+P is not supported yet", what,
-			      text);
-		return -EOPNOTSUPP;
-	}
+	if (r->kind == RPFS_LAYOUT_EC)
+		return explain_ec(c, what, r, text, count, err);
 	if (err != -EINVAL || copies < 2)
 		return err;
 	if (copies > nio)
@@ -157,8 +194,7 @@ int rpfs_create_redundancy(rpfs_client_t *c, const char *path, uint32_t mode,
 	if (packed == RED_DEFAULT)
 		r = c->cfg.redundancy;
 	/* What can't fit is said before anything is sent. */
-	if (r.kind == RPFS_LAYOUT_EC || red_copies(&r) > c->cfg.nio ||
-	    (uint64_t)count * red_copies(&r) > c->cfg.nio)
+	if (!fits(c, &r, count))
 		return explain(c, norm, &r, count, -EINVAL);
 	ret = rpfsc_create(c, path, mode, flags, opts, packed, out);
 	return ret == -EINVAL || ret == -EOPNOTSUPP ? explain(c, norm, &r, count, ret)
@@ -207,7 +243,7 @@ int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe
 	char norm[RPC_PATH_MAX + 1];
 	uint8_t body[RPFSC_META_BODY_CAP];
 	struct red_spec r;
-	uint32_t packed, count = stripe_count ? stripe_count : 1;
+	uint32_t packed;
 	int srv, len, ret;
 
 	ret = rpfsc_path_norm(dir, norm);
@@ -216,8 +252,8 @@ int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe
 	ret = spec_of(redundancy, norm, &r, &packed);
 	if (ret)
 		return ret;
-	if (r.kind == RPFS_LAYOUT_EC || (uint64_t)count * red_copies(&r) > c->cfg.nio)
-		return explain(c, norm, &r, count, -EINVAL);
+	if (!fits(c, &r, stripe_count))
+		return explain(c, norm, &r, stripe_count, -EINVAL);
 	srv = rpfsc_meta_srv(c, place_meta_of_path(&c->cfg, norm));
 	len = rpc_enc_setstripe_red(body, sizeof(body), norm, stripe_unit, stripe_count,
 				    packed);
@@ -227,7 +263,7 @@ int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe
 	}
 	ret = rpfsc_call1(c, srv, RPFSC_META, norm, body, (size_t)len, NULL, 0, NULL);
 	if (ret == -EINVAL || ret == -EOPNOTSUPP)
-		return explain(c, norm, &r, count, ret);
+		return explain(c, norm, &r, stripe_count, ret);
 	return ret;
 }
 

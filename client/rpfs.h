@@ -263,9 +263,12 @@ int rpfs_file_redundancy(rpfs_file_t *f, char *buf, size_t len);
  * the same bytes (*checked: the bytes read, every copy counted), -EILSEQ
  * at the first difference (*where: its file offset; the message names the
  * slot and both servers), or the error of a copy that could not be read
- * (its server down, a damaged block). A file without copies: 0, nothing
- * read. Writes during the comparison make its answer meaningless for the
- * bytes they touch. */
+ * (its server down, a damaged block). An erasure-coded file: every
+ * group's parity cells are made again from its data cells, each read from
+ * its own server, and compared with the stored ones (-EILSEQ naming the
+ * parity member and the data's file offset). A file without redundancy:
+ * 0, nothing read. Writes during the comparison make its answer
+ * meaningless for the bytes they touch. */
 int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where);
 /* Compare as rpfs_verify, every copy with its slot's primary, and have each
  * copy that differs rewritten from the primary (as `lfs mirror resync`):

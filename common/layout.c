@@ -1,6 +1,7 @@
 /* Layouts (layout.h): the checks every kind shares, the placement of slots
  * on I/O servers, and the table that hands each call to the math of the
- * layout's kind (layout_kind.h: layout_stripe.c, layout_mirror.c). */
+ * layout's kind (layout_kind.h: layout_stripe.c, layout_mirror.c,
+ * layout_ec.c). */
 #include "layout.h"
 
 #include <errno.h>
@@ -11,7 +12,9 @@
 #include "layout_kind.h"
 
 /* By enum rpfs_layout_kind. A named kind without functions is one whose
- * math is not written yet (ec: issue 29): refused. */
+ * math is not written yet: refused. (Whether a new file may be of a kind
+ * is the metadata server's rule: ec files only with ec_preview, until
+ * their degraded service exists: server/meta_create.c.) */
 static const char *const kind_names[RPFS_LAYOUT_KINDS] = {
 	[RPFS_LAYOUT_STRIPE] = "none",
 	[RPFS_LAYOUT_MIRROR] = "mirror",
@@ -20,6 +23,7 @@ static const char *const kind_names[RPFS_LAYOUT_KINDS] = {
 static const struct layout_kind *const kinds[RPFS_LAYOUT_KINDS] = {
 	[RPFS_LAYOUT_STRIPE] = &layout_stripe,
 	[RPFS_LAYOUT_MIRROR] = &layout_mirror,
+	[RPFS_LAYOUT_EC] = &layout_ec,
 };
 
 const char *layout_kind_name(uint32_t kind)

@@ -15,8 +15,9 @@
  *   RPFS_LAYOUT_EC ("ec:K+P")    K data and P parity cells per stripe
  *                                (layout_ec.c): G = count / K groups of K
  *                                data slots, group g's parity slots after
- *                                every data slot; layout_check refuses it
- *                                until its I/O path exists (issue 29)
+ *                                every data slot; new files of it only
+ *                                with ec_preview until its degraded
+ *                                service exists (issue 29)
  *
  * Each kind's math lives in its own file (common/layout_<kind>.c) behind
  * the table of functions in layout_kind.h, as OrangeFS's distributions do;
@@ -43,7 +44,7 @@
 enum rpfs_layout_kind {
 	RPFS_LAYOUT_STRIPE = 0, /* "none": striping, no redundancy */
 	RPFS_LAYOUT_MIRROR = 1, /* "mirror:N": N copies of every data slot */
-	RPFS_LAYOUT_EC = 2,	/* "ec:K+P": K data + P parity cells (not yet) */
+	RPFS_LAYOUT_EC = 2,	/* "ec:K+P": K data + P parity cells */
 	RPFS_LAYOUT_KINDS	/* how many kinds have a name */
 };
 

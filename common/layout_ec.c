@@ -27,6 +27,14 @@ static int ec_check(const struct rpfs_layout *l, char *why, size_t len)
 			 k, p, RED_EC_CELLS_MAX);
 		return -EINVAL;
 	}
+	/* a write names its group's parity members, at most a mirror's
+	 * copies besides the primary (RPC_COPIES_MAX) */
+	if (p > RPFS_COPIES_MAX - 1) {
+		snprintf(why, len,
+			 "ec:%" PRIu32 "+%" PRIu32 " (at most %d parity cells a stripe)",
+			 k, p, RPFS_COPIES_MAX - 1);
+		return -EINVAL;
+	}
 	if (!l->stripe_count || l->stripe_count % k) {
 		snprintf(why, len,
 			 "ec:%" PRIu32 "+%" PRIu32 " over %" PRIu32

@@ -33,9 +33,6 @@ struct layout_kind {
 
 extern const struct layout_kind layout_stripe;
 extern const struct layout_kind layout_mirror;
-/* Its math, tested, but not in layout.c's table until the I/O path that
- * keeps its parity exists (docs/design/erasure-coding.md): a layout of
- * kind ec is refused as not supported yet. */
 extern const struct layout_kind layout_ec;
 
 #endif

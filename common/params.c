@@ -86,6 +86,8 @@ static const struct xp_setting settings[] = {
 	 "I/O server: the resyncs and rebuilds of mirrored copies it sends, in MB/s at most, all of them together, leaving the rest of its disk and network to clients (0: no limit)"},
 	{"scrub_mbps", XP_SET_U32, SERVER, OFF(scrub_mbps), "0", 0, 100000,
 	 "I/O server: reads every datafile against its checksums in the background at this many MB/s, pass after pass, so damage no read touches is found (a mirrored copy's is mended from another copy); 0: no scrub"},
+	{"ec_preview", XP_SET_U32, SERVER, OFF(ec_preview), "0", 0, 1,
+	 "metadata server: 1 lets new files and directory defaults be ec:K+P before their degraded service exists (issue 29): writes keep the parity, but a read or write fails while a member's server is down; for trying the code path, never for data that must survive a server; 0: ec:K+P is refused"},
 };
 #undef CLIENT
 #undef SERVER

@@ -72,6 +72,7 @@ struct xp_params {
 	uint32_t io_offline_s;	       /* ... unreachable this long: offline */
 	uint32_t resync_mbps; /* I/O server: resyncs and rebuilds from it, MB/s in all */
 	uint32_t scrub_mbps;  /* I/O server: the scrub's pace, MB/s (0: none) */
+	uint32_t ec_preview;  /* metadata server: 1 lets new files be ec:K+P */
 	uint8_t source[XP_MAX_SETTINGS]; /* enum xp_source, by table index */
 };
 

@@ -1567,6 +1567,9 @@ void rpc_enc_attr(void *buf, const struct rpc_attr *a)
 	put32(p + 64, a->layout.nservers);
 	p[68] = (uint8_t)a->layout.kind;
 	p[69] = (uint8_t)a->layout.copies;
+	/* ec:K+P (K, P <= RED_EC_CELLS_MAX); the cell is the stripe unit */
+	p[70] = (uint8_t)a->layout.data_cells;
+	p[71] = (uint8_t)a->layout.parity_cells;
 	put64(p + 72, (uint64_t)a->times_set);
 }
 
@@ -1619,6 +1622,8 @@ int rpc_dec_attr(const void *buf, size_t len, struct rpc_attr *a)
 	a->layout.nservers = get32(p + 64);
 	a->layout.kind = p[68];
 	a->layout.copies = p[69];
+	a->layout.data_cells = p[70];
+	a->layout.parity_cells = p[71];
 	a->times_set = (int64_t)get64(p + 72);
 	if (len >= RPC_ATTR_CAP_SIZE)
 		rpc_dec_cap(p + RPC_ATTR_SIZE, &a->cap);

@@ -102,28 +102,21 @@ bool io_downs_down(struct srv *s, uint32_t io)
 	return d && io < d->nio && down_at(d, io, mono_ms());
 }
 
-int serve_io_heartbeat(struct srv_op *op)
+/* Metadata server meta's list of down I/O servers (indexes, checked by
+ * the caller), taken as it comes. */
+static void take(struct srv *s, uint32_t meta, const uint32_t *down, uint32_t ndown)
 {
-	struct srv *s = op->s;
 	struct io_downs *d = s->downs;
-	const struct rpc_req *q = &op->q;
 	int64_t now = mono_ms();
 
-	if (!d)
-		return -EOPNOTSUPP;
-	if (q->meta >= d->nmeta || q->ndown > d->nio)
-		return -EINVAL;
-	for (uint32_t i = 0; i < q->ndown; i++)
-		if (rpc_req_down(q, i) >= d->nio)
-			return -EINVAL;
 	pthread_mutex_lock(&d->lock);
 	for (uint32_t io = 0; io < d->nio; io++) {
 		d->was[io] = down_at(d, io, now);
-		atomic_store(&d->said[(size_t)q->meta * d->nio + io], 0);
+		atomic_store(&d->said[(size_t)meta * d->nio + io], 0);
 	}
-	for (uint32_t i = 0; i < q->ndown; i++)
-		atomic_store(&d->said[(size_t)q->meta * d->nio + rpc_req_down(q, i)], 1);
-	atomic_store(&d->heard[q->meta], now);
+	for (uint32_t i = 0; i < ndown; i++)
+		atomic_store(&d->said[(size_t)meta * d->nio + down[i]], 1);
+	atomic_store(&d->heard[meta], now);
 	/* newly down: the forwards waiting on it end now (peer_abort never
 	 * waits, so it may run under the lock) */
 	for (uint32_t io = 0; io < d->nio; io++) {
@@ -133,12 +126,49 @@ int serve_io_heartbeat(struct srv_op *op)
 			continue;
 		log_info("rpfsd: metadata server %s finds I/O server %s down: writes "
 			 "stop waiting for it",
-			 s->cfg.servers[s->cfg.meta[q->meta]].name,
+			 s->cfg.servers[s->cfg.meta[meta]].name,
 			 s->cfg.servers[server].name);
 		peer_abort(s, server,
 			   "its server is down (the metadata server's heartbeat)");
 	}
 	pthread_mutex_unlock(&d->lock);
+}
+
+void io_downs_take(struct srv *s, uint32_t meta, const uint32_t *down, uint32_t ndown)
+{
+	struct io_downs *d = s->downs;
+
+	if (!d || meta >= d->nmeta || ndown > d->nio)
+		return;
+	for (uint32_t i = 0; i < ndown; i++)
+		if (down[i] >= d->nio)
+			return;
+	take(s, meta, down, ndown);
+}
+
+int serve_io_heartbeat(struct srv_op *op)
+{
+	struct srv *s = op->s;
+	struct io_downs *d = s->downs;
+	const struct rpc_req *q = &op->q;
+	uint32_t *down;
+
+	if (!d)
+		return -EOPNOTSUPP;
+	if (q->meta >= d->nmeta || q->ndown > d->nio)
+		return -EINVAL;
+	down = malloc((q->ndown ? q->ndown : 1) * sizeof(*down));
+	if (!down)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < q->ndown; i++) {
+		down[i] = rpc_req_down(q, i);
+		if (down[i] >= d->nio) {
+			free(down);
+			return -EINVAL;
+		}
+	}
+	take(s, q->meta, down, q->ndown);
+	free(down);
 	/* as a ping: not before the start-up is done */
 	return atomic_load(&s->ready) ? 0 : -EAGAIN;
 }

@@ -497,8 +497,11 @@ static void run_parity(struct srv_op *op, char *buf)
 	if (!io_epoch_local(s, op->q.handle, &cur) && cur > epoch)
 		epoch = cur;
 	for (uint32_t j = 0; j < np; j++)
-		if (op->q.copies[j].flags == RPC_COPY_DOWN) {
-			/* known down: not marked stale yet (design step 3) */
+		if (op->q.copies[j].flags == RPC_COPY_DOWN ||
+		    io_downs_down(s, op->q.copies[j].io)) {
+			/* known down (to the client, or to a metadata server's
+			 * heartbeat: a call would wait timeout_ms): not marked
+			 * stale yet (design step 3) */
 			if (!op->status)
 				parity_failed(op, op->q.copies[j].io);
 			pos = op->total;

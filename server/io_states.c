@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io_downs.h"
 #include "io_states.h"
 #include "log.h"
 #include "server.h"
@@ -165,6 +166,8 @@ static int ping(struct srv *s, uint32_t server)
 		if (down[i])
 			list[n++] = i;
 	len = rpc_enc_io_heartbeat(body, cap, my_meta_index(s), list, n);
+	/* this server's own forwards, if it is an I/O server too */
+	io_downs_take(s, my_meta_index(s), list, n);
 	free(list);
 	free(down);
 	if (len < 0) {

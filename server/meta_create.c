@@ -54,9 +54,57 @@ static void new_redundancy(struct srv *s, const struct rpc_req *q,
 	*r = s->cfg.redundancy;
 }
 
+/* The data slots of redundancy r that at most slots slots hold: an ec
+ * count is whole groups of K (0 when not one fits). */
+static uint32_t count_in(const struct red_spec *r, uint32_t slots)
+{
+	if (r->kind == RPFS_LAYOUT_EC)
+		return slots / (r->data_cells + r->parity_cells) * r->data_cells;
+	return slots / red_copies(r);
+}
+
+/* fit_count of an ec:K+P file (the ec_preview setting allows them): G
+ * groups of K data slots and P parity slots, G * (K + P) on distinct I/O
+ * servers. */
+static int fit_count_ec(struct srv *s, const struct rpc_req *q, const struct red_spec *r,
+			const char *text, struct rpfs_layout *l)
+{
+	uint32_t nio = s->cfg.nio, k = r->data_cells,
+		 kp = r->data_cells + r->parity_cells;
+
+	if (!s->cfg.xport.ec_preview) {
+		log_warn("rpfsd: can't create %s: %s: ec:K+P is not supported yet "
+			 "(ec_preview is 0)",
+			 q->path, text);
+		return -EOPNOTSUPP;
+	}
+	if (kp > nio) {
+		log_warn("rpfsd: can't create %s: %s needs %u I/O servers, the cluster "
+			 "has %u",
+			 q->path, text, kp, nio);
+		return -EINVAL;
+	}
+	if (q->stripe_count &&
+	    (q->stripe_count % k || red_slots(r, q->stripe_count) > nio)) {
+		log_warn("rpfsd: can't create %s: %s over %u data slots (a multiple of "
+			 "%u, %llu slots in all) on %u I/O servers",
+			 q->path, text, q->stripe_count, k,
+			 (unsigned long long)red_slots(r, q->stripe_count), nio);
+		return -EINVAL;
+	}
+	/* a count from a directory or the cluster: whole groups that fit */
+	if (l->stripe_count % k || red_slots(r, l->stripe_count) > nio) {
+		uint32_t most = count_in(r, nio), want = l->stripe_count / k * k;
+
+		l->stripe_count = want && want < most ? want : most;
+	}
+	return 0;
+}
+
 /* The stripe count of a new file of redundancy r: its slots (count *
- * copies) must fit the cluster's I/O servers. A count the creator asked
- * for that can't is -EINVAL; a default one shrinks to fit. */
+ * copies, or an ec file's groups) must fit the cluster's I/O servers. A
+ * count the creator asked for that can't is -EINVAL; a default one
+ * shrinks to fit. */
 static int fit_count(struct srv *s, const struct rpc_req *q, const struct red_spec *r,
 		     struct rpfs_layout *l)
 {
@@ -64,11 +112,8 @@ static int fit_count(struct srv *s, const struct rpc_req *q, const struct red_sp
 	char text[RED_TEXT_MAX];
 
 	red_format(r, text, sizeof(text));
-	if (r->kind == RPFS_LAYOUT_EC) {
-		log_warn("rpfsd: can't create %s: %s: ec:K+P is not supported yet",
-			 q->path, text);
-		return -EOPNOTSUPP;
-	}
+	if (r->kind == RPFS_LAYOUT_EC)
+		return fit_count_ec(s, q, r, text, l);
 	if (copies > nio) {
 		log_warn(
 			"rpfsd: can't create %s: %s needs %u I/O servers, the cluster has %u",
@@ -98,7 +143,7 @@ static int fit_count(struct srv *s, const struct rpc_req *q, const struct red_sp
 static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_attr *pa,
 		      uint64_t handle, struct rpfs_layout *l, int *bad_io, bool *forced)
 {
-	uint32_t nio = s->cfg.nio, copies;
+	uint32_t nio = s->cfg.nio;
 	/* The request (MPI hints, rpfs_create_opts) wins over the parent
 	 * directory's default (rpfs setstripe), which wins over the cluster's. */
 	uint64_t su = q->stripe_unit ? q->stripe_unit : pa->layout.stripe_unit;
@@ -114,7 +159,6 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	}
 	new_redundancy(s, q, pa, &red);
 	red_to_file_layout(&red, l);
-	copies = red_copies(&red);
 	l->stripe_unit = su ? su : s->cfg.stripe_unit;
 	l->stripe_count = sc ? sc : s->cfg.stripe_count;
 	if (!l->stripe_count || l->stripe_count > nio)
@@ -126,21 +170,23 @@ static int new_layout(struct srv *s, const struct rpc_req *q, const struct rpc_a
 	if (ret)
 		return ret;
 	if (down && !q->stripe_count && q->first_server < 0) {
-		uint32_t fit =
-			place_fit_count(nio, l->stripe_count * copies, down) / copies;
+		uint32_t fit = count_in(
+			&red,
+			place_fit_count(nio, (uint32_t)red_slots(&red, l->stripe_count),
+					down));
 
 		l->stripe_count = fit ? fit : l->stripe_count;
 	}
-	ret = place_first_io(nio, l->stripe_count * copies, handle, q->first_server, down,
-			     &l->first_server);
+	ret = place_first_io(nio, (uint32_t)red_slots(&red, l->stripe_count), handle,
+			     q->first_server, down, &l->first_server);
 	free(down);
 	/* What the creator asked for is tried, not refused from memory: the
 	 * server may be back before a heartbeat said so. */
 	*forced = false;
 	if (ret == -EHOSTDOWN && (q->stripe_count || q->first_server >= 0)) {
 		*forced = true;
-		ret = place_first_io(nio, l->stripe_count * copies, handle,
-				     q->first_server, NULL, &l->first_server);
+		ret = place_first_io(nio, (uint32_t)red_slots(&red, l->stripe_count),
+				     handle, q->first_server, NULL, &l->first_server);
 	}
 	if (ret)
 		return ret;

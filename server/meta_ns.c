@@ -290,8 +290,9 @@ static int may_setattr(const struct srv_client *who, const struct rpc_req *q,
 /* A directory's default layout for new files: a file's own is fixed at
  * create (its datafiles are laid out by it). 0 keeps the cluster's. Its
  * redundancy (redundancy.h) is kept when the request says none, cleared
- * by "default"; ec:K+P is refused (not supported yet), and so is a mirror
- * whose copies (of the count asked, if one is) don't fit the cluster. */
+ * by "default"; ec:K+P is refused unless ec_preview is 1 (its degraded
+ * service is not built yet), and so is a mirror whose copies or an ec
+ * whose groups (of the count asked, if one is) don't fit the cluster. */
 static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_attr *a)
 {
 	struct red_spec r;
@@ -305,10 +306,21 @@ static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_att
 		if (red_unpack(q->redundancy, &r))
 			return -EINVAL;
 		red_format(&r, text, sizeof(text));
-		if (r.kind == RPFS_LAYOUT_EC) {
-			log_warn("rpfsd: setstripe %s: %s: ec:K+P is not supported yet",
+		if (r.kind == RPFS_LAYOUT_EC && !s->cfg.xport.ec_preview) {
+			log_warn("rpfsd: setstripe %s: %s: ec:K+P is not supported yet "
+				 "(ec_preview is 0)",
 				 q->path, text);
 			return -EOPNOTSUPP;
+		}
+		if (r.kind == RPFS_LAYOUT_EC &&
+		    (q->stripe_count % r.data_cells ||
+		     red_slots(&r, q->stripe_count ? q->stripe_count : r.data_cells) >
+			     s->cfg.nio)) {
+			log_warn("rpfsd: setstripe %s: %s over %u data slots (a multiple "
+				 "of %u) does not fit %u I/O servers",
+				 q->path, text, q->stripe_count, r.data_cells,
+				 s->cfg.nio);
+			return -EINVAL;
 		}
 		if ((uint64_t)(q->stripe_count ? q->stripe_count : 1) * red_copies(&r) >
 		    s->cfg.nio) {

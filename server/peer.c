@@ -223,8 +223,10 @@ static int call_one(struct srv *s, uint32_t server, bool quiet, struct xp_call *
 		broken = xp_conn_error(pc->conn) != 0;
 		put_conn(s, server, pc);
 		/* A kept connection to a server that restarted breaks on first
-		 * use: try once more on a fresh one. */
-		if (!ret || !broken || attempt)
+		 * use: try once more on a fresh one. Not one broken because
+		 * the server is known down (peer_abort's -EHOSTDOWN): a
+		 * connect to a stopped server would wait out its handshake. */
+		if (!ret || !broken || attempt || ret == -EHOSTDOWN)
 			break;
 		*call = again;
 	}
@@ -310,13 +312,17 @@ int peer_call_all(struct srv *s, const uint32_t *servers, struct xp_call *calls,
 		if (held && !calls[i].status)
 			xp_call_wait(&calls[i]);
 		put_conn(s, servers[i], conns[i]);
-		if (held && calls[i].status && peer_broken(s, servers[i])) {
+		if (held && calls[i].status && calls[i].status != -EHOSTDOWN &&
+		    peer_broken(s, servers[i])) {
 			/* As in peer_call: a kept connection to a server that
 			 * restarted breaks on first use; every op sent this way
-			 * is idempotent, so one more try on a fresh one. */
+			 * is idempotent, so one more try on a fresh one (not
+			 * when it broke as known down: peer_abort). */
 			calls[i] = fresh[i];
 			calls[i].status = peer_call(s, servers[i], &calls[i]);
 			transport[i] = calls[i].status && peer_broken(s, servers[i]);
+		} else if (held && calls[i].status == -EHOSTDOWN) {
+			transport[i] = true;
 		}
 		if (calls[i].status && !first)
 			first = calls[i].status;

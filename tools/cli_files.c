@@ -239,6 +239,35 @@ static void print_copies(rpfs_client_t *c, const struct rpfs_stat *st, const cha
 	free(io);
 }
 
+/* The I/O servers of an ec:K+P file's parity slots: "  parity J of group
+ * G: io server ...". Group g is data slots g*K .. g*K+K-1 (printed above);
+ * its parity slots follow every data slot, P a group (layout_ec.c). */
+static void print_parity(const struct rpfs_stat *st, const char *red,
+			 rpfs_admin_config_t *cfg)
+{
+	unsigned k, p;
+
+	if (sscanf(red, "ec:%u+%u", &k, &p) != 2 || !k || st->stripe_count % k)
+		return;
+	for (uint32_t g = 0; g < st->stripe_count / k; g++)
+		for (uint32_t j = 0; j < p; j++) {
+			struct rpfs_stat one = *st;
+			struct rpfs_server_info si;
+			int io;
+
+			/* the slot in a plain layout over all of the file's slots */
+			one.stripe_count = st->stripe_count / k * (k + p);
+			io = rpfs_admin_slot_server(cfg, &one,
+						    st->stripe_count + g * p + j, &si);
+			if (io < 0) {
+				printf("  parity: %s\n", rpfs_errmsg());
+				return;
+			}
+			printf("  parity %u of group %u: io server %d (%s:%d)\n", j, g,
+			       io, si.address, si.port);
+		}
+}
+
 static void print_stat(rpfs_client_t *c, const char *path, const struct rpfs_stat *st,
 		       const char *red, rpfs_admin_config_t *cfg)
 {
@@ -277,6 +306,8 @@ static void print_stat(rpfs_client_t *c, const char *path, const struct rpfs_sta
 	}
 	if (spec_copies(red) > 1)
 		print_copies(c, st, red, cfg);
+	if (!strncmp(red, "ec:", 3))
+		print_parity(st, red, cfg);
 }
 
 int cmd_stat(const struct opts *o, int argc, char **argv)
@@ -738,6 +769,9 @@ static int verify_file(const struct opts *o, rpfs_client_t *c, const char *path)
 	} else if (!strncmp(red, "mirror:", 7)) {
 		printf("%s: %s, copies agree (%llu bytes read)\n", path, red,
 		       (unsigned long long)checked);
+	} else if (!strncmp(red, "ec:", 3)) {
+		printf("%s: %s, parity agrees with the data (%llu bytes read)\n", path,
+		       red, (unsigned long long)checked);
 	} else {
 		printf("%s: %s, no copies to compare\n", path, red);
 	}

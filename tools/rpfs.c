@@ -315,7 +315,10 @@ static const struct command commands[] = {
 	 "SPEC: none (striping only), mirror:N (N copies of each stripe slot, 2\n"
 	 "to 8, on distinct I/O servers: COUNT slots need COUNT*N servers; -c -1\n"
 	 "takes as many as fit), default (a directory: the cluster's again);\n"
-	 "ec:K+P is not supported yet. Without -N a directory keeps its own.\n"},
+	 "ec:K+P (K data and P parity cells a stripe, COUNT a multiple of K on\n"
+	 "COUNT/K*(K+P) servers) only where the servers' ec_preview setting is 1:\n"
+	 "a preview, with no degraded service yet. Without -N a directory keeps\n"
+	 "its own.\n"},
 	{"getstripe",
 	 cmd_getstripe,
 	 {{0}},
@@ -339,7 +342,11 @@ static const struct command commands[] = {
 	 "Reads every copy of every stripe slot from its own I/O server and\n"
 	 "compares them (as lfs mirror verify); exits 1 naming the first file\n"
 	 "offset where two copies differ, the slot and both servers, or a copy\n"
-	 "that cannot be read. A file without copies has nothing to compare.\n"
+	 "that cannot be read. An ec:K+P file: each group's parity cells are\n"
+	 "made again from its data cells, each read from its own server, and\n"
+	 "compared with the stored ones (exits 1 naming the parity member and\n"
+	 "the stripe's file offset; --repair of parity is not built yet). A\n"
+	 "file without redundancy has nothing to compare.\n"
 	 "Writes while it runs make its answer meaningless for their bytes.\n"
 	 "With -r a directory's files are verified, and those of the directories\n"
 	 "below. With --repair (as lfs mirror resync) each copy that differs from\n"

@@ -89,10 +89,10 @@ sources() {
 	case $1 in
 	msg) echo "proto.c" ;;
 	handshake) echo "proto.c hello.c config.c redundancy.c params.c cpulist.c auth.c log.c" ;;
-	rpc) echo "rpc.c layout.c layout_stripe.c layout_mirror.c redundancy.c" ;;
+	rpc) echo "rpc.c layout.c layout_stripe.c layout_mirror.c layout_ec.c redundancy.c" ;;
 	config) echo "config.c redundancy.c placement.c params.c cpulist.c auth.c log.c" ;;
-	meta_attr) echo "../server/meta_attr.c layout.c layout_stripe.c layout_mirror.c redundancy.c" ;;
-	gen) echo "proto.c hello.c rpc.c layout.c layout_stripe.c layout_mirror.c redundancy.c config.c params.c cpulist.c auth.c log.c ../server/meta_attr.c" ;;
+	meta_attr) echo "../server/meta_attr.c layout.c layout_stripe.c layout_mirror.c layout_ec.c redundancy.c" ;;
+	gen) echo "proto.c hello.c rpc.c layout.c layout_stripe.c layout_mirror.c layout_ec.c redundancy.c config.c params.c cpulist.c auth.c log.c ../server/meta_attr.c" ;;
 	esac
 }
 

@@ -3,6 +3,10 @@
  * its servers killed.
  *
  * Usage: mpiexec -n N mpi_mirror write|read rpfs:/dir/file [share] [pause=FILE]
+ *                                [red=SPEC]
+ *   red=SPEC  the redundancy the write asks for (default mirror:2; e.g.
+ *          ec:2+1, where the servers' ec_preview allows it: the caller
+ *          then checks the parity with rpfs verify)
  *   write  creates the file with rpfs_redundancy=mirror:2, checks that
  *          MPI_File_get_info says mirror:2, and writes, every rank at
  *          once: (1) 4 MiB blocks, rank r's at blocks r, r+N, ... (blocking
@@ -134,7 +138,7 @@ int main(int argc, char **argv)
 	MPI_Status st;
 	unsigned char *b;
 	int rank, nprocs, all, flag, share = 0;
-	const char *pause = NULL;
+	const char *pause = NULL, *red = "mirror:2";
 	char val[MPI_MAX_INFO_VAL + 1];
 
 	MPI_Init(&argc, &argv);
@@ -150,6 +154,8 @@ int main(int argc, char **argv)
 			share = 1;
 		else if (!strncmp(argv[i], "pause=", 6))
 			pause = argv[i] + 6;
+		else if (!strncmp(argv[i], "red=", 4))
+			red = argv[i] + 4;
 	}
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	b = malloc(BLOCK);
@@ -161,7 +167,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	MPI_Info_create(&info);
-	MPI_Info_set(info, "rpfs_redundancy", "mirror:2");
+	MPI_Info_set(info, "rpfs_redundancy", red);
 	MPI_Info_set(info, "romio_cb_write", "enable");
 	CHECK(MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR,
 			    info, &fh),
@@ -169,9 +175,9 @@ int main(int argc, char **argv)
 	MPI_Info_free(&info);
 	CHECK(MPI_File_get_info(fh, &got), "MPI_File_get_info");
 	MPI_Info_get(got, "rpfs_redundancy", MPI_MAX_INFO_VAL, val, &flag);
-	if (!flag || strcmp(val, "mirror:2")) {
-		fprintf(stderr, "rank %d: rpfs_redundancy is %s, want mirror:2\n", rank,
-			flag ? val : "not set");
+	if (!flag || strcmp(val, red)) {
+		fprintf(stderr, "rank %d: rpfs_redundancy is %s, want %s\n", rank,
+			flag ? val : "not set", red);
 		errs++;
 	}
 	MPI_Info_free(&got);

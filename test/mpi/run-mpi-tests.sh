@@ -233,6 +233,9 @@ else
     fail "tile I/O with 768-byte pieces (two-phase), every read verified (np=4)" "$log"
 fi
 
+# An ec:2+1 file written by 4 ranks, its parity checked (test/support/suite.sh)
+suite_ec_tests "$BIN/mpi_mirror" /t/ec
+
 # A mirrored file written by 4 ranks, read with one of its servers killed
 # (test/support/suite.sh)
 suite_mirror_tests "$BIN/mpi_mirror" /t/mirror

@@ -81,9 +81,11 @@ suite_find_cli() {
 }
 
 # suite_cluster_up N: N local servers in $CLUSTER on RPFS_TEST_ADDR (the
-# verbs VM's address) or loopback; exports their RPFS_CONFIG
+# verbs VM's address) or loopback; exports their RPFS_CONFIG. They allow
+# ec:K+P files (ec_preview, a preview) for suite_ec_tests.
 suite_cluster_up() {
-	suite_up_out=$("$RPFS_CLI" up -n "$1" --dir "$CLUSTER" --address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) || {
+	suite_up_out=$(RPFS_EC_PREVIEW=1 "$RPFS_CLI" up -n "$1" --dir "$CLUSTER" \
+		--address "${RPFS_TEST_ADDR:-127.0.0.1}" 2>&1) || {
 		echo "rpfs up failed: $suite_up_out" >&2
 		exit 2
 	}
@@ -100,7 +102,7 @@ suite_cluster_down() {
 # up) and wait until the metadata server sees server.N online (rpfs df),
 # at most 30 s. 0 when it is.
 suite_restart_server() {
-	"$RPFS_CLI" up --dir "$CLUSTER" >/dev/null 2>&1 || return 1
+	RPFS_EC_PREVIEW=1 "$RPFS_CLI" up --dir "$CLUSTER" >/dev/null 2>&1 || return 1
 	_end=$(($(date +%s) + 30))
 	while [ "$(date +%s)" -lt "$_end" ]; do
 		"$RPFS_CLI" df 2>/dev/null | grep -q "^server\.$1 .* online" && return 0
@@ -131,6 +133,26 @@ suite_wait_verify() {
 		sleep 1
 	done
 	return 1
+}
+
+# suite_ec_tests PROGRAM PATH: test/mpi/mpi_mirror through the caller's
+# run (NAME NP KEPT DELETED PROGRAM ARGS...) with the hint
+# rpfs_redundancy=ec:2+1 (the servers' ec_preview: suite_cluster_up): 4
+# ranks write 4 MiB blocks, then 47008-byte records collectively (two-phase
+# buffers: disjoint pieces of the same stripes from several ranks at once)
+# and again with nonblocking calls, reading every byte back; then rpfs
+# verify makes each stripe's parity again from its data cells and
+# compares it with the stored parity cells.
+suite_ec_tests() {
+	"$RPFS_CLI" rm "$2" >/dev/null 2>&1
+	run "ec:2+1 file (hint rpfs_redundancy, ec_preview): 4 MiB blocks, 47008-byte records (collective, nonblocking), read back" \
+		4 "$2" "" "$1" write "rpfs:$2" red=ec:2+1
+	_out=$("$RPFS_CLI" verify "$2" 2>&1)
+	case $_out in
+	*"ec:2+1, parity agrees with the data"*) pass "  rpfs verify: its parity is the code of its data ($_out)" ;;
+	*) fail "  rpfs verify: its parity is the code of its data: $_out" ;;
+	esac
+	"$RPFS_CLI" rm "$2" >/dev/null 2>&1
 }
 
 # suite_mirror_tests PROGRAM PATH: test/mpi/mpi_mirror through the caller's

@@ -357,19 +357,27 @@ END_TEST
 
 /* ---- kinds ---------------------------------------------------------------- */
 
-START_TEST(check_refuses_kinds_not_supported_yet)
+/* Every named kind has its math in the table: ec:2+1 over 2 data slots is
+ * 3 slots; over 3 data slots (not a multiple of K) or on fewer servers
+ * than its slots it is refused, saying why. */
+START_TEST(check_takes_every_named_kind)
 {
-	struct rpfs_layout ec = STRIPED(4096, 3, 0, 4);
+	struct rpfs_layout ec = STRIPED(4096, 2, 0, 4);
 	char why[160];
 
 	ec.kind = RPFS_LAYOUT_EC;
 	ec.data_cells = 2;
 	ec.parity_cells = 1;
-	ck_assert_int_eq(layout_check(&ec), -EOPNOTSUPP);
-	ck_assert_str_eq(layout_problem(&ec, why, sizeof(why)),
-			 "layout kind ec is not supported yet");
 	ck_assert(layout_kind_supported(RPFS_LAYOUT_MIRROR));
-	ck_assert(!layout_kind_supported(RPFS_LAYOUT_EC));
+	ck_assert(layout_kind_supported(RPFS_LAYOUT_EC));
+	ck_assert_int_eq(layout_check(&ec), 0);
+	ck_assert_uint_eq(layout_slots(&ec), 3);
+	ec.stripe_count = 3;
+	ck_assert_int_eq(layout_check(&ec), -EINVAL);
+	ck_assert_ptr_nonnull(
+		strstr(layout_problem(&ec, why, sizeof(why)), "a multiple of 2"));
+	ec.stripe_count = 4; /* 2 groups: 6 slots on 4 servers */
+	ck_assert_int_eq(layout_check(&ec), -EINVAL);
 }
 END_TEST
 
@@ -593,14 +601,12 @@ START_TEST(math_on_a_kind_without_math_stops_the_program)
 	struct rpfs_layout l = STRIPED(4096, 2, 0, 4);
 	struct rpfs_piece p[4];
 
-	l.kind = RPFS_LAYOUT_EC;
-	l.data_cells = 2;
-	l.parity_cells = 1;
+	l.kind = RPFS_LAYOUT_KINDS; /* a kind no table entry has */
 	layout_split(&l, 0, 8192, p, 4, NULL);
 }
 END_TEST
 
-/* ---- the ec kind (its table, not yet in layout.c's) ------------------------ */
+/* ---- the ec kind ------------------------------------------------------------ */
 
 /* ec:k+p over count data slots of unit su, from first of n. */
 static struct rpfs_layout ec_of(uint64_t su, uint32_t count, uint32_t k, uint32_t p,
@@ -797,7 +803,7 @@ static Suite *layout_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("kinds");
-	tcase_add_test(tc, check_refuses_kinds_not_supported_yet);
+	tcase_add_test(tc, check_takes_every_named_kind);
 	tcase_add_test(tc, check_refuses_unknown_kinds);
 	tcase_add_test(tc, check_refuses_redundancy_parameters_on_a_stripe_layout);
 	tcase_add_test(tc, problem_of_a_usable_layout_is_empty);

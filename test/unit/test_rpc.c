@@ -1585,6 +1585,33 @@ START_TEST(attr_round_trips)
 }
 END_TEST
 
+/* An ec file's code travels with its layout: K at byte 70, P at 71. */
+START_TEST(attr_of_an_ec_file_round_trips)
+{
+	struct rpc_attr a = {.handle = 0x0001000000000008ull,
+			     .type = RPC_TYPE_FILE,
+			     .mode = 0644,
+			     .layout = {.stripe_unit = 1 << 16,
+					.stripe_count = 4,
+					.first_server = 1,
+					.nservers = 6,
+					.kind = RPFS_LAYOUT_EC,
+					.data_cells = 2,
+					.parity_cells = 1}},
+			b;
+
+	rpc_enc_attr(buf, &a);
+	ck_assert_uint_eq(buf[68], RPFS_LAYOUT_EC);
+	ck_assert_uint_eq(buf[70], 2);
+	ck_assert_uint_eq(buf[71], 1);
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	/* a code that does not fit the slots is refused as any bad layout */
+	buf[70] = 3;
+	ck_assert_int_eq(rpc_dec_attr(buf, RPC_ATTR_SIZE, &b), -EPROTO);
+}
+END_TEST
+
 /* A reply that grants a capability carries it after the attributes; one
  * without reads as no capability. Handle ops carry theirs after the handle. */
 START_TEST(capabilities_round_trip)
@@ -2059,6 +2086,7 @@ static Suite *rpc_suite(void)
 
 	tc = tcase_create("replies");
 	tcase_add_test(tc, attr_round_trips);
+	tcase_add_test(tc, attr_of_an_ec_file_round_trips);
 	tcase_add_test(tc, capabilities_round_trip);
 	tcase_add_test(tc, attr_with_bad_type_or_layout_is_refused);
 	tcase_add_test(tc, u64_and_statfs_round_trip);

@@ -78,6 +78,8 @@ suite mirror-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integratio
 # Erasure-coded writes: parity deltas forwarded between servers over
 # verbs, under four concurrent writers (raw requests; seconds).
 suite test_ec_write.log ./test/integration/test_ec_write
+# ... and through librpfs: the client naming the parity members, truncates
+suite test_ec_client.log ./test/integration/test_ec_client
 suite restart-test.out sh -c 'RPFS=./rpfs RPFSD=./rpfsd sh ../test/integration/restart.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi; exit $r'
 cd "$top" || exit 2
 export LD_LIBRARY_PATH="${RPFS_BIN:+$RPFS_BIN/../lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
