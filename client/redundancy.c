@@ -101,17 +101,6 @@ static void inherited(struct rpfs_client *c, const char *norm, struct red_spec *
 		*r = c->cfg.redundancy;
 }
 
-/* Do count data slots (0: as few as the redundancy takes) of r fit the
- * cluster: their slots on as many I/O servers, an ec count in groups? */
-static bool fits(struct rpfs_client *c, const struct red_spec *r, uint32_t count)
-{
-	bool ec = r->kind == RPFS_LAYOUT_EC;
-
-	if (!count)
-		count = ec ? r->data_cells : 1;
-	return red_slots(r, count) <= c->cfg.nio && !(ec && count % r->data_cells);
-}
-
 /* explain() of an ec:K+P layout: its slots are G * (K + P) for a count of
  * G * K data slots. */
 static int explain_ec(struct rpfs_client *c, const char *what, const struct red_spec *r,
@@ -194,7 +183,7 @@ int rpfs_create_redundancy(rpfs_client_t *c, const char *path, uint32_t mode,
 	if (packed == RED_DEFAULT)
 		r = c->cfg.redundancy;
 	/* What can't fit is said before anything is sent. */
-	if (!fits(c, &r, count))
+	if (!red_fits(&r, count, c->cfg.nio))
 		return explain(c, norm, &r, count, -EINVAL);
 	ret = rpfsc_create(c, path, mode, flags, opts, packed, out);
 	return ret == -EINVAL || ret == -EOPNOTSUPP ? explain(c, norm, &r, count, ret)
@@ -252,7 +241,7 @@ int rpfs_setstripe_redundancy(rpfs_client_t *c, const char *dir, uint64_t stripe
 	ret = spec_of(redundancy, norm, &r, &packed);
 	if (ret)
 		return ret;
-	if (!fits(c, &r, stripe_count))
+	if (!red_fits(&r, stripe_count, c->cfg.nio))
 		return explain(c, norm, &r, stripe_count, -EINVAL);
 	srv = rpfsc_meta_srv(c, place_meta_of_path(&c->cfg, norm));
 	len = rpc_enc_setstripe_red(body, sizeof(body), norm, stripe_unit, stripe_count,

@@ -221,6 +221,15 @@ uint32_t red_copies(const struct red_spec *r)
 	return r->kind == RPFS_LAYOUT_MIRROR ? r->copies : 1;
 }
 
+bool red_fits(const struct red_spec *r, uint32_t count, uint32_t nio)
+{
+	bool ec = r->kind == RPFS_LAYOUT_EC;
+
+	if (!count)
+		count = ec ? r->data_cells : 1;
+	return red_slots(r, count) <= nio && !(ec && count % r->data_cells);
+}
+
 uint64_t red_slots(const struct red_spec *r, uint32_t count)
 {
 	if (r->kind == RPFS_LAYOUT_EC && r->data_cells)

@@ -65,6 +65,10 @@ void red_to_file_layout(const struct red_spec *r, struct rpfs_layout *l);
 /* Slots a layout of r needs for count data slots (count * N for a mirror,
  * count for none; ec: count * (K + P) / K rounded up, for messages). */
 uint64_t red_slots(const struct red_spec *r, uint32_t count);
+/* Do count data slots of r (0: as few as r takes, K for ec, else 1) fit
+ * nio I/O servers: their slots on as many servers, an ec count in whole
+ * groups of K? The one rule the client, setstripe and create share. */
+bool red_fits(const struct red_spec *r, uint32_t count, uint32_t nio);
 /* Data slots per copy group: how many slots each data slot costs (N for a
  * mirror, 1 otherwise). */
 uint32_t red_copies(const struct red_spec *r);

@@ -84,8 +84,7 @@ static int fit_count_ec(struct srv *s, const struct rpc_req *q, const struct red
 			 q->path, text, kp, nio);
 		return -EINVAL;
 	}
-	if (q->stripe_count &&
-	    (q->stripe_count % k || red_slots(r, q->stripe_count) > nio)) {
+	if (q->stripe_count && !red_fits(r, q->stripe_count, nio)) {
 		log_warn("rpfsd: can't create %s: %s over %u data slots (a multiple of "
 			 "%u, %llu slots in all) on %u I/O servers",
 			 q->path, text, q->stripe_count, k,
@@ -93,7 +92,7 @@ static int fit_count_ec(struct srv *s, const struct rpc_req *q, const struct red
 		return -EINVAL;
 	}
 	/* a count from a directory or the cluster: whole groups that fit */
-	if (l->stripe_count % k || red_slots(r, l->stripe_count) > nio) {
+	if (!red_fits(r, l->stripe_count, nio)) {
 		uint32_t most = count_in(r, nio), want = l->stripe_count / k * k;
 
 		l->stripe_count = want && want < most ? want : most;

@@ -313,17 +313,14 @@ static int set_dir_layout(struct srv *s, const struct rpc_req *q, struct rpc_att
 			return -EOPNOTSUPP;
 		}
 		if (r.kind == RPFS_LAYOUT_EC &&
-		    (q->stripe_count % r.data_cells ||
-		     red_slots(&r, q->stripe_count ? q->stripe_count : r.data_cells) >
-			     s->cfg.nio)) {
+		    !red_fits(&r, q->stripe_count, s->cfg.nio)) {
 			log_warn("rpfsd: setstripe %s: %s over %u data slots (a multiple "
 				 "of %u) does not fit %u I/O servers",
 				 q->path, text, q->stripe_count, r.data_cells,
 				 s->cfg.nio);
 			return -EINVAL;
 		}
-		if ((uint64_t)(q->stripe_count ? q->stripe_count : 1) * red_copies(&r) >
-		    s->cfg.nio) {
+		if (!red_fits(&r, q->stripe_count, s->cfg.nio)) {
 			log_warn("rpfsd: setstripe %s: %s over %u slots needs %llu I/O "
 				 "servers, the cluster has %u",
 				 q->path, text, q->stripe_count ? q->stripe_count : 1,
