@@ -83,11 +83,27 @@ static void bad(const char *what, const struct ec_code *c)
 	exit(1);
 }
 
+/* Decode the first lost data cells of s into s->spare from the next K
+ * cells (data, then parity): what a degraded read of them does. */
+static void decode_first(const struct ec_code *c, struct stripe *s, unsigned lost)
+{
+	unsigned have[EC_CELLS_MAX], want[EC_CELLS_MAX], n = 0;
+	unsigned char *have_buf[EC_CELLS_MAX];
+
+	for (unsigned i = lost; i < c->k + c->p && n < c->k; i++) {
+		have[n] = i;
+		have_buf[n++] = i < c->k ? s->data[i] : s->parity[i - c->k];
+	}
+	for (unsigned i = 0; i < lost; i++)
+		want[i] = i;
+	if (ec_decode(c, s->cell, n, have, have_buf, lost, want, s->spare))
+		bad("decode refused", c);
+}
+
 /* The checks the timed operations rely on, once per code. */
 static void verify(const struct ec_code *c, struct stripe *s)
 {
-	unsigned have[EC_CELLS_MAX], want[EC_CELLS_MAX];
-	unsigned char *have_buf[EC_CELLS_MAX];
+	unsigned lost = c->p < c->k ? c->p : c->k;
 
 	ec_encode(c, s->cell, s->data, s->parity);
 	/* a write of cell 0 by delta keeps parity equal to a fresh encode */
@@ -103,16 +119,7 @@ static void verify(const struct ec_code *c, struct stripe *s)
 		if (memcmp(s->spare[j], s->parity[j], s->cell))
 			bad("parity updated by a delta differs from parity encoded", c);
 	/* the first min(P, K) data cells lost: decoded from the rest */
-	unsigned lost = c->p < c->k ? c->p : c->k, n = 0;
-
-	for (unsigned i = lost; i < c->k + c->p && n < c->k; i++) {
-		have[n] = i;
-		have_buf[n++] = i < c->k ? s->data[i] : s->parity[i - c->k];
-	}
-	for (unsigned i = 0; i < lost; i++)
-		want[i] = i;
-	if (ec_decode(c, s->cell, n, have, have_buf, lost, want, s->spare))
-		bad("decode refused", c);
+	decode_first(c, s, lost);
 	for (unsigned i = 0; i < lost; i++)
 		if (memcmp(s->spare[i], s->data[i], s->cell))
 			bad("a decoded cell differs from the lost one", c);
@@ -126,9 +133,7 @@ static const char *const op_names[OPS] = {"encode", "delta",   "update",
  * unit of the rows). */
 static size_t once(const struct ec_code *c, struct stripe *s, enum op op)
 {
-	unsigned have[EC_CELLS_MAX], want[EC_CELLS_MAX];
-	unsigned char *have_buf[EC_CELLS_MAX];
-	unsigned lost = op == OP_DECODE1 ? 1 : (c->p < c->k ? c->p : c->k), n = 0;
+	unsigned lost = op == OP_DECODE1 ? 1 : (c->p < c->k ? c->p : c->k);
 
 	switch (op) {
 	case OP_ENCODE:
@@ -148,14 +153,7 @@ static size_t once(const struct ec_code *c, struct stripe *s, enum op op)
 		return s->cell;
 	case OP_DECODE1:
 	case OP_DECODEP:
-		for (unsigned i = lost; i < c->k + c->p && n < c->k; i++) {
-			have[n] = i;
-			have_buf[n++] = i < c->k ? s->data[i] : s->parity[i - c->k];
-		}
-		for (unsigned i = 0; i < lost; i++)
-			want[i] = i;
-		if (ec_decode(c, s->cell, n, have, have_buf, lost, want, s->spare))
-			bad("decode refused", c);
+		decode_first(c, s, lost);
 		return s->cell * lost;
 	default:
 		return 0;
