@@ -378,8 +378,9 @@ check_in "... /m/big resynced: rpfs verify passes" wait_verify /m/big $((60 * X)
 # bytes sent over every resync of it since (one, or a second of nothing),
 # the most compared by one
 line=$(resync_lines_since "$TMP/rbase" $((10 * X)) | tr '\n' ' ')
-set -- $(resync_lines_since "$TMP/rbase" 0 |
-	sed -n 's/.*: \([0-9]*\) bytes in [0-9.]* s (sent of \([0-9]*\) compared).*/\1 \2/p' |
+# (the same lines, as resync_lines_since left them in $TMP/rlines)
+set -- $(sed -n 's/.*: \([0-9]*\) bytes in [0-9.]* s (sent of \([0-9]*\) compared).*/\1 \2/p' \
+	"$TMP/rlines" |
 	awk '{ s += $1; if ($2 > c) c = $2; n++ } END { if (n) print s, c }')
 bytes=${1:-}
 cmpd=${2:-}
