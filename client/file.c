@@ -157,7 +157,7 @@ int rpfsc_file_view_ensure(struct rpfs_file *f)
 {
 	bool known;
 
-	if (layout_copies(&f->attr.layout) < 2)
+	if (!layout_redundant(&f->attr.layout))
 		return 0;
 	pthread_mutex_lock(&f->cap_lock);
 	known = f->view.known;

@@ -159,11 +159,12 @@ static size_t body_extra(const struct rpfs_request *io)
 }
 
 /* The parity members of data slot's group, in parity index order (what an
- * RPC_IO_PARITY write names): P of them, those whose servers are known not
- * to answer flagged (the data server then fails the write at once, naming
- * the member, rather than after its own timeout). */
+ * RPC_IO_PARITY write names): P of them, the stale ones flagged (not
+ * written to, unless being resynced), and those whose servers are known
+ * not to answer (the data server marks them stale at once rather than
+ * wait for its own timeout). */
 static uint32_t parity_of(struct rpfs_client *c, const struct rpfs_layout *l,
-			  uint32_t slot, struct rpc_copy *cp)
+			  const struct rpfsc_view *v, uint32_t slot, struct rpc_copy *cp)
 {
 	_Static_assert(RPFS_COPIES_MAX - 1 <= RPC_COPIES_MAX,
 		       "layout_ec's check keeps P within a write's list");
@@ -172,7 +173,8 @@ static uint32_t parity_of(struct rpfs_client *c, const struct rpfs_layout *l,
 	for (uint32_t j = 0; j < l->parity_cells; j++) {
 		cp[j].slot = layout_ec_member(l, g, l->data_cells + j);
 		cp[j].io = layout_server(l, cp[j].slot);
-		cp[j].flags = rpfsc_server_suspect(c, rpfsc_io_srv(c, cp[j].io))
+		cp[j].flags = stale_in(v, cp[j].slot) ? RPC_COPY_STALE
+			      : rpfsc_server_suspect(c, rpfsc_io_srv(c, cp[j].io))
 				      ? RPC_COPY_DOWN
 				      : 0;
 	}
@@ -647,7 +649,17 @@ static int write_copy(struct rpfs_request *io, uint32_t cs, const struct rpc_seg
 		return -ENOMEM;
 	}
 	ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
-	if (!ret) {
+	if (!ret && coded(io)) {
+		/* an ec data cell's write, to its own server */
+		const struct rpfs_layout *l = &f->attr.layout;
+		uint32_t np = parity_of(c, l, &io->view, cs, cp);
+
+		ret = call_io(f, srv, body,
+			      rpc_enc_io_parity(body, room, f->attr.handle, &cap, segs,
+						nseg, cs, cp, np, io->view.epoch,
+						l->data_cells, layout_ec_index(l, cs)),
+			      iov, niov, NULL, 0, rep, &rep_len, &none);
+	} else if (!ret) {
 		uint32_t nc = copies_of(f->c, &f->attr.layout, &io->view, cs, cp);
 
 		ret = call_io(f, srv, body,
@@ -741,6 +753,43 @@ static int write_other_copy(struct rpfs_request *io, size_t i, int err)
 	return -EIO;
 }
 
+/* A write of an ec file's call i refused as behind: a parity member's
+ * resync ended, and its data members took the file's new epoch a moment
+ * before the metadata server gives it out (server/ec_resync.c). The view
+ * reloaded, the same segments again to the data cell's server; a few
+ * times, waiting longer each time. 0 when it took them. */
+static int write_coded_again(struct rpfs_request *io, size_t i)
+{
+	struct iochunk *ch = &io->ch[i];
+	struct slotlist *orig = &io->sl[ch->slot];
+	int ret = -RPC_EBEHIND;
+
+	for (int attempt = 0; attempt < 10 && ret == -RPC_EBEHIND; attempt++) {
+		uint64_t epoch;
+
+		if (attempt) {
+			struct timespec d = {0, 20000000L * attempt};
+
+			nanosleep(&d, NULL);
+		}
+		ret = reload_view(io, 0);
+		if (ret)
+			return ret;
+		ret = write_copy(io, ch->slot, &orig->segs[ch->seg0], (uint32_t)ch->nseg,
+				 &orig->iov[ch->iov0], (int)ch->niov, &epoch);
+		if (!ret) {
+			io->calls[i].status = 0;
+			io->calls[i].rep_len = 0;
+			return epoch > io->view.epoch ? reload_view(io, epoch) : 0;
+		}
+	}
+	if (ret == -RPC_EBEHIND)
+		rpfsc_err_set("%s: stripe slot %u: the file's view kept changing: the "
+			      "write was not stored",
+			      io->f->path, ch->slot);
+	return ret;
+}
+
 /* Wait for the started calls; the first failure (in call order) is the
  * result, with its message. */
 static ssize_t io_collect(struct rpfs_request *io)
@@ -767,10 +816,18 @@ static ssize_t io_collect(struct rpfs_request *io)
 				first = ret; /* its message is set */
 			continue;
 		}
-		if (!ret && io->write && mirrored(io) && call->rep_len >= 8 &&
+		if (ret == -RPC_EBEHIND && io->write && coded(io)) {
+			ret = write_coded_again(io, i);
+			if (ret && !first)
+				first = ret; /* its message is set (or the call's) */
+			continue;
+		}
+		if (!ret && io->write && (mirrored(io) || coded(io)) &&
+		    call->rep_len >= 8 &&
 		    !rpc_dec_u64(io->reps[i], call->rep_len, &local) &&
 		    local > io->view.epoch) {
-			/* written, and the primary marked copies stale */
+			/* written, and the primary marked copies (the data
+			 * server parity members) stale */
 			ret = reload_view(io, local);
 			if (ret && !first)
 				first = ret;
@@ -882,7 +939,7 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 			 * members their deltas */
 			const struct rpfs_layout *l = &io->f->attr.layout;
 			struct rpc_copy cp[RPC_COPIES_MAX];
-			uint32_t np = parity_of(io->f->c, l, ch->slot, cp);
+			uint32_t np = parity_of(io->f->c, l, &io->view, ch->slot, cp);
 
 			len = rpc_enc_io_parity(
 				io->bodies + off, room, io->f->attr.handle, &cap,
@@ -992,7 +1049,7 @@ int rpfsc_io_start(struct rpfs_file *f, bool write, const struct iovec *mem, int
 	io->f = f;
 	io->write = write;
 	io->nslots = layout_slots(&f->attr.layout);
-	if (layout_copies(&f->attr.layout) > 1) {
+	if (layout_redundant(&f->attr.layout)) {
 		ret = rpfsc_file_view_ensure(f);
 		if (ret) {
 			free(io);

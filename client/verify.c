@@ -312,6 +312,24 @@ static int walk_parity(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
 	if (ret)
 		rpfsc_err_set("%s: out of memory", f->path);
 	else
+		ret = rpfsc_file_view_reload(f, 0);
+	/* A parity member marked stale missed deltas: its resync re-encodes
+	 * it (comparing it tells nothing). */
+	for (uint32_t ps = l->stripe_count; !ret && ps < slots; ps++)
+		if (rpfsc_copy_stale(f, ps)) {
+			struct rpfs_client *c = f->c;
+
+			rpfsc_err_set(
+				"%s: parity %u of group %u (slot %u) on %s is stale (it "
+				"missed writes while it was down): it needs a resync",
+				f->path, layout_ec_index(l, ps) - k,
+				layout_ec_group(l, ps), ps,
+				rpfsc_desc(c, rpfsc_io_srv(c, layout_server(l, ps)),
+					   RPFSC_IO));
+			*where = UINT64_MAX;
+			ret = -ESTALE;
+		}
+	if (!ret)
 		ret = slot_sizes(f, sizes);
 	for (uint32_t g = 0; !ret && g < l->stripe_count / k; g++) {
 		uint64_t end = 0;

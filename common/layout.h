@@ -96,6 +96,12 @@ uint32_t layout_server(const struct rpfs_layout *l, uint32_t slot);
 
 /* Copies of each data slot: N for mirror:N, 1 otherwise. */
 uint32_t layout_copies(const struct rpfs_layout *l);
+/* Is the file redundant (mirror:N or ec:K+P): does it have a view of
+ * stale members (the metadata server's MIRROR_STALE marks)? */
+static inline bool layout_redundant(const struct rpfs_layout *l)
+{
+	return l->kind == RPFS_LAYOUT_EC || layout_copies(l) > 1;
+}
 /* The slot holding copy (0 .. layout_copies()-1; 0 = the primary) of the
  * data in slot (any copy of it). */
 uint32_t layout_copy_slot(const struct rpfs_layout *l, uint32_t slot, uint32_t copy);

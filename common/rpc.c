@@ -824,6 +824,65 @@ int rpc_enc_io_resync(void *buf, size_t cap, uint64_t handle, uint32_t slot,
 	return wr_end(&w);
 }
 
+int rpc_enc_io_resync_ec(void *buf, size_t cap, uint64_t handle, uint32_t slot,
+			 const struct rpc_copy *members, uint32_t k, uint32_t p,
+			 uint32_t j, uint64_t epoch)
+{
+	struct wr w;
+
+	if (slot == RPC_SLOT_ANY || !k || k > RPC_EC_MEMBERS_MAX || !p ||
+	    p > RPC_COPIES_MAX || j >= p)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_RESYNC, RPC_RESYNC_EC);
+	wr_u64(&w, handle);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, k);
+	wr_u32(&w, p);
+	wr_u32(&w, j);
+	wr_u64(&w, epoch);
+	for (uint32_t i = 0; i < k; i++) {
+		if (members[i].slot == RPC_SLOT_ANY || members[i].slot == slot)
+			return -EINVAL;
+		wr_u32(&w, members[i].io);
+		wr_u32(&w, slot_enc(members[i].slot));
+	}
+	return wr_end(&w);
+}
+
+struct rpc_copy rpc_req_member(const struct rpc_req *r, uint32_t i)
+{
+	struct rpc_copy c = {0, RPC_SLOT_ANY, 0};
+
+	if (i < r->nmembers) {
+		c.io = get32(r->members + 8 * (size_t)i);
+		c.slot = slot_dec(get32(r->members + 8 * (size_t)i + 4));
+	}
+	return c;
+}
+
+int rpc_enc_io_hold(void *buf, size_t cap, uint16_t flags, uint64_t handle, uint32_t slot,
+		    uint64_t off, uint64_t len, uint64_t id, uint32_t lease_ms,
+		    uint32_t session)
+{
+	struct wr w;
+
+	if (slot == RPC_SLOT_ANY || (flags & ~(RPC_HOLD_RELEASE | RPC_HOLD_END)) ||
+	    flags == (RPC_HOLD_RELEASE | RPC_HOLD_END) || len > UINT64_MAX - off ||
+	    (!flags && (!lease_ms || lease_ms > RPC_HOLD_LEASE_MAX_MS)) ||
+	    (flags == RPC_HOLD_END && session == RPC_SLOT_ANY))
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_HOLD, flags);
+	wr_u64(&w, handle);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, slot_enc(session));
+	wr_u64(&w, off);
+	wr_u64(&w, len);
+	wr_u64(&w, id);
+	wr_u32(&w, lease_ms);
+	wr_u32(&w, 0);
+	return wr_end(&w);
+}
+
 static int enc_stale(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
 		     uint64_t epoch, uint32_t slot, const uint32_t *stale, uint32_t n)
 {
@@ -1383,10 +1442,67 @@ static int body_repair(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	return rd->err;
 }
 
+/* Between servers only: an ec parity member's resync (RPC_RESYNC_EC). */
+static int body_resync_ec(struct rd *rd, struct rpc_req *r)
+{
+	r->handle = rd_u64(rd);
+	r->slot = slot_dec(rd_u32(rd));
+	r->ec_k = rd_u32(rd);
+	r->ec_p = rd_u32(rd);
+	r->ec_index = rd_u32(rd);
+	r->epoch = rd_u64(rd);
+	if (rd->err)
+		return rd->err;
+	if (r->slot == RPC_SLOT_ANY || !r->ec_k || r->ec_k > RPC_EC_MEMBERS_MAX ||
+	    !r->ec_p || r->ec_p > RPC_COPIES_MAX || r->ec_index >= r->ec_p)
+		return -EPROTO;
+	r->nmembers = r->ec_k;
+	r->members = rd_take(rd, 8 * (size_t)r->nmembers);
+	if (rd->err)
+		return rd->err;
+	for (uint32_t i = 0; i < r->nmembers; i++) {
+		uint32_t ms = rpc_req_member(r, i).slot;
+
+		if (ms == RPC_SLOT_ANY || ms == r->slot)
+			return -EPROTO;
+	}
+	return 0;
+}
+
+/* Between servers only. */
+static int body_hold(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
+		     uint32_t maxseg)
+{
+	uint32_t session;
+
+	r->handle = rd_u64(rd);
+	r->slot = slot_dec(rd_u32(rd));
+	session = slot_dec(rd_u32(rd));
+	r->off = rd_u64(rd);
+	r->len = rd_u64(rd);
+	r->hold_id = rd_u64(rd);
+	r->lease_ms = rd_u32(rd);
+	if (rd_u32(rd) && !rd->err)
+		return -EPROTO;
+	if (rd->err)
+		return rd->err;
+	r->ncopies = session != RPC_SLOT_ANY;
+	r->copies[0] = (struct rpc_copy){0, session, 0};
+	if (r->slot == RPC_SLOT_ANY || r->len > UINT64_MAX - r->off ||
+	    r->flags == (RPC_HOLD_RELEASE | RPC_HOLD_END) ||
+	    (!r->flags && (!r->lease_ms || r->lease_ms > RPC_HOLD_LEASE_MAX_MS)) ||
+	    (r->flags == RPC_HOLD_END && !r->ncopies) ||
+	    (r->ncopies && session == r->slot))
+		return -EPROTO;
+	return 0;
+}
+
 /* Between servers only. */
 static int body_resync(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		       uint32_t maxseg)
 {
+	if (r->flags & RPC_RESYNC_EC)
+		return body_resync_ec(rd, r);
 	r->handle = rd_u64(rd);
 	r->slot = slot_dec(rd_u32(rd));
 	r->ncopies = 1;
@@ -1429,7 +1545,7 @@ static const dec_fn decoders[] = {
 	[RPC_BODY_SEARCH] = body_search,       [RPC_BODY_HANDLES] = body_handles,
 	[RPC_BODY_STALE] = body_stale,	       [RPC_BODY_RESYNC] = body_resync,
 	[RPC_BODY_REPAIR] = body_repair,       [RPC_BODY_DOWN] = body_down,
-	[RPC_BODY_DIGEST] = body_digest,
+	[RPC_BODY_DIGEST] = body_digest,       [RPC_BODY_HOLD] = body_hold,
 };
 
 /* The fields of the preamble, and the defaults of those a body may not

@@ -135,6 +135,26 @@ struct rpc_copy {
 #define RPC_EBEHIND EL2NSYNC
 /* MIRROR_FRESH flags: the resync failed (the copy stays stale). */
 #define RPC_FRESH_FAILED 1u
+/* IO_RESYNC flags: the stale member is an ec parity slot, resynced by its
+ * own server re-encoding it from its group's data members
+ * (server/ec_resync.c): slot is the parity slot, members the group's K
+ * data members in order, ec_k, ec_p and ec_index (its index j among the
+ * parity members) the code. */
+#define RPC_RESYNC_EC 1u
+/* Data members an ec resync names at most (RED_EC_CELLS_MAX). */
+#define RPC_EC_MEMBERS_MAX 32u
+/* IO_HOLD flags (server/ec_hold.c). None: take a hold, id hold_id, on
+ * [off, off + len) of the data cell's datafile (len 0: to its end, however
+ * far it grows) for lease_ms; the reply (u64) is the datafile's size once
+ * no ec write of the range is between its store and its last parity delta,
+ * and none starts until the hold is released or lapses. With a session
+ * (ncopies 1, copies[0].slot the parity slot being resynced) every ec write
+ * of the datafile sends that parity member its deltas, stale or not, until
+ * RPC_HOLD_END. RPC_HOLD_RELEASE: let go of hold_id. RPC_HOLD_END: end the
+ * session; the reply (u32) is 1 if a write could not send it a delta. */
+#define RPC_HOLD_RELEASE      1u
+#define RPC_HOLD_END	      2u
+#define RPC_HOLD_LEASE_MAX_MS 60000u
 /* MIRROR_STALE flags: the sender's own copy (slot, the one stale slot)
  * failed its checksums on a read: marked stale, it is rewritten whole from
  * another copy by the resync (server/io_rebuild.c). */
@@ -282,6 +302,15 @@ struct rpc_req {
 	 * this cell's index in its group (< K); copies are the P parity
 	 * members */
 	uint32_t ec_k, ec_p, ec_index;
+	/* IO_HOLD: the hold's id (the holder's), its lease; off and len the
+	 * range (len 0: to the end) */
+	uint64_t hold_id;
+	uint32_t lease_ms;
+	/* IO_RESYNC with RPC_RESYNC_EC: nmembers (1..RPC_EC_MEMBERS_MAX) data
+	 * members, io u32 and slot u32 each, pointing into the body
+	 * (rpc_req_member) */
+	uint32_t nmembers;
+	const uint8_t *members;
 };
 
 /* Encoders return the body length, or -E2BIG if it does not fit cap. */
@@ -363,6 +392,19 @@ int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_
  * stale[0] the target's (n 1). */
 int rpc_enc_io_resync(void *buf, size_t cap, uint64_t handle, uint32_t slot,
 		      const struct rpc_copy *target, uint64_t epoch);
+/* IO_RESYNC with RPC_RESYNC_EC, to the server of the stale parity slot
+ * (index j of k + p) of handle: members[0..k) the group's data members. */
+int rpc_enc_io_resync_ec(void *buf, size_t cap, uint64_t handle, uint32_t slot,
+			 const struct rpc_copy *members, uint32_t k, uint32_t p,
+			 uint32_t j, uint64_t epoch);
+/* Data member i of an IO_RESYNC with RPC_RESYNC_EC (i < nmembers). */
+struct rpc_copy rpc_req_member(const struct rpc_req *r, uint32_t i);
+/* IO_HOLD (flags 0, RPC_HOLD_RELEASE or RPC_HOLD_END) of the datafile of
+ * handle holding data slot slot; session the parity slot a resync makes
+ * (RPC_SLOT_ANY: none). */
+int rpc_enc_io_hold(void *buf, size_t cap, uint16_t flags, uint64_t handle, uint32_t slot,
+		    uint64_t off, uint64_t len, uint64_t id, uint32_t lease_ms,
+		    uint32_t session);
 int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
 			 uint64_t epoch, uint32_t slot, uint32_t target);
 /* MIRROR_STALE, from the primary of slot to the file's metadata server:

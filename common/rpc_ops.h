@@ -72,6 +72,7 @@ enum rpc_body {
 	RPC_BODY_REPAIR,    /* handle, capability, data slot, a copy's slot */
 	RPC_BODY_DOWN,	    /* a metadata server's index, the I/O servers it finds down */
 	RPC_BODY_DIGEST,    /* handle, slot, a range of the datafile */
+	RPC_BODY_HOLD,	    /* handle, slot, a range, the hold's id, lease, session */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -185,13 +186,16 @@ enum rpc_runs {
 	  RPC_FLAGS_UNCHECKED, RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_probe)     \
 	/* from a metadata server: copy a datafile to its stale copy (io_forward.c) */      \
 	X(IO_RESYNC,   50, "io_resync",   RPC_TO_IO,          RPC_BODY_RESYNC,              \
-	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_resync)    \
+	  RPC_RESYNC_EC,       RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_resync)    \
 	/* from a metadata server, its heartbeat: the I/O servers it finds down */      \
 	X(IO_HEARTBEAT, 51, "io_heartbeat", RPC_TO_IO,        RPC_BODY_DOWN,                \
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_PROGRESS, serve_io_heartbeat) \
 	/* from a resync's source: digests of a range of the stale copy (io_forward.c) */ \
 	X(IO_DIGEST,   52, "io_digest",   RPC_TO_IO,          RPC_BODY_DIGEST,              \
-	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_digest)
+	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_digest)    \
+	/* from an ec parity member's resync: a range of a data cell held still (ec_hold.c) */ \
+	X(IO_HOLD,     53, "io_hold",     RPC_TO_IO,          RPC_BODY_HOLD,                \
+	  RPC_HOLD_RELEASE | RPC_HOLD_END, RPC_ACCESS_PEERS, RPC_RUNS_ON_PROGRESS, serve_io_hold)
 /* clang-format on */
 
 #endif

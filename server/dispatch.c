@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ec_hold.h"
 #include "log.h"
 #include "server.h"
 
@@ -68,7 +69,9 @@ static void run(struct srv_op *op)
 	case RPC_RUNS_AT_ONCE:
 	case RPC_RUNS_ON_PROGRESS:
 		op->status = op->handler(op);
-		srv_op_finish(op);
+		/* (an IO_HOLD answered later, ec_hold.c) */
+		if (op->status != SRV_PENDING)
+			srv_op_finish(op);
 		break;
 	case RPC_RUNS_STREAMED:
 		io_dispatch(op);
@@ -170,6 +173,7 @@ static void *progress_main(void *arg)
 	while (!atomic_load(&s->stop_progress)) {
 		int ret = xp_progress(s->fab, 100);
 
+		ec_hold_tick(s);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -ETIMEDOUT) {
 			/* Log each new error once, and never spin on a lasting one. */
 			if (ret != last_err)

@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "ec_hold.h"
+#include "ec_resync.h"
 #include "hashtab.h"
 #include "io_downs.h"
 #include "io_forward.h"
@@ -419,7 +421,10 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		fd_put(io, e);
 		goto out;
 	}
+	/* (an ec parity delta carries no order: deltas commute, whatever
+	 * epoch their data member is at) */
 	if (write && (op->q.flags & (RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY)) &&
+	    !(op->q.fwd_flags & RPC_FWD_XOR) &&
 	    (ret = datafile_admit_epoch(&e->cf, op->q.epoch,
 					!(op->q.fwd_flags & RPC_COPY_STALE)))) {
 		fd_put(io, e);
@@ -432,8 +437,9 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		fd_put(io, e);
 		goto out;
 	}
-	/* a primary's write: listed before its bytes change (crashes) */
-	if (write && (op->q.flags & RPC_IO_COPIES) &&
+	/* a primary's write (an ec data cell's: its parity members are its
+	 * copies here): listed before its bytes change (crashes) */
+	if (write && (op->q.flags & (RPC_IO_COPIES | RPC_IO_PARITY)) &&
 	    (ret = mirror_dirty_hold(op->s, op))) {
 		fd_put(io, e);
 		goto out;
@@ -523,6 +529,25 @@ int io_read_local(struct srv *s, uint64_t handle, void *buf, uint64_t len, uint6
 	if (ret)
 		return ret;
 	ret = datafile_read(&e->cf, buf, len, off, &bad);
+	fd_put(io, e);
+	return ret;
+}
+
+int io_write_local(struct srv *s, uint64_t handle, const void *buf, uint64_t len,
+		   uint64_t off, uint64_t size)
+{
+	struct iosrv *io = s->io;
+	struct fdent *e;
+	uint64_t bad = 0;
+	int ret = fd_get(io, handle, &e);
+
+	if (ret)
+		return ret;
+	ret = len ? datafile_write(&e->cf, buf, len, off, &bad) : 0;
+	if (!ret && size != UINT64_MAX)
+		ret = datafile_truncate(&e->cf, size, &bad);
+	if (!ret)
+		atomic_store(&e->changed, srv_now_ns());
 	fd_put(io, e);
 	return ret;
 }
@@ -877,6 +902,14 @@ void io_dispatch(struct srv_op *op)
 		srv_op_finish(op);
 		return;
 	}
+	/* an ec write of a range held still waits, parked (ec_hold.c) */
+	if (!ec_hold_admit(op))
+		return;
+	io_dispatch_go(op);
+}
+
+void io_dispatch_go(struct srv_op *op)
+{
 	/* A forward without data still carries an epoch to take (a
 	 * resync's end, io_forward.c). */
 	if (!op->total && !(op->q.flags & RPC_IO_FORWARD)) {
@@ -980,7 +1013,11 @@ int io_open(struct srv *s)
 	s->io = io;
 	ret = io_downs_open(s);
 	if (!ret)
+		ret = ec_holds_open(s);
+	if (!ret)
 		ret = io_forward_open(s);
+	if (!ret)
+		ret = ec_resync_open(s);
 	if (ret)
 		log_err("rpfsd: couldn't start the threads forwarding mirrored writes: %s",
 			strerror(-ret));
@@ -1011,7 +1048,9 @@ void io_close(struct srv *s)
 		return;
 	io_scrub_stop(s);
 	io_rebuild_close(s);
+	ec_resync_close(s);
 	io_forward_close(s);
+	ec_holds_close(s);
 	mirror_dirty_close(s);
 	io_downs_close(s);
 	/* Clean shutdown: what was written is on disk before we say goodbye. */

@@ -52,6 +52,8 @@
 #include <time.h>
 
 #include "ec_code.h"
+#include "ec_hold.h"
+#include "ec_resync.h"
 #include "io_downs.h"
 #include "io_forward.h"
 #include "log.h"
@@ -164,8 +166,9 @@ int io_peer_ask(struct srv *s, uint32_t server, const void *body, int len, void 
 	return ret;
 }
 
-int io_mark_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
-		  const uint32_t *stale, uint32_t n, bool quiet, uint64_t *new_epoch)
+static int ask_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
+		     const uint32_t *stale, uint32_t n, bool quiet, bool raise,
+		     uint64_t *new_epoch)
 {
 	uint32_t meta = place_meta_of_handle(handle);
 	uint8_t body[RPC_PREAMBLE + 24 + 4 * RPC_COPIES_MAX];
@@ -181,14 +184,22 @@ int io_mark_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
 		rpc_enc_mirror_stale(body, sizeof(body), handle, epoch, slot, stale, n),
 		rep, sizeof(rep), &rep_len, quiet);
 	if (ret && !quiet && ret != -RPC_EBEHIND)
-		log_warn("rpfsd: couldn't mark the copies of handle %016" PRIx64
+		log_warn("rpfsd: couldn't mark the %s of handle %016" PRIx64
 			 " that missed a write stale on metadata server %s: %s",
-			 handle, s->cfg.servers[s->cfg.meta[meta]].name, strerror(-ret));
+			 raise ? "copies" : "parity members", handle,
+			 s->cfg.servers[s->cfg.meta[meta]].name, strerror(-ret));
 	if (ret)
 		return ret;
 	if (rpc_dec_view(rep, rep_len, new_epoch, slots, &ns) || *new_epoch <= epoch)
 		return -EPROTO;
-	return io_raise_epoch(s, handle, *new_epoch);
+	/* an ec data cell takes no epoch: its parity deltas carry no order */
+	return raise ? io_raise_epoch(s, handle, *new_epoch) : 0;
+}
+
+int io_mark_stale(struct srv *s, uint64_t handle, uint64_t epoch, uint32_t slot,
+		  const uint32_t *stale, uint32_t n, bool quiet, uint64_t *new_epoch)
+{
+	return ask_stale(s, handle, epoch, slot, stale, n, quiet, true, new_epoch);
 }
 
 /* Mark copies stale[0..n) of w's datafile stale: they missed a write this
@@ -455,8 +466,9 @@ static void join_resync(struct io_forward *fw, struct fwd *w)
 
 /* ---- erasure-coded writes -------------------------------------------------------- */
 
-/* The answer to an ec write whose parity member on I/O server io failed:
- * -EREMOTEIO with that server as the detail, as a mirror copy's (rpc.h). */
+/* The answer to an ec write whose parity member on I/O server io could
+ * neither be written nor marked stale: -EREMOTEIO with that server as the
+ * detail, as a mirror copy's (rpc.h). */
 static void parity_failed(struct srv_op *op, uint32_t io)
 {
 	op->status = -EREMOTEIO;
@@ -474,9 +486,16 @@ static void parity_failed(struct srv_op *op, uint32_t io)
  * deltas of two writes of the same bytes add up to first-to-last whatever
  * order they reach a parity member in (docs/design/erasure-coding.md). A
  * write that failed midway still sends its deltas: bytes it did not store
- * have a zero delta. A member marked stale is not written to; one that
- * can't be written fails the write, naming its server (marking it stale
- * instead is the next step of the design). */
+ * have a zero delta.
+ *
+ * A parity member is not written to when it is stale (the client's view),
+ * unless its resync has a session here (ec_hold.c: from its first piece on
+ * it must get every delta). One known down (to the client or a heartbeat)
+ * or that can't take its delta is marked stale at the file's metadata
+ * server before the write is answered, and the reply carries the file's
+ * new epoch (the client reloads its view); only when it can't be marked
+ * either does the write fail, naming its server. A delta lost for a
+ * member being resynced fails that resync (it runs again). */
 static void run_parity(struct srv_op *op, char *buf)
 {
 	struct srv *s = op->s;
@@ -484,8 +503,10 @@ static void run_parity(struct srv_op *op, char *buf)
 	uint32_t np = op->q.ncopies, piece_max = IO_FORWARD_PIECE / np;
 	uint8_t body[RPC_COPIES_MAX][RPC_PREAMBLE + 48 + 64 * RPC_SEG_SIZE + 64];
 	uint8_t rep[RPC_COPIES_MAX][16];
+	bool send[RPC_COPIES_MAX], session[RPC_COPIES_MAX], lost[RPC_COPIES_MAX];
+	uint32_t mark[RPC_COPIES_MAX], nmark = 0;
 	struct ec_code code;
-	uint64_t epoch = op->q.epoch, cur, pos = 0;
+	uint64_t epoch = op->q.epoch, cur, pos = 0, new_epoch = 0;
 	uint32_t i = 0;
 	int ret;
 
@@ -496,16 +517,19 @@ static void run_parity(struct srv_op *op, char *buf)
 	}
 	if (!io_epoch_local(s, op->q.handle, &cur) && cur > epoch)
 		epoch = cur;
-	for (uint32_t j = 0; j < np; j++)
-		if (op->q.copies[j].flags == RPC_COPY_DOWN ||
-		    io_downs_down(s, op->q.copies[j].io)) {
-			/* known down (to the client, or to a metadata server's
-			 * heartbeat: a call would wait timeout_ms): not marked
-			 * stale yet (design step 3) */
-			if (!op->status)
-				parity_failed(op, op->q.copies[j].io);
-			pos = op->total;
+	for (uint32_t j = 0; j < np; j++) {
+		const struct rpc_copy *c = &op->q.copies[j];
+
+		session[j] = ec_session_on(s, op->q.handle, c->slot);
+		lost[j] = false;
+		send[j] = session[j] || !(c->flags & RPC_COPY_STALE);
+		if (send[j] && !session[j] &&
+		    (c->flags == RPC_COPY_DOWN || io_downs_down(s, c->io))) {
+			/* known down: a call would wait timeout_ms */
+			send[j] = false;
+			lost[j] = true;
 		}
+	}
 	while (pos < op->total) {
 		struct piece pc = {.nseg = 0, .bytes = 0};
 		struct xp_call calls[RPC_COPIES_MAX];
@@ -535,7 +559,7 @@ static void run_parity(struct srv_op *op, char *buf)
 			unsigned char *out = (unsigned char *)buf + (size_t)j * piece_max;
 			int len;
 
-			if (op->q.copies[j].flags & RPC_COPY_STALE)
+			if (!send[j])
 				continue;
 			memset(out, 0, pc.bytes);
 			ec_update_one(&code, j, op->q.ec_index, pc.bytes, delta + pos,
@@ -558,22 +582,48 @@ static void run_parity(struct srv_op *op, char *buf)
 		}
 		ret = k ? peer_call_all(s, servers, calls, transport, k, NULL, NULL) : 0;
 		for (int c = 0; ret && c < k; c++) {
+			uint32_t j = which[c];
+
 			if (!calls[c].status)
 				continue;
 			log_warn(
 				"rpfsd: couldn't send a parity delta of handle %016" PRIx64
 				" to I/O server %u (slot %u): %s",
-				op->q.handle, op->q.copies[which[c]].io,
-				op->q.copies[which[c]].slot, strerror(-calls[c].status));
-			if (!op->status)
-				parity_failed(op, op->q.copies[which[c]].io);
-			pos = op->total;
-			break;
+				op->q.handle, op->q.copies[j].io, op->q.copies[j].slot,
+				strerror(-calls[c].status));
+			/* written to no more; its parity is behind now */
+			send[j] = false;
+			lost[j] = true;
+			if (session[j])
+				ec_session_disturb(s, op->q.handle, op->q.copies[j].slot);
 		}
-		if (pos < op->total)
-			pos += pc.bytes;
+		pos += pc.bytes;
 	}
 	ec_code_fini(&code);
+	/* the members that missed this write's deltas: stale before the
+	 * answer (one stale already is marked again: its resync, if one
+	 * runs, must not end as if it had them) */
+	for (uint32_t j = 0; j < np; j++)
+		if (lost[j])
+			mark[nmark++] = op->q.copies[j].slot;
+	if (nmark) {
+		ret = ask_stale(s, op->q.handle, epoch, op->q.slot, mark, nmark, false,
+				false, &new_epoch);
+		if (ret) {
+			for (uint32_t j = 0; j < np; j++)
+				if (lost[j] && !op->status) {
+					parity_failed(op, op->q.copies[j].io);
+					break;
+				}
+		} else {
+			atomic_fetch_add(&s->fwd->marked, nmark);
+			if (!op->status) {
+				/* the new epoch: the client reloads its view */
+				rpc_enc_u64(op->rep, new_epoch);
+				op->rep_len = 8;
+			}
+		}
+	}
 	atomic_fetch_add(op->status ? &s->fwd->failed : &s->fwd->forwarded, 1);
 	srv_op_complete(op);
 }
@@ -973,6 +1023,8 @@ int serve_io_resync(struct srv_op *op)
 	struct resync *rs;
 	int ret = 0;
 
+	if (op->q.flags & RPC_RESYNC_EC)
+		return ec_resync_take(op); /* a parity member, by its own server */
 	if (!fw)
 		return -EOPNOTSUPP;
 	if (t->io >= s->cfg.nio || (int)s->cfg.io[t->io] == s->self || !op->q.epoch)

@@ -146,12 +146,25 @@ int meta_entry_of_handle(struct meta *m, MDB_txn *txn, uint64_t handle, char *pa
 	return meta_get_entry(m, txn, path, a);
 }
 
-/* Are the slots of a MIRROR_STALE copies of the primary's data slot? */
+/* Are the slots of a MIRROR_STALE copies of the primary's data slot (of
+ * an ec file: parity members of the data cell's group)? */
 static bool marks_fit(const struct rpc_attr *a, const struct rpc_req *q)
 {
 	const struct rpfs_layout *l = &a->layout;
 	uint32_t slots = layout_slots(l);
 
+	if (a->type == RPC_TYPE_FILE && l->kind == RPFS_LAYOUT_EC) {
+		if (q->slot >= l->stripe_count)
+			return false;
+		for (uint32_t i = 0; i < q->ncopies; i++) {
+			uint32_t cs = q->copies[i].slot;
+
+			if (cs < l->stripe_count || cs >= slots ||
+			    layout_ec_group(l, cs) != layout_ec_group(l, q->slot))
+				return false;
+		}
+		return true;
+	}
 	if (a->type != RPC_TYPE_FILE || layout_copies(l) < 2 || q->slot >= slots)
 		return false;
 	for (uint32_t i = 0; i < q->ncopies; i++) {
@@ -287,10 +300,11 @@ int serve_mirror_stale(struct srv_op *op)
 		return ret;
 	}
 	for (uint32_t i = 0; i < q->ncopies; i++)
-		log_warn("rpfsd: %s: copy in slot %u (I/O server %u) missed a write: "
+		log_warn("rpfsd: %s: %s in slot %u (I/O server %u) missed a write: "
 			 "marked stale (mirror epoch %" PRIu64 ")",
-			 path, q->copies[i].slot,
-			 layout_server(&a.layout, q->copies[i].slot), epoch);
+			 path, a.layout.kind == RPFS_LAYOUT_EC ? "parity member" : "copy",
+			 q->copies[i].slot, layout_server(&a.layout, q->copies[i].slot),
+			 epoch);
 	len = rpc_enc_view(op->rep, SRV_REPLY_CAP, epoch, slots, n);
 	if (len < 0)
 		return len;
@@ -440,8 +454,9 @@ int serve_mirror_fresh(struct srv_op *op)
 		return ret;
 	}
 	if (had)
-		log_warn("rpfsd: %s: copy in slot %u (I/O server %u) resynced: whole "
+		log_warn("rpfsd: %s: %s in slot %u (I/O server %u) resynced: whole "
 			 "again (mirror epoch %" PRIu64 ")",
-			 path, target, layout_server(&a.layout, target), q->epoch);
+			 path, a.layout.kind == RPFS_LAYOUT_EC ? "parity member" : "copy",
+			 target, layout_server(&a.layout, target), q->epoch);
 	return 0;
 }

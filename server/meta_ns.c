@@ -71,7 +71,7 @@ static int add_down(struct srv_op *op, const struct rpc_attr *a)
 	bool *down = NULL;
 	int len;
 
-	if (layout_copies(&a->layout) < 2)
+	if (!layout_redundant(&a->layout))
 		return 0;
 	if (s->io_states && s->cfg.nio && (down = calloc(s->cfg.nio, sizeof(*down))) &&
 	    io_states_down(s, down))

@@ -10,7 +10,9 @@
  * the file was not marked again meanwhile. Only the files written while a
  * copy was away are marked, and the source sends only the 64 KiB units
  * that differ from the copy's (io_forward.c), so a returning server gets
- * what it missed.
+ * what it missed. A stale parity member of an ec file is asked of its own
+ * server (IO_RESYNC with RPC_RESYNC_EC, ec_resync.c), which re-encodes it
+ * from its group's data members once they and it are online.
  *
  * At most RESYNC_INFLIGHT resyncs are asked for at once (each source paces
  * its own); one asked for and never answered (its source died) is asked
@@ -154,6 +156,74 @@ static struct inflight *slot_for(struct meta_resync *r, uint64_t handle, int64_t
 	return free_one;
 }
 
+/* Send an IO_RESYNC (body, len bytes or an encoder's -errno) for handle
+ * to server, counted in flight until its report (MIRROR_FRESH) or
+ * RESYNC_LOST_MS; nothing when handle has one in flight or none is free.
+ * 0 when it was taken. */
+static int ask_resync(struct meta_resync *r, uint64_t handle, uint32_t server,
+		      const void *body, int len)
+{
+	struct inflight *f;
+	struct xp_call call;
+	uint8_t rep[64];
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	f = slot_for(r, handle, mono_ms());
+	if (f)
+		*f = (struct inflight){handle, mono_ms(), true};
+	pthread_mutex_unlock(&r->lock);
+	if (!f)
+		return -EBUSY;
+	memset(&call, 0, sizeof(call));
+	call.req = body;
+	call.req_len = len > 0 ? (size_t)len : 0;
+	call.rep = rep;
+	call.rep_max = sizeof(rep);
+	ret = len < 0 ? len : peer_call(r->s, server, &call);
+	pthread_mutex_lock(&r->lock);
+	if (ret)
+		f->used = false; /* busy, or gone: the next round */
+	else
+		r->asked++;
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* An ec file's stale parity member in slot t: its own server re-encodes it
+ * from its group's data members (ec_resync.c), if it and they are online.
+ * A stale data member waits (its resync decodes: a later step). */
+static bool resync_parity(struct meta_resync *r, const struct marked *x,
+			  const struct rpfs_layout *l, const char *path, uint32_t t)
+{
+	struct srv *s = r->s;
+	uint32_t k = l->data_cells, g, io = layout_server(l, t);
+	struct rpc_copy members[RPC_EC_MEMBERS_MAX];
+	uint8_t body[RPC_PREAMBLE + 40 + 8 * RPC_EC_MEMBERS_MAX];
+	int len;
+
+	if (t < l->stripe_count || t >= layout_slots(l) || io >= s->cfg.nio ||
+	    io_states_get(s, io, NULL) != IO_ONLINE || k > RPC_EC_MEMBERS_MAX)
+		return false;
+	g = layout_ec_group(l, t);
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t ds = layout_ec_member(l, g, i);
+
+		members[i] = (struct rpc_copy){layout_server(l, ds), ds, 0};
+		if (stale_in(x, ds) || members[i].io >= s->cfg.nio ||
+		    io_states_get(s, members[i].io, NULL) != IO_ONLINE)
+			return false;
+	}
+	len = rpc_enc_io_resync_ec(body, sizeof(body), x->handle, t, members, k,
+				   l->parity_cells, layout_ec_index(l, t) - k,
+				   x->epoch + 1);
+	if (!ask_resync(r, x->handle, s->cfg.io[io], body, len))
+		log_info("rpfsd: %s: re-encoding parity slot %u (I/O server %u) from "
+			 "its group's data members",
+			 path, t, io);
+	return true;
+}
+
 /* Ask for one stale copy of x to be resynced, if its server is back and a
  * fresh copy's server is up. */
 static void resync_one(struct meta_resync *r, const struct marked *x)
@@ -170,15 +240,20 @@ static void resync_one(struct meta_resync *r, const struct marked *x)
 		return;
 	ret = meta_entry_of_handle(m, txn, x->handle, path, &a);
 	mdb_txn_abort(txn);
+	if (!ret && a.layout.kind == RPFS_LAYOUT_EC) {
+		/* one at a time per file: the epoch moves */
+		for (uint32_t i = 0; i < x->n; i++)
+			if (resync_parity(r, x, &a.layout, path, x->slots[i]))
+				return;
+		return;
+	}
 	if (ret || layout_copies(&a.layout) < 2)
 		return;
 	for (uint32_t i = 0; i < x->n; i++) {
 		const struct rpfs_layout *l = &a.layout;
 		uint32_t t = x->slots[i], src = UINT32_MAX;
 		struct rpc_copy target = {layout_server(l, t), t, 0};
-		uint8_t body[RPC_PREAMBLE + 40], rep[64];
-		struct inflight *f;
-		struct xp_call call;
+		uint8_t body[RPC_PREAMBLE + 40];
 		int len;
 
 		if (t >= layout_slots(l) || target.io >= s->cfg.nio ||
@@ -194,29 +269,10 @@ static void resync_one(struct meta_resync *r, const struct marked *x)
 		}
 		if (src == UINT32_MAX)
 			continue;
-		pthread_mutex_lock(&r->lock);
-		f = slot_for(r, x->handle, mono_ms());
-		if (f)
-			*f = (struct inflight){x->handle, mono_ms(), true};
-		pthread_mutex_unlock(&r->lock);
-		if (!f)
-			return;
 		len = rpc_enc_io_resync(body, sizeof(body), x->handle, src, &target,
 					x->epoch + 1);
-		memset(&call, 0, sizeof(call));
-		call.req = body;
-		call.req_len = len > 0 ? (size_t)len : 0;
-		call.rep = rep;
-		call.rep_max = sizeof(rep);
-		ret = len < 0 ? len
-			      : peer_call(s, s->cfg.io[layout_server(l, src)], &call);
-		pthread_mutex_lock(&r->lock);
-		if (ret)
-			f->used = false; /* busy, or gone: the next round */
-		else
-			r->asked++;
-		pthread_mutex_unlock(&r->lock);
-		if (!ret)
+		if (!ask_resync(r, x->handle, s->cfg.io[layout_server(l, src)], body,
+				len))
 			log_info(
 				"rpfsd: %s: resyncing the copy in slot %u (I/O server %u) "
 				"from slot %u",

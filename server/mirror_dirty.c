@@ -13,6 +13,11 @@
  * after it may have changed the datafile (its forward failed, and the
  * copies could not be marked stale then) is reported instead.
  *
+ * An ec data cell's write (RPC_IO_PARITY) is listed the same way, its
+ * group's parity members as its copies: killed between its store and its
+ * deltas, it leaves parity that disagrees, which its report has marked
+ * stale and re-encoded (ec_resync.c).
+ *
  * At start, the handles the file still lists are reported: the file's
  * metadata server marks the copies stale (MIRROR_STALE), as if their
  * forwards had failed, and the resync makes them whole from this datafile
@@ -238,8 +243,8 @@ static int report(struct mirror_dirty *d, const struct dent *e)
 	if (ret)
 		return ret;
 	log_warn("rpfsd: handle %016" PRIx64
-		 " (slot %u) may have differed from its copies "
-		 "(a write cut short): they are marked stale and resynced from here",
+		 " (slot %u) may have differed from its copies or parity members "
+		 "(a write cut short): they are marked stale and resynced",
 		 e->handle, e->slot);
 	return 0;
 }

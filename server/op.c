@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ec_hold.h"
 #include "io_forward.h"
 #include "mirror_dirty.h"
 #include "log.h"
@@ -32,6 +33,7 @@ static void op_free(struct srv_op *op)
 	free(op->segs);
 	free(op->seg_end);
 	mirror_dirty_release(s, op);
+	ec_hold_write_done(op);
 	io_write_free(op);
 	free(op);
 	atomic_fetch_sub(&s->live_ops, 1);

@@ -107,6 +107,8 @@ struct srv {
 	struct meta *meta;	/* NULL unless role meta */
 	struct iosrv *io;	/* NULL unless role io */
 	struct io_forward *fwd; /* role io: mirrored writes' forwarding (io_forward.c) */
+	struct ec_holds *ec_holds;   /* role io: ranges of ec data cells held still */
+	struct ec_resync *ec_resync; /* role io: resyncs of stale ec parity members */
 	struct mirror_dirty
 		*dirty; /* role io: datafiles whose copies may lag (mirror_dirty.c) */
 	struct io_rebuild *rebuild; /* role io: lost copies to rebuild (io_rebuild.c) */
@@ -154,6 +156,12 @@ struct srv_op {
 	uint64_t total;
 	struct io_write *io_wr; /* io.c: IO_WRITE's chunks (io_write_free) */
 	bool forwarded;		/* io_forward.c: handed to the copies already */
+	/* ec_hold.c: an ec write's span, and whether it is parked behind a
+	 * hold or in flight (store to last delta); an IO_HOLD parked until
+	 * the writes of its range are done */
+	uint8_t ec_state;
+	uint64_t ec_lo, ec_hi;
+	struct srv_op *ec_next;
 
 	struct rpc_req q;		   /* decoded body (q.path points into q) */
 	const struct rpc_op_desc *desc;	   /* q.op's line of the table (rpc_ops.h) */
@@ -237,6 +245,8 @@ void io_close(struct srv *s);
 /* Progress thread: start an IO_WRITE or IO_READ (RPC_RUNS_STREAMED): a
  * worker job for data that came inline, else a bulk pipeline. */
 void io_dispatch(struct srv_op *op);
+/* io_dispatch's rest, for an ec write that waited behind a hold. */
+void io_dispatch_go(struct srv_op *op);
 /* Worker: an I/O op, and the detail of damaged data in its reply. */
 void io_run(struct sched_job *job);
 /* Worker: remove the datafile of handle (for a local REMOVE). */
@@ -271,6 +281,10 @@ void meta_resync_of_io(struct srv *s, uint32_t io, uint32_t *stale, bool *rebuil
 void meta_rebuild_counts(struct srv *s, uint64_t *pending, uint64_t *marked);
 /* The size of handle's datafile (io_forward.c's resync). */
 int io_size_local(struct srv *s, uint64_t handle, uint64_t *size);
+/* Write [off, off + len) of handle's datafile from buf, then (size not
+ * UINT64_MAX) cut or grow it to size (an ec parity member's resync). */
+int io_write_local(struct srv *s, uint64_t handle, const void *buf, uint64_t len,
+		   uint64_t off, uint64_t size);
 /* The mirror epoch of handle's datafile now. */
 int io_epoch_local(struct srv *s, uint64_t handle, uint64_t *epoch);
 /* The mirror epoch of handle's datafile becomes epoch (if below: kept). */

@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "hash.h"
-#include "io_states.h"
+#include "ec_hold.h"
+#include "ec_resync.h"
 #include "io_forward.h"
+#include "io_states.h"
 #include "io_scrub.h"
 #include "log.h"
 #include "server.h"
@@ -181,6 +183,19 @@ static void counters(struct srv *s, struct stat_list *l)
 		put(l, "mirror.resync_bytes", fc.resync_bytes);
 		put(l, "mirror.resync_same_bytes", fc.resync_same);
 		put(l, "mirror.resyncing", fc.resyncing);
+		{
+			struct ec_resync_counts ec;
+			uint64_t taken, parked, lapsed;
+
+			ec_resync_counts(s, &ec);
+			put(l, "ec.parity_resynced", ec.resynced);
+			put(l, "ec.parity_resync_failed", ec.failed);
+			put(l, "ec.parity_resync_bytes", ec.bytes);
+			ec_hold_counts(s, &taken, &parked, &lapsed);
+			put(l, "ec.holds", taken);
+			put(l, "ec.writes_held", parked);
+			put(l, "ec.holds_lapsed", lapsed);
+		}
 		if (s->scrub) {
 			uint64_t bytes, damaged, passes;
 

@@ -110,9 +110,23 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		return rpc_enc_mirror_stale(again, cap, r->handle, r->epoch, r->slot, st,
 					    r->ncopies);
 	}
-	case RPC_BODY_RESYNC:
-		return rpc_enc_io_resync(again, cap, r->handle, r->slot, &r->copies[0],
-					 r->epoch);
+	case RPC_BODY_RESYNC: {
+		struct rpc_copy m[RPC_EC_MEMBERS_MAX];
+
+		if (!(r->flags & RPC_RESYNC_EC))
+			return rpc_enc_io_resync(again, cap, r->handle, r->slot,
+						 &r->copies[0], r->epoch);
+		if (r->nmembers > RPC_EC_MEMBERS_MAX || r->nmembers != r->ec_k)
+			return -1;
+		for (uint32_t i = 0; i < r->nmembers; i++)
+			m[i] = rpc_req_member(r, i);
+		return rpc_enc_io_resync_ec(again, cap, r->handle, r->slot, m, r->ec_k,
+					    r->ec_p, r->ec_index, r->epoch);
+	}
+	case RPC_BODY_HOLD:
+		return rpc_enc_io_hold(again, cap, r->flags, r->handle, r->slot, r->off,
+				       r->len, r->hold_id, r->lease_ms,
+				       r->ncopies ? r->copies[0].slot : RPC_SLOT_ANY);
 	case RPC_BODY_DOWN: {
 		uint32_t down[RPC_HEARTBEAT_DOWN_MAX];
 
@@ -248,6 +262,31 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 			   r->copies[0].slot != RPC_SLOT_ANY &&
 			   r->copies[0].slot != r->slot);
 		FUZZ_CHECK(size == RPC_PREAMBLE + 8 + RPC_CAP_SIZE + 8);
+		break;
+	case RPC_IO_HOLD:
+		/* one of take, release, end; a take's lease within bounds, an
+		 * end's session named; a range that fits 64 bits */
+		FUZZ_CHECK(r->flags == 0 || r->flags == RPC_HOLD_RELEASE ||
+			   r->flags == RPC_HOLD_END);
+		FUZZ_CHECK(r->slot != RPC_SLOT_ANY && r->len <= UINT64_MAX - r->off);
+		FUZZ_CHECK(r->flags ||
+			   (r->lease_ms >= 1 && r->lease_ms <= RPC_HOLD_LEASE_MAX_MS));
+		FUZZ_CHECK(r->flags != RPC_HOLD_END || r->ncopies == 1);
+		FUZZ_CHECK(!r->ncopies || (r->copies[0].slot != RPC_SLOT_ANY &&
+					   r->copies[0].slot != r->slot));
+		FUZZ_CHECK(size == RPC_PREAMBLE + 48);
+		break;
+	case RPC_IO_RESYNC:
+		if (r->flags & RPC_RESYNC_EC) {
+			/* K members, each a slot other than the parity's */
+			FUZZ_CHECK(r->ec_k >= 1 && r->ec_k <= RPC_EC_MEMBERS_MAX &&
+				   r->nmembers == r->ec_k && r->ec_index < r->ec_p &&
+				   r->ec_p <= RPC_COPIES_MAX);
+			for (uint32_t i = 0; i < r->nmembers; i++)
+				FUZZ_CHECK(rpc_req_member(r, i).slot != RPC_SLOT_ANY &&
+					   rpc_req_member(r, i).slot != r->slot);
+			FUZZ_CHECK(size == RPC_PREAMBLE + 32 + 8 * (size_t)r->nmembers);
+		}
 		break;
 	case RPC_META_HANDLES:
 		FUZZ_CHECK(!r->flags && r->nhandles >= 1 &&

@@ -284,6 +284,18 @@ static void gen_rpc(void)
 	REQ("io-digest",
 	    rpc_enc_io_digest(buf, sizeof(buf), 7, 1, RPC_DIGEST_UNIT, RPC_DIGEST_SPAN));
 	REQ("io-probe", rpc_enc_io_probe(buf, sizeof(buf), 1));
+	REQ("io-resync-ec",
+	    rpc_enc_io_resync_ec(buf, sizeof(buf), 7, 2,
+				 (const struct rpc_copy[]){{0, 0, 0}, {1, 1, 0}}, 2, 1, 0,
+				 5));
+	REQ("io-hold",
+	    rpc_enc_io_hold(buf, sizeof(buf), 0, 7, 1, 4096, 65536, 99, 3000, 2));
+	REQ("io-hold-open",
+	    rpc_enc_io_hold(buf, sizeof(buf), 0, 7, 1, 4096, 0, 99, 3000, RPC_SLOT_ANY));
+	REQ("io-hold-release",
+	    rpc_enc_io_hold(buf, sizeof(buf), RPC_HOLD_RELEASE, 7, 1, 0, 0, 99, 0, 2));
+	REQ("io-hold-end",
+	    rpc_enc_io_hold(buf, sizeof(buf), RPC_HOLD_END, 7, 1, 0, 0, 0, 0, 2));
 	{
 		static const uint32_t groups[2] = {100, 65534};
 

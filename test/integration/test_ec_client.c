@@ -1,4 +1,4 @@
-/* Erasure-coded files through librpfs (issue 29, step 2 of
+/* Erasure-coded files through librpfs (issue 29, steps 2 and 3 of
  * docs/design/erasure-coding.md): a file made ec:2+1 (the servers'
  * ec_preview setting lets new files be ec until the degraded service
  * exists) is written and truncated through the ordinary calls, and its
@@ -15,17 +15,21 @@
  * - truncate down into the middle of a cell, then up again: the bytes
  *   are the model's (zeros past the cut) and parity agrees (the cut
  *   bytes left the parity before they left the data cells);
- * - the parity member's server stopped: reads go on (they touch data
- *   cells only); a write fails naming it once the metadata server's
- *   heartbeat finds it unreachable (its data server's forward waiting on
- *   it ends then), well before the client's own timeout would blame the
- *   data server; later writes fail at once; never a silent success. */
+ * - the parity member's server stopped or killed (step 3): reads and
+ *   writes go on, the member marked stale (rpfs_verify says so, naming
+ *   it); back, it is re-encoded from the data members while four writers
+ *   go on; then verify passes, the bytes are the writers' and the parity
+ *   on disk is the code of the data;
+ * - a data member's server killed under four writers: restarted, its
+ *   crash list has the parity marked stale and re-encoded. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,7 @@
 #include "config.h"
 #include "ec_code.h"
 #include "rpfs.h"
+#include "rpfs_admin.h"
 #include "testkit.h"
 
 #define NSRV	      4
@@ -358,83 +363,263 @@ START_TEST(test_overlapping_writers_and_truncates_keep_parity)
 }
 END_TEST
 
-START_TEST(test_a_stopped_parity_server_fails_writes_naming_it_not_reads)
+/* Writers of disjoint regions of a shared model, as MPI ranks: each
+ * writes random pieces of its own quarter of SPAN until told to stop. */
+struct region_writer {
+	rpfs_file_t *f;
+	unsigned char *model; /* SPAN bytes; this writer's quarter only */
+	int k;
+	uint64_t seed;
+	atomic_int *stop;
+	int failed;
+	char msg[512]; /* rpfs_errmsg of the failure (per thread) */
+	long writes;
+};
+
+static void *region_main(void *arg)
+{
+	struct region_writer *w = arg;
+	uint64_t base = (uint64_t)w->k * (SPAN / 4);
+	unsigned char *buf = malloc(64 * 1024);
+
+	while (buf && !w->failed && !atomic_load(w->stop)) {
+		uint64_t len = rnd_size(&w->seed, 64 * 1024);
+		uint64_t off = base + rnd_range(&w->seed, 0, SPAN / 4 - len);
+		ssize_t got;
+
+		fill(buf, len, rnd_next(&w->seed));
+		got = rpfs_pwrite(w->f, buf, len, off);
+		if (got != (ssize_t)len) {
+			w->failed = got < 0 ? (int)got : -EIO;
+			snprintf(w->msg, sizeof(w->msg), "%s", rpfs_errmsg());
+			break;
+		}
+		memcpy(w->model + off, buf, len);
+		w->writes++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Counter name of server i (rpfs stats). */
+static uint64_t stat_of(rpfs_client_t *c, int i, const char *name)
+{
+	struct rpfs_server_stat st[RPFS_STATS_MAX];
+	int n = rpfs_admin_server_stats(c, i, st, RPFS_STATS_MAX);
+
+	ck_assert_msg(n > 0, "stats of server %d: %s", i, rpfs_errmsg());
+	return rpfs_admin_stat(st, n, name, UINT64_MAX);
+}
+
+/* Does server i's log say s? */
+static bool log_says(struct cluster *cl, int i, const char *s)
+{
+	char line[1024];
+	bool found = false;
+	FILE *fp = fopen(cl_log(cl, i), "r");
+
+	while (fp && !found && fgets(line, sizeof(line), fp))
+		found = strstr(line, s) != NULL;
+	if (fp)
+		fclose(fp);
+	return found;
+}
+
+/* The parity member's server (I/O server 2) lost, stopped (SIGSTOP) or
+ * killed (-9): reads go on (they touch data cells only); writes go on
+ * too, once the metadata server's heartbeat finds it unreachable (the
+ * data server's forward waiting on it ends then), the member marked stale,
+ * and rpfs_verify says so, naming it; later writes are as fast as before.
+ * Back (SIGCONT, or restarted), it is re-encoded from the data members by
+ * its own server while four writers go on writing their regions: then
+ * rpfs_verify passes, the file reads back as the writers' model, and the
+ * parity datafile on disk is the code of the data datafiles byte for
+ * byte. */
+#define RESYNCED "parity member in slot 2 (I/O server 2) resynced"
+static void parity_member_lost(bool kill)
 {
 	struct cl_opts o = {
 		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .timeout_ms = 10000};
+	unsigned char *model = malloc(SPAN), *back = malloc(SPAN);
+	struct region_writer w[4];
+	atomic_int stop = 0;
+	uint64_t checked = 0, where = 0;
 	struct cluster *cl;
 	rpfs_client_t *c;
 	rpfs_file_t *f;
-	unsigned char buf[3 * SU], back[3 * SU], other[3000];
 	struct rpfs_stat st;
-	char name[32];
+	pthread_t t[4];
 	double t0;
-	ssize_t n;
+	int v = -1;
 
+	ck_assert(model && back);
+	setenv("RPFS_EC_PREVIEW", "1", 1);
+	setenv("RPFS_HEARTBEAT_MS", "200", 1);
+	setenv("RPFS_HEARTBEAT_TIMEOUT_MS", "1000", 1);
+	/* slow enough that the writers meet the re-encoding's holds */
+	setenv("RPFS_RESYNC_MBPS", "2", 1);
+	cl = cl_start(&o);
+	ck_assert(cl);
+	c = client(cl);
+	f = ec_create(c, "/p");
+	fill(model, SPAN, 5);
+	write_all(f, model, SPAN, 0);
+	rpfs_file_attr(f, &st);
+	/* slot 2, the parity, is on I/O server first + 2: not server 0 */
+	ck_assert_uint_eq(st.first_server, 0);
+	if (kill)
+		ck_assert_int_eq(cl_kill(cl, 2), 0);
+	else
+		ck_assert_int_eq(cl_signal(cl, 2, SIGSTOP), 0);
+	read_all(f, back, SPAN, 0);
+	ck_assert(!memcmp(model, back, SPAN));
+	/* written: when the heartbeat finds the member down (1 s) */
+	t0 = now_ms();
+	fill(model + 10, 1000, 6);
+	write_all(f, model + 10, 1000, 10);
+	ck_assert_msg(now_ms() - t0 < 8000, "%.0f ms", now_ms() - t0);
+	/* and again, other bytes further on: at once */
+	t0 = now_ms();
+	fill(model + 2 * SU + 100, 3000, 9);
+	write_all(f, model + 2 * SU + 100, 3000, 2 * SU + 100);
+	ck_assert_msg(now_ms() - t0 < 1000, "%.0f ms", now_ms() - t0);
+	read_all(f, back, SPAN, 0);
+	ck_assert_msg(first_diff(model, back, SPAN) < 0, "wrong byte at %lld",
+		      first_diff(model, back, SPAN));
+	/* the member missed deltas: stale, and verify says so */
+	ck_assert_int_eq(rpfs_verify(f, &checked, &where), -ESTALE);
+	ck_assert_msg(strstr(rpfs_errmsg(), "parity 0 of group 0") &&
+			      strstr(rpfs_errmsg(), "io server 2") &&
+			      strstr(rpfs_errmsg(), "stale"),
+		      "%s", rpfs_errmsg());
+	/* writers meanwhile, through its return and its re-encoding */
+	for (int k = 0; k < 4; k++) {
+		w[k] = (struct region_writer){.f = f,
+					      .model = model,
+					      .k = k,
+					      .seed = 31 + (uint64_t)k,
+					      .stop = &stop};
+		ck_assert(!pthread_create(&t[k], NULL, region_main, &w[k]));
+	}
+	usleep(300 * 1000);
+	if (kill)
+		ck_assert_int_eq(cl_restart(cl, 2), 0);
+	else
+		ck_assert_int_eq(cl_signal(cl, 2, SIGCONT), 0);
+	t0 = now_ms();
+	while (!log_says(cl, 0, RESYNCED) && now_ms() - t0 < 60000)
+		usleep(100 * 1000);
+	atomic_store(&stop, 1);
+	for (int k = 0; k < 4; k++) {
+		pthread_join(t[k], NULL);
+		ck_assert_msg(!w[k].failed, "writer %d: %s", k, w[k].msg);
+		ck_assert_msg(w[k].writes > 0, "writer %d wrote nothing", k);
+	}
+	ck_assert_msg(log_says(cl, 0, RESYNCED),
+		      "no word of the parity member's resync in %s", cl_log(cl, 0));
+	/* the mark goes with the resync's report */
+	for (int i = 0; i < 100; i++) {
+		v = rpfs_verify(f, &checked, &where);
+		if (v != -ESTALE)
+			break;
+		usleep(100 * 1000);
+	}
+	ck_assert_msg(!v, "%d: %s", v, rpfs_errmsg());
+	/* the member re-encoded itself, under holds on both data members */
+	ck_assert_uint_ge(stat_of(c, 2, "ec.parity_resynced"), 1);
+	ck_assert_uint_ge(stat_of(c, 2, "ec.parity_resync_bytes"), SPAN / K);
+	ck_assert_uint_ge(stat_of(c, 0, "ec.holds"), 1);
+	ck_assert_uint_ge(stat_of(c, 1, "ec.holds"), 1);
+	read_all(f, back, SPAN, 0);
+	ck_assert_msg(first_diff(model, back, SPAN) < 0, "wrong byte at %lld",
+		      first_diff(model, back, SPAN));
+	assert_parity_agrees(cl, f, SPAN / K);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+	unsetenv("RPFS_RESYNC_MBPS");
+	free(model);
+	free(back);
+}
+
+START_TEST(test_a_stopped_parity_member_is_marked_stale_and_re_encoded)
+{
+	parity_member_lost(false);
+}
+END_TEST
+
+START_TEST(test_a_killed_parity_member_is_marked_stale_and_re_encoded)
+{
+	parity_member_lost(true);
+}
+END_TEST
+
+/* A data member's server killed (-9) while four writers write: their
+ * writes to it fail (a data member's loss is served in a later step),
+ * naming it; restarted, its list of writes cut short (mirror_dirty.c)
+ * has the group's parity marked stale, and re-encoded: rpfs_verify then
+ * passes and the parity on disk is the code of the data, whatever bytes
+ * the writes cut short left. */
+START_TEST(test_a_data_member_killed_mid_write_leaves_parity_made_right)
+{
+	struct cl_opts o = {
+		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .timeout_ms = 10000};
+	unsigned char *model = malloc(SPAN);
+	struct region_writer w[4];
+	atomic_int stop = 0;
+	uint64_t checked = 0, where = 0;
+	struct cluster *cl;
+	rpfs_client_t *c;
+	rpfs_file_t *f;
+	pthread_t t[4];
+	int v = -1, failed = 0;
+
+	ck_assert(model);
 	setenv("RPFS_EC_PREVIEW", "1", 1);
 	setenv("RPFS_HEARTBEAT_MS", "200", 1);
 	setenv("RPFS_HEARTBEAT_TIMEOUT_MS", "1000", 1);
 	cl = cl_start(&o);
 	ck_assert(cl);
 	c = client(cl);
-	f = ec_create(c, "/p");
-	fill(buf, sizeof(buf), 5);
-	write_all(f, buf, sizeof(buf), 0);
-	rpfs_file_attr(f, &st);
-	/* slot 2, the parity, is on I/O server first + 2: not server 0 */
-	ck_assert_uint_eq(st.first_server, 0);
-	ck_assert_int_eq(cl_signal(cl, 2, SIGSTOP), 0);
-	read_all(f, back, sizeof(back), 0);
-	ck_assert(!memcmp(buf, back, sizeof(buf)));
-	/* at once after the stop: when the heartbeat finds it (1 s) */
-	snprintf(name, sizeof(name), "io server 2");
-	t0 = now_ms();
-	n = rpfs_pwrite(f, buf, 1000, 10);
-	ck_assert_int_lt(n, 0);
-	ck_assert_msg(strstr(rpfs_errmsg(), name), "%s", rpfs_errmsg());
-	ck_assert_msg(now_ms() - t0 < 8000, "%.0f ms", now_ms() - t0);
-	/* and again, other bytes further on: at once */
-	fill(other, sizeof(other), 9);
-	t0 = now_ms();
-	n = rpfs_pwrite(f, other, sizeof(other), 2 * SU + 100);
-	ck_assert_int_lt(n, 0);
-	ck_assert_msg(strstr(rpfs_errmsg(), name), "%s", rpfs_errmsg());
-	ck_assert_msg(now_ms() - t0 < 1000, "%.0f ms", now_ms() - t0);
-	/* a failed write's bytes are the old or the new ones (its data cell
-	 * may have taken them: the parity member is marked stale for that
-	 * in design step 3); every other byte is as it was */
-	read_all(f, back, sizeof(back), 0);
-	ck_assert(!memcmp(buf, back, 10));
-	ck_assert(!memcmp(buf + 1010, back + 1010, 2 * SU + 100 - 1010));
-	ck_assert(!memcmp(buf + 10, back + 10, 1000) || !memcmp(buf, back + 10, 1000));
-	ck_assert(!memcmp(buf + 2 * SU + 100, back + 2 * SU + 100, sizeof(other)) ||
-		  !memcmp(other, back + 2 * SU + 100, sizeof(other)));
-	ck_assert_int_eq(cl_signal(cl, 2, SIGCONT), 0);
-	/* the second write's data cell took its bytes without a delta sent
-	 * (the member was known down): the parity is behind it, and
-	 * rpfs_verify finds that, naming the parity member and the offset
-	 * (the first write's delta may have reached server 2 before it
-	 * stopped, or after it went on: then only the second shows) */
-	if (!memcmp(other, back + 2 * SU + 100, sizeof(other))) {
-		uint64_t checked = 0, where = 0;
-		int v = 0;
-
-		for (int i = 0; i < 100; i++) {
-			v = rpfs_verify(f, &checked, &where);
-			if (v == -EILSEQ || !v)
-				break;
-			usleep(100 * 1000); /* server 2 answering again */
-		}
-		ck_assert_msg(v == -EILSEQ, "%d: %s", v, rpfs_errmsg());
-		ck_assert_msg(strstr(rpfs_errmsg(), "parity 0 of group 0") &&
-				      strstr(rpfs_errmsg(), name),
-			      "%s", rpfs_errmsg());
-		ck_assert_msg(where == 10 || where == 2 * SU + 100, "at %llu",
-			      (unsigned long long)where);
+	f = ec_create(c, "/d");
+	fill(model, SPAN, 8);
+	write_all(f, model, SPAN, 0);
+	for (int k = 0; k < 4; k++) {
+		w[k] = (struct region_writer){.f = f,
+					      .model = model,
+					      .k = k,
+					      .seed = 51 + (uint64_t)k,
+					      .stop = &stop};
+		ck_assert(!pthread_create(&t[k], NULL, region_main, &w[k]));
 	}
+	usleep(400 * 1000);
+	/* data slot 1 is on I/O server 1 */
+	ck_assert_int_eq(cl_kill(cl, 1), 0);
+	usleep(300 * 1000);
+	atomic_store(&stop, 1);
+	for (int k = 0; k < 4; k++) {
+		pthread_join(t[k], NULL);
+		/* its writes to the killed member fail, naming it */
+		if (w[k].failed) {
+			failed++;
+			ck_assert_msg(strstr(w[k].msg, "io server 1"),
+				      "writer %d: %d: %s", k, w[k].failed, w[k].msg);
+		}
+	}
+	ck_assert_int_eq(cl_restart(cl, 1), 0);
+	for (int i = 0; i < 300; i++) {
+		v = rpfs_verify(f, &checked, &where);
+		if (!v)
+			break;
+		usleep(100 * 1000);
+	}
+	ck_assert_msg(!v, "%d: %s", v, rpfs_errmsg());
+	assert_parity_agrees(cl, f, SPAN / K);
 	rpfs_close(f);
 	rpfs_finalize(c);
 	cl_destroy(cl);
+	free(model);
+	(void)failed;
 }
 END_TEST
 
@@ -448,7 +633,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_without_ec_preview_ec_is_refused_naming_the_setting);
 	tcase_add_test(tc, test_interleaved_records_read_back_and_keep_parity);
 	tcase_add_test(tc, test_overlapping_writers_and_truncates_keep_parity);
-	tcase_add_test(tc, test_a_stopped_parity_server_fails_writes_naming_it_not_reads);
+	tcase_add_test(tc, test_a_stopped_parity_member_is_marked_stale_and_re_encoded);
+	tcase_add_test(tc, test_a_killed_parity_member_is_marked_stale_and_re_encoded);
+	tcase_add_test(tc, test_a_data_member_killed_mid_write_leaves_parity_made_right);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -851,6 +851,86 @@ START_TEST(io_parity_round_trip)
 }
 END_TEST
 
+/* IO_HOLD: a data slot, a range (len 0: to the end), the hold's id, its
+ * lease and the parity slot of a resync's session; take, release or end
+ * (which must name the session); nothing after. */
+START_TEST(io_hold_round_trip)
+{
+	int len = rpc_enc_io_hold(buf, BUFSZ, 0, 0x77, 1, 4096, 0, 0xabc, 3000, 2);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 48);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_HOLD);
+	ck_assert_uint_eq(req.handle, 0x77);
+	ck_assert_uint_eq(req.slot, 1);
+	ck_assert_uint_eq(req.off, 4096);
+	ck_assert_uint_eq(req.len, 0);
+	ck_assert_uint_eq(req.hold_id, 0xabc);
+	ck_assert_uint_eq(req.lease_ms, 3000);
+	ck_assert_uint_eq(req.ncopies, 1);
+	ck_assert_uint_eq(req.copies[0].slot, 2);
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	/* no session */
+	len = rpc_enc_io_hold(buf, BUFSZ, 0, 0x77, 1, 0, 10, 1, 1, RPC_SLOT_ANY);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.ncopies, 0);
+	/* both flags, an end without a session, a take without a lease or
+	 * past the longest, a range past 64 bits, the session on the slot */
+	buf[2] = RPC_HOLD_RELEASE | RPC_HOLD_END;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[2] = RPC_HOLD_END;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	ck_assert_int_eq(
+		rpc_enc_io_hold(buf, BUFSZ, RPC_HOLD_END, 1, 1, 0, 0, 0, 0, RPC_SLOT_ANY),
+		-EINVAL);
+	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1, 0, 2), -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1,
+					 RPC_HOLD_LEASE_MAX_MS + 1, 2),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, UINT64_MAX, 2, 1, 1, 2),
+			 -EINVAL);
+	len = rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1, 1, 2);
+	put32(buf + RPC_PREAMBLE + 12, 1 + 1); /* the session: slot 1 (stored + 1) */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	len = rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1, 1, 2);
+	put32(buf + RPC_PREAMBLE + 40, 0); /* a take without a lease */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+}
+END_TEST
+
+/* IO_RESYNC with RPC_RESYNC_EC: the parity slot, the code and the K data
+ * members, none the parity's slot. */
+START_TEST(io_resync_ec_round_trip)
+{
+	const struct rpc_copy m[3] = {{4, 0, 0}, {5, 1, 0}, {6, 2, 0}};
+	int len = rpc_enc_io_resync_ec(buf, BUFSZ, 0x99, 4, m, 3, 2, 1, 17);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 32 + 3 * 8);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_RESYNC);
+	ck_assert_uint_eq(req.flags, RPC_RESYNC_EC);
+	ck_assert_uint_eq(req.slot, 4);
+	ck_assert_uint_eq(req.ec_k, 3);
+	ck_assert_uint_eq(req.ec_p, 2);
+	ck_assert_uint_eq(req.ec_index, 1);
+	ck_assert_uint_eq(req.epoch, 17);
+	ck_assert_uint_eq(req.nmembers, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(rpc_req_member(&req, i).io, m[i].io);
+		ck_assert_uint_eq(rpc_req_member(&req, i).slot, m[i].slot);
+	}
+	assert_prefixes_refused(buf, (size_t)len);
+	assert_trailing_byte_refused((size_t)len);
+	/* an index past P, a member on the parity's slot */
+	ck_assert_int_eq(rpc_enc_io_resync_ec(buf, BUFSZ, 1, 4, m, 3, 2, 2, 1), -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_resync_ec(buf, BUFSZ, 1, 1, m, 3, 2, 0, 1), -EINVAL);
+	len = rpc_enc_io_resync_ec(buf, BUFSZ, 0x99, 4, m, 3, 2, 1, 17);
+	put32(buf + RPC_PREAMBLE + 20, 2); /* index 2 of P 2 */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+}
+END_TEST
+
 /* IO_DIGEST: a handle, a slot and a range from a multiple of the unit,
  * at most RPC_DIGEST_SPAN long; no flags, nothing after. The digest is
  * BLAKE2b-256 (a known answer pins it: both ends must agree). */
@@ -2033,6 +2113,8 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, mirror_repair_round_trip);
 	tcase_add_test(tc, io_heartbeat_round_trip);
 	tcase_add_test(tc, io_digest_round_trip);
+	tcase_add_test(tc, io_hold_round_trip);
+	tcase_add_test(tc, io_resync_ec_round_trip);
 	tcase_add_test(tc, io_parity_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
 	tcase_add_test(tc, bodyless_ops_round_trip);
