@@ -155,6 +155,13 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
  * the server produced. 0 or the error, its message set (listio.c). */
 int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *segs,
 		    uint32_t nseg, const struct iovec *iov, int niov, uint64_t *got);
+/* ec_degraded.c: segs of ec data slot slot (its server lost) decoded from
+ * K other members of its group, under holds on its live data members,
+ * into iov; v the file's view (stale parity members are not read). 0, or
+ * -errno with the message set (more members down than P: naming them). */
+int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint32_t slot,
+			  const struct rpc_seg *segs, uint32_t nseg,
+			  const struct iovec *iov, int niov);
 int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		 const struct rpfs_create_opts *opts, uint32_t redundancy,
 		 rpfs_file_t **out);

@@ -44,7 +44,9 @@ struct iochunk {
 
 /* Everything bound for one slot of the layout. */
 struct slotlist {
-	int srv; /* config index, -1 until first used */
+	int srv;	   /* config index, -1 until first used */
+	bool lost;	   /* an ec data cell's server down: read by decoding */
+	bool suspect_only; /* lost as known not to answer, though connected */
 	struct rpfsc_link *link;
 	struct rpc_seg *segs;
 	size_t nseg, capseg;
@@ -193,8 +195,8 @@ static bool call_fits(struct rpfs_request *io, struct slotlist *sl, size_t nseg,
 
 	if (nseg > c->io_max_segs || bytes > io->bytecap)
 		return false;
-	if (!bulk)
-		return true;
+	if (!bulk || sl->lost)
+		return true; /* (a lost cell's chunks are decoded, not called) */
 	/* Bulk calls describe each memory piece in the request message. */
 	maxdesc = xp_call_max_desc(sl->link->conn,
 				   c->io_hdr + nseg * RPC_SEG_SIZE + body_extra(io));
@@ -225,7 +227,7 @@ static int slot_get(struct rpfs_request *io, uint32_t slot, struct slotlist **ou
 	struct slotlist *sl = &io->sl[slot];
 	int ret;
 
-	if (sl->srv < 0) {
+	if (sl->srv < 0 && !sl->lost) {
 		sl->srv = rpfsc_io_srv(c, layout_server(&io->f->attr.layout, slot));
 		if (sl->srv < 0) {
 			rpfsc_err_set("%s: layout names I/O server %u of %u", io->f->path,
@@ -234,8 +236,22 @@ static int slot_get(struct rpfs_request *io, uint32_t slot, struct slotlist **ou
 			return -EINVAL;
 		}
 		/* Connect now: how many pieces a bulk call holds depends on
-		 * the server's receive buffers. */
+		 * the server's receive buffers. An ec data cell whose server
+		 * can't be reached, or is known not to answer (stopped: a
+		 * call would wait timeout_ms), is read by decoding
+		 * (io_launch_degraded). */
 		ret = rpfsc_link_get(c, sl->srv, RPFSC_IO, &sl->link);
+		if (coded(io) && !io->write &&
+		    ((ret && server_lost(NULL, ret)) ||
+		     (!ret && rpfsc_server_suspect(c, sl->srv)))) {
+			sl->suspect_only = !ret;
+			if (!ret)
+				rpfsc_link_put(c, sl->srv, sl->link);
+			sl->link = NULL;
+			sl->lost = true;
+			*out = sl;
+			return 0;
+		}
 		if (ret) {
 			sl->srv = -1;
 			return ret;
@@ -806,6 +822,24 @@ static ssize_t io_collect(struct rpfs_request *io)
 
 		if (ret && !io->write && mirrored(io) && !read_other_copy(io, i))
 			ret = 0;
+		if (ret && !io->write && coded(io) && server_lost(sl->link, ret)) {
+			/* an ec data cell's server lost: decoded from the
+			 * others of its group (ec_degraded.c) */
+			ret = rpfsc_ec_read_decoded(
+				io->f, &io->view, ch->slot, &sl->segs[ch->seg0],
+				(uint32_t)ch->nseg, &sl->iov[ch->iov0], (int)ch->niov);
+			if (!ret) {
+				call->status = 0;
+				call->rd_len = ch->bytes;
+				call->rep_len = 0;
+				log_info("%s: %s: decoded from the rest of its group",
+					 io->f->path, rpfsc_desc(c, sl->srv, RPFSC_IO));
+			} else {
+				if (!first)
+					first = ret; /* its message is set */
+				continue;
+			}
+		}
 		/* -ESTALE: the primary's server lost the datafile (its
 		 * storage replaced: rebuilt from the others, meta_rebuild.c) */
 		if (ret && io->write && mirrored(io) &&
@@ -896,6 +930,56 @@ static bool needs_hold(const struct rpfs_request *io)
  * of the buffers (mem, when they need one), so the post costs only its own
  * CPU, whatever the size: registering a cold 256 MiB buffer pins 65536
  * pages on verbs. */
+/* A read of an ec file with a data cell's server down (slot_get found it
+ * so): each chunk read here, one after the other, those of a lost cell
+ * decoded from the rest of its group (ec_degraded.c); the request is then
+ * done (nothing in flight). Slow, and only while a member is down. */
+static int io_launch_degraded(struct rpfs_request *io)
+{
+	const struct rpfs_layout *l = &io->f->attr.layout;
+	struct rpfs_client *c = io->f->c;
+	int ret = 0;
+
+	io->calls = calloc(io->nch ? io->nch : 1, sizeof(*io->calls));
+	if (!io->calls) {
+		rpfsc_err_set("%s: out of memory", io->f->path);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < io->nch && !ret; i++) {
+		struct iochunk *ch = &io->ch[i];
+		struct slotlist *sl = &io->sl[ch->slot];
+		const struct rpc_seg *segs = &sl->segs[ch->seg0];
+		const struct iovec *iov = &sl->iov[ch->iov0];
+		uint64_t got = ch->bytes;
+
+		if (sl->lost) {
+			ret = rpfsc_ec_read_decoded(io->f, &io->view, ch->slot, segs,
+						    (uint32_t)ch->nseg, iov,
+						    (int)ch->niov);
+			if (!ret)
+				log_info("%s: %s: decoded from the rest of its group",
+					 io->f->path,
+					 rpfsc_desc(c,
+						    rpfsc_io_srv(c, layout_server(
+									    l, ch->slot)),
+						    RPFSC_IO));
+			/* too few others to decode from, and the server only
+			 * suspected (a moment after its return): asked after
+			 * all */
+			if (ret && sl->suspect_only)
+				ret = rpfsc_read_slot(io->f, ch->slot, segs,
+						      (uint32_t)ch->nseg, iov,
+						      (int)ch->niov, &got);
+		} else {
+			ret = rpfsc_read_slot(io->f, ch->slot, segs, (uint32_t)ch->nseg,
+					      iov, (int)ch->niov, &got);
+		}
+		if (!ret && got < ch->bytes)
+			zero_tail(iov, ch->niov, got);
+	}
+	return ret;
+}
+
 static int io_launch(struct rpfs_request *io, bool async, const struct iovec *mem,
 		     int nmem)
 {
@@ -906,6 +990,9 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 	struct xp_call **callp;
 	int ret, started = 0;
 
+	for (uint32_t s = 0; s < io->nslots; s++)
+		if (io->sl[s].lost)
+			return io_launch_degraded(io);
 	ret = rpfsc_file_cap(io->f, &cap);
 	if (ret)
 		return ret;

@@ -860,9 +860,9 @@ struct rpc_copy rpc_req_member(const struct rpc_req *r, uint32_t i)
 	return c;
 }
 
-int rpc_enc_io_hold(void *buf, size_t cap, uint16_t flags, uint64_t handle, uint32_t slot,
-		    uint64_t off, uint64_t len, uint64_t id, uint32_t lease_ms,
-		    uint32_t session)
+int rpc_enc_io_hold(void *buf, size_t cap, uint16_t flags, uint64_t handle,
+		    const struct rpc_cap *capa, uint32_t slot, uint64_t off, uint64_t len,
+		    uint64_t id, uint32_t lease_ms, uint32_t session)
 {
 	struct wr w;
 
@@ -873,6 +873,7 @@ int rpc_enc_io_hold(void *buf, size_t cap, uint16_t flags, uint64_t handle, uint
 		return -EINVAL;
 	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_HOLD, flags);
 	wr_u64(&w, handle);
+	wr_cap(&w, capa);
 	wr_u32(&w, slot_enc(slot));
 	wr_u32(&w, slot_enc(session));
 	wr_u64(&w, off);
@@ -1475,7 +1476,7 @@ static int body_hold(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 {
 	uint32_t session;
 
-	r->handle = rd_u64(rd);
+	dec_handle(rd, r);
 	r->slot = slot_dec(rd_u32(rd));
 	session = slot_dec(rd_u32(rd));
 	r->off = rd_u64(rd);

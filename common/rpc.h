@@ -154,7 +154,7 @@ struct rpc_copy {
  * session; the reply (u32) is 1 if a write could not send it a delta. */
 #define RPC_HOLD_RELEASE      1u
 #define RPC_HOLD_END	      2u
-#define RPC_HOLD_LEASE_MAX_MS 60000u
+#define RPC_HOLD_LEASE_MAX_MS 10000u
 /* MIRROR_STALE flags: the sender's own copy (slot, the one stale slot)
  * failed its checksums on a read: marked stale, it is rewritten whole from
  * another copy by the resync (server/io_rebuild.c). */
@@ -400,11 +400,12 @@ int rpc_enc_io_resync_ec(void *buf, size_t cap, uint64_t handle, uint32_t slot,
 /* Data member i of an IO_RESYNC with RPC_RESYNC_EC (i < nmembers). */
 struct rpc_copy rpc_req_member(const struct rpc_req *r, uint32_t i);
 /* IO_HOLD (flags 0, RPC_HOLD_RELEASE or RPC_HOLD_END) of the datafile of
- * handle holding data slot slot; session the parity slot a resync makes
- * (RPC_SLOT_ANY: none). */
-int rpc_enc_io_hold(void *buf, size_t cap, uint16_t flags, uint64_t handle, uint32_t slot,
-		    uint64_t off, uint64_t len, uint64_t id, uint32_t lease_ms,
-		    uint32_t session);
+ * handle holding data slot slot, with a capability for reading it (capa;
+ * NULL among servers); session the parity slot a resync makes
+ * (RPC_SLOT_ANY: none; servers only). */
+int rpc_enc_io_hold(void *buf, size_t cap, uint16_t flags, uint64_t handle,
+		    const struct rpc_cap *capa, uint32_t slot, uint64_t off, uint64_t len,
+		    uint64_t id, uint32_t lease_ms, uint32_t session);
 int rpc_enc_mirror_fresh(void *buf, size_t cap, uint16_t flags, uint64_t handle,
 			 uint64_t epoch, uint32_t slot, uint32_t target);
 /* MIRROR_STALE, from the primary of slot to the file's metadata server:

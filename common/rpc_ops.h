@@ -72,7 +72,7 @@ enum rpc_body {
 	RPC_BODY_REPAIR,    /* handle, capability, data slot, a copy's slot */
 	RPC_BODY_DOWN,	    /* a metadata server's index, the I/O servers it finds down */
 	RPC_BODY_DIGEST,    /* handle, slot, a range of the datafile */
-	RPC_BODY_HOLD,	    /* handle, slot, a range, the hold's id, lease, session */
+	RPC_BODY_HOLD,	    /* handle, capability, slot, range, hold id, lease, session */
 };
 
 /* What a client's request must carry to be served (server/access.c);
@@ -193,9 +193,9 @@ enum rpc_runs {
 	/* from a resync's source: digests of a range of the stale copy (io_forward.c) */ \
 	X(IO_DIGEST,   52, "io_digest",   RPC_TO_IO,          RPC_BODY_DIGEST,              \
 	  0,                   RPC_ACCESS_PEERS,  RPC_RUNS_ON_WORKER,   serve_io_digest)    \
-	/* from an ec parity member's resync: a range of a data cell held still (ec_hold.c) */ \
+	/* a range of an ec data cell held still (ec_hold.c): a degraded read, a parity resync */ \
 	X(IO_HOLD,     53, "io_hold",     RPC_TO_IO,          RPC_BODY_HOLD,                \
-	  RPC_HOLD_RELEASE | RPC_HOLD_END, RPC_ACCESS_PEERS, RPC_RUNS_ON_PROGRESS, serve_io_hold)
+	  RPC_HOLD_RELEASE | RPC_HOLD_END, RPC_ACCESS_READ, RPC_RUNS_ON_PROGRESS, serve_io_hold)
 /* clang-format on */
 
 #endif

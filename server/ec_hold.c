@@ -412,6 +412,13 @@ int serve_io_hold(struct srv_op *op)
 
 	if (!h)
 		return -EOPNOTSUPP;
+	/* a session (a parity resync) is the servers' own */
+	if (q->ncopies && !ident_of(op->conn)->peer) {
+		log_warn(
+			"rpfsd: a hold with a resync's session from %s, a client: refused",
+			xp_conn_peer(op->conn));
+		return -EPERM;
+	}
 	if (q->flags & RPC_HOLD_RELEASE)
 		return release(op);
 	if (q->flags & RPC_HOLD_END)

@@ -84,7 +84,7 @@ static int ask(struct srv *s, const struct rpc_copy *m, const void *body, int le
 static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t len,
 		    uint64_t id, uint64_t *max, uint32_t *failed)
 {
-	uint8_t body[RPC_PREAMBLE + 64], rep[16];
+	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
 	size_t rep_len = 0;
 	uint64_t size;
 	uint32_t i;
@@ -93,7 +93,7 @@ static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t 
 	*max = 0;
 	for (i = 0; i < jb->k && !ret; i++) {
 		ret = ask(s, &jb->members[i], body,
-			  rpc_enc_io_hold(body, sizeof(body), 0, jb->handle,
+			  rpc_enc_io_hold(body, sizeof(body), 0, jb->handle, NULL,
 					  jb->members[i].slot, off, len, id,
 					  EC_HOLD_LEASE_MS, jb->slot),
 			  rep, sizeof(rep), &rep_len);
@@ -108,8 +108,8 @@ static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t 
 		for (uint32_t t = 0; t + 1 < i; t++)
 			ask(s, &jb->members[t], body,
 			    rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_RELEASE,
-					    jb->handle, jb->members[t].slot, off, len, id,
-					    0, jb->slot),
+					    jb->handle, NULL, jb->members[t].slot, off,
+					    len, id, 0, jb->slot),
 			    rep, sizeof(rep), NULL);
 	}
 	return ret;
@@ -118,13 +118,13 @@ static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t 
 static void release_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t len,
 			uint64_t id)
 {
-	uint8_t body[RPC_PREAMBLE + 64], rep[16];
+	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
 
 	/* a release that fails lapses with its lease */
 	for (uint32_t i = 0; i < jb->k; i++)
 		ask(s, &jb->members[i], body,
 		    rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_RELEASE, jb->handle,
-				    jb->members[i].slot, off, len, id, 0, jb->slot),
+				    NULL, jb->members[i].slot, off, len, id, 0, jb->slot),
 		    rep, sizeof(rep), NULL);
 }
 
@@ -202,16 +202,16 @@ static int raise_all(struct srv *s, const struct job *jb, uint32_t *failed)
 /* End the sessions: was any delta for this member lost meanwhile? */
 static bool end_all(struct srv *s, const struct job *jb)
 {
-	uint8_t body[RPC_PREAMBLE + 64], rep[16];
+	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
 	bool ok = true;
 
 	for (uint32_t i = 0; i < jb->k; i++) {
 		size_t rep_len = 0;
-		int ret =
-			ask(s, &jb->members[i], body,
-			    rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_END, jb->handle,
-					    jb->members[i].slot, 0, 0, 0, 0, jb->slot),
-			    rep, sizeof(rep), &rep_len);
+		int ret = ask(s, &jb->members[i], body,
+			      rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_END,
+					      jb->handle, NULL, jb->members[i].slot, 0, 0,
+					      0, 0, jb->slot),
+			      rep, sizeof(rep), &rep_len);
 
 		if (ret || rep_len < 4 || get32(rep))
 			ok = false;

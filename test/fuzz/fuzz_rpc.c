@@ -124,8 +124,8 @@ static int reencode(const struct rpc_req *r, size_t cap)
 					    r->ec_p, r->ec_index, r->epoch);
 	}
 	case RPC_BODY_HOLD:
-		return rpc_enc_io_hold(again, cap, r->flags, r->handle, r->slot, r->off,
-				       r->len, r->hold_id, r->lease_ms,
+		return rpc_enc_io_hold(again, cap, r->flags, r->handle, &r->cap, r->slot,
+				       r->off, r->len, r->hold_id, r->lease_ms,
 				       r->ncopies ? r->copies[0].slot : RPC_SLOT_ANY);
 	case RPC_BODY_DOWN: {
 		uint32_t down[RPC_HEARTBEAT_DOWN_MAX];
@@ -274,7 +274,7 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(r->flags != RPC_HOLD_END || r->ncopies == 1);
 		FUZZ_CHECK(!r->ncopies || (r->copies[0].slot != RPC_SLOT_ANY &&
 					   r->copies[0].slot != r->slot));
-		FUZZ_CHECK(size == RPC_PREAMBLE + 48);
+		FUZZ_CHECK(size == RPC_PREAMBLE + 48 + RPC_CAP_SIZE);
 		break;
 	case RPC_IO_RESYNC:
 		if (r->flags & RPC_RESYNC_EC) {

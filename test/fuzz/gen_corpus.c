@@ -289,13 +289,13 @@ static void gen_rpc(void)
 				 (const struct rpc_copy[]){{0, 0, 0}, {1, 1, 0}}, 2, 1, 0,
 				 5));
 	REQ("io-hold",
-	    rpc_enc_io_hold(buf, sizeof(buf), 0, 7, 1, 4096, 65536, 99, 3000, 2));
-	REQ("io-hold-open",
-	    rpc_enc_io_hold(buf, sizeof(buf), 0, 7, 1, 4096, 0, 99, 3000, RPC_SLOT_ANY));
-	REQ("io-hold-release",
-	    rpc_enc_io_hold(buf, sizeof(buf), RPC_HOLD_RELEASE, 7, 1, 0, 0, 99, 0, 2));
+	    rpc_enc_io_hold(buf, sizeof(buf), 0, 7, NULL, 1, 4096, 65536, 99, 3000, 2));
+	REQ("io-hold-open", rpc_enc_io_hold(buf, sizeof(buf), 0, 7, NULL, 1, 4096, 0, 99,
+					    3000, RPC_SLOT_ANY));
+	REQ("io-hold-release", rpc_enc_io_hold(buf, sizeof(buf), RPC_HOLD_RELEASE, 7,
+					       NULL, 1, 0, 0, 99, 0, 2));
 	REQ("io-hold-end",
-	    rpc_enc_io_hold(buf, sizeof(buf), RPC_HOLD_END, 7, 1, 0, 0, 0, 0, 2));
+	    rpc_enc_io_hold(buf, sizeof(buf), RPC_HOLD_END, 7, NULL, 1, 0, 0, 0, 0, 2));
 	{
 		static const uint32_t groups[2] = {100, 65534};
 

@@ -851,14 +851,14 @@ START_TEST(io_parity_round_trip)
 }
 END_TEST
 
-/* IO_HOLD: a data slot, a range (len 0: to the end), the hold's id, its
+/* IO_HOLD: a capability, a data slot, a range (len 0: to the end), the hold's id, its
  * lease and the parity slot of a resync's session; take, release or end
  * (which must name the session); nothing after. */
 START_TEST(io_hold_round_trip)
 {
-	int len = rpc_enc_io_hold(buf, BUFSZ, 0, 0x77, 1, 4096, 0, 0xabc, 3000, 2);
+	int len = rpc_enc_io_hold(buf, BUFSZ, 0, 0x77, NULL, 1, 4096, 0, 0xabc, 3000, 2);
 
-	ck_assert_int_eq(len, RPC_PREAMBLE + 48);
+	ck_assert_int_eq(len, RPC_PREAMBLE + 48 + RPC_CAP_SIZE);
 	ck_assert_int_eq(decode(buf, (size_t)len), 0);
 	ck_assert_uint_eq(req.op, RPC_IO_HOLD);
 	ck_assert_uint_eq(req.handle, 0x77);
@@ -872,7 +872,7 @@ START_TEST(io_hold_round_trip)
 	assert_prefixes_refused(buf, (size_t)len);
 	assert_trailing_byte_refused((size_t)len);
 	/* no session */
-	len = rpc_enc_io_hold(buf, BUFSZ, 0, 0x77, 1, 0, 10, 1, 1, RPC_SLOT_ANY);
+	len = rpc_enc_io_hold(buf, BUFSZ, 0, 0x77, NULL, 1, 0, 10, 1, 1, RPC_SLOT_ANY);
 	ck_assert_int_eq(decode(buf, (size_t)len), 0);
 	ck_assert_uint_eq(req.ncopies, 0);
 	/* both flags, an end without a session, a take without a lease or
@@ -881,20 +881,22 @@ START_TEST(io_hold_round_trip)
 	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
 	buf[2] = RPC_HOLD_END;
 	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
-	ck_assert_int_eq(
-		rpc_enc_io_hold(buf, BUFSZ, RPC_HOLD_END, 1, 1, 0, 0, 0, 0, RPC_SLOT_ANY),
-		-EINVAL);
-	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1, 0, 2), -EINVAL);
-	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1,
+	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, RPC_HOLD_END, 1, NULL, 1, 0, 0, 0, 0,
+					 RPC_SLOT_ANY),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, NULL, 1, 0, 0, 1, 0, 2),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, NULL, 1, 0, 0, 1,
 					 RPC_HOLD_LEASE_MAX_MS + 1, 2),
 			 -EINVAL);
-	ck_assert_int_eq(rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, UINT64_MAX, 2, 1, 1, 2),
-			 -EINVAL);
-	len = rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1, 1, 2);
-	put32(buf + RPC_PREAMBLE + 12, 1 + 1); /* the session: slot 1 (stored + 1) */
+	ck_assert_int_eq(
+		rpc_enc_io_hold(buf, BUFSZ, 0, 1, NULL, 1, UINT64_MAX, 2, 1, 1, 2),
+		-EINVAL);
+	len = rpc_enc_io_hold(buf, BUFSZ, 0, 1, NULL, 1, 0, 0, 1, 1, 2);
+	put32(buf + RPC_PREAMBLE + 12 + RPC_CAP_SIZE, 1 + 1); /* session: slot 1 (+ 1) */
 	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
-	len = rpc_enc_io_hold(buf, BUFSZ, 0, 1, 1, 0, 0, 1, 1, 2);
-	put32(buf + RPC_PREAMBLE + 40, 0); /* a take without a lease */
+	len = rpc_enc_io_hold(buf, BUFSZ, 0, 1, NULL, 1, 0, 0, 1, 1, 2);
+	put32(buf + RPC_PREAMBLE + 40 + RPC_CAP_SIZE, 0); /* a take without a lease */
 	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
 }
 END_TEST
@@ -1574,10 +1576,11 @@ START_TEST(ops_a_client_names_by_handle_need_a_capability)
 {
 	for (size_t i = 0; i < NOPS; i++) {
 		const struct rpc_op_desc *d = rpc_op_desc(all_ops[i]);
-		bool by_handle =
-			d->body == RPC_BODY_HANDLE || d->body == RPC_BODY_IO ||
-			d->body == RPC_BODY_LOCK || d->body == RPC_BODY_FETCH_ADD ||
-			d->body == RPC_BODY_TRUNCATE || d->body == RPC_BODY_REPAIR;
+		bool by_handle = d->body == RPC_BODY_HANDLE || d->body == RPC_BODY_IO ||
+				 d->body == RPC_BODY_LOCK ||
+				 d->body == RPC_BODY_FETCH_ADD ||
+				 d->body == RPC_BODY_TRUNCATE ||
+				 d->body == RPC_BODY_REPAIR || d->body == RPC_BODY_HOLD;
 
 		/* A handle alone is worth nothing (server/access.c). */
 		if (by_handle)
@@ -1590,6 +1593,8 @@ START_TEST(ops_a_client_names_by_handle_need_a_capability)
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_WRITE)->access, RPC_ACCESS_WRITE);
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_TRUNCATE)->access, RPC_ACCESS_WRITE);
 	ck_assert_int_eq(rpc_op_desc(RPC_IO_READ)->access, RPC_ACCESS_READ);
+	/* a degraded reader holds what it may read */
+	ck_assert_int_eq(rpc_op_desc(RPC_IO_HOLD)->access, RPC_ACCESS_READ);
 	ck_assert_int_eq(rpc_op_desc(RPC_MIRROR_REPAIR)->access, RPC_ACCESS_WRITE);
 	ck_assert_int_eq(rpc_op_desc(RPC_GETATTR)->access, RPC_ACCESS_RENEW);
 	ck_assert_int_eq(rpc_op_desc(RPC_SEARCH)->access, RPC_ACCESS_PEERS);

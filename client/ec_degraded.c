@@ -1,0 +1,267 @@
+/* Degraded reads of erasure-coded files (docs/design/erasure-coding.md,
+ * "Degraded"): a data cell whose server is lost (gone, stopped, cut off)
+ * is decoded from K other members of its group, read at the same datafile
+ * offsets.
+ *
+ * The danger is a write to another cell of the same stripe meanwhile: its
+ * data cell may be new while its delta has not reached a parity cell, and
+ * a decode from the two is wrong bytes. So the range is first held still
+ * on every live data member of the group (IO_HOLD, server/ec_hold.c: no ec
+ * write of it in flight there, none admitted), in member order, then the
+ * K members are read, then the holds go. The holds have a lease
+ * (RPFSC_EC_HOLD_LEASE_MS); a read that took more than three quarters of
+ * it, by this client's clock from before the first hold was asked, is
+ * not trusted and is done again.
+ *
+ * Where it stops: with more members down than P, an error naming them; a
+ * data member stopped (not dead) with one of its deltas sent to some
+ * parity members and not yet to others can't be held, and with two data
+ * members lost (P >= 2) a decode through those parity members could mix
+ * the two (documented in the design note; one member lost never reads a
+ * parity cell another data member's delta is on the way to unheld). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_priv.h"
+#include "ec_code.h"
+#include "log.h"
+#include "rpc.h"
+
+#define RPFSC_EC_HOLD_LEASE_MS 3000u
+#define EC_ATTEMPTS	       3
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static bool lost_link(int ret)
+{
+	return ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -ENOTCONN ||
+	       ret == -ECONNREFUSED || ret == -EHOSTDOWN || ret == -EHOSTUNREACH ||
+	       ret == -EPIPE || ret == -ECONNABORTED;
+}
+
+/* One IO_HOLD call (flags 0: take; RPC_HOLD_RELEASE) to the server of
+ * data slot. */
+static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_t lo,
+		     uint64_t len, uint64_t id)
+{
+	struct rpfs_client *c = f->c;
+	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slot));
+	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
+	struct rpfsc_link *link = NULL;
+	struct rpc_cap cap;
+	struct xp_call call;
+	int ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
+	int blen;
+
+	if (ret)
+		return ret;
+	blen = rpc_enc_io_hold(body, sizeof(body), flags, f->attr.handle, &cap, slot, lo,
+			       len, id, flags ? 0 : RPFSC_EC_HOLD_LEASE_MS, RPC_SLOT_ANY);
+	if (blen < 0)
+		return blen;
+	ret = rpfsc_link_get(c, srv, RPFSC_IO, &link);
+	if (ret)
+		return ret;
+	memset(&call, 0, sizeof(call));
+	call.req = body;
+	call.req_len = (size_t)blen;
+	call.rep = rep;
+	call.rep_max = sizeof(rep);
+	ret = xp_call_start(link->conn, &call);
+	if (!ret)
+		ret = xp_call_wait(&call);
+	if (ret)
+		ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
+	rpfsc_link_put(c, srv, link);
+	return ret;
+}
+
+static void release_all(struct rpfs_file *f, const uint32_t *held, uint32_t n,
+			uint64_t lo, uint64_t len, uint64_t id)
+{
+	/* one that fails lapses with its lease */
+	for (uint32_t i = 0; i < n; i++)
+		hold_call(f, RPC_HOLD_RELEASE, held[i], lo, len, id);
+}
+
+/* The members of group g (index order) down or stale as far as this
+ * client knows, besides the lost one. */
+static void known_down(struct rpfs_file *f, const struct rpfsc_view *v, uint32_t g,
+		       unsigned lost, bool *down)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	struct rpfs_client *c = f->c;
+	unsigned k = l->data_cells, p = l->parity_cells;
+
+	for (unsigned m = 0; m < k + p; m++) {
+		uint32_t ms = layout_ec_member(l, g, m);
+		int srv = rpfsc_io_srv(c, layout_server(l, ms));
+		bool stale = false;
+
+		for (uint32_t i = 0; i < v->n; i++)
+			stale |= v->stale[i] == ms;
+		down[m] = m == lost || srv < 0 || rpfsc_server_suspect(c, srv) || stale;
+	}
+}
+
+/* The error when more of group g's members are down than its parity
+ * cells cover. */
+static int too_many(struct rpfs_file *f, uint32_t slot, uint32_t g, const bool *down)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	struct rpfs_client *c = f->c;
+	unsigned k = l->data_cells, p = l->parity_cells, n = 0;
+	char names[512] = "";
+	size_t at = 0;
+
+	for (unsigned m = 0; m < k + p; m++) {
+		uint32_t ms = layout_ec_member(l, g, m);
+		int w;
+
+		if (!down[m])
+			continue;
+		n++;
+		w = snprintf(
+			names + at, sizeof(names) - at, "%s%s", at ? ", " : "",
+			rpfsc_desc(c, rpfsc_io_srv(c, layout_server(l, ms)), RPFSC_IO));
+		if (w > 0 && (size_t)w < sizeof(names) - at)
+			at += (size_t)w;
+	}
+	rpfsc_err_set("%s: stripe slot %u can't be read: %u of the %u members of its "
+		      "group are down or stale (%s), more than its %u parity cells cover",
+		      f->path, slot, n, k + p, names, p);
+	return -EIO;
+}
+
+int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint32_t slot,
+			  const struct rpc_seg *segs, uint32_t nseg,
+			  const struct iovec *iov, int niov)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	unsigned k = l->data_cells, p = l->parity_cells;
+	uint32_t g = layout_ec_group(l, slot);
+	unsigned lost = layout_ec_index(l, slot);
+	unsigned char *bufs[RED_EC_CELLS_MAX + RPFS_COPIES_MAX] = {0}, *out = NULL;
+	bool down[RED_EC_CELLS_MAX + RPFS_COPIES_MAX];
+	uint64_t lo = UINT64_MAX, hi = 0, total = 0;
+	struct ec_code code;
+	int ret = 0;
+
+	if (l->kind != RPFS_LAYOUT_EC || lost >= k || !nseg)
+		return -EINVAL;
+	for (uint32_t i = 0; i < nseg; i++) {
+		total += segs[i].len;
+		if (segs[i].off < lo)
+			lo = segs[i].off;
+		if (segs[i].off + segs[i].len > hi)
+			hi = segs[i].off + segs[i].len;
+	}
+	if (ec_code_init(&code, k, p))
+		return -ENOMEM;
+	out = malloc(total ? total : 1);
+	for (unsigned m = 0; m < k && out; m++)
+		if (!(bufs[m] = malloc(total ? total : 1)))
+			ret = -ENOMEM;
+	if (!out)
+		ret = -ENOMEM;
+	if (ret) {
+		rpfsc_err_set("%s: out of memory", f->path);
+		goto done;
+	}
+	known_down(f, v, g, lost, down);
+	ret = -EAGAIN;
+	for (int attempt = 0; attempt < EC_ATTEMPTS && ret == -EAGAIN; attempt++) {
+		uint32_t held[RED_EC_CELLS_MAX], nheld = 0;
+		unsigned have[RED_EC_CELLS_MAX], nhave = 0;
+		uint64_t id = ((uint64_t)mono_us() << 20) ^ (uint64_t)(uintptr_t)out ^
+			      ((uint64_t)slot << 48);
+		int64_t asked = mono_us();
+
+		for (unsigned m = 0; m < k + p && nhave < k; m++)
+			if (!down[m])
+				have[nhave++] = m;
+		if (nhave < k) {
+			ret = too_many(f, slot, g, down);
+			break;
+		}
+		ret = 0;
+		/* every live data member of the group held, in order */
+		for (unsigned m = 0; m < k && !ret; m++) {
+			uint32_t ms = layout_ec_member(l, g, m);
+
+			if (down[m])
+				continue;
+			ret = hold_call(f, 0, ms, lo, hi - lo, id);
+			if (!ret)
+				held[nheld++] = ms;
+			else if (lost_link(ret))
+				down[m] = true;
+		}
+		/* then the K members read, at the same offsets */
+		for (unsigned h = 0; h < nhave && !ret; h++) {
+			uint32_t ms = layout_ec_member(l, g, have[h]);
+			struct iovec one = {bufs[h], (size_t)total};
+			uint64_t got = 0;
+
+			if (down[have[h]])
+				ret = -EAGAIN; /* found down while holding */
+			else
+				ret = rpfsc_read_slot(f, ms, segs, nseg, &one, 1, &got);
+			if (ret && lost_link(ret))
+				down[have[h]] = true;
+			else if (!ret && got < total)
+				memset(bufs[h] + got, 0, (size_t)(total - got));
+		}
+		if (!ret && mono_us() - asked > (int64_t)RPFSC_EC_HOLD_LEASE_MS * 750)
+			ret = -ETIMEDOUT; /* the holds may have lapsed */
+		release_all(f, held, nheld, lo, hi - lo, id);
+		if (ret == -ETIMEDOUT || ret == -EAGAIN || lost_link(ret)) {
+			ret = -EAGAIN; /* again, without what was found down */
+			continue;
+		}
+		if (ret)
+			break;
+		ret = ec_decode(&code, (size_t)total, nhave, have, bufs, 1, &lost, &out);
+	}
+	if (ret == -EAGAIN) {
+		unsigned n = 0;
+
+		for (unsigned m = 0; m < k + p; m++)
+			n += down[m];
+		if (n > p) {
+			ret = too_many(f, slot, g, down);
+		} else {
+			rpfsc_err_set(
+				"%s: stripe slot %u: the members of its group kept "
+				"failing or answering late while it was decoded from them",
+				f->path, slot);
+			ret = -EIO;
+		}
+	}
+	if (!ret) {
+		uint64_t at = 0;
+
+		for (int i = 0; i < niov && at < total; i++) {
+			size_t n = iov[i].iov_len < total - at ? iov[i].iov_len
+							       : (size_t)(total - at);
+
+			memcpy(iov[i].iov_base, out + at, n);
+			at += n;
+		}
+	}
+done:
+	ec_code_fini(&code);
+	for (unsigned m = 0; m < k; m++)
+		free(bufs[m]);
+	free(out);
+	return ret;
+}
