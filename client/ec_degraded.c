@@ -1,7 +1,7 @@
 /* Degraded reads of erasure-coded files (docs/design/erasure-coding.md,
- * "Degraded"): a data cell whose server is lost (gone, stopped, cut off)
- * is decoded from K other members of its group, read at the same datafile
- * offsets.
+ * "Degraded"): a data cell whose server is lost (gone, stopped, cut off),
+ * or whose block is damaged (checksum mismatch), is decoded from K other
+ * members of its group, read at the same datafile offsets.
  *
  * The danger is a write to another cell of the same stripe meanwhile: its
  * data cell may be new while its delta has not reached a parity cell, and
@@ -136,9 +136,10 @@ static int too_many(struct rpfs_file *f, uint32_t slot, uint32_t g, const bool *
 		if (w > 0 && (size_t)w < sizeof(names) - at)
 			at += (size_t)w;
 	}
-	rpfsc_err_set("%s: stripe slot %u can't be read: %u of the %u members of its "
-		      "group are down or stale (%s), more than its %u parity cells cover",
-		      f->path, slot, n, k + p, names, p);
+	rpfsc_err_set(
+		"%s: stripe slot %u can't be read: %u of the %u members of its "
+		"group are down, stale or damaged (%s), more than its %u parity cells cover",
+		f->path, slot, n, k + p, names, p);
 	return -EIO;
 }
 
@@ -216,7 +217,8 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 				ret = -EAGAIN; /* found down while holding */
 			else
 				ret = rpfsc_read_slot(f, ms, segs, nseg, &one, 1, &got);
-			if (ret && lost_link(ret))
+			/* (a damaged block there too: another member) */
+			if (ret && (lost_link(ret) || ret == -EBADMSG))
 				down[have[h]] = true;
 			else if (!ret && got < total)
 				memset(bufs[h] + got, 0, (size_t)(total - got));
@@ -224,7 +226,8 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 		if (!ret && mono_us() - asked > (int64_t)RPFSC_EC_HOLD_LEASE_MS * 750)
 			ret = -ETIMEDOUT; /* the holds may have lapsed */
 		release_all(f, held, nheld, lo, hi - lo, id);
-		if (ret == -ETIMEDOUT || ret == -EAGAIN || lost_link(ret)) {
+		if (ret == -ETIMEDOUT || ret == -EAGAIN || ret == -EBADMSG ||
+		    lost_link(ret)) {
 			ret = -EAGAIN; /* again, without what was found down */
 			continue;
 		}

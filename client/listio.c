@@ -822,9 +822,11 @@ static ssize_t io_collect(struct rpfs_request *io)
 
 		if (ret && !io->write && mirrored(io) && !read_other_copy(io, i))
 			ret = 0;
-		if (ret && !io->write && coded(io) && server_lost(sl->link, ret)) {
-			/* an ec data cell's server lost: decoded from the
-			 * others of its group (ec_degraded.c) */
+		if (ret && !io->write && coded(io) &&
+		    (server_lost(sl->link, ret) || ret == -EBADMSG)) {
+			/* an ec data cell's server lost, or a damaged block
+			 * there: decoded from the others of its group
+			 * (ec_degraded.c), as ZFS reads around a bad sector */
 			ret = rpfsc_ec_read_decoded(
 				io->f, &io->view, ch->slot, &sl->segs[ch->seg0],
 				(uint32_t)ch->nseg, &sl->iov[ch->iov0], (int)ch->niov);

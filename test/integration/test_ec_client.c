@@ -773,6 +773,66 @@ START_TEST(test_a_stopped_data_member_is_read_by_decoding)
 }
 END_TEST
 
+/* A block of a data member's datafile damaged on disk (a byte flipped
+ * under its checksum): reads of it are decoded from the other data member
+ * and the parity, the right bytes; with the parity damaged at the same
+ * place too, the read fails naming the damage, never wrong bytes. */
+START_TEST(test_a_damaged_data_block_is_read_by_decoding)
+{
+	struct cluster *cl = start(true);
+	rpfs_client_t *c = client(cl);
+	rpfs_file_t *f = ec_create(c, "/bad");
+	unsigned char *model = malloc(SPAN), *back = malloc(SPAN);
+	struct rpfs_config cfg;
+	struct rpfs_stat st;
+	char why[512] = "", path[1200];
+	uint64_t local = SU + 5000; /* data slot 1's second cell */
+	ssize_t n;
+
+	ck_assert(model && back);
+	ck_assert_msg(
+		!rpfs_config_load_opts(cl_config(cl), NULL, 0, &cfg, why, sizeof(why)),
+		"config: %s", why);
+	fill(model, SPAN, 21);
+	write_all(f, model, SPAN, 0);
+	rpfs_file_attr(f, &st);
+	for (uint32_t slot = 1; slot <= 2; slot++) {
+		uint32_t io = (st.first_server + slot) % cfg.nio;
+		unsigned char b;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/data/%016" PRIx64,
+			 cl_dir(cl, (int)cfg.io[io]), st.handle);
+		fd = open(path, O_RDWR);
+		ck_assert_msg(fd >= 0, "%s", path);
+		ck_assert_int_eq(pread(fd, &b, 1, (off_t)local), 1);
+		b ^= 0x40;
+		ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)local), 1);
+		close(fd);
+		if (slot == 1) {
+			/* the data member only: decoded */
+			read_all(f, back, SPAN, 0);
+			ck_assert_msg(first_diff(model, back, SPAN) < 0,
+				      "wrong byte at %lld",
+				      first_diff(model, back, SPAN));
+		}
+	}
+	/* the parity too: nothing to decode from */
+	n = rpfs_pread(f, back, SPAN, 0);
+	ck_assert_int_lt(n, 0);
+	ck_assert_msg(strstr(rpfs_errmsg(), "damaged") &&
+			      strstr(rpfs_errmsg(), "io server 1") &&
+			      strstr(rpfs_errmsg(), "io server 2"),
+		      "%s", rpfs_errmsg());
+	rpfs_config_free(&cfg);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+	free(model);
+	free(back);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("ec_client");
@@ -788,6 +848,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_a_data_member_killed_mid_write_leaves_parity_made_right);
 	tcase_add_test(tc, test_a_killed_data_member_is_read_by_decoding);
 	tcase_add_test(tc, test_a_stopped_data_member_is_read_by_decoding);
+	tcase_add_test(tc, test_a_damaged_data_block_is_read_by_decoding);
 	suite_add_tcase(s, tc);
 	return s;
 }
