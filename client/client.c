@@ -163,6 +163,13 @@ bool rpfsc_server_suspect(struct rpfs_client *c, int srv)
 	return suspect;
 }
 
+bool rpfsc_lost_errno(int ret)
+{
+	return ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -ENOTCONN ||
+	       ret == -ECONNREFUSED || ret == -EHOSTDOWN || ret == -EHOSTUNREACH ||
+	       ret == -EPIPE || ret == -ECONNABORTED;
+}
+
 void rpfsc_reply_view(const uint8_t *rep, size_t len, struct rpfsc_view *v)
 {
 	uint32_t io[RPC_DOWN_MAX], n;

@@ -141,6 +141,9 @@ const char *rpfsc_desc(struct rpfs_client *c, int srv, enum rpfsc_role role);
 /* Is srv known not to answer now (silent within retry_unanswered_ms, or its
  * connection broken)? A mirrored read tries such a copy last. */
 bool rpfsc_server_suspect(struct rpfs_client *c, int srv);
+/* Does ret say a call failed for want of its server (gone, stopped, cut
+ * off), rather than with the server's answer? */
+bool rpfsc_lost_errno(int ret);
 /* rpfs_create with a redundancy (the packed u32 of CREATE, rpc.h; 0: none
  * asked, the directory's or the cluster's). */
 /* One request per slot of a's layout, all at once (file.c): IO_SIZE into

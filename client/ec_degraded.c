@@ -43,9 +43,7 @@ static int64_t mono_us(void)
 
 static bool lost_link(int ret)
 {
-	return ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -ENOTCONN ||
-	       ret == -ECONNREFUSED || ret == -EHOSTDOWN || ret == -EHOSTUNREACH ||
-	       ret == -EPIPE || ret == -ECONNABORTED;
+	return rpfsc_lost_errno(ret);
 }
 
 /* One IO_HOLD call (flags 0: take; RPC_HOLD_RELEASE) to the server of

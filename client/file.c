@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "client_priv.h"
+#include "log.h"
 
 static int64_t now_ms(void)
 {
@@ -596,6 +597,76 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 	return rpfsc_per_slot(c, a, view, what, op, size, sizes, op == RPC_IO_TRUNCATE);
 }
 
+/* An ec file's parity member in slot ps missed a truncate or a sync for
+ * want of its server: marked stale at the file's metadata server
+ * (MIRROR_REPAIR, as rpfs verify --repair does), for its resync to
+ * re-encode it whole when it is back. */
+static int parity_missed(struct rpfs_client *c, const struct rpc_attr *a, uint32_t ps,
+			 const char *what)
+{
+	const struct rpfs_layout *l = &a->layout;
+	int srv = rpfsc_meta_srv(c, place_meta_of_handle(a->handle));
+	uint8_t body[128], rep[16 + 4 * RPC_STALE_MAX];
+	int len =
+		rpc_enc_mirror_repair(body, sizeof(body), a->handle, &a->cap,
+				      layout_ec_member(l, layout_ec_group(l, ps), 0), ps);
+	size_t rep_len;
+
+	if (srv < 0 || len < 0)
+		return srv < 0 ? -EINVAL : len;
+	return rpfsc_call1(c, srv, RPFSC_META, what, body, (size_t)len, rep, sizeof(rep),
+			   &rep_len);
+}
+
+/* An ec file's per-slot op: the data slots must all answer; the parity
+ * slots are not asked a size (they add no byte), a stale one is skipped
+ * (its resync re-encodes it, cut to the data), and one whose server is
+ * lost is marked stale and the op goes on. A skipped slot's status is
+ * -ENODATA. */
+static int run_ec(struct rpfs_client *c, const struct rpc_attr *a,
+		  const struct rpfsc_view *view, const char *what, uint16_t op,
+		  struct rpfsc_op *ops, uint32_t n)
+{
+	uint32_t nd = a->layout.stripe_count, np = 0;
+	struct rpfsc_op *pops = calloc(n - nd ? n - nd : 1, sizeof(*pops));
+	uint32_t *which = calloc(n - nd ? n - nd : 1, sizeof(*which));
+	int ret = pops && which ? rpfsc_run(c, ops, (int)nd) : -ENOMEM;
+
+	for (uint32_t s = nd; s < n; s++) {
+		bool stale = false;
+
+		for (uint32_t i = 0; view && i < view->n; i++)
+			stale |= view->stale[i] == s;
+		ops[s].call.status = -ENODATA;
+		if (ret || op == RPC_IO_SIZE || stale)
+			continue;
+		pops[np] = ops[s];
+		which[np++] = s;
+	}
+	if (!ret && np && rpfsc_run_every(c, pops, (int)np)) {
+		ret = 0;
+		for (uint32_t i = 0; i < np && !ret; i++) {
+			int st = pops[i].call.status;
+
+			if (st && !rpfsc_lost_errno(st)) {
+				ret = rpfsc_err_server(
+					rpfsc_desc(c, pops[i].srv, RPFSC_IO), what, st, 0,
+					false);
+			} else if (st && (ret = parity_missed(c, a, which[i], what))) {
+				/* neither reached nor marked: the op failed */
+			} else if (st) {
+				log_info("%s: %s: parity member missed, marked stale",
+					 what, rpfsc_desc(c, pops[i].srv, RPFSC_IO));
+			}
+		}
+	}
+	for (uint32_t i = 0; i < np; i++)
+		ops[which[i]].call = pops[i].call;
+	free(pops);
+	free(which);
+	return ret;
+}
+
 int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 		   const struct rpfsc_view *view, const char *what, uint16_t op,
 		   uint64_t size, struct rpc_io_size *sizes, bool every_copy)
@@ -633,7 +704,9 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 		ops[s].rep = rep[s];
 		ops[s].rep_max = sizeof(rep[s]);
 	}
-	if (layout_copies(&a->layout) > 1 && op == RPC_IO_SYNC) {
+	if (a->layout.kind == RPFS_LAYOUT_EC) {
+		ret = run_ec(c, a, view, what, op, ops, n);
+	} else if (layout_copies(&a->layout) > 1 && op == RPC_IO_SYNC) {
 		ret = sync_copies(c, a, view, ops, n);
 	} else if (layout_copies(&a->layout) > 1 && !every_copy) {
 		ret = run_mirror(c, a, view, ops, n);

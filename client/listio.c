@@ -89,10 +89,7 @@ static bool stale_in(const struct rpfsc_view *v, uint32_t slot)
  * than with the server's answer? */
 static bool server_lost(struct rpfsc_link *link, int ret)
 {
-	return (link && xp_conn_error(link->conn)) || ret == -ETIMEDOUT ||
-	       ret == -ECONNRESET || ret == -ENOTCONN || ret == -ECONNREFUSED ||
-	       ret == -EHOSTDOWN || ret == -EHOSTUNREACH || ret == -EPIPE ||
-	       ret == -ECONNABORTED;
+	return (link && xp_conn_error(link->conn)) || rpfsc_lost_errno(ret);
 }
 
 /* The copies a write to copy slot cs of a mirrored file names: every other

@@ -279,7 +279,9 @@ int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where);
  * file opened for writing. A difference only comes from a write that
  * failed midway (its bytes were never promised) or a block taken as it is
  * by `rpfsd --check --repair --accept-damaged`: the primary, the slot's one
- * ordering point, is the copy kept. */
+ * ordering point, is the copy kept. An ec:K+P file: each parity member
+ * that disagrees with the code of its group's data is marked stale, and
+ * its server re-encodes it from the data (*marked: how many). */
 int rpfs_mirror_repair(rpfs_file_t *f, uint32_t *marked);
 /* rpfs_open_attr_path for attributes another process looked up, with the
  * redundancy that process's rpfs_file_redundancy gave (struct rpfs_stat

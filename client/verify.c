@@ -138,11 +138,11 @@ static int compare_slot(struct rpfs_file *f, uint32_t s, const uint64_t *sizes, 
 	return ret;
 }
 
-/* Ask the file's metadata server to mark copy k of data slot s stale, to
- * be rewritten from the primary (MIRROR_REPAIR). */
-static int repair_copy(struct rpfs_file *f, uint32_t s, uint32_t k)
+/* Ask the file's metadata server to mark the member in slot cs of data
+ * slot s's copies (an ec file: of its group's parity) stale, to be
+ * rewritten by its resync (MIRROR_REPAIR). */
+static int mark_repair(struct rpfs_file *f, uint32_t s, uint32_t cs)
 {
-	const struct rpfs_layout *l = &f->attr.layout;
 	uint8_t body[128], rep[16 + 4 * RPC_STALE_MAX];
 	struct rpc_cap cap;
 	size_t rep_len;
@@ -151,8 +151,7 @@ static int repair_copy(struct rpfs_file *f, uint32_t s, uint32_t k)
 	ret = rpfsc_handle_meta_cap(f, &srv, &cap);
 	if (ret)
 		return ret;
-	len = rpc_enc_mirror_repair(body, sizeof(body), f->attr.handle, &cap, s,
-				    layout_copy_slot(l, s, k));
+	len = rpc_enc_mirror_repair(body, sizeof(body), f->attr.handle, &cap, s, cs);
 	if (len < 0) {
 		rpfsc_err_set("%s: can't encode the request: %s", f->path,
 			      strerror(-len));
@@ -206,7 +205,7 @@ static int walk_copies(rpfs_file_t *f, bool repair, uint64_t *checked, uint64_t 
 				   where);
 		for (uint32_t k = 1; k < copies && !ret; k++)
 			if (diff[k]) {
-				ret = repair_copy(f, s, k);
+				ret = mark_repair(f, s, layout_copy_slot(l, s, k));
 				*marked += !ret;
 			}
 	}
@@ -247,9 +246,10 @@ static int read_member(struct rpfs_file *f, uint32_t slot, uint64_t off, uint64_
 }
 
 /* Group g's parity from local offset off for len bytes against the code
- * of its data: 0, or -EILSEQ naming the first parity member that differs. */
+ * of its data: 0, or -EILSEQ naming the first parity member that differs
+ * (its index into *bad). */
 static int compare_group(struct rpfs_file *f, struct ec_walk *w, uint32_t g, uint64_t off,
-			 uint64_t len, uint64_t *where)
+			 uint64_t len, uint64_t *where, unsigned *bad)
 {
 	const struct rpfs_layout *l = &f->attr.layout;
 	unsigned k = l->data_cells, p = l->parity_cells;
@@ -281,14 +281,19 @@ static int compare_group(struct rpfs_file *f, struct ec_walk *w, uint32_t g, uin
 			f->path, j, g, slot,
 			rpfsc_desc(c, rpfsc_io_srv(c, layout_server(l, slot)), RPFSC_IO),
 			off + i, *where);
+		*bad = j;
 		return -EILSEQ;
 	}
 	return 0;
 }
 
 /* Every group of an ec file, every byte up to its longest member (parity
- * past every data member's end must be zeros: the code of zeros). */
-static int walk_parity(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
+ * past every data member's end must be zeros: the code of zeros). repair:
+ * each parity member that disagrees is marked stale (MIRROR_REPAIR), for
+ * its resync to re-encode it from the data (*marked of them), and the
+ * walk goes on; else it stops at the first. */
+static int walk_parity(rpfs_file_t *f, bool repair, uint64_t *checked, uint64_t *where,
+		       uint32_t *marked)
 {
 	const struct rpfs_layout *l = &f->attr.layout;
 	unsigned k = l->data_cells, p = l->parity_cells;
@@ -340,10 +345,20 @@ static int walk_parity(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
 		for (uint64_t off = 0; off < end && !ret; off += VERIFY_EC_CHUNK) {
 			uint64_t len =
 				end - off < VERIFY_EC_CHUNK ? end - off : VERIFY_EC_CHUNK;
+			unsigned bad = 0;
 
-			ret = compare_group(f, &w, g, off, len, where);
+			ret = compare_group(f, &w, g, off, len, where, &bad);
 			if (!ret)
 				*checked += len * (k + p);
+			if (ret == -EILSEQ && repair) {
+				/* the group's first data slot names it */
+				ret = mark_repair(f, layout_ec_member(l, g, 0),
+						  layout_ec_member(l, g, k + bad));
+				if (!ret)
+					(*marked)++;
+				break; /* the next group (one member a group at a
+					* time: its resync re-encodes it whole) */
+			}
 		}
 	}
 	free(sizes);
@@ -356,7 +371,7 @@ int rpfs_verify(rpfs_file_t *f, uint64_t *checked, uint64_t *where)
 	uint32_t marked;
 
 	if (f->attr.layout.kind == RPFS_LAYOUT_EC)
-		return walk_parity(f, checked, where);
+		return walk_parity(f, false, checked, where, &marked);
 	return walk_copies(f, false, checked, where, &marked);
 }
 
@@ -364,11 +379,8 @@ int rpfs_mirror_repair(rpfs_file_t *f, uint32_t *marked)
 {
 	uint64_t checked, where;
 
-	if (f->attr.layout.kind == RPFS_LAYOUT_EC) {
-		/* issue 29, design step 5: parity marked stale, re-encoded */
-		rpfsc_err_set("%s: repairing an ec file's parity is not built yet",
-			      f->path);
-		return -EOPNOTSUPP;
-	}
+	*marked = 0;
+	if (f->attr.layout.kind == RPFS_LAYOUT_EC)
+		return walk_parity(f, true, &checked, &where, marked);
 	return walk_copies(f, true, &checked, &where, marked);
 }

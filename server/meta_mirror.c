@@ -340,10 +340,19 @@ int serve_mirror_repair(struct srv_op *op)
 	if (ret)
 		return ret;
 	ret = meta_entry_of_handle(m, txn, q->handle, path, &a);
-	if (!ret && (a.type != RPC_TYPE_FILE || layout_copies(&a.layout) < 2 ||
-		     q->slot >= a.layout.stripe_count || cs >= layout_slots(&a.layout) ||
-		     cs % a.layout.stripe_count != q->slot))
+	if (!ret && a.type == RPC_TYPE_FILE && a.layout.kind == RPFS_LAYOUT_EC) {
+		/* an ec file's parity member of that data slot's group,
+		 * re-encoded from the data by its resync */
+		if (q->slot >= a.layout.stripe_count || cs < a.layout.stripe_count ||
+		    cs >= layout_slots(&a.layout) ||
+		    layout_ec_group(&a.layout, cs) != layout_ec_group(&a.layout, q->slot))
+			ret = -EINVAL;
+	} else if (!ret &&
+		   (a.type != RPC_TYPE_FILE || layout_copies(&a.layout) < 2 ||
+		    q->slot >= a.layout.stripe_count || cs >= layout_slots(&a.layout) ||
+		    cs % a.layout.stripe_count != q->slot)) {
 		ret = -EINVAL; /* not a copy of that data slot's */
+	}
 	if (!ret)
 		ret = meta_stale_get(m, txn, q->handle, &epoch, slots, &n);
 	for (uint32_t j = 0; !ret && j < n; j++)
@@ -358,7 +367,13 @@ int serve_mirror_repair(struct srv_op *op)
 		mdb_txn_abort(txn);
 	if (ret)
 		return ret;
-	if (added) {
+	if (added && a.layout.kind == RPFS_LAYOUT_EC) {
+		log_warn("rpfsd: %s: the parity member in slot %u (I/O server %u) "
+			 "disagrees with its data (rpfs verify --repair): marked stale, "
+			 "to be re-encoded from it",
+			 path, cs, layout_server(&a.layout, cs));
+		meta_resync_kick(op->s);
+	} else if (added) {
 		log_warn(
 			"rpfsd: %s: the copy in slot %u (I/O server %u) differs from its "
 			"primary (rpfs verify --repair): marked stale, to be rewritten "

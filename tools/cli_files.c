@@ -751,7 +751,10 @@ static int verify_file(const struct opts *o, rpfs_client_t *c, const char *path)
 	if (ret == -EILSEQ && o->repair) {
 		fprintf(stderr, "rpfs verify: %s\n", rpfs_errmsg());
 		ret = rpfs_mirror_repair(f, &marked);
-		if (!ret)
+		if (!ret && !strncmp(red, "ec:", 3))
+			printf("%s: %u parity member%s re-encoded from the data\n", path,
+			       marked, marked == 1 ? "" : "s");
+		else if (!ret)
 			printf("%s: %u cop%s rewritten from %s primary\n", path, marked,
 			       marked == 1 ? "y" : "ies", marked == 1 ? "its" : "their");
 		/* the resync runs in the background: the copy is stale

@@ -333,7 +333,8 @@ static const struct command commands[] = {
 	 {{'r', "recursive", NULL, OPT_RECURSIVE, "every file in the directories below",
 	   0},
 	  {0, "repair", NULL, OPT_REPAIR,
-	   "rewrite copies that differ from their primary, and wait for it", CO_LONG}},
+	   "rewrite copies that differ (re-encode parity that disagrees), and wait",
+	   CO_LONG}},
 	 "PATH...",
 	 1,
 	 -1,
@@ -345,8 +346,9 @@ static const struct command commands[] = {
 	 "that cannot be read. An ec:K+P file: each group's parity cells are\n"
 	 "made again from its data cells, each read from its own server, and\n"
 	 "compared with the stored ones (exits 1 naming the parity member and\n"
-	 "the stripe's file offset; --repair of parity is not built yet). A\n"
-	 "file without redundancy has nothing to compare.\n"
+	 "the stripe's file offset; --repair marks each one that disagrees\n"
+	 "stale, and its server re-encodes it from the data). A file without\n"
+	 "redundancy has nothing to compare.\n"
 	 "Writes while it runs make its answer meaningless for their bytes.\n"
 	 "With -r a directory's files are verified, and those of the directories\n"
 	 "below. With --repair (as lfs mirror resync) each copy that differs from\n"

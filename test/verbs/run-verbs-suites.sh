@@ -75,6 +75,9 @@ suite io-states-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integra
 # Mirrored files: writes forwarded to the copies over verbs, reads with a
 # copy's server killed, stopped, damaged.
 suite mirror-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/mirror.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi; exit $r'
+# Erasure-coded files through the CLI: a parity member killed and
+# re-encoded, verify --repair, a damaged data block decoded around.
+suite ec-test.out sh -c 'RPFS=./rpfs RPFS_TEST_SCALE=4 sh ../test/integration/ec.sh; r=$?; if [ $r = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi; exit $r'
 # Erasure-coded writes: parity deltas forwarded between servers over
 # verbs, under four concurrent writers (raw requests; seconds).
 suite test_ec_write.log ./test/integration/test_ec_write
