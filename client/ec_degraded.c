@@ -10,8 +10,10 @@
  * write of it in flight there, none admitted), in member order, then the
  * K members are read, then the holds go. The holds have a lease
  * (RPFSC_EC_HOLD_LEASE_MS); a read that took more than three quarters of
- * it, by this client's clock from before the first hold was asked, is
- * not trusted and is done again.
+ * it, by this client's clock from before the first hold was asked, or
+ * whose holds were not all still there when let go (one lapsed, or went
+ * with its server's restart: the release says), is not trusted and is
+ * done again.
  *
  * Where it stops: with more members down than P, an error naming them; a
  * data member stopped (not dead) with one of its deltas sent to some
@@ -29,6 +31,7 @@
 #include "ec_code.h"
 #include "log.h"
 #include "rpc.h"
+#include "wire.h"
 
 #define RPFSC_EC_HOLD_LEASE_MS 3000u
 #define EC_ATTEMPTS	       3
@@ -47,9 +50,9 @@ static bool lost_link(int ret)
 }
 
 /* One IO_HOLD call (flags 0: take; RPC_HOLD_RELEASE) to the server of
- * data slot. */
+ * data slot; *held (not NULL) whether a released hold was still held. */
 static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_t lo,
-		     uint64_t len, uint64_t id)
+		     uint64_t len, uint64_t id, bool *held)
 {
 	struct rpfs_client *c = f->c;
 	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slot));
@@ -79,16 +82,27 @@ static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_
 		ret = xp_call_wait(&call);
 	if (ret)
 		ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
+	if (held)
+		*held = !ret && call.rep_len >= 4 && get32(rep) == 1;
 	rpfsc_link_put(c, srv, link);
 	return ret;
 }
 
-static void release_all(struct rpfs_file *f, const uint32_t *held, uint32_t n,
+/* Let go of the holds: were they all still held (none lapsed, none lost
+ * with its server's restart)? Only then is what was read under them
+ * trusted. A release that fails lapses with its lease. */
+static bool release_all(struct rpfs_file *f, const uint32_t *held, uint32_t n,
 			uint64_t lo, uint64_t len, uint64_t id)
 {
-	/* one that fails lapses with its lease */
-	for (uint32_t i = 0; i < n; i++)
-		hold_call(f, RPC_HOLD_RELEASE, held[i], lo, len, id);
+	bool all = true;
+
+	for (uint32_t i = 0; i < n; i++) {
+		bool still = false;
+
+		hold_call(f, RPC_HOLD_RELEASE, held[i], lo, len, id, &still);
+		all &= still;
+	}
+	return all;
 }
 
 /* The members of group g (index order) down or stale as far as this
@@ -199,7 +213,7 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 
 			if (down[m])
 				continue;
-			ret = hold_call(f, 0, ms, lo, hi - lo, id);
+			ret = hold_call(f, 0, ms, lo, hi - lo, id, NULL);
 			if (!ret)
 				held[nheld++] = ms;
 			else if (lost_link(ret))
@@ -223,7 +237,8 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 		}
 		if (!ret && mono_us() - asked > (int64_t)RPFSC_EC_HOLD_LEASE_MS * 750)
 			ret = -ETIMEDOUT; /* the holds may have lapsed */
-		release_all(f, held, nheld, lo, hi - lo, id);
+		if (!release_all(f, held, nheld, lo, hi - lo, id) && !ret)
+			ret = -ETIMEDOUT; /* one lapsed, or its server restarted */
 		if (ret == -ETIMEDOUT || ret == -EAGAIN || ret == -EBADMSG ||
 		    lost_link(ret)) {
 			ret = -EAGAIN; /* again, without what was found down */

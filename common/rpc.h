@@ -150,7 +150,9 @@ struct rpc_copy {
  * and none starts until the hold is released or lapses. With a session
  * (ncopies 1, copies[0].slot the parity slot being resynced) every ec write
  * of the datafile sends that parity member its deltas, stale or not, until
- * RPC_HOLD_END. RPC_HOLD_RELEASE: let go of hold_id. RPC_HOLD_END: end the
+ * RPC_HOLD_END. RPC_HOLD_RELEASE: let go of hold_id; the reply (u32) is 1
+ * if it was still held (0: it lapsed, or went with a restart: what was read
+ * under it is not to be trusted). RPC_HOLD_END: end the
  * session; the reply (u32) is 1 if a write could not send it a delta. */
 #define RPC_HOLD_RELEASE      1u
 #define RPC_HOLD_END	      2u

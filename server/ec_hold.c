@@ -168,8 +168,12 @@ static size_t unpark(struct ec_holds *h, int64_t now, struct srv_op **go, size_t
 	return n;
 }
 
-static void drop_hold(struct ec_holds *h, uint64_t handle, uint64_t id)
+/* Let go of hold id of handle: was it still there (not lapsed, not lost
+ * with a restart of this server)? */
+static bool drop_hold(struct ec_holds *h, uint64_t handle, uint64_t id)
 {
+	bool found = false;
+
 	pthread_mutex_lock(&h->lock);
 	for (struct hold **p = &h->holds; *p; p = &(*p)->next) {
 		struct hold *x = *p;
@@ -177,11 +181,13 @@ static void drop_hold(struct ec_holds *h, uint64_t handle, uint64_t id)
 		if (x->id == id && x->handle == handle) {
 			*p = x->next;
 			free(x);
+			found = true;
 			break;
 		}
 	}
 	note_next(h);
 	pthread_mutex_unlock(&h->lock);
+	return found;
 }
 
 static void unpark_and_resume(struct ec_holds *h, int64_t now);
@@ -363,15 +369,19 @@ void ec_session_disturb(struct srv *s, uint64_t handle, uint32_t slot)
 	pthread_mutex_unlock(&h->lock);
 }
 
-/* RPC_HOLD_RELEASE: let go of hold id of handle (one that lapsed is gone
- * already: not an error). */
+/* RPC_HOLD_RELEASE: let go of hold id of handle. The reply (u32) is 1 if
+ * it was still held: the holder's fence. A hold that lapsed, or went with
+ * a restart of this server, is 0: writes may have gone by meanwhile, and
+ * what the holder read under it is not to be trusted. */
 static int release(struct srv_op *op)
 {
 	struct ec_holds *h = op->s->ec_holds;
 	const struct rpc_req *q = &op->q;
+	bool found = drop_hold(h, q->handle, q->hold_id);
 
-	drop_hold(h, q->handle, q->hold_id);
 	unpark_and_resume(h, mono_us());
+	put32(op->rep, found);
+	op->rep_len = 4;
 	return 0;
 }
 

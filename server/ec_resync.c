@@ -18,8 +18,9 @@
  * Fencing: a hold lapses after EC_HOLD_LEASE_MS on the data member; this
  * server writes a piece only if less than three quarters of the lease has
  * gone by its own clock since it asked for the first hold of the piece
- * (asked before the members granted it, so its lease ends first). A
- * holder stopped past that drops the piece and fails the resync.
+ * (asked before the members granted it, so its lease ends first), and a
+ * release that finds its hold gone (lapsed, or lost with its server's
+ * restart) fails the resync: the member stays stale, and it runs again.
  *
  * At the end MIRROR_FRESH tells the metadata server, which clears the mark
  * unless the file's epoch moved meanwhile (marked again). */
@@ -115,17 +116,26 @@ static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t 
 	return ret;
 }
 
-static void release_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t len,
+/* Let go of the piece's holds: were they all still held (none lapsed,
+ * none lost with its server's restart)? A release that fails lapses with
+ * its lease. */
+static bool release_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t len,
 			uint64_t id)
 {
 	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
+	bool all = true;
 
-	/* a release that fails lapses with its lease */
-	for (uint32_t i = 0; i < jb->k; i++)
-		ask(s, &jb->members[i], body,
-		    rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_RELEASE, jb->handle,
-				    NULL, jb->members[i].slot, off, len, id, 0, jb->slot),
-		    rep, sizeof(rep), NULL);
+	for (uint32_t i = 0; i < jb->k; i++) {
+		size_t rep_len = 0;
+		int ret = ask(s, &jb->members[i], body,
+			      rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_RELEASE,
+					      jb->handle, NULL, jb->members[i].slot, off,
+					      len, id, 0, jb->slot),
+			      rep, sizeof(rep), &rep_len);
+
+		all &= !ret && rep_len >= 4 && get32(rep) == 1;
+	}
+	return all;
 }
 
 /* Read [off, off + n) of every data member into cells[i] (zeros past a
@@ -309,7 +319,11 @@ static void run(struct ec_resync *r, struct job *jb)
 			ret = io_write_local(s, jb->handle, par[jb->j], n, off,
 					     open && max <= off + EC_PIECE ? max
 									   : UINT64_MAX);
-		release_all(s, jb, off, open ? 0 : EC_PIECE, id);
+		/* a hold that lapsed or went with its server's restart: the
+		 * piece may be wrong; the member stays stale and the resync
+		 * runs again */
+		if (!release_all(s, jb, off, open ? 0 : EC_PIECE, id) && !ret)
+			ret = -ETIMEDOUT;
 		if (ret)
 			break;
 		written += n;

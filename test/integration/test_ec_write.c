@@ -15,6 +15,8 @@
  * - many threads writing overlapping random ranges of both data cells at
  *   once, many times: parity agrees with the data at the end (deltas
  *   commute; two writes of the same bytes add up to first-to-last);
+ * - holds: a write of a held range waits until the release, or until
+ *   the hold lapses; the release says whether it was still held;
  * - a parity member killed, where it can't be marked stale (these raw
  *   requests write a file the metadata server knows as striped, so it
  *   refuses the mark; an ec file's member is marked and the write goes
@@ -27,6 +29,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -333,6 +336,113 @@ START_TEST(test_a_lost_parity_member_not_marked_fails_the_write_naming_it)
 }
 END_TEST
 
+/* One IO_HOLD to data cell i's server (flags 0: take, lease_ms;
+ * RPC_HOLD_RELEASE); the reply's first u32 (a take's size is a u64: its
+ * low half) into *word. */
+static int raw_hold(struct raw *r, const struct ecfile *e, uint32_t i, uint16_t flags,
+		    uint64_t off, uint64_t len, uint64_t id, uint32_t lease_ms,
+		    uint32_t session, uint32_t *word)
+{
+	uint8_t body[256], rep[16] = {0};
+	struct xp_call call;
+	int n = rpc_enc_io_hold(body, sizeof(body), flags, e->handle, &e->cap, i, off,
+				len, id, lease_ms, session);
+
+	ck_assert_int_gt(n, 0);
+	memset(&call, 0, sizeof(call));
+	call.req = body;
+	call.req_len = (size_t)n;
+	call.rep = rep;
+	call.rep_max = sizeof(rep);
+	n = xp_call_start(raw_conn(r, e->io[i]), &call);
+	if (!n)
+		n = xp_call_wait(&call);
+	if (word)
+		*word = (uint32_t)(rep[0] | rep[1] << 8 | rep[2] << 16 |
+				   (uint32_t)rep[3] << 24);
+	return n;
+}
+
+struct held_write {
+	struct raw *r;
+	const struct ecfile *e;
+	uint64_t off;
+	atomic_int done;
+	int ret;
+};
+
+static void *held_write_main(void *arg)
+{
+	struct held_write *h = arg;
+	unsigned char buf[100];
+
+	fill(buf, sizeof(buf), 4);
+	h->ret = ec_write(h->r, h->e, 0, buf, sizeof(buf), h->off, NULL);
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+/* Holds (IO_HOLD, server/ec_hold.c), as a degraded reader or a parity
+ * resync takes them: an ec write of a held range waits (parked, no worker
+ * taken) until the hold is released, and the release says it was still
+ * held; a write of another range goes at once; a hold whose holder never
+ * lets go lapses after its lease, the write goes on, and a late release
+ * says it was no longer held (the holder's fence); a client can't open a
+ * resync's session. */
+START_TEST(test_holds_keep_writes_out_until_released_or_lapsed)
+{
+	struct cluster *cl = start();
+	rpfs_client_t *c = client(cl);
+	struct held_write hw = {0};
+	unsigned char buf[100];
+	struct ecfile e;
+	struct raw r;
+	uint32_t word = 7;
+	pthread_t t;
+	double t0;
+
+	ec_file(c, "/held", &e);
+	raw_open(&r, cl_config(cl));
+	fill(buf, sizeof(buf), 2);
+	ck_assert_int_eq(ec_write(&r, &e, 0, buf, sizeof(buf), 0, NULL), 0);
+	/* held: a write of the range waits, another range's does not */
+	ck_assert_int_eq(raw_hold(&r, &e, 0, 0, 0, 4096, 11, 5000, RPC_SLOT_ANY, &word),
+			 0);
+	ck_assert_uint_eq(word, 100); /* the datafile's size */
+	hw = (struct held_write){.r = &r, .e = &e, .off = 50};
+	ck_assert(!pthread_create(&t, NULL, held_write_main, &hw));
+	t0 = now_ms();
+	ck_assert_int_eq(ec_write(&r, &e, 0, buf, sizeof(buf), 8192, NULL), 0);
+	ck_assert_msg(now_ms() - t0 < 1000, "%.0f ms", now_ms() - t0);
+	usleep(500 * 1000);
+	ck_assert_msg(!atomic_load(&hw.done), "a write of a held range went by");
+	ck_assert_int_eq(raw_hold(&r, &e, 0, RPC_HOLD_RELEASE, 0, 4096, 11, 0,
+				  RPC_SLOT_ANY, &word),
+			 0);
+	ck_assert_uint_eq(word, 1); /* still held */
+	pthread_join(t, NULL);
+	ck_assert_int_eq(hw.ret, 0);
+	/* a holder that never lets go: the hold lapses */
+	ck_assert_int_eq(raw_hold(&r, &e, 0, 0, 0, 0, 12, 600, RPC_SLOT_ANY, NULL), 0);
+	hw = (struct held_write){.r = &r, .e = &e, .off = 50};
+	t0 = now_ms();
+	ck_assert(!pthread_create(&t, NULL, held_write_main, &hw));
+	pthread_join(t, NULL);
+	ck_assert_int_eq(hw.ret, 0);
+	ck_assert_msg(now_ms() - t0 > 400 && now_ms() - t0 < 3000, "%.0f ms",
+		      now_ms() - t0);
+	ck_assert_int_eq(
+		raw_hold(&r, &e, 0, RPC_HOLD_RELEASE, 0, 0, 12, 0, RPC_SLOT_ANY, &word),
+		0);
+	ck_assert_uint_eq(word, 0); /* lapsed: what was read is not trusted */
+	/* a resync's session is the servers' own */
+	ck_assert_int_eq(raw_hold(&r, &e, 0, 0, 0, 4096, 13, 1000, K, NULL), -EPERM);
+	raw_close(&r);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("ec_write");
@@ -341,6 +451,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_one_write_makes_its_parity);
 	tcase_add_test(tc, test_concurrent_writers_leave_parity_that_agrees);
+	tcase_add_test(tc, test_holds_keep_writes_out_until_released_or_lapsed);
 	tcase_add_test(tc,
 		       test_a_lost_parity_member_not_marked_fails_the_write_naming_it);
 	suite_add_tcase(s, tc);
