@@ -229,8 +229,9 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 				ret = -EAGAIN; /* found down while holding */
 			else
 				ret = rpfsc_read_slot(f, ms, segs, nseg, &one, 1, &got);
-			/* (a damaged block there too: another member) */
-			if (ret && (lost_link(ret) || ret == -EBADMSG))
+			/* (a damaged block there too, or its datafile gone:
+			 * another member) */
+			if (ret && (lost_link(ret) || ret == -EBADMSG || ret == -ESTALE))
 				down[have[h]] = true;
 			else if (!ret && got < total)
 				memset(bufs[h] + got, 0, (size_t)(total - got));
@@ -240,7 +241,7 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 		if (!release_all(f, held, nheld, lo, hi - lo, id) && !ret)
 			ret = -ETIMEDOUT; /* one lapsed, or its server restarted */
 		if (ret == -ETIMEDOUT || ret == -EAGAIN || ret == -EBADMSG ||
-		    lost_link(ret)) {
+		    ret == -ESTALE || lost_link(ret)) {
 			ret = -EAGAIN; /* again, without what was found down */
 			continue;
 		}

@@ -820,10 +820,13 @@ static ssize_t io_collect(struct rpfs_request *io)
 		if (ret && !io->write && mirrored(io) && !read_other_copy(io, i))
 			ret = 0;
 		if (ret && !io->write && coded(io) &&
-		    (server_lost(sl->link, ret) || ret == -EBADMSG)) {
-			/* an ec data cell's server lost, or a damaged block
-			 * there: decoded from the others of its group
-			 * (ec_degraded.c), as ZFS reads around a bad sector */
+		    (server_lost(sl->link, ret) || ret == -EBADMSG || ret == -ESTALE)) {
+			/* an ec data cell's server lost, a damaged block there,
+			 * or its datafile gone with its storage: decoded from
+			 * the others of its group (ec_degraded.c), as ZFS reads
+			 * around a bad sector */
+			int orig = ret;
+
 			ret = rpfsc_ec_read_decoded(
 				io->f, &io->view, ch->slot, &sl->segs[ch->seg0],
 				(uint32_t)ch->nseg, &sl->iov[ch->iov0], (int)ch->niov);
@@ -833,6 +836,10 @@ static ssize_t io_collect(struct rpfs_request *io)
 				call->rep_len = 0;
 				log_info("%s: %s: decoded from the rest of its group",
 					 io->f->path, rpfsc_desc(c, sl->srv, RPFSC_IO));
+			} else if (orig == -ESTALE) {
+				/* the file itself gone, most likely: said as
+				 * the data cell's server said it */
+				ret = orig;
 			} else {
 				if (!first)
 					first = ret; /* its message is set */

@@ -833,6 +833,36 @@ START_TEST(test_a_damaged_data_block_is_read_by_decoding)
 }
 END_TEST
 
+/* A data member's storage lost (its server started again on an emptied
+ * directory, as after a disk replaced): its datafile is gone, and reads of
+ * its cells are decoded from the other data member and the parity. */
+START_TEST(test_a_data_member_whose_storage_went_is_read_by_decoding)
+{
+	struct cluster *cl = start(true);
+	rpfs_client_t *c = client(cl);
+	rpfs_file_t *f = ec_create(c, "/wiped");
+	unsigned char *model = malloc(SPAN), *back = malloc(SPAN);
+	char cmd[1300];
+
+	ck_assert(model && back);
+	fill(model, SPAN, 33);
+	write_all(f, model, SPAN, 0);
+	/* data slot 1 is on I/O server 1 */
+	ck_assert_int_eq(cl_stop(cl, 1), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/data'", cl_dir(cl, 1));
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(cl_restart(cl, 1), 0);
+	read_all(f, back, SPAN, 0);
+	ck_assert_msg(first_diff(model, back, SPAN) < 0, "wrong byte at %lld",
+		      first_diff(model, back, SPAN));
+	rpfs_close(f);
+	rpfs_finalize(c);
+	cl_destroy(cl);
+	free(model);
+	free(back);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("ec_client");
@@ -849,6 +879,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_a_killed_data_member_is_read_by_decoding);
 	tcase_add_test(tc, test_a_stopped_data_member_is_read_by_decoding);
 	tcase_add_test(tc, test_a_damaged_data_block_is_read_by_decoding);
+	tcase_add_test(tc, test_a_data_member_whose_storage_went_is_read_by_decoding);
 	suite_add_tcase(s, tc);
 	return s;
 }
