@@ -1090,10 +1090,11 @@ static int io_launch(struct rpfs_request *io, bool async, const struct iovec *me
 				      strerror(-ret));
 			return ret;
 		}
-	} else if (mirrored(io)) {
+	} else if (mirrored(io) || (coded(io) && !io->write)) {
 		/* a call whose primary's connection broke since it was picked
 		 * ends with its error, and io_collect sends it to another
-		 * copy, rather than failing the whole request here */
+		 * copy (an ec read: decodes it), rather than failing the whole
+		 * request here */
 		xp_calls_start_each(conns, callp, (int)io->nch);
 		started = (int)io->nch;
 		ret = 0;
