@@ -158,6 +158,12 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
  * the server produced. 0 or the error, its message set (listio.c). */
 int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *segs,
 		    uint32_t nseg, const struct iovec *iov, int niov, uint64_t *got);
+/* file.c: have the file's metadata server mark member (a copy of data slot
+ * slot, or a parity member of its group) stale, to be rewritten or
+ * re-encoded by its resync (MIRROR_REPAIR; a's capability with write
+ * rights). */
+int rpfsc_mark_member_stale(struct rpfs_client *c, const struct rpc_attr *a,
+			    uint32_t slot, uint32_t member, const char *what);
 /* ec_degraded.c: segs of ec data slot slot (its server lost) decoded from
  * K other members of its group, under holds on its live data members,
  * into iov; v the file's view (stale parity members are not read). 0, or

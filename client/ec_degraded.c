@@ -44,11 +44,6 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static bool lost_link(int ret)
-{
-	return rpfsc_lost_errno(ret);
-}
-
 /* One IO_HOLD call (flags 0: take; RPC_HOLD_RELEASE) to the server of
  * data slot; *held (not NULL) whether a released hold was still held. */
 static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_t lo,
@@ -57,9 +52,8 @@ static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_
 	struct rpfs_client *c = f->c;
 	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slot));
 	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
-	struct rpfsc_link *link = NULL;
 	struct rpc_cap cap;
-	struct xp_call call;
+	size_t rep_len = 0;
 	int ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
 	int blen;
 
@@ -69,22 +63,10 @@ static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_
 			       len, id, flags ? 0 : RPFSC_EC_HOLD_LEASE_MS, RPC_SLOT_ANY);
 	if (blen < 0)
 		return blen;
-	ret = rpfsc_link_get(c, srv, RPFSC_IO, &link);
-	if (ret)
-		return ret;
-	memset(&call, 0, sizeof(call));
-	call.req = body;
-	call.req_len = (size_t)blen;
-	call.rep = rep;
-	call.rep_max = sizeof(rep);
-	ret = xp_call_start(link->conn, &call);
-	if (!ret)
-		ret = xp_call_wait(&call);
-	if (ret)
-		ret = rpfsc_call_error(c, srv, RPFSC_IO, link, f->path, ret);
+	ret = rpfsc_call1(c, srv, RPFSC_IO, f->path, body, (size_t)blen, rep, sizeof(rep),
+			  &rep_len);
 	if (held)
-		*held = !ret && call.rep_len >= 4 && get32(rep) == 1;
-	rpfsc_link_put(c, srv, link);
+		*held = !ret && rep_len >= 4 && get32(rep) == 1;
 	return ret;
 }
 
@@ -216,7 +198,7 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 			ret = hold_call(f, 0, ms, lo, hi - lo, id, NULL);
 			if (!ret)
 				held[nheld++] = ms;
-			else if (lost_link(ret))
+			else if (rpfsc_lost_errno(ret))
 				down[m] = true;
 		}
 		/* then the K members read, at the same offsets */
@@ -231,7 +213,8 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 				ret = rpfsc_read_slot(f, ms, segs, nseg, &one, 1, &got);
 			/* (a damaged block there too, or its datafile gone:
 			 * another member) */
-			if (ret && (lost_link(ret) || ret == -EBADMSG || ret == -ESTALE))
+			if (ret &&
+			    (rpfsc_lost_errno(ret) || ret == -EBADMSG || ret == -ESTALE))
 				down[have[h]] = true;
 			else if (!ret && got < total)
 				memset(bufs[h] + got, 0, (size_t)(total - got));
@@ -241,7 +224,7 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 		if (!release_all(f, held, nheld, lo, hi - lo, id) && !ret)
 			ret = -ETIMEDOUT; /* one lapsed, or its server restarted */
 		if (ret == -ETIMEDOUT || ret == -EAGAIN || ret == -EBADMSG ||
-		    ret == -ESTALE || lost_link(ret)) {
+		    ret == -ESTALE || rpfsc_lost_errno(ret)) {
 			ret = -EAGAIN; /* again, without what was found down */
 			continue;
 		}

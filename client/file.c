@@ -597,25 +597,37 @@ static int per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 	return rpfsc_per_slot(c, a, view, what, op, size, sizes, op == RPC_IO_TRUNCATE);
 }
 
+int rpfsc_mark_member_stale(struct rpfs_client *c, const struct rpc_attr *a,
+			    uint32_t slot, uint32_t member, const char *what)
+{
+	int srv = rpfsc_meta_srv(c, place_meta_of_handle(a->handle));
+	uint8_t body[128], rep[16 + 4 * RPC_STALE_MAX];
+	int len = rpc_enc_mirror_repair(body, sizeof(body), a->handle, &a->cap, slot,
+					member);
+	size_t rep_len;
+
+	if (srv < 0) {
+		rpfsc_err_set("%s: handle names no metadata server", what);
+		return -EINVAL;
+	}
+	if (len < 0) {
+		rpfsc_err_set("%s: can't encode the request: %s", what, strerror(-len));
+		return len;
+	}
+	return rpfsc_call1(c, srv, RPFSC_META, what, body, (size_t)len, rep, sizeof(rep),
+			   &rep_len);
+}
+
 /* An ec file's parity member in slot ps missed a truncate or a sync for
- * want of its server: marked stale at the file's metadata server
- * (MIRROR_REPAIR, as rpfs verify --repair does), for its resync to
- * re-encode it whole when it is back. */
+ * want of its server: marked stale (as rpfs verify --repair does), for its
+ * resync to re-encode it whole when it is back. */
 static int parity_missed(struct rpfs_client *c, const struct rpc_attr *a, uint32_t ps,
 			 const char *what)
 {
 	const struct rpfs_layout *l = &a->layout;
-	int srv = rpfsc_meta_srv(c, place_meta_of_handle(a->handle));
-	uint8_t body[128], rep[16 + 4 * RPC_STALE_MAX];
-	int len =
-		rpc_enc_mirror_repair(body, sizeof(body), a->handle, &a->cap,
-				      layout_ec_member(l, layout_ec_group(l, ps), 0), ps);
-	size_t rep_len;
 
-	if (srv < 0 || len < 0)
-		return srv < 0 ? -EINVAL : len;
-	return rpfsc_call1(c, srv, RPFSC_META, what, body, (size_t)len, rep, sizeof(rep),
-			   &rep_len);
+	return rpfsc_mark_member_stale(
+		c, a, layout_ec_member(l, layout_ec_group(l, ps), 0), ps, what);
 }
 
 /* An ec file's per-slot op: the data slots must all answer; the parity

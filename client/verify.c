@@ -143,22 +143,10 @@ static int compare_slot(struct rpfs_file *f, uint32_t s, const uint64_t *sizes, 
  * rewritten by its resync (MIRROR_REPAIR). */
 static int mark_repair(struct rpfs_file *f, uint32_t s, uint32_t cs)
 {
-	uint8_t body[128], rep[16 + 4 * RPC_STALE_MAX];
-	struct rpc_cap cap;
-	size_t rep_len;
-	int srv, len, ret;
+	struct rpc_attr a = f->attr;
+	int ret = rpfsc_file_cap(f, &a.cap);
 
-	ret = rpfsc_handle_meta_cap(f, &srv, &cap);
-	if (ret)
-		return ret;
-	len = rpc_enc_mirror_repair(body, sizeof(body), f->attr.handle, &cap, s, cs);
-	if (len < 0) {
-		rpfsc_err_set("%s: can't encode the request: %s", f->path,
-			      strerror(-len));
-		return len;
-	}
-	return rpfsc_call1(f->c, srv, RPFSC_META, f->path, body, (size_t)len, rep,
-			   sizeof(rep), &rep_len);
+	return ret ? ret : rpfsc_mark_member_stale(f->c, &a, s, cs, f->path);
 }
 
 /* Compare every copy of every slot with its primary; repair: have those

@@ -79,25 +79,57 @@ static int ask(struct srv *s, const struct rpc_copy *m, const void *body, int le
 	return io_peer_ask(s, s->cfg.io[m->io], body, len, rep, rep_max, rep_len, true);
 }
 
+/* One IO_HOLD (flags: take, RPC_HOLD_RELEASE or RPC_HOLD_END) of
+ * [off, off + len) to data member i, with this member's session; the
+ * reply into rep (16 bytes). */
+static int hold_rpc(struct srv *s, const struct job *jb, uint32_t i, uint16_t flags,
+		    uint64_t off, uint64_t len, uint64_t id, uint8_t *rep,
+		    size_t *rep_len)
+{
+	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE];
+
+	*rep_len = 0;
+	return ask(s, &jb->members[i], body,
+		   rpc_enc_io_hold(body, sizeof(body), flags, jb->handle, NULL,
+				   jb->members[i].slot, off, len, id,
+				   flags ? 0 : EC_HOLD_LEASE_MS, jb->slot),
+		   rep, 16, rep_len);
+}
+
+/* Let go of the piece's holds on data members 0..n-1: were they all still
+ * held (none lapsed, none lost with its server's restart)? A release that
+ * fails lapses with its lease. */
+static bool release_all(struct srv *s, const struct job *jb, uint32_t n, uint64_t off,
+			uint64_t len, uint64_t id)
+{
+	uint8_t rep[16];
+	bool all = true;
+
+	for (uint32_t i = 0; i < n; i++) {
+		size_t rep_len;
+		int ret =
+			hold_rpc(s, jb, i, RPC_HOLD_RELEASE, off, len, id, rep, &rep_len);
+
+		all &= !ret && rep_len >= 4 && get32(rep) == 1;
+	}
+	return all;
+}
+
 /* Hold [off, off + len) (len 0: to the end) of every data member, in
  * order, with this member's session; the longest data member's size into
  * *max. On failure the holds taken are released. */
 static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t len,
 		    uint64_t id, uint64_t *max, uint32_t *failed)
 {
-	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
-	size_t rep_len = 0;
+	uint8_t rep[16];
+	size_t rep_len;
 	uint64_t size;
 	uint32_t i;
 	int ret = 0;
 
 	*max = 0;
 	for (i = 0; i < jb->k && !ret; i++) {
-		ret = ask(s, &jb->members[i], body,
-			  rpc_enc_io_hold(body, sizeof(body), 0, jb->handle, NULL,
-					  jb->members[i].slot, off, len, id,
-					  EC_HOLD_LEASE_MS, jb->slot),
-			  rep, sizeof(rep), &rep_len);
+		ret = hold_rpc(s, jb, i, 0, off, len, id, rep, &rep_len);
 		if (!ret && rpc_dec_u64(rep, rep_len, &size))
 			ret = -EPROTO;
 		if (!ret && size > *max)
@@ -105,37 +137,9 @@ static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t 
 		if (ret)
 			*failed = jb->members[i].io;
 	}
-	if (ret) {
-		for (uint32_t t = 0; t + 1 < i; t++)
-			ask(s, &jb->members[t], body,
-			    rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_RELEASE,
-					    jb->handle, NULL, jb->members[t].slot, off,
-					    len, id, 0, jb->slot),
-			    rep, sizeof(rep), NULL);
-	}
+	if (ret)
+		release_all(s, jb, i - 1, off, len, id);
 	return ret;
-}
-
-/* Let go of the piece's holds: were they all still held (none lapsed,
- * none lost with its server's restart)? A release that fails lapses with
- * its lease. */
-static bool release_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t len,
-			uint64_t id)
-{
-	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
-	bool all = true;
-
-	for (uint32_t i = 0; i < jb->k; i++) {
-		size_t rep_len = 0;
-		int ret = ask(s, &jb->members[i], body,
-			      rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_RELEASE,
-					      jb->handle, NULL, jb->members[i].slot, off,
-					      len, id, 0, jb->slot),
-			      rep, sizeof(rep), &rep_len);
-
-		all &= !ret && rep_len >= 4 && get32(rep) == 1;
-	}
-	return all;
 }
 
 /* Read [off, off + n) of every data member into cells[i] (zeros past a
@@ -212,16 +216,12 @@ static int raise_all(struct srv *s, const struct job *jb, uint32_t *failed)
 /* End the sessions: was any delta for this member lost meanwhile? */
 static bool end_all(struct srv *s, const struct job *jb)
 {
-	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
+	uint8_t rep[16];
 	bool ok = true;
 
 	for (uint32_t i = 0; i < jb->k; i++) {
-		size_t rep_len = 0;
-		int ret = ask(s, &jb->members[i], body,
-			      rpc_enc_io_hold(body, sizeof(body), RPC_HOLD_END,
-					      jb->handle, NULL, jb->members[i].slot, 0, 0,
-					      0, 0, jb->slot),
-			      rep, sizeof(rep), &rep_len);
+		size_t rep_len;
+		int ret = hold_rpc(s, jb, i, RPC_HOLD_END, 0, 0, 0, rep, &rep_len);
 
 		if (ret || rep_len < 4 || get32(rep))
 			ok = false;
@@ -304,7 +304,7 @@ static void run(struct ec_resync *r, struct job *jb)
 			break;
 		if (!open && max <= off + EC_PIECE) {
 			/* it is the last: again, held to the end */
-			release_all(s, jb, off, EC_PIECE, id);
+			release_all(s, jb, jb->k, off, EC_PIECE, id);
 			known = max;
 			continue;
 		}
@@ -322,7 +322,7 @@ static void run(struct ec_resync *r, struct job *jb)
 		/* a hold that lapsed or went with its server's restart: the
 		 * piece may be wrong; the member stays stale and the resync
 		 * runs again */
-		if (!release_all(s, jb, off, open ? 0 : EC_PIECE, id) && !ret)
+		if (!release_all(s, jb, jb->k, off, open ? 0 : EC_PIECE, id) && !ret)
 			ret = -ETIMEDOUT;
 		if (ret)
 			break;

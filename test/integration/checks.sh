@@ -1,6 +1,6 @@
 # shellcheck shell=sh
 # test/integration/checks.sh: the check helpers of the shell tests here
-# (space.sh, io-states.sh, mirror.sh). Sourced, never run. Each prints "ok   WHAT" or
+# (space.sh, io-states.sh, mirror.sh, ec.sh). Sourced, never run. Each prints "ok   WHAT" or
 # "FAIL WHAT" with the command's output indented under it, and a failure
 # sets fail=1: the test exits with $fail. The caller sets TMP (scratch).
 fail=0
@@ -66,4 +66,17 @@ wait_state() {
 	done
 	echo "server.$1 is '$(state_of "$1")' after $(($3 * X)) s, not $2"
 	return 1
+}
+# The cluster's helpers (the caller sets D, its directory, and RPFS).
+pid_of() { cat "$D/rpfsd.$1.pid"; }
+handle_of() { "$RPFS" stat "$1" | sed -n 's/^handle: 0x\(.*\)/\1/p'; }
+# stop_server N: SIGTERM to server.N, waiting (10 s at most) until it is gone
+stop_server() {
+	pid=$(pid_of "$1")
+	kill -TERM "$pid"
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 }

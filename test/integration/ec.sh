@@ -50,18 +50,6 @@ servers_of() {
 		sed -n 's/^  \(parity [0-9]* of group [0-9]*\|slot [0-9]*\): io server \([0-9]*\) .*/\2/p' |
 		tr '\n' ' '
 }
-handle_of() { "$RPFS" stat "$1" | sed -n 's/^handle: 0x\(.*\)/\1/p'; }
-pid_of() { cat "$D/rpfsd.$1.pid"; }
-# stop_server N: SIGTERM to server.N, waiting (10 s at most) until it is gone
-stop_server() {
-	pid=$(pid_of "$1")
-	kill -TERM "$pid"
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 # flip FILE OFFSET: change one byte of FILE in place
 flip() {
 	printf 'Z' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none

@@ -54,7 +54,6 @@ trap 'exit 1' INT TERM
 servers_of() {
 	"$RPFS" stat "$1" | sed -n 's/^  slot [0-9]*: io server \([0-9]*\) .*/\1/p' | tr '\n' ' '
 }
-pid_of() { cat "$D/rpfsd.$1.pid"; }
 # Memory server.0's connections to the other servers hold (rpfs stats).
 peer_bytes() { "$RPFS" stats 2>/dev/null | awk '$1 == "peers.conn_bytes" { print $2; exit }'; }
 # check_not_above WHAT VALUE BOUND

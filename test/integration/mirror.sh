@@ -76,18 +76,6 @@ servers_of() {
 		sed -n 's/^  \(copy [0-9]* of \)\{0,1\}slot [0-9]*: io server \([0-9]*\) .*/\2/p' |
 		tr '\n' ' '
 }
-# stop_server N: SIGTERM to server.N, waiting (10 s at most) until it is gone
-stop_server() {
-	pid=$(pid_of "$1")
-	kill -TERM "$pid"
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-handle_of() { "$RPFS" stat "$1" | sed -n 's/^handle: 0x\(.*\)/\1/p'; }
-pid_of() { cat "$D/rpfsd.$1.pid"; }
 # copies_agree FILE: for each data slot s of a mirror:2 file of 2 data
 # slots, the datafiles of slot s and slot s+2 are the same bytes.
 copies_agree() {

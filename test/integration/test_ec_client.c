@@ -70,6 +70,23 @@ static struct cluster *start(bool preview)
 	return cl;
 }
 
+/* A cluster with ec_preview whose metadata server finds a server down
+ * within a second (heartbeats every 200 ms), and a transport timeout of
+ * 10 s: writes and reads wait for the heartbeat, not the timeout. */
+static struct cluster *start_watched(void)
+{
+	struct cl_opts o = {
+		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .timeout_ms = 10000};
+	struct cluster *cl;
+
+	setenv("RPFS_EC_PREVIEW", "1", 1);
+	setenv("RPFS_HEARTBEAT_MS", "200", 1);
+	setenv("RPFS_HEARTBEAT_TIMEOUT_MS", "1000", 1);
+	cl = cl_start(&o);
+	ck_assert_msg(cl, "couldn't start %d servers (see stderr)", NSRV);
+	return cl;
+}
+
 /* An ec:2+1 file over 2 data slots from I/O server 0. */
 static rpfs_file_t *ec_create(rpfs_client_t *c, const char *path)
 {
@@ -441,8 +458,6 @@ static bool log_says(struct cluster *cl, int i, const char *s)
 #define RESYNCED "parity member in slot 2 (I/O server 2) resynced"
 static void parity_member_lost(bool kill)
 {
-	struct cl_opts o = {
-		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .timeout_ms = 10000};
 	unsigned char *model = malloc(SPAN), *back = malloc(SPAN);
 	struct region_writer w[4];
 	atomic_int stop = 0;
@@ -456,13 +471,9 @@ static void parity_member_lost(bool kill)
 	int v = -1;
 
 	ck_assert(model && back);
-	setenv("RPFS_EC_PREVIEW", "1", 1);
-	setenv("RPFS_HEARTBEAT_MS", "200", 1);
-	setenv("RPFS_HEARTBEAT_TIMEOUT_MS", "1000", 1);
 	/* slow enough that the writers meet the re-encoding's holds */
 	setenv("RPFS_RESYNC_MBPS", "2", 1);
-	cl = cl_start(&o);
-	ck_assert(cl);
+	cl = start_watched();
 	c = client(cl);
 	f = ec_create(c, "/p");
 	fill(model, SPAN, 5);
@@ -565,8 +576,6 @@ END_TEST
  * the writes cut short left. */
 START_TEST(test_a_data_member_killed_mid_write_leaves_parity_made_right)
 {
-	struct cl_opts o = {
-		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .timeout_ms = 10000};
 	unsigned char *model = malloc(SPAN);
 	struct region_writer w[4];
 	atomic_int stop = 0;
@@ -578,11 +587,7 @@ START_TEST(test_a_data_member_killed_mid_write_leaves_parity_made_right)
 	int v = -1, failed = 0;
 
 	ck_assert(model);
-	setenv("RPFS_EC_PREVIEW", "1", 1);
-	setenv("RPFS_HEARTBEAT_MS", "200", 1);
-	setenv("RPFS_HEARTBEAT_TIMEOUT_MS", "1000", 1);
-	cl = cl_start(&o);
-	ck_assert(cl);
+	cl = start_watched();
 	c = client(cl);
 	f = ec_create(c, "/d");
 	fill(model, SPAN, 8);
@@ -673,8 +678,6 @@ static void *cell0_main(void *arg)
  * made no-ops this fails, tried by hand). Back, reads are plain again. */
 static void data_member_lost(bool kill)
 {
-	struct cl_opts o = {
-		.nservers = NSRV, .nmeta = 1, .stripe_unit = SU, .timeout_ms = 10000};
 	unsigned char *model = malloc(SPAN), *back = malloc(SPAN);
 	struct cell0_writer w;
 	atomic_int stop = 0;
@@ -686,11 +689,7 @@ static void data_member_lost(bool kill)
 	int v = -1;
 
 	ck_assert(model && back);
-	setenv("RPFS_EC_PREVIEW", "1", 1);
-	setenv("RPFS_HEARTBEAT_MS", "200", 1);
-	setenv("RPFS_HEARTBEAT_TIMEOUT_MS", "1000", 1);
-	cl = cl_start(&o);
-	ck_assert(cl);
+	cl = start_watched();
 	c = client(cl);
 	f = ec_create(c, "/l");
 	fill(model, SPAN, 12);
