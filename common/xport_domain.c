@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,15 +128,24 @@ int xp_getinfo(struct xp_fabric *fab, const char *node, const char *service,
  * process; if something initialised it earlier, rcache_hooks_active()
  * notices that our hooks are bypassed, and a stale registration on the
  * message path still shows as a malformed message (the connection closes),
- * not as data. */
+ * not as data.
+ *
+ * The environment is changed once, when the program or library is loaded
+ * (the constructor below), before any thread of ours exists. setenv is not
+ * safe beside getenv in another thread: adding a variable moves the
+ * environ array and frees the old one, and a getenv walking it reads freed
+ * memory. rpfsd did that when it opened its client fabric (to reach its
+ * peers) on a thread while its main thread was in libfabric's first
+ * fi_getinfo, which reads dozens of variables: a rare SIGSEGV in getenv at
+ * start-up. */
+static const char *replaced_monitor; /* the user's value, logged at first use */
+
 static void prepare_libfabric_env(void)
 {
 	const char *v = getenv("FI_MR_CACHE_MONITOR");
 
 	if (v && strcmp(v, "disabled"))
-		log_info(
-			"FI_MR_CACHE_MONITOR=%s replaced by 'disabled': rpfs keeps its own registration cache",
-			v);
+		replaced_monitor = v; /* the string stays: setenv never frees it */
 	setenv("FI_MR_CACHE_MONITOR", "disabled", 1);
 	/* libfabric's tcp provider gives each entry of its transfer pool a
 	 * 16 KiB buffer for messages that arrive before a receive is posted,
@@ -145,6 +155,30 @@ static void prepare_libfabric_env(void)
 	 * arrives unexpected; a larger one still gets its own buffer. A value
 	 * the user set is kept. */
 	setenv("FI_TCP_MAX_RX_SIZE", "512", 0);
+}
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+__attribute__((constructor)) static void xp_prepare_env_at_load(void)
+{
+	pthread_once(&env_once, prepare_libfabric_env);
+}
+
+static void log_replaced_env(void)
+{
+	if (replaced_monitor)
+		log_info(
+			"FI_MR_CACHE_MONITOR=%s replaced by 'disabled': rpfs keeps its own registration cache",
+			replaced_monitor);
+}
+
+static pthread_once_t env_log_once = PTHREAD_ONCE_INIT;
+
+/* At a fabric's opening: normally a no-op (the constructor ran). */
+static void prepare_libfabric_env_once(void)
+{
+	pthread_once(&env_once, prepare_libfabric_env);
+	pthread_once(&env_log_once, log_replaced_env);
 }
 
 /* Does /sys/class/infiniband list a device (rdma-core's devices, rxe too)? */
@@ -209,7 +243,7 @@ const char *xp_provider_default(void)
 {
 	struct fi_info *info = NULL;
 
-	prepare_libfabric_env();
+	prepare_libfabric_env_once();
 	if (verbs_info(&info))
 		return "tcp";
 	fi_freeinfo(info);
@@ -281,7 +315,7 @@ int xp_domain_open(struct xp_fabric *fab)
 	uint64_t mode;
 	int ret;
 
-	prepare_libfabric_env();
+	prepare_libfabric_env_once();
 	ret = pick_provider(fab);
 	if (ret)
 		return ret;
