@@ -171,6 +171,14 @@ int rpfsc_mark_member_stale(struct rpfs_client *c, const struct rpc_attr *a,
 int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint32_t slot,
 			  const struct rpc_seg *segs, uint32_t nseg,
 			  const struct iovec *iov, int niov);
+/* ec_degraded.c: IO_SIZE of an ec file's data slots (ops[0..stripe_count),
+ * made by rpfsc_per_slot): a member whose server is lost or known down, or
+ * whose datafile went or is damaged, answers from its group's parity
+ * members' record of its size (ops[s] as if it had answered); with no
+ * record to be had, its own error (its message set). */
+struct rpfsc_op;
+int rpfsc_ec_sizes(struct rpfs_client *c, const struct rpc_attr *a,
+		   const struct rpfsc_view *view, const char *what, struct rpfsc_op *ops);
 int rpfsc_create(rpfs_client_t *c, const char *path, uint32_t mode, unsigned flags,
 		 const struct rpfs_create_opts *opts, uint32_t redundancy,
 		 rpfs_file_t **out);

@@ -265,3 +265,149 @@ done:
 	free(out);
 	return ret;
 }
+
+/* ---- sizes with a data member lost --------------------------------------- */
+
+/* Is a data member's IO_SIZE answer not its datafile's size: its server
+ * lost, or its datafile gone with its storage or damaged? */
+static bool size_lost(int st)
+{
+	return rpfsc_lost_errno(st) || st == -ESTALE || st == -EBADMSG || st == -ENOENT;
+}
+
+static bool in_view_stale(const struct rpfsc_view *v, uint32_t slot)
+{
+	for (uint32_t i = 0; v && i < v->n; i++)
+		if (v->stale[i] == slot)
+			return true;
+	return false;
+}
+
+/* Group g's record of its data members' sizes from one of its parity
+ * members that is not stale (ec_ends.h on the server): those not known
+ * down first, then the others. 0, ends[0..K) and *rs (the member's own
+ * times), or the last member's error (-ENODATA: none to ask). */
+static int parity_record(struct rpfs_client *c, const struct rpc_attr *a,
+			 const struct rpfsc_view *view, uint32_t g, const char *what,
+			 uint64_t *ends, struct rpc_io_size *rs)
+{
+	const struct rpfs_layout *l = &a->layout;
+	uint32_t k = l->data_cells, p = l->parity_cells, n;
+	uint8_t body[64], rep[RPC_IO_SIZE_ENDS_REP];
+	int ret = -ENODATA;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t j = 0; j < p; j++) {
+			uint32_t ps = layout_ec_member(l, g, k + j);
+			int srv = rpfsc_io_srv(c, layout_server(l, ps));
+			size_t rep_len = 0;
+			int len, st;
+
+			if (srv < 0 || in_view_stale(view, ps) ||
+			    rpfsc_server_suspect(c, srv) != (pass == 1))
+				continue;
+			len = rpc_enc_io_size_req(body, sizeof(body), a->handle,
+						  RPC_SIZE_ENDS, &a->cap);
+			if (len < 0)
+				return len;
+			st = rpfsc_call1(c, srv, RPFSC_IO, what, body, (size_t)len, rep,
+					 sizeof(rep), &rep_len);
+			if (!st && rpc_dec_io_size_ends(rep, rep_len, rs, ends, k, &n))
+				st = rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_IO), what,
+						      -EPROTO, 0, false);
+			if (!st)
+				return 0;
+			ret = st;
+		}
+	return ret;
+}
+
+int rpfsc_ec_sizes(struct rpfs_client *c, const struct rpc_attr *a,
+		   const struct rpfsc_view *view, const char *what, struct rpfsc_op *ops)
+{
+	const struct rpfs_layout *l = &a->layout;
+	uint32_t nd = l->stripe_count, k = l->data_cells;
+	struct rpfsc_op *run = calloc(nd, sizeof(*run));
+	uint32_t *idx = calloc(nd, sizeof(*idx)), m = 0;
+	int ret = 0;
+
+	if (!run || !idx) {
+		free(run);
+		free(idx);
+		rpfsc_err_set("%s: out of memory", what);
+		return -ENOMEM;
+	}
+	/* the data members, but those known down: a stopped server would
+	 * cost timeout_ms, and its group's record says its size */
+	for (uint32_t s = 0; s < nd; s++) {
+		ops[s].call.status = -EHOSTDOWN;
+		if (ops[s].srv >= 0 && rpfsc_server_suspect(c, ops[s].srv))
+			continue;
+		run[m] = ops[s];
+		idx[m++] = s;
+	}
+	if (m)
+		rpfsc_run_every(c, run, (int)m);
+	for (uint32_t i = 0; i < m; i++)
+		ops[idx[i]].call = run[i].call;
+	for (uint32_t g = 0; g * k < nd && !ret; g++) {
+		uint64_t ends[RPC_EC_MEMBERS_MAX];
+		struct rpc_io_size rs;
+		uint32_t first = UINT32_MAX;
+		int st;
+
+		for (uint32_t i = 0; i < k; i++) {
+			int s_st = ops[g * k + i].call.status;
+
+			if (s_st && !size_lost(s_st)) {
+				/* an answer that is an error of its own */
+				ret = rpfsc_call_error(c, ops[g * k + i].srv, RPFSC_IO,
+						       NULL, what, s_st);
+				break;
+			}
+			if (s_st && first == UINT32_MAX)
+				first = g * k + i;
+		}
+		if (ret || first == UINT32_MAX)
+			continue;
+		st = parity_record(c, a, view, g, what, ends, &rs);
+		if (st) {
+			/* no record to be had: the data members themselves,
+			 * those known down too, and their error */
+			uint32_t n = 0;
+
+			for (uint32_t i = 0; i < k; i++)
+				if (ops[g * k + i].call.status) {
+					run[n] = ops[g * k + i];
+					idx[n++] = g * k + i;
+				}
+			rpfsc_run_every(c, run, (int)n);
+			for (uint32_t i = 0; i < n; i++) {
+				ops[idx[i]].call = run[i].call;
+				if (run[i].call.status && !ret)
+					ret = rpfsc_call_error(c, run[i].srv, RPFSC_IO,
+							       NULL, what,
+							       run[i].call.status);
+			}
+			continue;
+		}
+		for (uint32_t i = 0; i < k; i++) {
+			struct rpfsc_op *o = &ops[g * k + i];
+			struct rpc_io_size mine = rs;
+
+			if (!o->call.status)
+				continue;
+			mine.size = ends[i];
+			rpc_enc_io_size(o->rep, &mine);
+			o->call.rep_len = RPC_IO_SIZE_REP;
+			o->call.status = 0;
+			log_info(
+				"%s: %s did not answer for its size: taken from its parity "
+				"members' record (%" PRIu64 " bytes)",
+				what, rpfsc_desc(c, o->srv, RPFSC_IO), ends[i]);
+		}
+	}
+	free(run);
+	free(idx);
+	return ret;
+}

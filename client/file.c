@@ -630,10 +630,11 @@ static int parity_missed(struct rpfs_client *c, const struct rpc_attr *a, uint32
 		c, a, layout_ec_member(l, layout_ec_group(l, ps), 0), ps, what);
 }
 
-/* An ec file's per-slot op: the data slots must all answer; the parity
+/* An ec file's per-slot op: the data slots must all answer (a size: or
+ * their group's parity members' record of it, rpfsc_ec_sizes); the parity
  * slots are not asked a size (they add no byte), a stale one is skipped
- * (its resync re-encodes it, cut to the data), and one whose server is
- * lost is marked stale and the op goes on. A skipped slot's status is
+ * (its resync re-encodes it, cut to the data; but a truncate, below), and
+ * one whose server is lost is marked stale and the op goes on. A skipped slot's status is
  * -ENODATA. */
 static int run_ec(struct rpfs_client *c, const struct rpc_attr *a,
 		  const struct rpfsc_view *view, const char *what, uint16_t op,
@@ -642,7 +643,10 @@ static int run_ec(struct rpfs_client *c, const struct rpc_attr *a,
 	uint32_t nd = a->layout.stripe_count, np = 0;
 	struct rpfsc_op *pops = calloc(n - nd ? n - nd : 1, sizeof(*pops));
 	uint32_t *which = calloc(n - nd ? n - nd : 1, sizeof(*which));
-	int ret = pops && which ? rpfsc_run(c, ops, (int)nd) : -ENOMEM;
+	bool *stale_too = calloc(n - nd ? n - nd : 1, sizeof(*stale_too));
+	int ret = !pops || !which || !stale_too ? -ENOMEM
+		  : op == RPC_IO_SIZE		? rpfsc_ec_sizes(c, a, view, what, ops)
+						: rpfsc_run(c, ops, (int)nd);
 
 	for (uint32_t s = nd; s < n; s++) {
 		bool stale = false;
@@ -650,17 +654,31 @@ static int run_ec(struct rpfs_client *c, const struct rpc_attr *a,
 		for (uint32_t i = 0; view && i < view->n; i++)
 			stale |= view->stale[i] == s;
 		ops[s].call.status = -ENODATA;
-		if (ret || op == RPC_IO_SIZE || stale)
+		if (ret || op == RPC_IO_SIZE)
+			continue;
+		/* A stale member's truncate too, when its server is not known
+		 * down, and whatever comes of it: its resync may have cut it
+		 * and set its record of sizes already, before its mark goes
+		 * (a truncate of the data members waits for the resync's last
+		 * holds: server/ec_hold.c). */
+		if (stale &&
+		    (op != RPC_IO_TRUNCATE || rpfsc_server_suspect(c, ops[s].srv)))
 			continue;
 		pops[np] = ops[s];
-		which[np++] = s;
+		which[np] = s;
+		stale_too[np++] = stale;
 	}
 	if (!ret && np && rpfsc_run_every(c, pops, (int)np)) {
 		ret = 0;
 		for (uint32_t i = 0; i < np && !ret; i++) {
 			int st = pops[i].call.status;
 
-			if (st && !rpfsc_lost_errno(st)) {
+			if (st && stale_too[i]) {
+				log_info("%s: %s: the stale parity member's truncate: %s "
+					 "(its resync cuts it)",
+					 what, rpfsc_desc(c, pops[i].srv, RPFSC_IO),
+					 strerror(-st));
+			} else if (st && !rpfsc_lost_errno(st)) {
 				ret = rpfsc_err_server(
 					rpfsc_desc(c, pops[i].srv, RPFSC_IO), what, st, 0,
 					false);
@@ -676,7 +694,26 @@ static int run_ec(struct rpfs_client *c, const struct rpc_attr *a,
 		ops[which[i]].call = pops[i].call;
 	free(pops);
 	free(which);
+	free(stale_too);
 	return ret;
+}
+
+/* An ec parity slot's truncate: its new size, and its group's data
+ * members', which its record of their sizes takes (the file's size with
+ * one of them lost). */
+static int enc_parity_truncate(void *buf, size_t cap, const struct rpc_attr *a,
+			       uint32_t ps, uint64_t size)
+{
+	const struct rpfs_layout *l = &a->layout;
+	uint32_t g = layout_ec_group(l, ps), k = l->data_cells;
+	uint64_t ends[RPC_EC_MEMBERS_MAX];
+
+	if (k > RPC_EC_MEMBERS_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < k; i++)
+		ends[i] = layout_local_size(l, layout_ec_member(l, g, i), size);
+	return rpc_enc_truncate_ends(buf, cap, a->handle, &a->cap,
+				     layout_local_size(l, ps, size), ps, ends, k);
 }
 
 int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
@@ -685,7 +722,7 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 {
 	uint32_t n = layout_slots(&a->layout);
 	struct rpfsc_op *ops = calloc(n, sizeof(*ops));
-	uint8_t(*body)[64] = calloc(n, sizeof(*body));
+	uint8_t(*body)[96 + 8 * RPC_EC_MEMBERS_MAX] = calloc(n, sizeof(*body));
 	uint8_t(*rep)[RPC_IO_SIZE_REP] = calloc(n, sizeof(*rep));
 	int ret = 0;
 
@@ -695,7 +732,11 @@ int rpfsc_per_slot(struct rpfs_client *c, const struct rpc_attr *a,
 		goto out;
 	}
 	for (uint32_t s = 0; s < n; s++) {
-		int len = op == RPC_IO_TRUNCATE
+		int len = op == RPC_IO_TRUNCATE && s >= a->layout.stripe_count &&
+					  a->layout.kind == RPFS_LAYOUT_EC
+				  ? enc_parity_truncate(body[s], sizeof(body[s]), a, s,
+							size)
+			  : op == RPC_IO_TRUNCATE
 				  ? rpc_enc_truncate(
 					    body[s], sizeof(body[s]), a->handle, &a->cap,
 					    layout_local_size(&a->layout, s, size))
@@ -852,6 +893,28 @@ static int ec_zero_tails(rpfs_file_t *f, uint64_t size)
 	return ret;
 }
 
+/* An ec file's truncate changes every data member (zeros, then the cut):
+ * one whose server is known down fails it before anything changes, naming
+ * it (a write to a lost data member is not built: the design note). */
+static int ec_data_members_up(rpfs_file_t *f)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+
+	for (uint32_t s = 0; s < l->stripe_count; s++) {
+		int srv = rpfsc_io_srv(f->c, layout_server(l, s));
+
+		if (srv >= 0 && rpfsc_server_suspect(f->c, srv)) {
+			rpfsc_err_set(
+				"%s: can't truncate: %s (data member of stripe slot "
+				"%u) is down, and an ec file's truncate needs every "
+				"data member; nothing was changed",
+				f->path, rpfsc_desc(f->c, srv, RPFSC_IO), s);
+			return -EHOSTDOWN;
+		}
+	}
+	return 0;
+}
+
 int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 {
 	struct rpfsc_view view;
@@ -865,7 +928,8 @@ int rpfs_truncate(rpfs_file_t *f, uint64_t size)
 	}
 	if (layout_copies(&f->attr.layout) > 1)
 		return rpfsc_truncate_mirror(f, size);
-	if (f->attr.layout.kind == RPFS_LAYOUT_EC && (ret = ec_zero_tails(f, size)))
+	if (f->attr.layout.kind == RPFS_LAYOUT_EC &&
+	    ((ret = ec_data_members_up(f)) || (ret = ec_zero_tails(f, size))))
 		return ret;
 	ret = attr_now(f, &a, &view);
 	return ret ? ret

@@ -52,7 +52,10 @@
  *   TRUNCATE: IO_TRUNCATE       handle u64, cap, size u64; with a flag  48
  *                               (RPC_TRUNCATE_COPIES, _FORWARD: as      (+8+tail)
  *                               IO_WRITE's) slot + 1 u32 (not 0), pad
- *                               u32 (0), then IO_WRITE's tail
+ *                               u32 (0), then IO_WRITE's tail; with
+ *                               RPC_TRUNCATE_ENDS (alone) the slot, then (+8+8n)
+ *                               n u32 (1..RPC_EC_MEMBERS_MAX), pad u32
+ *                               (0), n x end u64
  *   IO: IO_WRITE IO_READ        handle u64, cap, nseg u32, slot u32     48+16*nseg
  *                               (stripe slot + 1, 0 = not said),
  *                               nseg x { off u64, len u64 }; IO_WRITE   (+12+12*nc)
@@ -61,7 +64,9 @@
  *                               ncopies x { io u32, slot + 1 u32 (not
  *                               0), flags u32 (RPC_COPY_*) }; with      (+16)
  *                               flag RPC_IO_FORWARD (not both) then
- *                               epoch u64, flags u32, pad u32 (0);
+ *                               epoch u64, flags u32, pad u32 (0),
+ *                               with RPC_FWD_XOR then K | index << 8    (+16)
+ *                               u32, pad u32 (0), the member's end u64;
  *                               with flag RPC_IO_PARITY (alone) the     (+8)
  *                               copies list as RPC_IO_COPIES's (the
  *                               parity members), then K | P << 8 |
@@ -504,6 +509,19 @@ int rpc_enc_getattr(void *buf, size_t cap, uint64_t handle, uint16_t flags,
 	return wr_end(&w);
 }
 
+int rpc_enc_io_size_req(void *buf, size_t cap, uint64_t handle, uint16_t flags,
+			const struct rpc_cap *capa)
+{
+	struct wr w;
+
+	if (flags & ~RPC_SIZE_ENDS)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_SIZE, flags);
+	wr_u64(&w, handle);
+	wr_cap(&w, capa);
+	return wr_end(&w);
+}
+
 int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		      int64_t delta)
 {
@@ -560,7 +578,8 @@ struct io_tail {
 	uint32_t ncopies;
 	uint64_t epoch;
 	uint32_t fwd_flags;
-	uint32_t ec_k, ec_index; /* RPC_IO_PARITY (ec_p is ncopies) */
+	uint32_t ec_k, ec_index; /* RPC_IO_PARITY (ec_p is ncopies), RPC_FWD_XOR */
+	uint64_t ec_end;	 /* RPC_FWD_XOR */
 };
 
 /* The copies list's shape: RPC_IO_COPIES's, and RPC_IO_PARITY's (with the
@@ -574,7 +593,9 @@ static size_t tail_len(const struct io_tail *t)
 {
 	if (has_list(t->flag))
 		return 12 + 12 * (size_t)t->ncopies + (t->flag == RPC_IO_PARITY ? 8 : 0);
-	return t->flag == RPC_IO_FORWARD ? 16 : 0;
+	if (t->flag == RPC_IO_FORWARD)
+		return t->fwd_flags & RPC_FWD_XOR ? 32 : 16;
+	return 0;
 }
 
 /* An ec write's code: K data cells, P parity members, the cell's index. */
@@ -593,6 +614,8 @@ static int tail_check(const struct io_tail *t)
 		    (t->copies[i].flags & ~RPC_COPY_FLAGS))
 			return -EINVAL;
 	if (t->flag == RPC_IO_PARITY && !ec_ok(t->ec_k, t->ncopies, t->ec_index))
+		return -EINVAL;
+	if ((t->fwd_flags & RPC_FWD_XOR) && !ec_ok(t->ec_k, 1, t->ec_index))
 		return -EINVAL;
 	return t->fwd_flags & ~RPC_FWD_FLAGS ? -EINVAL : 0;
 }
@@ -615,6 +638,11 @@ static void wr_tail(struct wr *w, const struct io_tail *t)
 		wr_u64(w, t->epoch);
 		wr_u32(w, t->fwd_flags);
 		wr_u32(w, 0);
+		if (t->fwd_flags & RPC_FWD_XOR) {
+			wr_u32(w, t->ec_k | t->ec_index << 8);
+			wr_u32(w, 0);
+			wr_u64(w, t->ec_end);
+		}
 	}
 }
 
@@ -645,6 +673,32 @@ int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_ca
 	struct io_tail t = {0};
 
 	return enc_truncate(buf, cap, handle, capa, size, RPC_SLOT_ANY, &t);
+}
+
+int rpc_enc_truncate_ends(void *buf, size_t cap, uint64_t handle,
+			  const struct rpc_cap *capa, uint64_t size, uint32_t slot,
+			  const uint64_t *ends, uint32_t n)
+{
+	struct wr w;
+
+	if (!n || n > RPC_EC_MEMBERS_MAX || slot == RPC_SLOT_ANY)
+		return -EINVAL;
+	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_TRUNCATE, RPC_TRUNCATE_ENDS);
+	wr_u64(&w, handle);
+	wr_cap(&w, capa);
+	wr_u64(&w, size);
+	wr_u32(&w, slot_enc(slot));
+	wr_u32(&w, 0);
+	wr_u32(&w, n);
+	wr_u32(&w, 0);
+	for (uint32_t i = 0; i < n; i++)
+		wr_u64(&w, ends[i]);
+	return wr_end(&w);
+}
+
+uint64_t rpc_req_end(const struct rpc_req *r, uint32_t i)
+{
+	return i < r->nends ? get64(r->ends + 8 * (size_t)i) : 0;
 }
 
 int rpc_enc_truncate_copies(void *buf, size_t cap, uint64_t handle,
@@ -742,6 +796,22 @@ int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_
 {
 	struct io_tail t = {
 		.flag = RPC_IO_FORWARD, .epoch = epoch, .fwd_flags = fwd_flags};
+
+	if (fwd_flags & RPC_FWD_XOR)
+		return -EINVAL; /* rpc_enc_io_forward_xor */
+	return enc_io(buf, cap, RPC_IO_WRITE, handle, NULL, segs, nseg, slot, &t);
+}
+
+int rpc_enc_io_forward_xor(void *buf, size_t cap, uint64_t handle,
+			   const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+			   uint64_t epoch, uint32_t k, uint32_t index, uint64_t end)
+{
+	struct io_tail t = {.flag = RPC_IO_FORWARD,
+			    .epoch = epoch,
+			    .fwd_flags = RPC_FWD_XOR,
+			    .ec_k = k,
+			    .ec_index = index,
+			    .ec_end = end};
 
 	return enc_io(buf, cap, RPC_IO_WRITE, handle, NULL, segs, nseg, slot, &t);
 }
@@ -1224,8 +1294,11 @@ static long tail_len_at(const struct rpc_req *r, const uint8_t *p, size_t left)
 {
 	uint32_t n;
 
-	if (r->flags & RPC_IO_FORWARD)
-		return 16;
+	if (r->flags & RPC_IO_FORWARD) {
+		if (left < 16)
+			return -EPROTO;
+		return get32(p + 8) & RPC_FWD_XOR ? 32 : 16;
+	}
 	if (!(r->flags & (RPC_IO_COPIES | RPC_IO_PARITY)))
 		return 0;
 	if (left < 4)
@@ -1242,6 +1315,7 @@ static int dec_tail(struct rd *rd, struct rpc_req *r)
 	r->epoch = 0;
 	r->fwd_flags = 0;
 	r->ec_k = r->ec_p = r->ec_index = 0;
+	r->ec_end = 0;
 	if (r->flags & (RPC_IO_COPIES | RPC_IO_PARITY)) {
 		r->ncopies = rd_u32(rd);
 		r->epoch = rd_u64(rd);
@@ -1272,6 +1346,18 @@ static int dec_tail(struct rd *rd, struct rpc_req *r)
 		r->fwd_flags = rd_u32(rd);
 		if (!rd->err && ((r->fwd_flags & ~RPC_FWD_FLAGS) || rd_u32(rd)))
 			return -EPROTO;
+		if (r->fwd_flags & RPC_FWD_XOR) {
+			uint32_t code = rd_u32(rd);
+
+			r->ec_k = code & 0xff;
+			r->ec_index = code >> 8 & 0xff;
+			if (!rd->err &&
+			    (code >> 16 || rd_u32(rd) || !ec_ok(r->ec_k, 1, r->ec_index)))
+				return -EPROTO;
+			r->ec_end = rd_u64(rd);
+			if (!rd->err && r->ec_end > (uint64_t)INT64_MAX)
+				return -EPROTO;
+		}
 	}
 	return rd->err;
 }
@@ -1284,8 +1370,32 @@ static int body_truncate(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	dec_handle(rd, r);
 	r->size = rd_u64(rd);
 	r->slot = RPC_SLOT_ANY;
+	r->nends = 0;
+	r->ends = NULL;
 	if (rd->err)
 		return rd->err;
+	if (r->flags == RPC_TRUNCATE_ENDS) {
+		r->ncopies = 0;
+		r->epoch = 0;
+		r->fwd_flags = 0;
+		r->slot = slot_dec(rd_u32(rd));
+		if (rd_u32(rd) && !rd->err)
+			return -EPROTO;
+		r->nends = rd_u32(rd);
+		if (rd_u32(rd) && !rd->err)
+			return -EPROTO;
+		if (rd->err)
+			return rd->err;
+		if (r->slot == RPC_SLOT_ANY || !r->nends ||
+		    r->nends > RPC_EC_MEMBERS_MAX ||
+		    rd->len - rd->pos != 8 * (size_t)r->nends)
+			return -EPROTO;
+		r->ends = rd->p + rd->pos;
+		for (uint32_t i = 0; i < r->nends; i++)
+			if (rd_u64(rd) > (uint64_t)INT64_MAX && !rd->err)
+				return -EPROTO;
+		return rd->err;
+	}
 	if ((r->flags & ~(RPC_TRUNCATE_COPIES | RPC_TRUNCATE_FORWARD)) ||
 	    (r->flags & RPC_TRUNCATE_COPIES && r->flags & RPC_TRUNCATE_FORWARD))
 		return -EPROTO;
@@ -1864,6 +1974,39 @@ int rpc_dec_io_size(const void *buf, size_t len, struct rpc_io_size *s)
 	s->size = get64(p);
 	s->mtime = len < RPC_IO_SIZE_REP ? 0 : (int64_t)get64(p + 8);
 	s->ctime = len < RPC_IO_SIZE_REP ? 0 : (int64_t)get64(p + 16);
+	return 0;
+}
+
+int rpc_enc_io_size_ends(void *buf, size_t cap, const struct rpc_io_size *s,
+			 const uint64_t *ends, uint32_t n)
+{
+	uint8_t *p = buf;
+
+	if (n > RPC_EC_MEMBERS_MAX || cap < RPC_IO_SIZE_REP + 8 + 8 * (size_t)n)
+		return -E2BIG;
+	rpc_enc_io_size(p, s);
+	put32(p + RPC_IO_SIZE_REP, n);
+	put32(p + RPC_IO_SIZE_REP + 4, 0);
+	for (uint32_t i = 0; i < n; i++)
+		put64(p + RPC_IO_SIZE_REP + 8 + 8 * (size_t)i, ends[i]);
+	return (int)(RPC_IO_SIZE_REP + 8 + 8 * (size_t)n);
+}
+
+int rpc_dec_io_size_ends(const void *buf, size_t len, struct rpc_io_size *s,
+			 uint64_t *ends, uint32_t max, uint32_t *n)
+{
+	const uint8_t *p = buf;
+	uint32_t count;
+
+	if (len < RPC_IO_SIZE_REP + 8 || rpc_dec_io_size(buf, len, s))
+		return -EPROTO;
+	count = get32(p + RPC_IO_SIZE_REP);
+	if (count > RPC_EC_MEMBERS_MAX || get32(p + RPC_IO_SIZE_REP + 4) ||
+	    len != RPC_IO_SIZE_REP + 8 + 8 * (size_t)count)
+		return -EPROTO;
+	for (uint32_t i = 0; i < max; i++)
+		ends[i] = i < count ? get64(p + RPC_IO_SIZE_REP + 8 + 8 * (size_t)i) : 0;
+	*n = count;
 	return 0;
 }
 

@@ -113,7 +113,11 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
 #define RPC_FWD_WHOLE  8u
 #define RPC_FWD_KEEP   16u
 /* A forward's flag, from an ec data server to a parity member: the bytes
- * are a parity delta, XORed into the datafile (datafile_write_xor). */
+ * are a parity delta, XORed into the datafile (datafile_write_xor). The
+ * forward's tail then also says which data member it is of (K and its
+ * index i) and that member's datafile size after the write, which the
+ * parity member keeps (its record of the members' ends, server/ec_ends.c):
+ * the file's size with that member lost. */
 #define RPC_FWD_XOR 32u
 #define RPC_FWD_FLAGS                                                                    \
 	(RPC_COPY_STALE | RPC_FWD_RESYNC | RPC_FWD_WHOLE | RPC_FWD_KEEP | RPC_FWD_XOR)
@@ -171,6 +175,13 @@ struct rpc_copy {
  * a primary's forward to one copy (peers only), with its epoch. */
 #define RPC_TRUNCATE_COPIES  RPC_IO_COPIES
 #define RPC_TRUNCATE_FORWARD RPC_IO_FORWARD
+/* RPC_IO_TRUNCATE flag, alone: to an ec parity member (slot), with the new
+ * sizes of its group's K data members' datafiles, which its record of the
+ * members' ends takes (server/ec_ends.c). */
+#define RPC_TRUNCATE_ENDS 4u
+/* RPC_IO_SIZE flag: of an ec parity member, the reply also carries its
+ * record of its group's data members' sizes (rpc_dec_io_size_ends). */
+#define RPC_SIZE_ENDS 4u
 
 /* RPC_CREATE flags */
 #define RPC_CREATE_EXCL 1u
@@ -304,6 +315,14 @@ struct rpc_req {
 	 * this cell's index in its group (< K); copies are the P parity
 	 * members */
 	uint32_t ec_k, ec_p, ec_index;
+	/* IO_WRITE with RPC_IO_FORWARD and RPC_FWD_XOR: the data member's
+	 * datafile size after the write (ec_k and ec_index say which) */
+	uint64_t ec_end;
+	/* IO_TRUNCATE with RPC_TRUNCATE_ENDS: nends (1..RPC_EC_MEMBERS_MAX)
+	 * data members' new sizes, u64 LE each, pointing into the body
+	 * (rpc_req_end) */
+	uint32_t nends;
+	const uint8_t *ends;
 	/* IO_HOLD: the hold's id (the holder's), its lease; off and len the
 	 * range (len 0: to the end) */
 	uint64_t hold_id;
@@ -347,6 +366,9 @@ int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
 /* GETATTR by handle, renewing a capability: flags RPC_WANT_*. */
 int rpc_enc_getattr(void *buf, size_t cap, uint64_t handle, uint16_t flags,
 		    const struct rpc_cap *capa);
+/* IO_SIZE with flags (RPC_SIZE_ENDS or 0). */
+int rpc_enc_io_size_req(void *buf, size_t cap, uint64_t handle, uint16_t flags,
+			const struct rpc_cap *capa);
 int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		      int64_t delta);
 int rpc_enc_lock(void *buf, size_t cap, uint16_t op, uint16_t flags, uint64_t handle,
@@ -361,6 +383,12 @@ int rpc_enc_truncate_forward(void *buf, size_t cap, uint64_t handle, uint64_t si
 			     uint32_t slot, uint64_t epoch, uint32_t fwd_flags);
 int rpc_enc_truncate(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
 		     uint64_t size);
+/* To an ec parity member (slot): its new size and its group's data
+ * members' (ends[0..n), 1 <= n <= RPC_EC_MEMBERS_MAX; RPC_TRUNCATE_ENDS). */
+int rpc_enc_truncate_ends(void *buf, size_t cap, uint64_t handle,
+			  const struct rpc_cap *capa, uint64_t size, uint32_t slot,
+			  const uint64_t *ends, uint32_t n);
+uint64_t rpc_req_end(const struct rpc_req *r, uint32_t i);
 /* rpc_enc_io says no slot; rpc_enc_io_slot the stripe slot of the layout
  * the segments belong to, which the I/O server checks (a layout that
  * disagrees with the datafiles is -EBADMSG, not another slot's bytes). */
@@ -386,6 +414,11 @@ int rpc_enc_io_parity(void *buf, size_t cap, uint64_t handle, const struct rpc_c
  * copy's flags. */
 int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_seg *segs,
 		       uint32_t nseg, uint32_t slot, uint64_t epoch, uint32_t fwd_flags);
+/* A parity delta (RPC_FWD_XOR) from data member index (< k) of its group,
+ * whose datafile is end bytes long after the write. */
+int rpc_enc_io_forward_xor(void *buf, size_t cap, uint64_t handle,
+			   const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+			   uint64_t epoch, uint32_t k, uint32_t index, uint64_t end);
 /* IO_RESYNC, from a metadata server to the server of a fresh copy (slot) of
  * handle: make the stale copy target (its I/O server and slot) hold this
  * copy's bytes, then take epoch, in the background; MIRROR_FRESH says how
@@ -554,6 +587,15 @@ struct rpc_io_size {
 void rpc_enc_io_size(void *buf, const struct rpc_io_size *s);
 int rpc_dec_io_size(const void *buf, size_t len, struct rpc_io_size *s);
 #define RPC_IO_SIZE_REP 24
+/* With RPC_SIZE_ENDS, after those 24 bytes: n u32 (0..RPC_EC_MEMBERS_MAX),
+ * pad u32 (0), n x u64, the parity member's record of its group's data
+ * members' sizes (n 0: none kept yet, every member empty; members past n
+ * are empty too). */
+int rpc_enc_io_size_ends(void *buf, size_t cap, const struct rpc_io_size *s,
+			 const uint64_t *ends, uint32_t n);
+int rpc_dec_io_size_ends(const void *buf, size_t len, struct rpc_io_size *s,
+			 uint64_t *ends, uint32_t max, uint32_t *n);
+#define RPC_IO_SIZE_ENDS_REP (RPC_IO_SIZE_REP + 8 + 8 * RPC_EC_MEMBERS_MAX)
 
 /* STATS reply: u32 count (at most RPC_STATS_MAX), then count entries:
  * name str (1..RPC_STAT_NAME_MAX bytes of [a-z0-9_.]), value u64. A server

@@ -126,7 +126,9 @@ int csum_parse_name(const char *name, uint64_t *handle)
 	*handle = h;
 	if (!name[16])
 		return 0;
-	return strcmp(name + 16, CSUM_SUFFIX) ? -1 : 1;
+	if (!strcmp(name + 16, CSUM_SUFFIX))
+		return 1;
+	return strcmp(name + 16, CSUM_ENDS_SUFFIX) ? -1 : 2;
 }
 
 void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce, uint32_t slot)

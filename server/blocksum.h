@@ -96,7 +96,9 @@ void csum_hdr_enc(uint8_t hdr[CSUM_HDR], uint64_t handle, uint64_t nonce, uint32
 int csum_hdr_check(const uint8_t *hdr, size_t len, uint64_t handle, uint64_t *nonce);
 
 /* Names: "<16 hex>" and "<16 hex>.sum"; csum_parse_name tells which a
- * directory entry is (0 datafile, 1 checksum file, -1 neither). */
+ * directory entry is (0 datafile, 1 checksum file, 2 an ec parity member's
+ * record of sizes, "<16 hex>.ends" (ec_ends.h), -1 none of them). */
+#define CSUM_ENDS_SUFFIX ".ends"
 void csum_data_name(uint64_t handle, char *buf, size_t len);
 void csum_sum_name(uint64_t handle, char *buf, size_t len);
 int csum_parse_name(const char *name, uint64_t *handle);

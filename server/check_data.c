@@ -17,6 +17,7 @@
 #include "check_orphans.h"
 #include "check_priv.h"
 #include "datafile.h"
+#include "ec_ends.h"
 #include "meta_record.h"
 #include "wire.h"
 
@@ -205,6 +206,39 @@ static int rechecksum(struct datafile *f)
 	return 0;
 }
 
+/* An ec parity member's record of its data members' sizes (ec_ends.h):
+ * one without its datafile is left over, one that fails its check is
+ * refused by the server (the file's size with a data member lost is then
+ * an error, never a wrong size). */
+static void check_ends(struct chk *c, int dirfd, uint64_t h, bool data)
+{
+	uint8_t buf[16 + 8 * EC_ENDS_MAX + 4 + 1];
+	char name[40];
+	ssize_t got;
+	int fd;
+
+	ec_ends_name(h, name, sizeof(name));
+	if (!data) {
+		bool fixed = chk_repair(c) && !unlinkat(dirfd, name, 0);
+
+		chk_problem(c, fixed, "%s/%s: a record of sizes without a datafile%s",
+			    c->datadir, name, chk_repair(c) ? " (removing it)" : "");
+		return;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	got = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
+	if (got < 0 || ec_ends_check(buf, (size_t)got))
+		chk_problem(
+			c, false,
+			"%s/%s: the ec parity member's record of its data members' sizes "
+			"is damaged%s%s (the file's size with a data member lost is "
+			"refused until its parity is re-encoded: rpfs verify --repair)",
+			c->datadir, name, got < 0 ? ": " : "",
+			got < 0 ? strerror(errno) : "");
+	if (fd >= 0)
+		close(fd);
+}
+
 static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum)
 {
 	char dpath[1200], spath[1200];
@@ -214,6 +248,8 @@ static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum
 
 	sum_path(c, h, dpath, sizeof(dpath), false);
 	sum_path(c, h, spath, sizeof(spath), true);
+	if (!data && !sum)
+		return; /* a record of sizes alone: check_ends */
 	if (!data) {
 		bool fixed =
 			chk_repair(c) && !unlinkat(dirfd, strrchr(spath, '/') + 1, 0);
@@ -247,7 +283,7 @@ static void check_pair(struct chk *c, int dirfd, uint64_t h, bool data, bool sum
 /* A handle's files in the data directory (scan). */
 struct found {
 	uint64_t h;
-	bool data, sum;
+	bool data, sum, ends;
 };
 
 /* Is handle h this server's own (its store, opened by this check, says
@@ -274,6 +310,7 @@ static void orphan(struct chk *c, int dirfd, uint64_t h, const char *whose)
 		fixed = !unlinkat(dirfd, name, 0);
 		csum_sum_name(h, name, sizeof(name));
 		unlinkat(dirfd, name, 0);
+		ec_ends_remove(dirfd, h);
 	}
 	chk_problem(
 		c, fixed,
@@ -456,6 +493,7 @@ static struct found *scan(struct chk *c, int dirfd, size_t *count)
 		v[n].h = h;
 		v[n].data = kind == 0;
 		v[n].sum = kind == 1;
+		v[n].ends = kind == 2;
 		n++;
 	}
 	closedir(d);
@@ -467,6 +505,7 @@ static struct found *scan(struct chk *c, int dirfd, size_t *count)
 		if (m && v[m - 1].h == v[i].h) {
 			v[m - 1].data |= v[i].data;
 			v[m - 1].sum |= v[i].sum;
+			v[m - 1].ends |= v[i].ends;
 		} else {
 			v[m++] = v[i];
 		}
@@ -552,6 +591,8 @@ void check_io(struct chk *c)
 	v = scan(c, dirfd, &n);
 	for (size_t i = 0; i < n; i++) {
 		check_pair(c, dirfd, v[i].h, v[i].data, v[i].sum);
+		if (v[i].ends)
+			check_ends(c, dirfd, v[i].h, v[i].data);
 		if (v[i].data)
 			check_orphan(c, dirfd, v[i].h);
 	}

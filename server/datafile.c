@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "ec_ends.h"
 #include "rpc.h"
 #include "wire.h"
 
@@ -242,6 +243,8 @@ int datafile_open(struct datafile *f, int dirfd, uint64_t handle)
 
 void datafile_close(struct datafile *f)
 {
+	ec_ends_free(f->ends);
+	f->ends = NULL;
 	if (f->cfd >= 0)
 		close(f->cfd);
 	if (f->fd >= 0)
@@ -304,6 +307,13 @@ int datafile_create(int dirfd, uint64_t handle, uint64_t nonce, uint32_t slot,
 		ret = -errno;
 		if (ret == -EEXIST && ours(dirfd, handle, nonce))
 			ret = 0;
+		return ret;
+	}
+	/* a record of sizes left by a datafile of this handle that went
+	 * (its removal cut short) is not this one's */
+	ret = ec_ends_remove(dirfd, handle);
+	if (ret) {
+		unlinkat(dirfd, sname, 0);
 		return ret;
 	}
 	csum_hdr_enc(hdr, handle, nonce, slot);
@@ -844,5 +854,5 @@ int datafile_sync(struct datafile *f)
 		return -errno;
 	if (f->cfd >= 0 && fdatasync(f->cfd))
 		return -errno;
-	return 0;
+	return ec_ends_sync(f);
 }

@@ -28,6 +28,7 @@
 #include "blocksum.h"
 
 struct datafile_range;
+struct ec_ends;
 
 /* One datafile and its checksums, shared by the requests on that handle. */
 struct datafile {
@@ -46,6 +47,7 @@ struct datafile {
 	pthread_cond_t cond;
 	struct datafile_range *held; /* block ranges being written */
 	atomic_uint_fast64_t wgen;   /* writes and truncates begun */
+	struct ec_ends *ends;	     /* an ec parity member's record (ec_ends.h; lock) */
 };
 
 /* What block k's crcs are XORed with: its place (0 for version 1). */

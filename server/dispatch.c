@@ -78,6 +78,9 @@ static void run(struct srv_op *op)
 		break;
 	case RPC_RUNS_ON_WORKER:
 		op->job.run = run_on_worker[op->desc->route];
+		/* a truncate of a range held still waits, parked (ec_hold.c) */
+		if (op->q.op == RPC_IO_TRUNCATE && !ec_hold_admit(op))
+			break;
 		sched_submit(op);
 		break;
 	}

@@ -10,7 +10,9 @@
  * ec write of the range is between its store and its last applied delta
  * (counted from admission to the op's end, which follows run_parity's
  * last delta). Held on every data member, the range then changes nowhere
- * in the group until the holds go.
+ * in the group until the holds go. A truncate of the datafile counts as a
+ * write of everything from its cut on: a parity resync holding to the end
+ * never reads sizes a truncate changes before it cuts the parity.
  *
  * Everything here runs on the progress thread but the session queries of
  * the forward threads: writes that meet a hold are parked before any
@@ -253,7 +255,10 @@ static void unpark_and_resume(struct ec_holds *h, int64_t now)
 		n = unpark(h, now, go, 64);
 		pthread_mutex_unlock(&h->lock);
 		for (size_t i = 0; i < n; i++)
-			io_dispatch_go(go[i]);
+			if (go[i]->q.op == RPC_IO_TRUNCATE)
+				sched_submit(go[i]); /* a worker's op (dispatch.c) */
+			else
+				io_dispatch_go(go[i]);
 	} while (n == 64);
 }
 
@@ -263,9 +268,17 @@ bool ec_hold_admit(struct srv_op *op)
 	uint64_t lo = UINT64_MAX, hi = 0;
 	bool park;
 
-	if (!h || op->q.op != RPC_IO_WRITE || !(op->q.flags & RPC_IO_PARITY))
+	if (!h)
 		return true;
-	for (uint32_t i = 0; i < op->q.nseg; i++) {
+	if (op->q.op == RPC_IO_TRUNCATE) {
+		/* the bytes whose code changes: from the cut on (a datafile
+		 * grown reads as zeros past its old end, as before) */
+		lo = op->q.size;
+		hi = UINT64_MAX;
+	} else if (op->q.op != RPC_IO_WRITE || !(op->q.flags & RPC_IO_PARITY)) {
+		return true;
+	}
+	for (uint32_t i = 0; op->q.op == RPC_IO_WRITE && i < op->q.nseg; i++) {
 		if (op->segs[i].off < lo)
 			lo = op->segs[i].off;
 		if (op->segs[i].off + op->segs[i].len > hi)

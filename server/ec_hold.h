@@ -12,10 +12,11 @@ struct srv_op;
 
 int ec_holds_open(struct srv *s);
 void ec_holds_close(struct srv *s);
-/* On the progress thread, before an ec write (RPC_IO_PARITY) goes on: true
- * when it may (counted in flight until ec_hold_write_done), false when it
- * waits behind a hold of its range (it goes on by io_dispatch_go once the
- * hold is released or lapses). */
+/* On the progress thread, before an ec write (RPC_IO_PARITY) or a truncate
+ * (the range from its cut on) goes on: true when it may (counted in flight
+ * until ec_hold_write_done), false when it waits behind a hold of its
+ * range (it goes on, by io_dispatch_go or to a worker, once the hold is
+ * released or lapses). */
 bool ec_hold_admit(struct srv_op *op);
 /* On the progress thread, as op ends (every op). */
 void ec_hold_write_done(struct srv_op *op);

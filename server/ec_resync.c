@@ -116,24 +116,23 @@ static bool release_all(struct srv *s, const struct job *jb, uint32_t n, uint64_
 }
 
 /* Hold [off, off + len) (len 0: to the end) of every data member, in
- * order, with this member's session; the longest data member's size into
- * *max. On failure the holds taken are released. */
+ * order, with this member's session; each member's size into sizes[i],
+ * the longest into *max. On failure the holds taken are released. */
 static int hold_all(struct srv *s, const struct job *jb, uint64_t off, uint64_t len,
-		    uint64_t id, uint64_t *max, uint32_t *failed)
+		    uint64_t id, uint64_t *sizes, uint64_t *max, uint32_t *failed)
 {
 	uint8_t rep[16];
 	size_t rep_len;
-	uint64_t size;
 	uint32_t i;
 	int ret = 0;
 
 	*max = 0;
 	for (i = 0; i < jb->k && !ret; i++) {
 		ret = hold_rpc(s, jb, i, 0, off, len, id, rep, &rep_len);
-		if (!ret && rpc_dec_u64(rep, rep_len, &size))
+		if (!ret && rpc_dec_u64(rep, rep_len, &sizes[i]))
 			ret = -EPROTO;
-		if (!ret && size > *max)
-			*max = size;
+		if (!ret && sizes[i] > *max)
+			*max = sizes[i];
 		if (ret)
 			*failed = jb->members[i].io;
 	}
@@ -267,7 +266,7 @@ static void run(struct ec_resync *r, struct job *jb)
 {
 	struct srv *s = r->s;
 	unsigned char *cells[RPC_EC_MEMBERS_MAX] = {0}, *par[RPC_COPIES_MAX] = {0};
-	uint64_t off = 0, known = 0, written = 0, size;
+	uint64_t off = 0, known = 0, written = 0, size, sizes[RPC_EC_MEMBERS_MAX];
 	int64_t start = mono_us(), next = 0;
 	uint32_t failed = UINT32_MAX;
 	struct ec_code code;
@@ -299,7 +298,7 @@ static void run(struct ec_resync *r, struct job *jb)
 			break;
 		}
 		asked = mono_us();
-		ret = hold_all(s, jb, off, open ? 0 : EC_PIECE, id, &max, &failed);
+		ret = hold_all(s, jb, off, open ? 0 : EC_PIECE, id, sizes, &max, &failed);
 		if (ret)
 			break;
 		if (!open && max <= off + EC_PIECE) {
@@ -319,6 +318,10 @@ static void run(struct ec_resync *r, struct job *jb)
 			ret = io_write_local(s, jb->handle, par[jb->j], n, off,
 					     open && max <= off + EC_PIECE ? max
 									   : UINT64_MAX);
+		/* the last piece, held to the members' ends: their sizes are
+		 * exact, and the record of them takes them (ec_ends.h) */
+		if (!ret && open && max <= off + EC_PIECE)
+			ret = io_ends_local(s, jb->handle, sizes, jb->k);
 		/* a hold that lapsed or went with its server's restart: the
 		 * piece may be wrong; the member stays stale and the resync
 		 * runs again */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "ec_ends.h"
 #include "ec_hold.h"
 #include "ec_resync.h"
 #include "hashtab.h"
@@ -247,8 +248,18 @@ int io_remove_handle(struct srv *s, uint64_t handle)
 		}
 	}
 	pthread_mutex_unlock(&io->lock);
-	/* The datafile first: a crash between leaves checksums without data,
+	/* An ec parity member's record of sizes first (a datafile whose
+	 * record is gone reads as never written to, which for a file being
+	 * removed is harmless; a record outliving its datafile is not),
+	 * then the datafile: a crash between leaves checksums without data,
 	 * which rpfsd --check removes, never data without checksums. */
+	ret = ec_ends_remove(io->dirfd, handle);
+	if (ret) {
+		log_warn("rpfsd: couldn't remove the record of sizes %s/%016" PRIx64
+			 "%s: %s",
+			 io->dir, handle, EC_ENDS_SUFFIX, strerror(-ret));
+		return ret;
+	}
 	csum_data_name(handle, name, sizeof(name));
 	if (unlinkat(io->dirfd, name, 0)) {
 		if (errno != ENOENT) {
@@ -485,6 +496,15 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		/* Only reads offer room beyond the stream (checked at dispatch). */
 		memset(buf, 0, len);
 	}
+	/* a parity delta: its data member's size after the write, for the
+	 * file's size with that member lost (ec_ends.h) */
+	if (write && !ret && (op->q.fwd_flags & RPC_FWD_XOR) &&
+	    (ret = ec_ends_note(&e->cf, op->q.ec_k, op->q.ec_index, op->q.ec_end)) ==
+		    -EBADMSG)
+		log_warn("rpfsd: the record of sizes %s/%016" PRIx64
+			 "%s is damaged: the parity delta is refused (the member is "
+			 "marked stale, and its resync makes the record again)",
+			 io->dir, op->q.handle, EC_ENDS_SUFFIX);
 	if (write && !ret)
 		atomic_store(&e->changed, srv_now_ns());
 	if (write)
@@ -549,6 +569,18 @@ int io_write_local(struct srv *s, uint64_t handle, const void *buf, uint64_t len
 	if (!ret)
 		atomic_store(&e->changed, srv_now_ns());
 	fd_put(io, e);
+	return ret;
+}
+
+int io_ends_local(struct srv *s, uint64_t handle, const uint64_t *ends, uint32_t n)
+{
+	struct fdent *e;
+	int ret = fd_get(s->io, handle, &e);
+
+	if (ret)
+		return ret;
+	ret = ec_ends_set(&e->cf, ends, n);
+	fd_put(s->io, e);
 	return ret;
 }
 
@@ -677,6 +709,29 @@ int serve_io_size(struct srv_op *op)
 	rs.ctime = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
 	rs.mtime = changed > rs.mtime ? changed : rs.mtime;
 	rs.ctime = changed > rs.ctime ? changed : rs.ctime;
+	if (op->q.flags & RPC_SIZE_ENDS) {
+		/* an ec parity member's record of its data members' sizes */
+		uint64_t ends[EC_ENDS_MAX];
+		uint32_t n = 0;
+		int len;
+
+		ret = fd_get(io, op->q.handle, &e);
+		if (!ret) {
+			ret = ec_ends_get(&e->cf, ends, EC_ENDS_MAX, &n);
+			fd_put(io, e);
+		}
+		if (ret == -EBADMSG)
+			log_warn("rpfsd: the record of sizes %s/%016" PRIx64
+				 "%s is damaged: refused",
+				 io->dir, op->q.handle, EC_ENDS_SUFFIX);
+		if (ret)
+			return ret;
+		len = rpc_enc_io_size_ends(op->rep, sizeof(op->rep), &rs, ends, n);
+		if (len < 0)
+			return len;
+		op->rep_len = (size_t)len;
+		return 0;
+	}
 	rpc_enc_io_size(op->rep, &rs);
 	op->rep_len = RPC_IO_SIZE_REP;
 	return 0;
@@ -720,6 +775,14 @@ int serve_io_truncate(struct srv_op *op)
 		ret = mirror_dirty_hold(op->s, op);
 	if (!ret)
 		ret = datafile_truncate(&e->cf, op->q.size, &bad);
+	/* an ec parity member: its data members' new sizes (ec_ends.h) */
+	if (!ret && op->q.flags == RPC_TRUNCATE_ENDS) {
+		uint64_t ends[EC_ENDS_MAX];
+
+		for (uint32_t i = 0; i < op->q.nends && i < EC_ENDS_MAX; i++)
+			ends[i] = rpc_req_end(&op->q, i);
+		ret = ec_ends_set(&e->cf, ends, op->q.nends);
+	}
 	if (!ret)
 		atomic_store(&e->changed, srv_now_ns());
 	fd_put(io, e);

@@ -506,7 +506,7 @@ static void run_parity(struct srv_op *op, char *buf)
 	bool send[RPC_COPIES_MAX], session[RPC_COPIES_MAX], lost[RPC_COPIES_MAX];
 	uint32_t mark[RPC_COPIES_MAX], nmark = 0;
 	struct ec_code code;
-	uint64_t epoch = op->q.epoch, cur, pos = 0, new_epoch = 0;
+	uint64_t epoch = op->q.epoch, cur, pos = 0, new_epoch = 0, end = 0;
 	uint32_t i = 0;
 	int ret;
 
@@ -517,6 +517,16 @@ static void run_parity(struct srv_op *op, char *buf)
 	}
 	if (!io_epoch_local(s, op->q.handle, &cur) && cur > epoch)
 		epoch = cur;
+	/* This member's size after the write, for the parity members'
+	 * record (ec_ends.h): stored whole, the datafile holds at least the
+	 * write's last byte, and each member keeps the largest it is told,
+	 * so the write's end is enough (a truncate sets the record exactly);
+	 * a store that failed tells what the datafile holds. */
+	for (uint32_t k = 0; k < op->q.nseg; k++)
+		if (op->segs[k].off + op->segs[k].len > end)
+			end = op->segs[k].off + op->segs[k].len;
+	if (op->status && io_size_local(s, op->q.handle, &end))
+		end = 0;
 	for (uint32_t j = 0; j < np; j++) {
 		const struct rpc_copy *c = &op->q.copies[j];
 
@@ -564,9 +574,10 @@ static void run_parity(struct srv_op *op, char *buf)
 			memset(out, 0, pc.bytes);
 			ec_update_one(&code, j, op->q.ec_index, pc.bytes, delta + pos,
 				      out);
-			len = rpc_enc_io_forward(body[j], sizeof(body[j]), op->q.handle,
-						 pc.segs, pc.nseg, op->q.copies[j].slot,
-						 epoch, RPC_FWD_XOR);
+			len = rpc_enc_io_forward_xor(body[j], sizeof(body[j]),
+						     op->q.handle, pc.segs, pc.nseg,
+						     op->q.copies[j].slot, epoch,
+						     op->q.ec_k, op->q.ec_index, end);
 			if (len < 0)
 				continue;
 			calls[k].req = body[j];

@@ -283,6 +283,9 @@ void meta_rebuild_counts(struct srv *s, uint64_t *pending, uint64_t *marked);
 int io_size_local(struct srv *s, uint64_t handle, uint64_t *size);
 /* Write [off, off + len) of handle's datafile from buf, then (size not
  * UINT64_MAX) cut or grow it to size (an ec parity member's resync). */
+/* An ec parity member's record of its data members' sizes becomes
+ * ends[0..n) (ec_ends.h; its resync's end). */
+int io_ends_local(struct srv *s, uint64_t handle, const uint64_t *ends, uint32_t n);
 int io_write_local(struct srv *s, uint64_t handle, const void *buf, uint64_t len,
 		   uint64_t off, uint64_t size);
 /* The mirror epoch of handle's datafile now. */

@@ -58,6 +58,9 @@ static int reencode(const struct rpc_req *r, size_t cap)
 	case RPC_BODY_HANDLE:
 		if (r->op == RPC_GETATTR)
 			return rpc_enc_getattr(again, cap, r->handle, r->flags, &r->cap);
+		if (r->op == RPC_IO_SIZE && r->flags == RPC_SIZE_ENDS)
+			return rpc_enc_io_size_req(again, cap, r->handle, r->flags,
+						   &r->cap);
 		return rpc_enc_handle_op(again, cap, r->op, r->handle, &r->cap);
 	case RPC_BODY_FETCH_ADD:
 		return rpc_enc_fetch_add(again, cap, r->handle, &r->cap, r->delta);
@@ -65,6 +68,16 @@ static int reencode(const struct rpc_req *r, size_t cap)
 		return rpc_enc_lock(again, cap, r->op, r->flags, r->handle, &r->cap,
 				    r->off, r->len, r->owner);
 	case RPC_BODY_TRUNCATE:
+		if (r->flags == RPC_TRUNCATE_ENDS) {
+			uint64_t e[RPC_EC_MEMBERS_MAX];
+
+			if (r->nends > RPC_EC_MEMBERS_MAX)
+				return -1;
+			for (uint32_t i = 0; i < r->nends; i++)
+				e[i] = rpc_req_end(r, i);
+			return rpc_enc_truncate_ends(again, cap, r->handle, &r->cap,
+						     r->size, r->slot, e, r->nends);
+		}
 		if (r->flags & RPC_TRUNCATE_COPIES)
 			return rpc_enc_truncate_copies(again, cap, r->handle, &r->cap,
 						       r->size, r->slot, r->copies,
@@ -82,6 +95,10 @@ static int reencode(const struct rpc_req *r, size_t cap)
 			return rpc_enc_io_copies(again, cap, r->handle, &r->cap, r->segs,
 						 r->nseg, r->slot, r->copies, r->ncopies,
 						 r->epoch);
+		if ((r->flags & RPC_IO_FORWARD) && (r->fwd_flags & RPC_FWD_XOR))
+			return rpc_enc_io_forward_xor(again, cap, r->handle, r->segs,
+						      r->nseg, r->slot, r->epoch, r->ec_k,
+						      r->ec_index, r->ec_end);
 		if (r->flags & RPC_IO_FORWARD)
 			return rpc_enc_io_forward(again, cap, r->handle, r->segs, r->nseg,
 						  r->slot, r->epoch, r->fwd_flags);
@@ -236,8 +253,13 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 				   (uint64_t)r->nseg * RPC_SEG_SIZE +
 				   (r->ncopies ? 12 + 12 * (uint64_t)r->ncopies : 0) +
 				   ((r->flags & RPC_IO_FORWARD) ? 16 : 0) +
+				   ((r->fwd_flags & RPC_FWD_XOR) ? 16 : 0) +
 				   ((r->flags & RPC_IO_PARITY) ? 8 : 0) ==
 			   size);
+		/* a parity delta says whose, and that member's end */
+		FUZZ_CHECK(!(r->fwd_flags & RPC_FWD_XOR) ||
+			   (r->ec_k >= 1 && r->ec_k <= RED_EC_CELLS_MAX &&
+			    r->ec_index < r->ec_k && r->ec_end <= (uint64_t)INT64_MAX));
 		for (uint32_t i = 0; i < r->nseg; i++)
 			FUZZ_CHECK(segs[i].len > 0 &&
 				   segs[i].len <= UINT64_MAX - segs[i].off);
@@ -377,6 +399,22 @@ static void replies(const uint8_t *data, size_t size)
 	if (!rpc_dec_io_size(data, size, &isz))
 		FUZZ_CHECK(size >= 8 &&
 			   (size >= RPC_IO_SIZE_REP || (!isz.mtime && !isz.ctime)));
+	{
+		/* a parity member's record of sizes: as many as it says,
+		 * re-encoded to the same bytes */
+		static uint64_t ends[RPC_EC_MEMBERS_MAX];
+		static uint8_t again[RPC_IO_SIZE_ENDS_REP];
+		uint32_t ne;
+
+		if (!rpc_dec_io_size_ends(data, size, &isz, ends, RPC_EC_MEMBERS_MAX,
+					  &ne)) {
+			FUZZ_CHECK(ne <= RPC_EC_MEMBERS_MAX &&
+				   size == RPC_IO_SIZE_REP + 8 + 8 * (size_t)ne);
+			FUZZ_CHECK(rpc_enc_io_size_ends(again, sizeof(again), &isz, ends,
+							ne) == (int)size);
+			FUZZ_CHECK(!memcmp(again, data, size));
+		}
+	}
 	if (!rpc_dec_probe(data, size, &p))
 		FUZZ_CHECK(size >= RPC_PROBE_SIZE);
 	{

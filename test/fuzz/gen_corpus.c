@@ -265,6 +265,12 @@ static void gen_rpc(void)
 	REQ("truncate-forward-resync",
 	    rpc_enc_truncate_forward(buf, sizeof(buf), 7, 4096, 2, 3,
 				     RPC_COPY_STALE | RPC_FWD_RESYNC));
+	REQ("io-write-forward-xor",
+	    rpc_enc_io_forward_xor(buf, sizeof(buf), 7, segs, 3, 4, 5, 2, 1, 65536));
+	REQ("truncate-ends", rpc_enc_truncate_ends(buf, sizeof(buf), 7, NULL, 4096, 4,
+						   (const uint64_t[]){8192, 4096}, 2));
+	REQ("io-size-ends",
+	    rpc_enc_io_size_req(buf, sizeof(buf), 7, RPC_SIZE_ENDS, NULL));
 	REQ("io-write-forward-whole",
 	    rpc_enc_io_forward(buf, sizeof(buf), 7, segs, 0, 2, 6, RPC_FWD_WHOLE));
 	REQ("mirror-stale",
@@ -331,6 +337,9 @@ static void gen_rpc(void)
 	put("rpc", "rep-search", buf, RPC_SEARCH_REP_SIZE);
 	rpc_enc_io_size(buf, &isz);
 	put("rpc", "rep-io-size", buf, RPC_IO_SIZE_REP);
+	put("rpc", "rep-io-size-ends", buf,
+	    (size_t)rpc_enc_io_size_ends(buf, sizeof(buf), &isz,
+					 (const uint64_t[]){4096, 8192, 0}, 3));
 }
 
 static void text(const char *name, const char *s)

@@ -6,9 +6,14 @@
 # parity slot on 3 servers):
 #   - a file written through it reads back right, rpfs verify finds the
 #     parity agreeing with the data, rpfs stat names the parity member;
-#   - a data member's server killed (-9): rpfs cat fails naming it (the
-#     size needs every data member: librpfs reads decode, test_ec_client),
-#     never wrong bytes; back, the file reads as before;
+#   - a data member's server killed (-9), or stopped (SIGSTOP): rpfs
+#     stat, ls -l and cat show the file's size and bytes (the size from the
+#     parity member's record of its data members' sizes, the lost cells
+#     decoded), also after truncates (made before) that cut the file in
+#     that member's cell and grow it with a hole there; a truncate with it
+#     down fails naming it and changes nothing;
+#     with the parity member's record damaged as well, rpfs stat fails
+#     naming the data member's server, never a wrong size;
 #   - the parity member's server killed: the file is rewritten and reads
 #     back right, rpfs verify says the parity member is stale naming its
 #     server; restarted, it is re-encoded by itself (verify passes, rpfs
@@ -50,9 +55,12 @@ servers_of() {
 		sed -n 's/^  \(parity [0-9]* of group [0-9]*\|slot [0-9]*\): io server \([0-9]*\) .*/\2/p' |
 		tr '\n' ' '
 }
-# flip FILE OFFSET: change one byte of FILE in place
+# flip FILE OFFSET: change one byte of FILE in place (its bits inverted:
+# a byte that was already some chosen value would not change)
 flip() {
-	printf 'Z' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	# shellcheck disable=SC2059 # the octal escape is the point
+	printf "\\$(printf %o $((b ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 verify_agrees() { "$RPFS" verify "$1" 2>/dev/null | grep -q 'parity agrees'; }
 # wait_agrees FILE SECONDS: rpfs verify passes within SECONDS
@@ -77,6 +85,8 @@ export RPFS_TIMEOUT_MS=$((3000 * X))
 export RPFS_CONFIG="$D/rpfs.conf"
 head -c 3000000 /dev/urandom >"$TMP/src"
 head -c 3000000 /dev/urandom >"$TMP/src2"
+head -c 2500000 "$TMP/src" >"$TMP/src.2500000"
+cp "$TMP/src.2500000" "$TMP/src.2800000" && truncate -s 2800000 "$TMP/src.2800000"
 for n in 0 1 2 3; do check_in "server.$n online" wait_state $n online 5; done
 
 check "mkdir /e; setstripe -N ec:2+1 /e" sh -c "'$RPFS' mkdir /e && '$RPFS' setstripe -N ec:2+1 /e"
@@ -103,18 +113,75 @@ check_in "... rpfs verify: the parity agrees" verify_agrees "$F"
 check "... rpfs stat names its parity member" sh -c "'$RPFS' stat $F | grep -q 'parity 0 of group 0: io server $P0'"
 H=$(handle_of "$F")
 
-# ---- a data member lost: no wrong bytes ---------------------------------------------
-# librpfs reads decode its cells (test_ec_client); the CLI asks the file's
-# size first, which needs every data member until the parity members keep
-# their record of each member's end (a later step): an error naming it.
-kill -9 "$(pid_of "$D1")"
-check_in "server.$D1 killed: unreachable" wait_state "$D1" unreachable 3
-check_fails "... rpfs cat $F fails naming io server $D1 (the size needs it)" \
-	"io server $D1 " "$RPFS" cat "$F"
-check "rpfs up starts server.$D1 again" "$RPFS" up --dir "$D"
-check_in "server.$D1 online" wait_state "$D1" online 5
+# ---- a data member lost: its size from the parity member's record -------------------
+# Slot 0 holds the file's last cell (3000000 bytes over 1 MiB cells), so
+# the file's size is that member's: with it lost, the parity member's
+# record of its data members' sizes says it (server/ec_ends.c).
+D0=$1
+size_of() { "$RPFS" stat "$1" | sed -n 's/^ *size: *\([0-9]*\).*/\1/p'; }
+kill -9 "$(pid_of "$D0")"
+check_in "server.$D0 killed: unreachable" wait_state "$D0" unreachable 3
+check_eq "... rpfs stat $F: the size from the parity member's record" "$(size_of "$F")" 3000000
+check "... rpfs ls -l shows it" sh -c "'$RPFS' ls -l /e | grep -q ' 3000000 .*${F#/e/}\$'"
+check "... rpfs cat: the bytes, the lost cells decoded" sh -c "'$RPFS' cat $F | cmp - '$TMP/src'"
+check_fails "... rpfs truncate fails naming io server $D0, and changes nothing" \
+	"io server $D0 .*nothing was changed" "$RPFS" truncate -s 1500000 "$F"
+check_eq "... rpfs stat: still 3000000" "$(size_of "$F")" 3000000
+check "... still reads back right" sh -c "'$RPFS' cat $F | cmp - '$TMP/src'"
+check "rpfs up starts server.$D0 again" "$RPFS" up --dir "$D"
+check_in "server.$D0 online" wait_state "$D0" online 5
+# killed, its crash list has the parity member re-encoded (a write may
+# have been cut short): until then the member is stale, its record unused
+check_in "... the parity re-encoded after the kill: verify passes" wait_agrees "$F" $((30 * X))
+check "... truncated to 2500000 (its end in server.$D0's cell)" \
+	"$RPFS" truncate -s 2500000 "$F"
+kill -STOP "$(pid_of "$D0")"
+check_in "server.$D0 stopped: unreachable" wait_state "$D0" unreachable 8
+check_eq "... rpfs stat: 2500000, from the record the truncate set" "$(size_of "$F")" 2500000
+check "... reads back right" sh -c "'$RPFS' cat $F | cmp - '$TMP/src.2500000'"
+kill -CONT "$(pid_of "$D0")"
+check_in "server.$D0 back: online" wait_state "$D0" online 5
+check "... grown to 2800000 (a hole in server.$D0's cell)" \
+	"$RPFS" truncate -s 2800000 "$F"
+kill -9 "$(pid_of "$D0")"
+check_in "server.$D0 killed: unreachable" wait_state "$D0" unreachable 3
+check_eq "... rpfs stat: 2800000" "$(size_of "$F")" 2800000
+check "... reads back right" sh -c "'$RPFS' cat $F | cmp - '$TMP/src.2800000'"
+check "rpfs up starts server.$D0 again" "$RPFS" up --dir "$D"
+check_in "server.$D0 online" wait_state "$D0" online 5
+# killed, its crash list has the parity member re-encoded (a write may
+# have been cut short): until then the member is stale, its record unused
+check_in "... the parity re-encoded after the kill: verify passes" wait_agrees "$F" $((30 * X))
+check_eq "... rpfs stat: 2800000 from the member itself" "$(size_of "$F")" 2800000
+check "... $F rewritten whole" "$RPFS" cp "$TMP/src" "rpfs:$F"
+kill -STOP "$(pid_of "$D0")"
+check_in "server.$D0 stopped: unreachable" wait_state "$D0" unreachable 8
+check_eq "... rpfs stat $F: the size from the record" "$(size_of "$F")" 3000000
+check "... rpfs cat: the bytes" sh -c "'$RPFS' cat $F | cmp - '$TMP/src'"
+# the record damaged too (the parity member's server stopped for it, so
+# that it reads the file again): the size is refused, naming the member
+stop_server "$P0"
+flip "$D/s$P0/data/$H.ends" 20
+check "rpfs up starts server.$P0 again" "$RPFS" up --dir "$D"
+check_in "server.$P0 online" wait_state "$P0" online 5
+check_fails "... the record damaged too: rpfs stat fails naming io server $D0" \
+	"io server $D0 " "$RPFS" stat "$F"
+check "... the parity server said why" grep -q "record of sizes .* is damaged" "$D/rpfsd.$P0.log"
+kill -CONT "$(pid_of "$D0")"
+check_in "server.$D0 back: online" wait_state "$D0" online 5
 check "... $F reads back right" sh -c "'$RPFS' cat $F | cmp - '$TMP/src'"
-
+# the next change of the file fails the delta there (the record can't
+# take it): the member is marked stale, and its resync makes it again
+check "... a truncate to its size" "$RPFS" truncate -s 3000000 "$F"
+check_in "... the parity member re-encoded, its record made again: verify passes" \
+	wait_agrees "$F" $((30 * X))
+check "... the parity server said why" \
+	grep -q "record of sizes .* is damaged: .* marked stale" "$D/rpfsd.$P0.log"
+stop_server "$P0"
+check "... rpfsd --check of server.$P0 finds nothing wrong (its records of sizes too)" \
+	"$(dirname "$RPFS")/rpfsd" --config "$D/rpfs.conf" --name "server.$P0" --check
+check "rpfs up starts server.$P0 again" "$RPFS" up --dir "$D"
+check_in "server.$P0 online" wait_state "$P0" online 5
 # ---- the parity member lost: writes go on, then it is re-encoded ----------------------
 kill -9 "$(pid_of "$P0")"
 check_in "server.$P0 killed: unreachable" wait_state "$P0" unreachable 3

@@ -862,6 +862,122 @@ START_TEST(test_a_data_member_whose_storage_went_is_read_by_decoding)
 }
 END_TEST
 
+/* The size of an ec file with a data member lost comes from its parity
+ * members' record of their data members' sizes (server/ec_ends.c), kept
+ * by every delta, truncate and resync: files whose last byte is in the
+ * lost member's cells (a write there, a hole grown by truncate into them,
+ * a cut into them, records from four threads at once) and one never
+ * written show their exact sizes, through rpfs_getsize and rpfs_stat, and
+ * read back whole (decoded) with the member killed. */
+struct shape {
+	const char *path;
+	uint64_t size;
+};
+
+START_TEST(test_sizes_with_a_data_member_lost_come_from_the_parity_record)
+{
+	size_t total = (size_t)RECS * RANKS * RECORD;
+	struct cluster *cl = start_watched();
+	rpfs_client_t *c = client(cl);
+	unsigned char *buf = calloc(1, total + 8 * SU), *back = malloc(total + 8 * SU);
+	struct shape sh[] = {
+		/* written whole, its last byte in slot 1's row 3 */
+		{"/seq", 7 * SU + 1000},
+		/* one short write into slot 1's row 2: the rest holes */
+		{"/sparse", 5 * SU + 110},
+		/* 4 cells written, grown by truncate into slot 1's row 3 */
+		{"/grown", 7 * SU + 5},
+		/* 8 cells written, cut into slot 1's row 1 */
+		{"/cut", 3 * SU + 77},
+		/* never written */
+		{"/empty", 0},
+		/* records from four threads, once */
+		{"/rec", total},
+	};
+	size_t n = sizeof(sh) / sizeof(sh[0]);
+	rpfs_file_t *f;
+
+	ck_assert(buf && back);
+	for (size_t i = 0; i < n; i++) {
+		f = ec_create(c, sh[i].path);
+		if (!strcmp(sh[i].path, "/seq")) {
+			fill(buf, sh[i].size, 31);
+			write_all(f, buf, sh[i].size, 0);
+		} else if (!strcmp(sh[i].path, "/sparse")) {
+			write_all(f, (const unsigned char *)"0123456789", 10,
+				  5 * SU + 100);
+		} else if (!strcmp(sh[i].path, "/grown")) {
+			fill(buf, 4 * SU, 32);
+			write_all(f, buf, 4 * SU, 0);
+			ck_assert_int_eq(rpfs_truncate(f, sh[i].size), 0);
+		} else if (!strcmp(sh[i].path, "/cut")) {
+			fill(buf, 8 * SU, 33);
+			write_all(f, buf, 8 * SU, 0);
+			ck_assert_int_eq(rpfs_truncate(f, sh[i].size), 0);
+		} else if (!strcmp(sh[i].path, "/rec")) {
+			struct rank rk[RANKS];
+			pthread_t t[RANKS];
+
+			for (int k = 0; k < RANKS; k++) {
+				rk[k] = (struct rank){f, k, 0, 0, 0};
+				ck_assert(
+					!pthread_create(&t[k], NULL, rank_main, &rk[k]));
+			}
+			for (int k = 0; k < RANKS; k++) {
+				pthread_join(t[k], NULL);
+				ck_assert_msg(!rk[k].failed, "rank %d: %s", k,
+					      rpfs_errmsg());
+			}
+		}
+		rpfs_close(f);
+	}
+	/* data slot 1 is on I/O server 1 */
+	ck_assert_int_eq(cl_kill(cl, 1), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct rpfs_stat st;
+		uint64_t size = 0;
+
+		ck_assert_msg(!rpfs_open(c, sh[i].path, RPFS_O_READ, &f), "%s: %s",
+			      sh[i].path, rpfs_errmsg());
+		ck_assert_msg(!rpfs_getsize(f, &size), "%s: %s", sh[i].path,
+			      rpfs_errmsg());
+		ck_assert_msg(size == sh[i].size, "%s: size %llu, want %llu", sh[i].path,
+			      (unsigned long long)size, (unsigned long long)sh[i].size);
+		ck_assert_msg(!rpfs_stat(c, sh[i].path, &st), "%s: %s", sh[i].path,
+			      rpfs_errmsg());
+		ck_assert_uint_eq(st.size, sh[i].size);
+		/* the bytes, decoded where they were on server 1 */
+		memset(buf, 0, sh[i].size);
+		if (!strcmp(sh[i].path, "/seq")) {
+			fill(buf, sh[i].size, 31);
+		} else if (!strcmp(sh[i].path, "/sparse")) {
+			memcpy(buf + 5 * SU + 100, "0123456789", 10);
+		} else if (!strcmp(sh[i].path, "/grown")) {
+			fill(buf, 4 * SU, 32);
+		} else if (!strcmp(sh[i].path, "/cut")) {
+			fill(buf, 8 * SU, 33);
+		} else if (!strcmp(sh[i].path, "/rec")) {
+			for (int r = 0; r < RECS; r++)
+				for (int k = 0; k < RANKS; k++)
+					fill(buf + ((size_t)r * RANKS + (size_t)k) *
+							     RECORD,
+					     RECORD, (uint64_t)k << 16 | (uint64_t)r);
+		}
+		if (sh[i].size) {
+			read_all(f, back, sh[i].size, 0);
+			ck_assert_msg(first_diff(buf, back, sh[i].size) < 0,
+				      "%s: wrong byte at %lld", sh[i].path,
+				      first_diff(buf, back, sh[i].size));
+		}
+		rpfs_close(f);
+	}
+	rpfs_finalize(c);
+	cl_destroy(cl);
+	free(buf);
+	free(back);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("ec_client");
@@ -879,6 +995,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_a_stopped_data_member_is_read_by_decoding);
 	tcase_add_test(tc, test_a_damaged_data_block_is_read_by_decoding);
 	tcase_add_test(tc, test_a_data_member_whose_storage_went_is_read_by_decoding);
+	tcase_add_test(tc,
+		       test_sizes_with_a_data_member_lost_come_from_the_parity_record);
 	suite_add_tcase(s, tc);
 	return s;
 }

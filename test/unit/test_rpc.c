@@ -844,10 +844,94 @@ START_TEST(io_parity_round_trip)
 	len = rpc_enc_io_slot(buf, BUFSZ, RPC_IO_READ, 9, NULL, in, 1, 1);
 	buf[2] = RPC_IO_PARITY;
 	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
-	/* a forward's XOR flag */
-	len = rpc_enc_io_forward(buf, BUFSZ, 9, in, 1, 4, 7, RPC_FWD_XOR);
+	/* a forward's XOR flag: whose delta it is, and that member's end */
+	ck_assert_int_eq(rpc_enc_io_forward(buf, BUFSZ, 9, in, 1, 4, 7, RPC_FWD_XOR),
+			 -EINVAL);
+	len = rpc_enc_io_forward_xor(buf, BUFSZ, 9, in, 1, 4, 7, 4, 3, 1ull << 40);
+	ck_assert_int_eq(len, RPC_PREAMBLE + 16 + RPC_CAP_SIZE + RPC_SEG_SIZE + 32);
 	ck_assert_int_eq(decode(buf, (size_t)len), 0);
 	ck_assert_uint_eq(req.fwd_flags, RPC_FWD_XOR);
+	ck_assert_uint_eq(req.ec_k, 4);
+	ck_assert_uint_eq(req.ec_index, 3);
+	ck_assert_uint_eq(req.ec_end, 1ull << 40);
+	/* an index past K, a K of 0, an end past INT64_MAX, a short tail */
+	ck_assert_int_eq(rpc_enc_io_forward_xor(buf, BUFSZ, 9, in, 1, 4, 7, 4, 4, 0),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_io_forward_xor(buf, BUFSZ, 9, in, 1, 4, 7, 0, 0, 0),
+			 -EINVAL);
+	len = rpc_enc_io_forward_xor(buf, BUFSZ, 9, in, 1, 4, 7, 4, 3, 5);
+	put64(buf + len - 8, UINT64_MAX);
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	put64(buf + len - 8, 5);
+	buf[len - 16] = 9; /* index 3 -> K 9, index 3: fine */
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	buf[len - 15] = 9; /* index 9 of K 9 */
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	buf[len - 15] = 3;
+	ck_assert_int_eq(decode(buf, (size_t)len - 8), -EPROTO);
+}
+END_TEST
+
+/* IO_TRUNCATE to an ec parity member: its slot and its group's data
+ * members' new sizes; and IO_SIZE's reply with the record of them. */
+START_TEST(truncate_ends_and_size_ends_round_trip)
+{
+	uint64_t ends[3] = {4096, 0, 1ull << 35}, got[4];
+	struct rpc_io_size s = {77, 5, 6}, t;
+	uint32_t n;
+	int len = rpc_enc_truncate_ends(buf, BUFSZ, 12, NULL, 8192, 4, ends, 3);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 48 + RPC_CAP_SIZE - 32 + 8 + 8 + 24);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_TRUNCATE);
+	ck_assert_uint_eq(req.flags, RPC_TRUNCATE_ENDS);
+	ck_assert_uint_eq(req.size, 8192);
+	ck_assert_uint_eq(req.slot, 4);
+	ck_assert_uint_eq(req.nends, 3);
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(rpc_req_end(&req, i), ends[i]);
+	ck_assert_uint_eq(rpc_req_end(&req, 3), 0);
+	/* a count that disagrees with the body, none, too many, no slot */
+	ck_assert_int_eq(decode(buf, (size_t)len - 8), -EPROTO);
+	ck_assert_int_eq(rpc_enc_truncate_ends(buf, BUFSZ, 12, NULL, 1, 4, ends, 0),
+			 -EINVAL);
+	ck_assert_int_eq(rpc_enc_truncate_ends(buf, BUFSZ, 12, NULL, 1, 4, ends,
+					       RPC_EC_MEMBERS_MAX + 1),
+			 -EINVAL);
+	ck_assert_int_eq(
+		rpc_enc_truncate_ends(buf, BUFSZ, 12, NULL, 1, RPC_SLOT_ANY, ends, 3),
+		-EINVAL);
+	/* with the copies flag too: not a shape */
+	len = rpc_enc_truncate_ends(buf, BUFSZ, 12, NULL, 8192, 4, ends, 3);
+	buf[2] |= RPC_TRUNCATE_COPIES;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+
+	/* IO_SIZE asking for the record */
+	len = rpc_enc_io_size_req(buf, BUFSZ, 12, RPC_SIZE_ENDS, NULL);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.op, RPC_IO_SIZE);
+	ck_assert_uint_eq(req.flags, RPC_SIZE_ENDS);
+	ck_assert_int_eq(rpc_enc_io_size_req(buf, BUFSZ, 12, 1, NULL), -EINVAL);
+	/* its reply */
+	len = rpc_enc_io_size_ends(buf, BUFSZ, &s, ends, 3);
+	ck_assert_int_eq(len, RPC_IO_SIZE_REP + 8 + 24);
+	ck_assert_int_eq(rpc_dec_io_size_ends(buf, (size_t)len, &t, got, 4, &n), 0);
+	ck_assert_mem_eq(&s, &t, sizeof(s));
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(got[0], 4096);
+	ck_assert_uint_eq(got[2], 1ull << 35);
+	ck_assert_uint_eq(got[3], 0); /* past the record: empty */
+	ck_assert_int_eq(rpc_dec_io_size_ends(buf, (size_t)len - 1, &t, got, 4, &n),
+			 -EPROTO);
+	ck_assert_int_eq(rpc_dec_io_size_ends(buf, RPC_IO_SIZE_REP, &t, got, 4, &n),
+			 -EPROTO);
+	/* none kept yet */
+	len = rpc_enc_io_size_ends(buf, BUFSZ, &s, ends, 0);
+	ck_assert_int_eq(rpc_dec_io_size_ends(buf, (size_t)len, &t, got, 4, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(got[0], 0);
+	ck_assert_int_eq(rpc_enc_io_size_ends(buf, RPC_IO_SIZE_REP + 8, &s, ends, 3),
+			 -E2BIG);
 }
 END_TEST
 
@@ -2072,6 +2156,8 @@ START_TEST(random_reply_bodies_never_crash_the_decoders)
 	struct rpc_attr a;
 	struct rpc_statfs s;
 	struct rpc_io_size isz;
+	uint64_t ends[4];
+	uint32_t nends;
 	uint8_t st[16];
 	uint32_t n, more;
 	uint64_t v;
@@ -2097,6 +2183,8 @@ START_TEST(random_reply_bodies_never_crash_the_decoders)
 			ck_assert_int_eq(layout_check(&a.layout), 0);
 		rpc_dec_statfs(b, len, &s);
 		rpc_dec_io_size(b, len, &isz);
+		if (rpc_dec_io_size_ends(b, len, &isz, ends, 4, &nends) == 0)
+			ck_assert_uint_le(nends, RPC_EC_MEMBERS_MAX);
 		rpc_dec_u64(b, len, &v);
 		if (rpc_dec_handle_states(b, len, st, b[0] % 16) == 0)
 			for (uint32_t k = 0; k < b[0] % 16u; k++)
@@ -2119,6 +2207,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, io_heartbeat_round_trip);
 	tcase_add_test(tc, io_digest_round_trip);
 	tcase_add_test(tc, io_hold_round_trip);
+	tcase_add_test(tc, truncate_ends_and_size_ends_round_trip);
 	tcase_add_test(tc, io_resync_ec_round_trip);
 	tcase_add_test(tc, io_parity_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
