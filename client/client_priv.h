@@ -164,6 +164,12 @@ int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *se
  * rights). */
 int rpfsc_mark_member_stale(struct rpfs_client *c, const struct rpc_attr *a,
 			    uint32_t slot, uint32_t member, const char *what);
+/* The same segments of several slots' datafiles (a degraded read's K
+ * members) into iov[i] each, all calls started before any is waited for;
+ * got[i] and st[i] each one's bytes and result (its message set). */
+void rpfsc_read_slots(struct rpfs_file *f, const uint32_t *slots, uint32_t n,
+		      const struct rpc_seg *segs, uint32_t nseg, const struct iovec *iov,
+		      uint64_t *got, int *st);
 /* ec_degraded.c: segs of ec data slot slot (its server lost) decoded from
  * K other members of its group, under holds on its live data members,
  * into iov; v the file's view (stale parity members are not read). 0, or

@@ -44,30 +44,57 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* One IO_HOLD call (flags 0: take; RPC_HOLD_RELEASE) to the server of
- * data slot; *held (not NULL) whether a released hold was still held. */
-static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_t lo,
-		     uint64_t len, uint64_t id, bool *held)
+/* IO_HOLD calls (flags 0: take; RPC_HOLD_RELEASE) to the servers of data
+ * slots[0..n), all at once: holds never wait on each other (a hold waits
+ * only for ec writes in flight, which wait on no hold), so taking them
+ * together is as safe as one by one, and costs one round trip. st[i] each
+ * call's result; *all_held (release) whether every hold was still held. */
+static void hold_calls(struct rpfs_file *f, uint16_t flags, const uint32_t *slots,
+		       uint32_t n, uint64_t lo, uint64_t len, uint64_t id, int *st,
+		       bool *all_held)
 {
 	struct rpfs_client *c = f->c;
-	int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slot));
-	uint8_t body[RPC_PREAMBLE + 64 + RPC_CAP_SIZE], rep[16];
+	uint8_t body[RED_EC_CELLS_MAX][RPC_PREAMBLE + 64 + RPC_CAP_SIZE];
+	uint8_t rep[RED_EC_CELLS_MAX][16];
+	struct rpfsc_op ops[RED_EC_CELLS_MAX];
+	uint32_t idx[RED_EC_CELLS_MAX], m = 0;
 	struct rpc_cap cap;
-	size_t rep_len = 0;
-	int ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
-	int blen;
+	int ret = rpfsc_file_cap(f, &cap);
 
-	if (ret)
-		return ret;
-	blen = rpc_enc_io_hold(body, sizeof(body), flags, f->attr.handle, &cap, slot, lo,
-			       len, id, flags ? 0 : RPFSC_EC_HOLD_LEASE_MS, RPC_SLOT_ANY);
-	if (blen < 0)
-		return blen;
-	ret = rpfsc_call1(c, srv, RPFSC_IO, f->path, body, (size_t)blen, rep, sizeof(rep),
-			  &rep_len);
-	if (held)
-		*held = !ret && rep_len >= 4 && get32(rep) == 1;
-	return ret;
+	if (all_held)
+		*all_held = true;
+	for (uint32_t i = 0; i < n; i++) {
+		int srv = rpfsc_io_srv(c, layout_server(&f->attr.layout, slots[i]));
+		int blen = ret ? ret
+			       : rpc_enc_io_hold(body[m], sizeof(body[m]), flags,
+						 f->attr.handle, &cap, slots[i], lo, len,
+						 id, flags ? 0 : RPFSC_EC_HOLD_LEASE_MS,
+						 RPC_SLOT_ANY);
+
+		st[i] = srv < 0 ? -EINVAL : blen < 0 ? blen : 0;
+		if (st[i])
+			continue;
+		memset(&ops[m], 0, sizeof(ops[m]));
+		ops[m].srv = srv;
+		ops[m].role = RPFSC_IO;
+		ops[m].what = f->path;
+		ops[m].body = body[m];
+		ops[m].body_len = (size_t)blen;
+		ops[m].rep = rep[m];
+		ops[m].rep_max = sizeof(rep[m]);
+		idx[m++] = i;
+	}
+	if (m)
+		rpfsc_run_every(c, ops, (int)m);
+	for (uint32_t k = 0; k < m; k++) {
+		st[idx[k]] = ops[k].call.status;
+		if (all_held &&
+		    (ops[k].call.status || ops[k].call.rep_len < 4 || get32(rep[k]) != 1))
+			*all_held = false;
+	}
+	for (uint32_t i = 0; all_held && i < n; i++)
+		if (st[i])
+			*all_held = false;
 }
 
 /* Let go of the holds: were they all still held (none lapsed, none lost
@@ -76,14 +103,11 @@ static int hold_call(struct rpfs_file *f, uint16_t flags, uint32_t slot, uint64_
 static bool release_all(struct rpfs_file *f, const uint32_t *held, uint32_t n,
 			uint64_t lo, uint64_t len, uint64_t id)
 {
+	int st[RED_EC_CELLS_MAX];
 	bool all = true;
 
-	for (uint32_t i = 0; i < n; i++) {
-		bool still = false;
-
-		hold_call(f, RPC_HOLD_RELEASE, held[i], lo, len, id, &still);
-		all &= still;
-	}
+	if (n)
+		hold_calls(f, RPC_HOLD_RELEASE, held, n, lo, len, id, st, &all);
 	return all;
 }
 
@@ -189,35 +213,53 @@ int rpfsc_ec_read_decoded(struct rpfs_file *f, const struct rpfsc_view *v, uint3
 			break;
 		}
 		ret = 0;
-		/* every live data member of the group held, in order */
-		for (unsigned m = 0; m < k && !ret; m++) {
-			uint32_t ms = layout_ec_member(l, g, m);
+		/* every live data member of the group held, all at once */
+		{
+			uint32_t want[RED_EC_CELLS_MAX], wm[RED_EC_CELLS_MAX], nw = 0;
+			int st[RED_EC_CELLS_MAX];
 
-			if (down[m])
-				continue;
-			ret = hold_call(f, 0, ms, lo, hi - lo, id, NULL);
-			if (!ret)
-				held[nheld++] = ms;
-			else if (rpfsc_lost_errno(ret))
-				down[m] = true;
+			for (unsigned m = 0; m < k; m++)
+				if (!down[m]) {
+					want[nw] = layout_ec_member(l, g, m);
+					wm[nw++] = m;
+				}
+			hold_calls(f, 0, want, nw, lo, hi - lo, id, st, NULL);
+			for (uint32_t w = 0; w < nw; w++) {
+				if (!st[w])
+					held[nheld++] = want[w];
+				else if (rpfsc_lost_errno(st[w]))
+					down[wm[w]] = true;
+				if (st[w] && !ret)
+					ret = st[w];
+			}
 		}
-		/* then the K members read, at the same offsets */
-		for (unsigned h = 0; h < nhave && !ret; h++) {
-			uint32_t ms = layout_ec_member(l, g, have[h]);
-			struct iovec one = {bufs[h], (size_t)total};
-			uint64_t got = 0;
+		/* then the K members read at the same offsets, all at once */
+		if (!ret) {
+			uint32_t ms[RED_EC_CELLS_MAX];
+			struct iovec one[RED_EC_CELLS_MAX];
+			uint64_t got[RED_EC_CELLS_MAX];
+			int st[RED_EC_CELLS_MAX];
 
-			if (down[have[h]])
-				ret = -EAGAIN; /* found down while holding */
-			else
-				ret = rpfsc_read_slot(f, ms, segs, nseg, &one, 1, &got);
-			/* (a damaged block there too, or its datafile gone:
-			 * another member) */
-			if (ret &&
-			    (rpfsc_lost_errno(ret) || ret == -EBADMSG || ret == -ESTALE))
-				down[have[h]] = true;
-			else if (!ret && got < total)
-				memset(bufs[h] + got, 0, (size_t)(total - got));
+			for (unsigned h = 0; h < nhave; h++) {
+				ms[h] = layout_ec_member(l, g, have[h]);
+				one[h] = (struct iovec){bufs[h], (size_t)total};
+				if (down[have[h]])
+					ret = -EAGAIN; /* found down while holding */
+			}
+			if (!ret)
+				rpfsc_read_slots(f, ms, nhave, segs, nseg, one, got, st);
+			for (unsigned h = 0; h < nhave && !ret; h++) {
+				/* (a damaged block there too, or its datafile
+				 * gone: another member) */
+				if (st[h] && (rpfsc_lost_errno(st[h]) ||
+					      st[h] == -EBADMSG || st[h] == -ESTALE))
+					down[have[h]] = true;
+				else if (!st[h] && got[h] < total)
+					memset(bufs[h] + got[h], 0,
+					       (size_t)(total - got[h]));
+			}
+			for (unsigned h = 0; h < nhave && !ret; h++)
+				ret = st[h];
 		}
 		if (!ret && mono_us() - asked > (int64_t)RPFSC_EC_HOLD_LEASE_MS * 750)
 			ret = -ETIMEDOUT; /* the holds may have lapsed */

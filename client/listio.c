@@ -611,6 +611,66 @@ int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *se
 	return ret;
 }
 
+void rpfsc_read_slots(struct rpfs_file *f, const uint32_t *slots, uint32_t n,
+		      const struct rpc_seg *segs, uint32_t nseg, const struct iovec *iov,
+		      uint64_t *got, int *st)
+{
+	struct rpfs_client *c = f->c;
+	size_t room = c->io_hdr + nseg * RPC_SEG_SIZE;
+	uint8_t *body = malloc(room * (n ? n : 1)), (*rep)[16] = calloc(n ? n : 1, 16);
+	struct rpfsc_link **link = calloc(n ? n : 1, sizeof(*link));
+	struct xp_call *call = calloc(n ? n : 1, sizeof(*call));
+	int *srv = calloc(n ? n : 1, sizeof(*srv));
+	struct rpc_cap cap;
+	int ret = body && rep && link && call && srv ? rpfsc_file_cap(f, &cap) : -ENOMEM;
+
+	if (ret == -ENOMEM)
+		rpfsc_err_set("%s: out of memory", f->path);
+	/* every call started, then each waited for: the members' reads
+	 * overlap (a degraded read's K members) */
+	for (uint32_t i = 0; i < n; i++) {
+		int len;
+
+		got[i] = 0;
+		st[i] = ret;
+		if (ret)
+			continue;
+		srv[i] = rpfsc_io_srv(c, layout_server(&f->attr.layout, slots[i]));
+		len = srv[i] < 0 ? -EINVAL
+				 : rpc_enc_io_slot(body + room * i, room, RPC_IO_READ,
+						   f->attr.handle, &cap, segs, nseg,
+						   slots[i]);
+		st[i] = len < 0 ? len : rpfsc_link_get(c, srv[i], RPFSC_IO, &link[i]);
+		if (st[i])
+			continue;
+		call[i].req = body + room * i;
+		call[i].req_len = (size_t)len;
+		call[i].rep = rep[i];
+		call[i].rep_max = sizeof(rep[i]);
+		call[i].rd_iov = &iov[i];
+		call[i].rd_cnt = 1;
+		st[i] = xp_call_start(link[i]->conn, &call[i]);
+		if (st[i])
+			call[i].req = NULL; /* not started: nothing to wait for */
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (!link[i])
+			continue;
+		if (call[i].req)
+			st[i] = xp_call_wait(&call[i]);
+		if (st[i] && st[i] != -RPC_EBEHIND)
+			st[i] = rpfsc_call_error(c, srv[i], RPFSC_IO, link[i], f->path,
+						 st[i]);
+		got[i] = call[i].rd_len;
+		rpfsc_link_put(c, srv[i], link[i]);
+	}
+	free(body);
+	free(rep);
+	free(link);
+	free(call);
+	free(srv);
+}
+
 static int read_other_copy(struct rpfs_request *io, size_t i)
 {
 	struct rpfs_client *c = io->f->c;
