@@ -275,7 +275,60 @@ static int compare_group(struct rpfs_file *f, struct ec_walk *w, uint32_t g, uin
 	return 0;
 }
 
-/* Every group of an ec file, every byte up to its longest member (parity
+/* Group g's parity members' records of their data members' sizes
+ * (server/ec_ends.c: the file's size with a data member lost) against the
+ * sizes the data members answered: 0, or -EILSEQ naming the first member
+ * whose record is wrong (*bad its parity index), or the error of asking.
+ * Like the parity's bytes, a record is compared on a file nobody is
+ * writing: a write between the two questions shows as a difference. */
+static int compare_records(struct rpfs_file *f, uint32_t g, const uint64_t *sizes,
+			   uint64_t *where, unsigned *bad)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	unsigned k = l->data_cells, p = l->parity_cells;
+	struct rpfs_client *c = f->c;
+	struct rpc_attr a = f->attr;
+	int ret = rpfsc_file_cap(f, &a.cap);
+
+	for (unsigned j = 0; j < p && !ret; j++) {
+		uint32_t ps = layout_ec_member(l, g, k + j);
+		int srv = rpfsc_io_srv(c, layout_server(l, ps));
+		uint8_t body[64], rep[RPC_IO_SIZE_ENDS_REP];
+		uint64_t ends[RPC_EC_MEMBERS_MAX];
+		struct rpc_io_size rs;
+		size_t rep_len = 0;
+		uint32_t n;
+		int len = rpc_enc_io_size_req(body, sizeof(body), a.handle, RPC_SIZE_ENDS,
+					      &a.cap);
+
+		if (len < 0 || srv < 0)
+			return len < 0 ? len : -EINVAL;
+		ret = rpfsc_call1(c, srv, RPFSC_IO, f->path, body, (size_t)len, rep,
+				  sizeof(rep), &rep_len);
+		if (!ret && rpc_dec_io_size_ends(rep, rep_len, &rs, ends, k, &n))
+			ret = rpfsc_err_server(rpfsc_desc(c, srv, RPFSC_IO), f->path,
+					       -EPROTO, 0, false);
+		for (unsigned i = 0; i < k && !ret; i++) {
+			uint32_t ds = layout_ec_member(l, g, i);
+
+			if (ends[i] == sizes[ds])
+				continue;
+			*where = UINT64_MAX;
+			*bad = j;
+			rpfsc_err_set(
+				"%s: parity %u of group %u (slot %u) on %s: its record "
+				"of its data members' sizes says %" PRIu64
+				" bytes for slot %u, which holds %" PRIu64,
+				f->path, j, g, ps, rpfsc_desc(c, srv, RPFSC_IO), ends[i],
+				ds, sizes[ds]);
+			return -EILSEQ;
+		}
+	}
+	return ret;
+}
+
+/* Every group of an ec file: its parity members' records of sizes, then
+ * every byte up to its longest member (parity
  * past every data member's end must be zeros: the code of zeros). repair:
  * each parity member that disagrees is marked stale (MIRROR_REPAIR), for
  * its resync to re-encode it from the data (*marked of them), and the
@@ -326,14 +379,24 @@ static int walk_parity(rpfs_file_t *f, bool repair, uint64_t *checked, uint64_t 
 		ret = slot_sizes(f, sizes);
 	for (uint32_t g = 0; !ret && g < l->stripe_count / k; g++) {
 		uint64_t end = 0;
+		unsigned bad = 0;
 
 		for (unsigned m = 0; m < k + p; m++)
 			if (sizes[layout_ec_member(l, g, m)] > end)
 				end = sizes[layout_ec_member(l, g, m)];
+		/* the records of sizes first: a wrong one is a wrong size
+		 * with a data member lost */
+		ret = compare_records(f, g, sizes, where, &bad);
+		if (ret == -EILSEQ && repair) {
+			ret = mark_repair(f, layout_ec_member(l, g, 0),
+					  layout_ec_member(l, g, k + bad));
+			if (!ret)
+				(*marked)++;
+			continue;
+		}
 		for (uint64_t off = 0; off < end && !ret; off += VERIFY_EC_CHUNK) {
 			uint64_t len =
 				end - off < VERIFY_EC_CHUNK ? end - off : VERIFY_EC_CHUNK;
-			unsigned bad = 0;
 
 			ret = compare_group(f, &w, g, off, len, where, &bad);
 			if (!ret)

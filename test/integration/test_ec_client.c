@@ -38,12 +38,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <isa-l/crc.h>
+
 #include "cluster.h"
 #include "config.h"
 #include "ec_code.h"
 #include "rpfs.h"
 #include "rpfs_admin.h"
 #include "testkit.h"
+#include "wire.h"
 
 #define NSRV	      4
 #define K	      2
@@ -862,6 +865,85 @@ START_TEST(test_a_data_member_whose_storage_went_is_read_by_decoding)
 }
 END_TEST
 
+/* A parity member's record of its data members' sizes that is well formed
+ * but wrong (written behind the server's back with a valid checksum):
+ * rpfs verify names the member and the slot the record is wrong for,
+ * verify --repair has the member marked stale and its resync writes the
+ * record again, right. */
+static void ends_path(struct cluster *cl, const struct rpfs_config *cfg,
+		      const struct rpfs_stat *st, uint32_t slot, char *path, size_t len)
+{
+	uint32_t io = (st->first_server + slot) % cfg->nio;
+
+	snprintf(path, len, "%s/data/%016" PRIx64 ".ends", cl_dir(cl, (int)cfg->io[io]),
+		 st->handle);
+}
+
+START_TEST(test_a_wrong_record_of_sizes_is_found_by_verify_and_repaired)
+{
+	struct cluster *cl = start(true);
+	rpfs_client_t *c = client(cl);
+	rpfs_file_t *f = ec_create(c, "/ends");
+	unsigned char *buf = malloc(5 * SU), rec[40], back[40];
+	struct rpfs_config cfg;
+	struct rpfs_stat st;
+	char path[1200], why[512] = "";
+	uint64_t checked, where;
+	uint32_t marked = 0, crc;
+	int fd, v = -1, i;
+
+	ck_assert(buf);
+	ck_assert_msg(
+		!rpfs_config_load_opts(cl_config(cl), NULL, 0, &cfg, why, sizeof(why)),
+		"config: %s", why);
+	fill(buf, 5 * SU, 41);
+	write_all(f, buf, 5 * SU - 100, 0); /* slot 0: 3 cells less 100, slot 1: 2 */
+	rpfs_file_attr(f, &st);
+	ck_assert_int_eq(rpfs_verify(f, &checked, &where), 0);
+	/* the parity slot (2) is on I/O server (first + 2) % 4 */
+	ends_path(cl, &cfg, &st, K, path, sizeof(path));
+	fd = open(path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(pread(fd, rec, sizeof(rec), 0), 36);
+	close(fd);
+	ck_assert_mem_eq(rec, "RPFSEND1", 8);
+	ck_assert_uint_eq(rec[8], K);
+	ck_assert_uint_eq(get64(rec + 16), 3 * SU - 100);
+	ck_assert_uint_eq(get64(rec + 24), 2 * SU);
+	/* slot 1's size made wrong, the checksum made right */
+	ck_assert_int_eq(cl_stop(cl, (int)cfg.io[(st.first_server + K) % cfg.nio]), 0);
+	put64(rec + 24, 2 * SU + 4096);
+	crc = crc32_iscsi(rec, 32, 0xffffffffu) ^ 0xffffffffu;
+	put32(rec + 32, crc);
+	fd = open(path, O_WRONLY);
+	ck_assert(fd >= 0 && pwrite(fd, rec, 36, 0) == 36);
+	close(fd);
+	ck_assert_int_eq(cl_restart(cl, (int)cfg.io[(st.first_server + K) % cfg.nio]), 0);
+	rpfs_close(f);
+	ck_assert_int_eq(rpfs_open(c, "/ends", RPFS_O_RDWR, &f), 0);
+	ck_assert_int_eq(rpfs_verify(f, &checked, &where), -EILSEQ);
+	ck_assert_msg(strstr(rpfs_errmsg(),
+			     "its record of its data members' sizes says 135168 "
+			     "bytes for slot 1, which holds 131072"),
+		      "%s", rpfs_errmsg());
+	ck_assert_int_eq(rpfs_mirror_repair(f, &marked), 0);
+	ck_assert_uint_eq(marked, 1);
+	for (i = 0; i < 300 && (v = rpfs_verify(f, &checked, &where)); i++)
+		usleep(100000);
+	ck_assert_msg(!v, "not re-encoded in 30 s: %s", rpfs_errmsg());
+	fd = open(path, O_RDONLY);
+	ck_assert(fd >= 0 && pread(fd, back, sizeof(back), 0) == 36);
+	close(fd);
+	ck_assert_uint_eq(get64(back + 16), 3 * SU - 100);
+	ck_assert_uint_eq(get64(back + 24), 2 * SU);
+	rpfs_close(f);
+	rpfs_finalize(c);
+	rpfs_config_free(&cfg);
+	cl_destroy(cl);
+	free(buf);
+}
+END_TEST
+
 /* Every server killed -9 at once while four threads write 47008-byte
  * records into one ec file (interleaved: each stripe has cells of several
  * writers): after the restart every acknowledged record reads back right,
@@ -1088,6 +1170,7 @@ static Suite *make_suite(void)
 		       test_sizes_with_a_data_member_lost_come_from_the_parity_record);
 	tcase_add_test(tc,
 		       test_every_server_killed_during_writes_leaves_parity_that_agrees);
+	tcase_add_test(tc, test_a_wrong_record_of_sizes_is_found_by_verify_and_repaired);
 	suite_add_tcase(s, tc);
 	return s;
 }
