@@ -519,9 +519,9 @@ def median(v):
     return v[len(v) // 2] if v else None
 
 
-def red_mbps(op, red):
+def red_mbps(op, red, servers="4"):
     return median([float(r["value"]) for r, kv, _ in sel("redundancy", "MB/s", op=op)
-                   if kv.get("redundancy") == red])
+                   if kv.get("redundancy") == red and kv.get("servers", "4") == servers])
 
 
 body = []
@@ -530,6 +530,19 @@ for op in ("write", "read"):
     if a is not None or b is not None or e is not None:
         body.append([op, fmt(b), fmt(a), ratio(a, b), fmt(e), ratio(e, b)])
 table(["", "none MB/s", "mirror:2 MB/s", "mirror/none", "ec:2+1 MB/s", "ec/none"], body)
+body = []
+for op in ("write", "read"):
+    b, e = red_mbps(op, "none", "6"), red_mbps(op, "ec:4+2", "6")
+    if b is not None or e is not None:
+        body.append([op, fmt(b), fmt(e), ratio(e, b)])
+if body:
+    md.append("ec:4+2 takes 6 I/O servers: a second cluster of 6 on the same host, "
+              "the same 4 processes and transfers, 4 data slots either way "
+              "(hint striping_factor=4; ec:4+2 adds 2 parity slots). Its ideal "
+              "write ratio is 4/6 = 0.67 (the parity's bytes); each ec write here "
+              "also reads its old bytes and sends a delta per parity member.")
+    md.append("")
+    table(["6 servers", "none MB/s", "ec:4+2 MB/s", "ec/none"], body)
 def red_val(op, red):
     """The first figure of op for redundancy red (the degraded rows)."""
     for r, kv, _ in sel("redundancy", "MB/s", op=op):
