@@ -164,6 +164,18 @@ int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *se
  * rights). */
 int rpfsc_mark_member_stale(struct rpfs_client *c, const struct rpc_attr *a,
 			    uint32_t slot, uint32_t member, const char *what);
+/* One I/O call to server srv (body of len bytes, data out of wr, into rd),
+ * waited for; 0 or the error with its message set (-RPC_EBEHIND bare). */
+int rpfsc_call_io(struct rpfs_file *f, int srv, const void *body, int len,
+		  const struct iovec *wr, int nwr, const struct iovec *rd, int nrd,
+		  uint8_t rep[16], size_t *rep_len, uint64_t *rd_len);
+/* ec_degraded.c: mend the damaged block at datafile offset local of ec
+ * data slot slot (a read found it failing its checksum and decoded it):
+ * held still there, decoded again from the rest of the group, written
+ * back (RPC_IO_REPAIR), as ZFS mends a bad sector it read around. Only
+ * with write rights; a failure is logged, the read already succeeded. */
+void rpfsc_ec_mend(struct rpfs_file *f, const struct rpfsc_view *v, uint32_t slot,
+		   uint64_t local);
 /* The same segments of several slots' datafiles (a degraded read's K
  * members) into iov[i] each, all calls started before any is waited for;
  * got[i] and st[i] each one's bytes and result (its message set). */

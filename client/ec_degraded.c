@@ -308,6 +308,81 @@ done:
 	return ret;
 }
 
+/* ---- damaged blocks mended --------------------------------------------------- */
+
+static int parity_record(struct rpfs_client *c, const struct rpc_attr *a,
+			 const struct rpfsc_view *view, uint32_t g, const char *what,
+			 uint64_t *ends, struct rpc_io_size *rs);
+
+void rpfsc_ec_mend(struct rpfs_file *f, const struct rpfsc_view *v, uint32_t slot,
+		   uint64_t local)
+{
+	const struct rpfs_layout *l = &f->attr.layout;
+	struct rpfs_client *c = f->c;
+	int srv = rpfsc_io_srv(c, layout_server(l, slot));
+	uint64_t ends[RPC_EC_MEMBERS_MAX], blk = local / 4096 * 4096, len, id, got = 0;
+	size_t room = c->io_hdr + RPC_SEG_SIZE + 8, rep_len;
+	unsigned char *bytes = NULL;
+	uint8_t *body = malloc(room), rep[16];
+	struct rpc_io_size rs;
+	struct rpc_attr a = f->attr;
+	struct rpc_seg seg;
+	struct iovec iov;
+	bool still = false;
+	int st = 0, ret;
+	int64_t t0;
+
+	/* a mending writes: only an opener with write rights mends */
+	ret = body ? rpfsc_file_cap(f, &a.cap) : -ENOMEM;
+	if (ret || !(a.cap.rights & RPC_CAP_WRITE) || srv < 0)
+		goto out;
+	/* the block's bytes as the member holds them: up to its size, which
+	 * its parity members' record says (its own size may be refused) */
+	ret = parity_record(c, &a, v, layout_ec_group(l, slot), f->path, ends, &rs);
+	if (ret || blk >= ends[layout_ec_index(l, slot)])
+		goto out;
+	len = ends[layout_ec_index(l, slot)] - blk < 4096
+		      ? ends[layout_ec_index(l, slot)] - blk
+		      : 4096;
+	seg = (struct rpc_seg){blk, len};
+	bytes = malloc(len);
+	if (!bytes) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	iov = (struct iovec){bytes, (size_t)len};
+	id = ((uint64_t)mono_us() << 20) ^ (uint64_t)(uintptr_t)bytes ^
+	     ((uint64_t)slot << 52);
+	/* held still on the member itself first (no write of its own to the
+	 * block in flight, none admitted), then decoded from the others under
+	 * their holds, then written back under it */
+	t0 = mono_us();
+	hold_calls(f, 0, &slot, 1, blk, len, id, &st, NULL);
+	if ((ret = st))
+		goto out;
+	ret = rpfsc_ec_read_decoded(f, v, slot, &seg, 1, &iov, 1);
+	if (!ret && mono_us() - t0 > (int64_t)RPFSC_EC_HOLD_LEASE_MS * 750)
+		ret = -ETIMEDOUT;
+	if (!ret)
+		ret = rpfsc_call_io(f, srv, body,
+				    rpc_enc_io_repair(body, room, a.handle, &a.cap, &seg,
+						      1, slot, id),
+				    &iov, 1, NULL, 0, rep, &rep_len, &got);
+	hold_calls(f, RPC_HOLD_RELEASE, &slot, 1, blk, len, id, &st, &still);
+	if (!ret)
+		log_warn("%s: the damaged block at offset %" PRIu64
+			 " of stripe slot %u on %s "
+			 "mended from the rest of its group",
+			 f->path, blk, slot, rpfsc_desc(c, srv, RPFSC_IO));
+out:
+	if (ret)
+		log_info("%s: the damaged block at offset %" PRIu64 " of stripe slot %u "
+			 "not mended (%s): read around it until it is",
+			 f->path, blk, slot, strerror(ret < 0 ? -ret : EPERM));
+	free(bytes);
+	free(body);
+}
+
 /* ---- sizes with a data member lost --------------------------------------- */
 
 /* Is a data member's IO_SIZE answer not its datafile's size: its server

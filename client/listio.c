@@ -548,9 +548,9 @@ static void zero_tail(const struct iovec *iov, size_t cnt, size_t skip)
 /* One I/O call of body (len bytes) to server srv, waited for: data from
  * wr or into rd, the reply into rep (16 bytes). *rd_len the bytes read.
  * A failure other than -RPC_EBEHIND has its message set. */
-static int call_io(struct rpfs_file *f, int srv, const void *body, int len,
-		   const struct iovec *wr, int nwr, const struct iovec *rd, int nrd,
-		   uint8_t rep[16], size_t *rep_len, uint64_t *rd_len)
+int rpfsc_call_io(struct rpfs_file *f, int srv, const void *body, int len,
+		  const struct iovec *wr, int nwr, const struct iovec *rd, int nrd,
+		  uint8_t rep[16], size_t *rep_len, uint64_t *rd_len)
 {
 	struct rpfs_client *c = f->c;
 	struct rpfsc_link *link = NULL;
@@ -603,10 +603,11 @@ int rpfsc_read_slot(struct rpfs_file *f, uint32_t slot, const struct rpc_seg *se
 	}
 	ret = srv < 0 ? -EINVAL : rpfsc_file_cap(f, &cap);
 	if (!ret)
-		ret = call_io(f, srv, body,
-			      rpc_enc_io_slot(body, room, RPC_IO_READ, f->attr.handle,
-					      &cap, segs, nseg, slot),
-			      NULL, 0, iov, niov, rep, &rep_len, got);
+		ret = rpfsc_call_io(f, srv, body,
+				    rpc_enc_io_slot(body, room, RPC_IO_READ,
+						    f->attr.handle, &cap, segs, nseg,
+						    slot),
+				    NULL, 0, iov, niov, rep, &rep_len, got);
 	free(body);
 	return ret;
 }
@@ -727,18 +728,20 @@ static int write_copy(struct rpfs_request *io, uint32_t cs, const struct rpc_seg
 		const struct rpfs_layout *l = &f->attr.layout;
 		uint32_t np = parity_of(c, l, &io->view, cs, cp);
 
-		ret = call_io(f, srv, body,
-			      rpc_enc_io_parity(body, room, f->attr.handle, &cap, segs,
-						nseg, cs, cp, np, io->view.epoch,
-						l->data_cells, layout_ec_index(l, cs)),
-			      iov, niov, NULL, 0, rep, &rep_len, &none);
+		ret = rpfsc_call_io(f, srv, body,
+				    rpc_enc_io_parity(body, room, f->attr.handle, &cap,
+						      segs, nseg, cs, cp, np,
+						      io->view.epoch, l->data_cells,
+						      layout_ec_index(l, cs)),
+				    iov, niov, NULL, 0, rep, &rep_len, &none);
 	} else if (!ret) {
 		uint32_t nc = copies_of(f->c, &f->attr.layout, &io->view, cs, cp);
 
-		ret = call_io(f, srv, body,
-			      rpc_enc_io_copies(body, room, f->attr.handle, &cap, segs,
-						nseg, cs, cp, nc, io->view.epoch),
-			      iov, niov, NULL, 0, rep, &rep_len, &none);
+		ret = rpfsc_call_io(f, srv, body,
+				    rpc_enc_io_copies(body, room, f->attr.handle, &cap,
+						      segs, nseg, cs, cp, nc,
+						      io->view.epoch),
+				    iov, niov, NULL, 0, rep, &rep_len, &none);
 	}
 	if (!ret && rpc_dec_u64(rep, rep_len, epoch))
 		*epoch = 0;
@@ -886,6 +889,9 @@ static ssize_t io_collect(struct rpfs_request *io)
 			 * the others of its group (ec_degraded.c), as ZFS reads
 			 * around a bad sector */
 			int orig = ret;
+			bool damaged = ret == -EBADMSG &&
+				       !xp_conn_error(sl->link->conn) &&
+				       !rpc_dec_u64(io->reps[i], call->rep_len, &local);
 
 			ret = rpfsc_ec_read_decoded(
 				io->f, &io->view, ch->slot, &sl->segs[ch->seg0],
@@ -896,6 +902,9 @@ static ssize_t io_collect(struct rpfs_request *io)
 				call->rep_len = 0;
 				log_info("%s: %s: decoded from the rest of its group",
 					 io->f->path, rpfsc_desc(c, sl->srv, RPFSC_IO));
+				/* a damaged block there: mended (ZFS's way) */
+				if (damaged)
+					rpfsc_ec_mend(io->f, &io->view, ch->slot, local);
 			} else if (orig == -ESTALE) {
 				/* the file itself gone, most likely: said as
 				 * the data cell's server said it */

@@ -67,6 +67,8 @@
  *                               epoch u64, flags u32, pad u32 (0),
  *                               with RPC_FWD_XOR then K | index << 8    (+16)
  *                               u32, pad u32 (0), the member's end u64;
+ *                               with flag RPC_IO_REPAIR (alone) the     (+8)
+ *                               holder's hold_id u64;
  *                               with flag RPC_IO_PARITY (alone) the     (+8)
  *                               copies list as RPC_IO_COPIES's (the
  *                               parity members), then K | P << 8 |
@@ -580,6 +582,7 @@ struct io_tail {
 	uint32_t fwd_flags;
 	uint32_t ec_k, ec_index; /* RPC_IO_PARITY (ec_p is ncopies), RPC_FWD_XOR */
 	uint64_t ec_end;	 /* RPC_FWD_XOR */
+	uint64_t hold_id;	 /* RPC_IO_REPAIR */
 };
 
 /* The copies list's shape: RPC_IO_COPIES's, and RPC_IO_PARITY's (with the
@@ -595,7 +598,7 @@ static size_t tail_len(const struct io_tail *t)
 		return 12 + 12 * (size_t)t->ncopies + (t->flag == RPC_IO_PARITY ? 8 : 0);
 	if (t->flag == RPC_IO_FORWARD)
 		return t->fwd_flags & RPC_FWD_XOR ? 32 : 16;
-	return 0;
+	return t->flag == RPC_IO_REPAIR ? 8 : 0;
 }
 
 /* An ec write's code: K data cells, P parity members, the cell's index. */
@@ -643,6 +646,8 @@ static void wr_tail(struct wr *w, const struct io_tail *t)
 			wr_u32(w, 0);
 			wr_u64(w, t->ec_end);
 		}
+	} else if (t->flag == RPC_IO_REPAIR) {
+		wr_u64(w, t->hold_id);
 	}
 }
 
@@ -787,6 +792,15 @@ int rpc_enc_io_parity(void *buf, size_t cap, uint64_t handle, const struct rpc_c
 			    .epoch = epoch,
 			    .ec_k = k,
 			    .ec_index = index};
+
+	return enc_io(buf, cap, RPC_IO_WRITE, handle, capa, segs, nseg, slot, &t);
+}
+
+int rpc_enc_io_repair(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+		      uint64_t hold_id)
+{
+	struct io_tail t = {.flag = RPC_IO_REPAIR, .hold_id = hold_id};
 
 	return enc_io(buf, cap, RPC_IO_WRITE, handle, capa, segs, nseg, slot, &t);
 }
@@ -1299,6 +1313,8 @@ static long tail_len_at(const struct rpc_req *r, const uint8_t *p, size_t left)
 			return -EPROTO;
 		return get32(p + 8) & RPC_FWD_XOR ? 32 : 16;
 	}
+	if (r->flags & RPC_IO_REPAIR)
+		return 8;
 	if (!(r->flags & (RPC_IO_COPIES | RPC_IO_PARITY)))
 		return 0;
 	if (left < 4)
@@ -1316,6 +1332,10 @@ static int dec_tail(struct rd *rd, struct rpc_req *r)
 	r->fwd_flags = 0;
 	r->ec_k = r->ec_p = r->ec_index = 0;
 	r->ec_end = 0;
+	if (r->flags & RPC_IO_REPAIR) {
+		r->hold_id = rd_u64(rd);
+		return rd->err;
+	}
 	if (r->flags & (RPC_IO_COPIES | RPC_IO_PARITY)) {
 		r->ncopies = rd_u32(rd);
 		r->epoch = rd_u64(rd);
@@ -1416,7 +1436,7 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 		   uint32_t maxseg)
 {
 	bool copies = r->flags & RPC_IO_COPIES, fwd = r->flags & RPC_IO_FORWARD;
-	bool parity = r->flags & RPC_IO_PARITY;
+	bool parity = r->flags & RPC_IO_PARITY, repair = r->flags & RPC_IO_REPAIR;
 	size_t left, segs_len;
 	long tail;
 
@@ -1428,9 +1448,10 @@ static int body_io(struct rd *rd, struct rpc_req *r, struct rpc_seg *segs,
 	r->fwd_flags = 0;
 	if (rd->err)
 		return rd->err;
-	if ((r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY)) ||
-	    copies + fwd + parity > 1 ||
-	    ((copies || fwd || parity) && r->op != RPC_IO_WRITE))
+	if ((r->flags &
+	     ~(RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY | RPC_IO_REPAIR)) ||
+	    copies + fwd + parity + repair > 1 ||
+	    ((copies || fwd || parity || repair) && r->op != RPC_IO_WRITE))
 		return -EPROTO;
 	/* The count must describe exactly the rest of the body (but for the
 	 * tail). */

@@ -85,6 +85,14 @@ enum rpc_type { RPC_TYPE_FILE = 1, RPC_TYPE_DIR = 2 };
  * before answering sends each parity member c(j, i) * (old ^ new) to XOR in
  * (an RPC_IO_FORWARD with RPC_FWD_XOR: server/io_forward.c). */
 #define RPC_IO_PARITY 4u
+/* RPC_IO_WRITE flag, alone: the mending of damaged blocks of an ec data
+ * cell (client/ec_degraded.c). The segments are whole blocks (CSUM_BLOCK
+ * aligned; the last may end at the datafile's end) that fail their
+ * checksums, the bytes are theirs decoded from the rest of the group, and
+ * the writer holds the range still there (IO_HOLD hold_id, after the
+ * segments as a u64): the server checks all three and stores the bytes
+ * with no parity delta, as the parity already holds them. */
+#define RPC_IO_REPAIR 8u
 /* Copies a write names at most (mirror:8 has 7 besides the primary), and
  * parity members (ec:K+P with P <= 7). */
 #define RPC_COPIES_MAX 7
@@ -410,6 +418,11 @@ int rpc_enc_io_parity(void *buf, size_t cap, uint64_t handle, const struct rpc_c
 		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
 		      const struct rpc_copy *parity, uint32_t p, uint64_t epoch,
 		      uint32_t k, uint32_t index);
+/* IO_WRITE mending damaged blocks of an ec data cell (RPC_IO_REPAIR) under
+ * the writer's hold hold_id. */
+int rpc_enc_io_repair(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,
+		      const struct rpc_seg *segs, uint32_t nseg, uint32_t slot,
+		      uint64_t hold_id);
 /* IO_WRITE from a primary to one copy (RPC_IO_FORWARD): its epoch and the
  * copy's flags. */
 int rpc_enc_io_forward(void *buf, size_t cap, uint64_t handle, const struct rpc_seg *segs,

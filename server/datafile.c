@@ -665,6 +665,69 @@ int datafile_write_xor(struct datafile *f, const void *delta, uint64_t len, uint
 	return write_mode(f, delta, len, off, bad, DF_XOR, NULL);
 }
 
+int datafile_repair(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+		    uint64_t *bad)
+{
+	uint64_t b0 = off / CSUM_BLOCK, n, end = off + len;
+	struct csum_ent stack_e[2 * CSUM_STACK_ENTS], *e;
+	struct datafile_range r;
+	int ret;
+
+	if (!len || off % CSUM_BLOCK)
+		return -EINVAL;
+	if (f->bad_hdr || f->cfd < 0) {
+		*bad = off;
+		return -EBADMSG; /* no checksums to mend by */
+	}
+	n = (end - 1) / CSUM_BLOCK - b0 + 1;
+	e = n <= CSUM_STACK_ENTS ? stack_e : malloc(2 * n * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	range_lock(f, &r, b0, b0 + n - 1);
+	atomic_fetch_add(&f->wgen, 1);
+	ret = datafile_read_ents(f, b0, n, e);
+	for (uint64_t i = 0; !ret && i < n; i++) {
+		uint64_t k = b0 + i, bs = k * CSUM_BLOCK;
+		uint64_t to = bs + CSUM_BLOCK < end ? bs + CSUM_BLOCK : end;
+		uint32_t hold =
+			e[i].cur.end > e[i].pend.end ? e[i].cur.end : e[i].pend.end;
+		char blk[CSUM_BLOCK];
+		uint32_t avail;
+		struct csum_ver nv;
+
+		/* exactly the bytes the block holds, and only a damaged one:
+		 * a good block is never rewritten without its parity */
+		if (!hold || to - bs != hold) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = datafile_read_block(f, k, blk, &avail);
+		if (!ret && csum_match(&e[i], blk, avail, datafile_bind(f, k)))
+			ret = -EEXIST;
+		if (ret)
+			break;
+		memset(blk, 0, sizeof(blk));
+		memcpy(blk, (const char *)buf + (bs - off), to - bs);
+		nv.crc = csum_crc(blk, CSUM_BLOCK) ^ datafile_bind(f, k);
+		nv.end = hold;
+		e[n + i].cur = nv;
+		e[n + i].pend = (struct csum_ver){0, 0};
+		e[i].pend = nv;
+	}
+	/* as a write: pend first, the bytes, then cur (a crash between
+	 * leaves a block matching one of the two) */
+	if (!ret)
+		ret = datafile_write_ents(f, b0, n, e);
+	if (!ret)
+		ret = pwrite_full(f->fd, buf, len, off);
+	if (!ret)
+		ret = datafile_write_ents(f, b0, n, e + n);
+	range_unlock(f, &r);
+	if (e != stack_e)
+		free(e);
+	return ret;
+}
+
 /* ---- truncate, size, sync ------------------------------------------------------- */
 
 /* The truncate itself, with blocks [size / CSUM_BLOCK, end) locked. */

@@ -77,6 +77,14 @@ int datafile_write(struct datafile *f, const void *buf, uint64_t len, uint64_t o
  * whatever order they reach the parity cells in. */
 int datafile_write_delta(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
 			 uint64_t *bad, unsigned char *delta);
+/* Mend damaged blocks (an ec data cell's, their bytes decoded from the
+ * rest of its group): [off, off + len) starts at a block and covers
+ * exactly the bytes each of its blocks holds; every one must fail its
+ * checksum now (-EEXIST for one that does not: a good block is never
+ * rewritten without its parity, -EINVAL for a range that is not whole
+ * blocks). Stored with fresh checksums, as a write. */
+int datafile_repair(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
+		    uint64_t *bad);
 /* A parity cell taking a delta: the bytes become old ^ delta, read
  * (checked) and stored with the blocks locked. */
 int datafile_write_xor(struct datafile *f, const void *delta, uint64_t len, uint64_t off,

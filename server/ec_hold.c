@@ -306,6 +306,22 @@ bool ec_hold_admit(struct srv_op *op)
 	return !park;
 }
 
+bool ec_hold_covers(struct srv *s, uint64_t handle, uint64_t id, uint64_t lo, uint64_t hi)
+{
+	struct ec_holds *h = s->ec_holds;
+	int64_t now = mono_us();
+	bool yes = false;
+
+	if (!h)
+		return false;
+	pthread_mutex_lock(&h->lock);
+	for (struct hold *x = h->holds; x && !yes; x = x->next)
+		yes = x->id == id && x->handle == handle && x->until_us > now &&
+		      x->lo <= lo && hi <= x->hi;
+	pthread_mutex_unlock(&h->lock);
+	return yes;
+}
+
 void ec_hold_write_done(struct srv_op *op)
 {
 	struct ec_holds *h = op->s->ec_holds;

@@ -18,6 +18,10 @@ void ec_holds_close(struct srv *s);
  * range (it goes on, by io_dispatch_go or to a worker, once the hold is
  * released or lapses). */
 bool ec_hold_admit(struct srv_op *op);
+/* Is [lo, hi) of handle held here by hold id, its lease not over (a
+ * mending of damaged blocks, RPC_IO_REPAIR: from a storage worker)? */
+bool ec_hold_covers(struct srv *s, uint64_t handle, uint64_t id, uint64_t lo,
+		    uint64_t hi);
 /* On the progress thread, as op ends (every op). */
 void ec_hold_write_done(struct srv_op *op);
 /* From the progress loop (every 100 ms at most): holds and sessions past

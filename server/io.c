@@ -406,6 +406,16 @@ static bool slot_agrees(struct srv_op *op, const struct fdent *e, uint64_t *bad)
 	return false;
 }
 
+/* Does the writer of an RPC_IO_REPAIR hold every segment still here? */
+static bool repair_held(struct srv_op *op)
+{
+	for (uint32_t i = 0; i < op->q.nseg; i++)
+		if (!ec_hold_covers(op->s, op->q.handle, op->q.hold_id, op->segs[i].off,
+				    op->segs[i].off + op->segs[i].len))
+			return false;
+	return true;
+}
+
 /* Store (write) or load (read) the stream range [off, off + len) through
  * buf: map it onto the segments. For a read, room beyond the segments'
  * total reads as zeros. */
@@ -455,6 +465,13 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 		fd_put(io, e);
 		goto out;
 	}
+	/* a mending of damaged blocks: only under the writer's hold of the
+	 * whole range (no ec write of it in flight, none admitted) */
+	if (write && (op->q.flags & RPC_IO_REPAIR) && !repair_held(op)) {
+		fd_put(io, e);
+		ret = -ENOLCK;
+		goto out;
+	}
 	if (write && (ret = write_enter(op, &e->cf))) {
 		fd_put(io, e);
 		return ret; /* said when it happened */
@@ -484,6 +501,8 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 						   op->io_wr->delta + off);
 		else if (op->q.fwd_flags & RPC_FWD_XOR)
 			ret = datafile_write_xor(&e->cf, buf, n, sg->off + skip, &bad);
+		else if (op->q.flags & RPC_IO_REPAIR)
+			ret = datafile_repair(&e->cf, buf, n, sg->off + skip, &bad);
 		else
 			ret = datafile_write(&e->cf, buf, n, sg->off + skip, &bad);
 		if (ret)
@@ -505,6 +524,12 @@ static int stream_io(struct srv_op *op, bool write, char *buf, uint64_t off, uin
 			 "%s is damaged: the parity delta is refused (the member is "
 			 "marked stale, and its resync makes the record again)",
 			 io->dir, op->q.handle, EC_ENDS_SUFFIX);
+	if (write && !ret && (op->q.flags & RPC_IO_REPAIR))
+		log_warn("rpfsd: damaged blocks of datafile %s/%016" PRIx64
+			 " mended at offset %" PRIu64
+			 " (their bytes decoded from the rest "
+			 "of its ec group by a reader)",
+			 io->dir, op->q.handle, op->q.nseg ? op->segs[0].off : 0);
 	if (write && !ret)
 		atomic_store(&e->changed, srv_now_ns());
 	if (write)
@@ -523,6 +548,10 @@ out:
 		log_warn("rpfsd: no datafile %s/%016" PRIx64
 			 " for a %s (file removed, or storage lost)",
 			 io->dir, op->q.handle, write ? "write" : "read");
+	} else if (ret == -ENOLCK) {
+		log_warn("rpfsd: a mending of damaged blocks of datafile %s/%016" PRIx64
+			 " without its writer's hold of them (lapsed?): refused",
+			 io->dir, op->q.handle);
 	} else if (ret == -RPC_EBEHIND) {
 		log_info("rpfsd: a mirrored write of datafile %s/%016" PRIx64
 			 " at mirror epoch %" PRIu64 " is behind this copy's: refused",

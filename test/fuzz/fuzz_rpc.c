@@ -87,6 +87,9 @@ static int reencode(const struct rpc_req *r, size_t cap)
 							r->slot, r->epoch, r->fwd_flags);
 		return rpc_enc_truncate(again, cap, r->handle, &r->cap, r->size);
 	case RPC_BODY_IO:
+		if (r->flags & RPC_IO_REPAIR)
+			return rpc_enc_io_repair(again, cap, r->handle, &r->cap, r->segs,
+						 r->nseg, r->slot, r->hold_id);
 		if (r->flags & RPC_IO_PARITY)
 			return rpc_enc_io_parity(again, cap, r->handle, &r->cap, r->segs,
 						 r->nseg, r->slot, r->copies, r->ncopies,
@@ -233,8 +236,8 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 		FUZZ_CHECK(r->nseg <= maxseg && r->segs == segs);
 		/* a copies list only on a write with the flag, 1..RPC_COPIES_MAX
 		 * copies, each with a slot */
-		FUZZ_CHECK(
-			!(r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY)));
+		FUZZ_CHECK(!(r->flags & ~(RPC_IO_COPIES | RPC_IO_FORWARD | RPC_IO_PARITY |
+					  RPC_IO_REPAIR)));
 		/* one of the three at most */
 		FUZZ_CHECK(!(r->flags & (r->flags - 1)));
 		FUZZ_CHECK(!r->flags || r->op == RPC_IO_WRITE);
@@ -254,7 +257,8 @@ static void check_req(const uint8_t *data, size_t size, const struct rpc_req *r,
 				   (r->ncopies ? 12 + 12 * (uint64_t)r->ncopies : 0) +
 				   ((r->flags & RPC_IO_FORWARD) ? 16 : 0) +
 				   ((r->fwd_flags & RPC_FWD_XOR) ? 16 : 0) +
-				   ((r->flags & RPC_IO_PARITY) ? 8 : 0) ==
+				   ((r->flags & RPC_IO_PARITY) ? 8 : 0) +
+				   ((r->flags & RPC_IO_REPAIR) ? 8 : 0) ==
 			   size);
 		/* a parity delta says whose, and that member's end */
 		FUZZ_CHECK(!(r->fwd_flags & RPC_FWD_XOR) ||

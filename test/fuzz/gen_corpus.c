@@ -265,6 +265,8 @@ static void gen_rpc(void)
 	REQ("truncate-forward-resync",
 	    rpc_enc_truncate_forward(buf, sizeof(buf), 7, 4096, 2, 3,
 				     RPC_COPY_STALE | RPC_FWD_RESYNC));
+	REQ("io-write-repair",
+	    rpc_enc_io_repair(buf, sizeof(buf), 7, NULL, segs, 1, 1, 0xabcdef));
 	REQ("io-write-forward-xor",
 	    rpc_enc_io_forward_xor(buf, sizeof(buf), 7, segs, 3, 4, 5, 2, 1, 65536));
 	REQ("truncate-ends", rpc_enc_truncate_ends(buf, sizeof(buf), 7, NULL, 4096, 4,

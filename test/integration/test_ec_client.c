@@ -798,26 +798,54 @@ START_TEST(test_a_damaged_data_block_is_read_by_decoding)
 	fill(model, SPAN, 21);
 	write_all(f, model, SPAN, 0);
 	rpfs_file_attr(f, &st);
-	for (uint32_t slot = 1; slot <= 2; slot++) {
-		uint32_t io = (st.first_server + slot) % cfg.nio;
-		unsigned char b;
-		int fd;
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t slot = 1 + (uint32_t)round; slot >= 1 && slot <= 2;
+		     slot--) {
+			/* round 0: the data member's byte; round 1: the data
+			 * member's again, then the parity's at the same place */
+			uint32_t io = (st.first_server + slot) % cfg.nio;
+			unsigned char b;
+			int fd;
 
-		snprintf(path, sizeof(path), "%s/data/%016" PRIx64,
-			 cl_dir(cl, (int)cfg.io[io]), st.handle);
-		fd = open(path, O_RDWR);
-		ck_assert_msg(fd >= 0, "%s", path);
-		ck_assert_int_eq(pread(fd, &b, 1, (off_t)local), 1);
-		b ^= 0x40;
-		ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)local), 1);
-		close(fd);
-		if (slot == 1) {
-			/* the data member only: decoded */
-			read_all(f, back, SPAN, 0);
-			ck_assert_msg(first_diff(model, back, SPAN) < 0,
-				      "wrong byte at %lld",
-				      first_diff(model, back, SPAN));
+			snprintf(path, sizeof(path), "%s/data/%016" PRIx64,
+				 cl_dir(cl, (int)cfg.io[io]), st.handle);
+			fd = open(path, O_RDWR);
+			ck_assert_msg(fd >= 0, "%s", path);
+			ck_assert_int_eq(pread(fd, &b, 1, (off_t)local), 1);
+			b ^= 0x40;
+			ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)local), 1);
+			close(fd);
 		}
+		if (round)
+			break;
+		/* the data member only: decoded, and the block mended there
+		 * (the reader has write rights): its byte is back, verify
+		 * finds nothing damaged, the server said so */
+		read_all(f, back, SPAN, 0);
+		ck_assert_msg(first_diff(model, back, SPAN) < 0, "wrong byte at %lld",
+			      first_diff(model, back, SPAN));
+		snprintf(path, sizeof(path), "%s/data/%016" PRIx64,
+			 cl_dir(cl, (int)cfg.io[(st.first_server + 1) % cfg.nio]),
+			 st.handle);
+		{
+			unsigned char b;
+			int fd = open(path, O_RDONLY);
+
+			ck_assert(fd >= 0 && pread(fd, &b, 1, (off_t)local) == 1);
+			close(fd);
+			/* slot 1's local byte SU + 5000 is file byte 3 SU + 5000 */
+			ck_assert_msg(b == model[3 * SU + 5000],
+				      "not mended: %02x, want %02x", b,
+				      model[3 * SU + 5000]);
+		}
+		{
+			uint64_t checked, where;
+
+			ck_assert_msg(!rpfs_verify(f, &checked, &where), "%s",
+				      rpfs_errmsg());
+		}
+		ck_assert(log_says(cl, (int)cfg.io[(st.first_server + 1) % cfg.nio],
+				   "mended at offset"));
 	}
 	/* the parity too: nothing to decode from */
 	n = rpfs_pread(f, back, SPAN, 0);

@@ -872,6 +872,28 @@ START_TEST(io_parity_round_trip)
 }
 END_TEST
 
+/* IO_WRITE mending damaged blocks of an ec data cell: the holder's hold id
+ * after the segments; alone, and a write's only. */
+START_TEST(io_repair_round_trip)
+{
+	struct rpc_seg in[2] = {{8192, 4096}, {16384, 100}};
+	int len = rpc_enc_io_repair(buf, BUFSZ, 9, NULL, in, 2, 1, 0x1234);
+
+	ck_assert_int_eq(len, RPC_PREAMBLE + 16 + RPC_CAP_SIZE + 2 * RPC_SEG_SIZE + 8);
+	ck_assert_int_eq(decode(buf, (size_t)len), 0);
+	ck_assert_uint_eq(req.flags, RPC_IO_REPAIR);
+	ck_assert_uint_eq(req.hold_id, 0x1234);
+	ck_assert_uint_eq(req.nseg, 2);
+	ck_assert_uint_eq(req.ncopies, 0);
+	ck_assert_int_eq(decode(buf, (size_t)len - 1), -EPROTO);
+	buf[2] |= RPC_IO_PARITY;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+	len = rpc_enc_io_slot(buf, BUFSZ, RPC_IO_READ, 9, NULL, in, 1, 1);
+	buf[2] = RPC_IO_REPAIR;
+	ck_assert_int_eq(decode(buf, (size_t)len), -EPROTO);
+}
+END_TEST
+
 /* IO_TRUNCATE to an ec parity member: its slot and its group's data
  * members' new sizes; and IO_SIZE's reply with the record of them. */
 START_TEST(truncate_ends_and_size_ends_round_trip)
@@ -2208,6 +2230,7 @@ static Suite *rpc_suite(void)
 	tcase_add_test(tc, io_digest_round_trip);
 	tcase_add_test(tc, io_hold_round_trip);
 	tcase_add_test(tc, truncate_ends_and_size_ends_round_trip);
+	tcase_add_test(tc, io_repair_round_trip);
 	tcase_add_test(tc, io_resync_ec_round_trip);
 	tcase_add_test(tc, io_parity_round_trip);
 	tcase_add_test(tc, path_op_round_trips);
