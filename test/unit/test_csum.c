@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "ec_ends.h"
 #include "rpc.h"
 
 #define B CSUM_BLOCK
@@ -161,6 +162,11 @@ START_TEST(names_parse)
 	ck_assert_int_eq(csum_parse_name("00000000000000ab.crc", &h), -1);
 	ck_assert_int_eq(csum_parse_name("000000000000000", &h), -1);
 	ck_assert_int_eq(csum_parse_name("lock.mdb", &h), -1);
+	/* an ec parity member's record of sizes (ec_ends.h) */
+	ec_ends_name(0xab, name, sizeof(name));
+	ck_assert_str_eq(name, "00000000000000ab.ends");
+	ck_assert_int_eq(csum_parse_name(name, &h), 2);
+	ck_assert_uint_eq(h, 0xab);
 }
 END_TEST
 
@@ -269,6 +275,101 @@ START_TEST(damage_is_found_and_never_blessed)
 	ck_assert_int_eq(datafile_read(&f, back, B, 3 * B, &bad), -EBADMSG);
 	ck_assert_uint_eq(bad, 3 * B);
 	datafile_close(&f);
+}
+END_TEST
+
+/* Mending (an ec data cell's damaged blocks, their bytes decoded from
+ * the rest of its group): only blocks that fail their checksums, covered
+ * exactly (whole blocks; the last up to the datafile's end), never a good
+ * block; after it the bytes read right. */
+START_TEST(mending_takes_damaged_blocks_only)
+{
+	static unsigned char buf[4 * B + 100], back[4 * B + 100];
+	struct datafile f;
+	uint64_t bad = 0;
+
+	make(&f, 3);
+	fill(buf, sizeof(buf), 9);
+	put(&f, buf, sizeof(buf), 0);
+	/* a good block: never rewritten this way */
+	ck_assert_int_eq(datafile_repair(&f, buf + B, B, B, &bad), -EEXIST);
+	poke(&f, B + 7, 0x10);
+	poke(&f, 4 * B + 50, 0x10); /* the last, partial block */
+	/* not a block's start, not all of it, past what it holds */
+	ck_assert_int_eq(datafile_repair(&f, buf + B + 1, B - 1, B + 1, &bad), -EINVAL);
+	ck_assert_int_eq(datafile_repair(&f, buf + B, B - 1, B, &bad), -EINVAL);
+	ck_assert_int_eq(datafile_repair(&f, buf + 4 * B, 101, 4 * B, &bad), -EINVAL);
+	/* two blocks, one of them good: refused whole */
+	ck_assert_int_eq(datafile_repair(&f, buf, 2 * B, 0, &bad), -EEXIST);
+	ck_assert_int_eq(datafile_read(&f, back, B, B, &bad), -EBADMSG);
+	ck_assert_int_eq(datafile_repair(&f, buf + B, B, B, &bad), 0);
+	ck_assert_int_eq(datafile_repair(&f, buf + 4 * B, 100, 4 * B, &bad), 0);
+	get(&f, back, sizeof(buf), 0);
+	ck_assert(!memcmp(back, buf, sizeof(buf)));
+	datafile_close(&f);
+}
+END_TEST
+
+/* An ec parity member's record of its data members' sizes: none is every
+ * member empty; a note keeps the largest; a set is exact; it survives the
+ * datafile's closing; a damaged one is refused, and a set replaces it. */
+START_TEST(the_record_of_sizes_keeps_the_largest_and_refuses_damage)
+{
+	struct datafile f;
+	uint64_t ends[4], want[3] = {100, 0, 7};
+	uint32_t n = 9;
+	char name[40];
+	int fd;
+
+	make(&f, 4);
+	ck_assert_int_eq(ec_ends_get(&f, ends, 4, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(ends[0] | ends[1] | ends[2] | ends[3], 0);
+	ck_assert_int_eq(ec_ends_note(&f, 3, 1, 5000), 0);
+	ck_assert_int_eq(ec_ends_note(&f, 3, 1, 4000), 0); /* smaller: kept */
+	ck_assert_int_eq(ec_ends_note(&f, 3, 0, 10), 0);
+	ck_assert_int_eq(ec_ends_note(&f, 3, 3, 10), -EINVAL);
+	ck_assert_int_eq(ec_ends_get(&f, ends, 4, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(ends[0], 10);
+	ck_assert_uint_eq(ends[1], 5000);
+	ck_assert_uint_eq(ends[2], 0);
+	ck_assert_uint_eq(ends[3], 0);
+	ck_assert_int_eq(ec_ends_set(&f, want, 3), 0); /* a truncate: exact */
+	datafile_close(&f);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 4), 0);
+	ck_assert_int_eq(ec_ends_get(&f, ends, 3, &n), 0);
+	ck_assert_mem_eq(ends, want, sizeof(want));
+	datafile_close(&f);
+	/* a flipped byte: refused, on reads and notes alike */
+	ec_ends_name(4, name, sizeof(name));
+	fd = openat(dirfd_, name, O_RDWR);
+	ck_assert(fd >= 0);
+	{
+		unsigned char b;
+
+		ck_assert(pread(fd, &b, 1, 17) == 1);
+		b ^= 1;
+		ck_assert(pwrite(fd, &b, 1, 17) == 1);
+	}
+	close(fd);
+	ck_assert_int_eq(datafile_open(&f, dirfd_, 4), 0);
+	ck_assert_int_eq(ec_ends_get(&f, ends, 3, &n), -EBADMSG);
+	ck_assert_int_eq(ec_ends_note(&f, 3, 0, 1), -EBADMSG);
+	ck_assert_int_eq(ec_ends_set(&f, want, 3), 0);
+	ck_assert_int_eq(ec_ends_get(&f, ends, 3, &n), 0);
+	ck_assert_mem_eq(ends, want, sizeof(want));
+	ck_assert_int_eq(datafile_sync(&f), 0);
+	datafile_close(&f);
+	/* a create of the handle anew takes no leftover record */
+	ck_assert_int_eq(unlinkat(dirfd_, "0000000000000004", 0), 0);
+	csum_sum_name(4, name, sizeof(name));
+	ck_assert_int_eq(unlinkat(dirfd_, name, 0), 0);
+	make(&f, 4);
+	ck_assert_int_eq(ec_ends_get(&f, ends, 3, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	datafile_close(&f);
+	ck_assert_int_eq(ec_ends_check((const uint8_t *)"RPFSEND1", 8), -EBADMSG);
 }
 END_TEST
 
@@ -828,6 +929,8 @@ static Suite *csum_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, reads_return_writes_and_holes_read_as_zeros);
 	tcase_add_test(tc, damage_is_found_and_never_blessed);
+	tcase_add_test(tc, mending_takes_damaged_blocks_only);
+	tcase_add_test(tc, the_record_of_sizes_keeps_the_largest_and_refuses_damage);
 	tcase_add_test(tc, a_datafile_cut_short_is_damage);
 	tcase_add_test(tc, truncate_keeps_checksums_right);
 	tcase_add_test(tc, a_failed_write_leaves_the_sizes_it_found);
