@@ -894,16 +894,30 @@ static int ec_zero_tails(rpfs_file_t *f, uint64_t size)
 }
 
 /* An ec file's truncate changes every data member (zeros, then the cut):
- * one whose server is known down fails it before anything changes, naming
- * it (a write to a lost data member is not built: the design note). */
+ * one whose server is thought down (a heartbeat's list, a call that went
+ * unanswered) is asked its size first, and if it does not answer the
+ * truncate fails before anything changes, naming it (a write to a lost
+ * data member is not built: the design note). Asked, not refused from
+ * memory: a server started again is in the lists for a while yet. */
 static int ec_data_members_up(rpfs_file_t *f)
 {
 	const struct rpfs_layout *l = &f->attr.layout;
+	struct rpc_attr a = f->attr;
+	int ret = rpfsc_file_cap(f, &a.cap);
 
-	for (uint32_t s = 0; s < l->stripe_count; s++) {
-		int srv = rpfsc_io_srv(f->c, layout_server(l, s));
+	for (uint32_t s = 0; s < l->stripe_count && !ret; s++) {
+		int srv = rpfsc_io_srv(f->c, layout_server(l, s)), len;
+		uint8_t body[64], rep[RPC_IO_SIZE_REP];
+		size_t rep_len;
 
-		if (srv >= 0 && rpfsc_server_suspect(f->c, srv)) {
+		if (srv < 0 || !rpfsc_server_suspect(f->c, srv))
+			continue;
+		len = rpc_enc_handle_op(body, sizeof(body), RPC_IO_SIZE, a.handle,
+					&a.cap);
+		ret = len < 0 ? len
+			      : rpfsc_call1(f->c, srv, RPFSC_IO, f->path, body,
+					    (size_t)len, rep, sizeof(rep), &rep_len);
+		if (ret && rpfsc_lost_errno(ret)) {
 			rpfsc_err_set(
 				"%s: can't truncate: %s (data member of stripe slot "
 				"%u) is down, and an ec file's truncate needs every "
@@ -911,8 +925,9 @@ static int ec_data_members_up(rpfs_file_t *f)
 				f->path, rpfsc_desc(f->c, srv, RPFSC_IO), s);
 			return -EHOSTDOWN;
 		}
+		ret = 0; /* it answered: the truncate says the rest */
 	}
-	return 0;
+	return ret;
 }
 
 int rpfs_truncate(rpfs_file_t *f, uint64_t size)
