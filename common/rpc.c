@@ -483,14 +483,13 @@ int rpc_enc_rename(void *buf, size_t cap, const char *from, const char *to)
 
 /* Also encodes the bodyless ops when given one of them (handle and
  * capability are then not sent). */
-int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
-		      const struct rpc_cap *capa)
+/* A handle op's body (none for a bodyless op), with its flags. */
+static int enc_handle_flags(void *buf, size_t cap, uint16_t op, uint16_t flags,
+			    uint64_t handle, const struct rpc_cap *capa)
 {
 	struct wr w;
 
-	if (!is_handle_op(op) && !is_bodyless_op(op))
-		return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), op, 0);
+	wr_preamble(&w, buf, cap_clamp(cap), op, flags);
 	if (is_handle_op(op)) {
 		wr_u64(&w, handle);
 		wr_cap(&w, capa);
@@ -498,30 +497,28 @@ int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
 	return wr_end(&w);
 }
 
+int rpc_enc_handle_op(void *buf, size_t cap, uint16_t op, uint64_t handle,
+		      const struct rpc_cap *capa)
+{
+	if (!is_handle_op(op) && !is_bodyless_op(op))
+		return -EINVAL;
+	return enc_handle_flags(buf, cap, op, 0, handle, capa);
+}
+
 int rpc_enc_getattr(void *buf, size_t cap, uint64_t handle, uint16_t flags,
 		    const struct rpc_cap *capa)
 {
-	struct wr w;
-
 	if (flags & ~RPC_WANT_RIGHTS)
 		return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), RPC_GETATTR, flags);
-	wr_u64(&w, handle);
-	wr_cap(&w, capa);
-	return wr_end(&w);
+	return enc_handle_flags(buf, cap, RPC_GETATTR, flags, handle, capa);
 }
 
 int rpc_enc_io_size_req(void *buf, size_t cap, uint64_t handle, uint16_t flags,
 			const struct rpc_cap *capa)
 {
-	struct wr w;
-
 	if (flags & ~RPC_SIZE_ENDS)
 		return -EINVAL;
-	wr_preamble(&w, buf, cap_clamp(cap), RPC_IO_SIZE, flags);
-	wr_u64(&w, handle);
-	wr_cap(&w, capa);
-	return wr_end(&w);
+	return enc_handle_flags(buf, cap, RPC_IO_SIZE, flags, handle, capa);
 }
 
 int rpc_enc_fetch_add(void *buf, size_t cap, uint64_t handle, const struct rpc_cap *capa,

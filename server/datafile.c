@@ -581,12 +581,42 @@ static int new_version(struct datafile *f, uint64_t k, const char *buf, uint64_t
 	return 0;
 }
 
+/* DF_REPAIR's new version of block k (datafile_repair): the write covers
+ * exactly the bytes the block holds, and the block fails its checksum now
+ * (a good block is never rewritten without its parity); *pre keeps its
+ * cur while the data goes out. */
+static int mended_version(struct datafile *f, uint64_t k, const char *buf, uint64_t off,
+			  uint64_t end, const struct csum_ent *old, struct csum_ver *nv,
+			  struct csum_ver *pre)
+{
+	uint64_t bs = k * CSUM_BLOCK, to = bs + CSUM_BLOCK < end ? bs + CSUM_BLOCK : end;
+	uint32_t hold = old->cur.end > old->pend.end ? old->cur.end : old->pend.end;
+	char blk[CSUM_BLOCK];
+	uint32_t avail;
+	int ret;
+
+	if (!hold || to - bs != hold)
+		return -EINVAL;
+	ret = datafile_read_block(f, k, blk, &avail);
+	if (!ret && csum_match(old, blk, avail, datafile_bind(f, k)))
+		ret = -EEXIST;
+	if (ret)
+		return ret;
+	memset(blk, 0, sizeof(blk));
+	memcpy(blk, buf + (bs - off), to - bs);
+	nv->crc = csum_crc(blk, CSUM_BLOCK) ^ datafile_bind(f, k);
+	nv->end = hold;
+	*pre = old->cur;
+	return 0;
+}
+
 /* A write as datafile_write, with the blocks locked from reading the old
  * bytes (checked) to storing the new: DF_DELTA keeps old ^ new in aux (an
  * erasure-coded data cell's parity delta: two writes of the same bytes
  * give deltas that add up to first-to-last), DF_XOR stores old ^ buf (a
- * parity cell taking a delta). */
-enum df_mode { DF_PLAIN, DF_DELTA, DF_XOR };
+ * parity cell taking a delta), DF_REPAIR mends damaged blocks
+ * (mended_version). */
+enum df_mode { DF_PLAIN, DF_DELTA, DF_XOR, DF_REPAIR };
 
 static int write_mode(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
 		      uint64_t *bad, enum df_mode mode, unsigned char *aux)
@@ -614,7 +644,7 @@ static int write_mode(struct datafile *f, const void *buf, uint64_t len, uint64_
 		return -ENOMEM;
 	range_lock(f, &r, b0, b0 + n - 1);
 	ret = datafile_read_ents(f, b0, n, e);
-	if (!ret && mode != DF_PLAIN) {
+	if (!ret && (mode == DF_DELTA || mode == DF_XOR)) {
 		/* the old bytes, as a read sees them (zeros past the end) */
 		old = malloc(len);
 		ret = old ? read_checked(f, (char *)old, len, off, e, bad) : -ENOMEM;
@@ -626,7 +656,10 @@ static int write_mode(struct datafile *f, const void *buf, uint64_t len, uint64_
 	for (uint64_t i = 0; !ret && i < n; i++) {
 		struct csum_ver nv, pre;
 
-		ret = new_version(f, b0 + i, buf, off, end, &e[i], &nv, &pre, bad);
+		ret = mode == DF_REPAIR
+			      ? mended_version(f, b0 + i, buf, off, end, &e[i], &nv, &pre)
+			      : new_version(f, b0 + i, buf, off, end, &e[i], &nv, &pre,
+					    bad);
 		e[n + i].cur = nv;
 		e[n + i].pend = (struct csum_ver){0, 0};
 		e[i].cur = pre;
@@ -668,64 +701,13 @@ int datafile_write_xor(struct datafile *f, const void *delta, uint64_t len, uint
 int datafile_repair(struct datafile *f, const void *buf, uint64_t len, uint64_t off,
 		    uint64_t *bad)
 {
-	uint64_t b0 = off / CSUM_BLOCK, n, end = off + len;
-	struct csum_ent stack_e[2 * CSUM_STACK_ENTS], *e;
-	struct datafile_range r;
-	int ret;
-
 	if (!len || off % CSUM_BLOCK)
 		return -EINVAL;
-	if (f->bad_hdr || f->cfd < 0) {
+	if (f->cfd < 0) {
 		*bad = off;
 		return -EBADMSG; /* no checksums to mend by */
 	}
-	n = (end - 1) / CSUM_BLOCK - b0 + 1;
-	e = n <= CSUM_STACK_ENTS ? stack_e : malloc(2 * n * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	range_lock(f, &r, b0, b0 + n - 1);
-	atomic_fetch_add(&f->wgen, 1);
-	ret = datafile_read_ents(f, b0, n, e);
-	for (uint64_t i = 0; !ret && i < n; i++) {
-		uint64_t k = b0 + i, bs = k * CSUM_BLOCK;
-		uint64_t to = bs + CSUM_BLOCK < end ? bs + CSUM_BLOCK : end;
-		uint32_t hold =
-			e[i].cur.end > e[i].pend.end ? e[i].cur.end : e[i].pend.end;
-		char blk[CSUM_BLOCK];
-		uint32_t avail;
-		struct csum_ver nv;
-
-		/* exactly the bytes the block holds, and only a damaged one:
-		 * a good block is never rewritten without its parity */
-		if (!hold || to - bs != hold) {
-			ret = -EINVAL;
-			break;
-		}
-		ret = datafile_read_block(f, k, blk, &avail);
-		if (!ret && csum_match(&e[i], blk, avail, datafile_bind(f, k)))
-			ret = -EEXIST;
-		if (ret)
-			break;
-		memset(blk, 0, sizeof(blk));
-		memcpy(blk, (const char *)buf + (bs - off), to - bs);
-		nv.crc = csum_crc(blk, CSUM_BLOCK) ^ datafile_bind(f, k);
-		nv.end = hold;
-		e[n + i].cur = nv;
-		e[n + i].pend = (struct csum_ver){0, 0};
-		e[i].pend = nv;
-	}
-	/* as a write: pend first, the bytes, then cur (a crash between
-	 * leaves a block matching one of the two) */
-	if (!ret)
-		ret = datafile_write_ents(f, b0, n, e);
-	if (!ret)
-		ret = pwrite_full(f->fd, buf, len, off);
-	if (!ret)
-		ret = datafile_write_ents(f, b0, n, e + n);
-	range_unlock(f, &r);
-	if (e != stack_e)
-		free(e);
-	return ret;
+	return write_mode(f, buf, len, off, bad, DF_REPAIR, NULL);
 }
 
 /* ---- truncate, size, sync ------------------------------------------------------- */

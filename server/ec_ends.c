@@ -154,15 +154,12 @@ int ec_ends_set(struct datafile *f, const uint64_t *ends, uint32_t n)
 	pthread_mutex_lock(&f->lock);
 	ret = load(f, &e);
 	if (ret == -EBADMSG) {
-		/* a damaged record is replaced whole */
-		struct ec_ends *fresh = calloc(1, sizeof(*fresh));
-		char name[40];
-
-		ret = fresh ? 0 : -ENOMEM;
-		if (fresh) {
-			ec_ends_name(f->handle, name, sizeof(name));
-			fresh->fd = openat(f->dirfd, name, O_RDWR | O_CLOEXEC);
-			f->ends = e = fresh;
+		/* a damaged record is replaced whole (store opens its file) */
+		e = calloc(1, sizeof(*e));
+		ret = e ? 0 : -ENOMEM;
+		if (e) {
+			e->fd = -1;
+			f->ends = e;
 		}
 	}
 	if (!ret) {

@@ -255,8 +255,8 @@ static void unpark_and_resume(struct ec_holds *h, int64_t now)
 		n = unpark(h, now, go, 64);
 		pthread_mutex_unlock(&h->lock);
 		for (size_t i = 0; i < n; i++)
-			if (go[i]->q.op == RPC_IO_TRUNCATE)
-				sched_submit(go[i]); /* a worker's op (dispatch.c) */
+			if (go[i]->desc->runs == RPC_RUNS_ON_WORKER)
+				sched_submit(go[i]); /* a truncate (dispatch.c) */
 			else
 				io_dispatch_go(go[i]);
 	} while (n == 64);
